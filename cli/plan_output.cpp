@@ -1,0 +1,226 @@
+#include "cli/plan_output.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace llmcap::cli {
+namespace {
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+/// Thousands separators for whole dollars, e.g. 1234567 -> "1,234,567".
+std::string grouped(double v) {
+  std::string digits = fixed(std::round(v), 0);
+  std::string out;
+  const size_t n = digits.size();
+  for (size_t i = 0; i < n; ++i) {
+    out += digits[i];
+    if ((n - i - 1) % 3 == 0 && i + 1 < n) out += ',';
+  }
+  return out;
+}
+
+std::string pad(const std::string& s, size_t width, bool right = false) {
+  if (s.size() >= width) return s;
+  return right ? std::string(width - s.size(), ' ') + s : s + std::string(width - s.size(), ' ');
+}
+
+std::vector<const plan::PlanRow*> sorted_rows(const plan::PlanResult& result) {
+  std::vector<const plan::PlanRow*> rows;
+  for (const auto& r : result.rows) rows.push_back(&r);
+  std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
+    if (a->feasible != b->feasible) return a->feasible;
+    return a->feasible && a->usd_per_hour < b->usd_per_hour;
+  });
+  return rows;
+}
+
+std::string workload_kind(const plan::WorkloadSpec& w) {
+  switch (w.kind) {
+    case plan::WorkloadSpec::Kind::kTrace: return "trace";
+    case plan::WorkloadSpec::Kind::kPoisson: return "poisson";
+    case plan::WorkloadSpec::Kind::kClosedLoop: return "closed_loop";
+  }
+  return "";
+}
+
+}  // namespace
+
+void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result,
+                      std::ostream& out) {
+  const auto& w = result.workload;
+  out << "Scenario " << sc.name << ": " << result.model_id << " ("
+      << fixed(static_cast<double>(result.model_num_params) / 1e9, 2) << "e9 parameters, "
+      << model::to_string(sc.weight_format) << " weights, " << model::to_string(sc.kv_format)
+      << " KV cache)\n";
+  out << "Workload: " << sc.workload.path.filename().string() << " (" << workload_kind(sc.workload)
+      << ")";
+  if (w.num_requests > 0) {
+    out << ", " << w.num_requests << " requests over " << fixed(w.span_s, 0) << " s ("
+        << fixed(static_cast<double>(w.num_requests) / std::max(w.span_s, 1e-9), 2)
+        << " req/s)";
+  }
+  if (sc.workload.kind == plan::WorkloadSpec::Kind::kClosedLoop) {
+    out << ", " << sc.workload.num_users << " users, think time " << sc.workload.think_time_s
+        << " s, " << fixed(sc.workload.duration_s, 0) << " s";
+  }
+  out << ", mean prompt " << fixed(w.mean_prompt_tokens, 0) << " tokens, mean output "
+      << fixed(w.mean_output_tokens, 0) << " tokens\n";
+  out << "SLO: p99 TTFT <= " << sc.slo.ttft_s << " s, p99 TPOT <= " << sc.slo.tpot_s
+      << " s. Prices: on-demand, USD.\n\n";
+
+  out << pad("instance type", 26) << pad("kind", 5) << pad("hardware", 40) << pad("count", 6, true)
+      << pad("USD/hour", 10, true) << pad("USD/M out", 11, true) << pad("USD/year", 12, true)
+      << pad("TTFT p50/p99 s", 17, true) << pad("TPOT p50/p99 ms", 17, true) << "\n";
+  out << std::string(26 + 5 + 40 + 6 + 10 + 11 + 12 + 17 + 17, '-') << "\n";
+  for (const auto* r : sorted_rows(result)) {
+    out << pad(r->instance_type, 26) << pad(std::string(model::to_string(r->device_kind)), 5)
+        << pad(r->hardware_name.substr(0, 39), 40);
+    if (r->feasible) {
+      out << pad(std::to_string(r->num_instances), 6, true)
+          << pad(fixed(r->usd_per_hour, 2), 10, true)
+          << pad(fixed(r->usd_per_million_output_tokens, 2), 11, true)
+          << pad(grouped(r->annual_usd), 12, true)
+          << pad(fixed(r->metrics.ttft.p50_s, 2) + "/" + fixed(r->metrics.ttft.p99_s, 2), 17, true)
+          << pad(fixed(r->metrics.tpot.p50_s * 1e3, 1) + "/" + fixed(r->metrics.tpot.p99_s * 1e3, 1),
+                 17, true)
+          << "\n";
+    } else {
+      out << "  infeasible: " << r->infeasible_reason << "\n";
+    }
+  }
+  const plan::PlanRow* best_cpu = nullptr;
+  const plan::PlanRow* best_gpu = nullptr;
+  for (const auto* r : sorted_rows(result)) {
+    if (!r->feasible) continue;
+    auto& best = r->device_kind == model::DeviceKind::kCpu ? best_cpu : best_gpu;
+    if (best == nullptr) best = r;
+  }
+  out << "\n";
+  for (const auto* best : {best_gpu, best_cpu}) {
+    if (best == nullptr) continue;
+    out << "Cheapest " << model::to_string(best->device_kind) << " fleet: " << best->num_instances
+        << " x " << best->instance_type << " (" << best->hardware_name << "), USD "
+        << fixed(best->usd_per_hour, 2) << "/hour, USD " << grouped(best->annual_usd)
+        << "/year.\n";
+  }
+  if (best_cpu == nullptr) out << "No CPU instance type meets the SLO (reasons above).\n";
+  if (best_gpu == nullptr) out << "No GPU instance type meets the SLO (reasons above).\n";
+}
+
+std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& result) {
+  using nlohmann::json;
+  json scenario = {
+      {"name", sc.name},
+      {"file", sc.file.string()},
+      {"model", result.model_id},
+      {"model_num_params", result.model_num_params},
+      {"weight_format", model::to_string(sc.weight_format)},
+      {"kv_cache_format", model::to_string(sc.kv_format)},
+      {"workload_kind", workload_kind(sc.workload)},
+      {"workload_path", sc.workload.path.string()},
+      {"slo", {{"ttft_p99_s", sc.slo.ttft_s}, {"tpot_p99_s", sc.slo.tpot_s}}},
+      {"seed", sc.seed},
+      {"hours_per_year", sc.hours_per_year},
+  };
+  json workload = {
+      {"num_requests", result.workload.num_requests},
+      {"span_s", result.workload.span_s},
+      {"mean_prompt_tokens", result.workload.mean_prompt_tokens},
+      {"mean_output_tokens", result.workload.mean_output_tokens},
+      {"p99_prompt_tokens", result.workload.p99_prompt_tokens},
+  };
+  json rows = json::array();
+  for (const auto& r : result.rows) {
+    json row = {
+        {"instance_type", r.instance_type},
+        {"provider", r.provider},
+        {"instance_name", r.instance_name},
+        {"device_kind", model::to_string(r.device_kind)},
+        {"hardware", r.hardware_name},
+        {"feasible", r.feasible},
+        {"num_instances", r.feasible ? json(r.num_instances) : json(nullptr)},
+        {"num_replicas_per_instance", r.num_replicas_per_instance},
+        {"tp_degree", r.tp_degree},
+        {"instance_usd_per_hour", r.instance_usd_per_hour},
+        {"usd_per_hour", r.feasible ? json(r.usd_per_hour) : json(nullptr)},
+        {"usd_per_million_output_tokens",
+         r.feasible ? json(r.usd_per_million_output_tokens) : json(nullptr)},
+        {"annual_usd", r.feasible ? json(r.annual_usd) : json(nullptr)},
+        {"ttft_p50_s", r.feasible ? json(r.metrics.ttft.p50_s) : json(nullptr)},
+        {"ttft_p99_s", r.feasible ? json(r.metrics.ttft.p99_s) : json(nullptr)},
+        {"tpot_p50_s", r.feasible ? json(r.metrics.tpot.p50_s) : json(nullptr)},
+        {"tpot_p99_s", r.feasible ? json(r.metrics.tpot.p99_s) : json(nullptr)},
+        {"itl_p99_s", r.feasible ? json(r.metrics.itl.p99_s) : json(nullptr)},
+        {"e2e_latency_p99_s", r.feasible ? json(r.metrics.e2e_latency.p99_s) : json(nullptr)},
+        {"goodput_requests_per_s",
+         r.feasible ? json(r.metrics.goodput_requests_per_s) : json(nullptr)},
+        {"tpot_floor_s", r.tpot_floor_s},
+        {"ttft_floor_s", r.ttft_floor_s},
+        {"infeasible_reason", r.feasible ? json(nullptr) : json(r.infeasible_reason)},
+        {"deployment_rule", r.deployment_rule},
+        {"num_simulations", r.num_simulations},
+    };
+    rows.push_back(std::move(row));
+  }
+  json doc = {{"scenario", scenario}, {"workload", workload}, {"results", rows}};
+  return doc.dump(2) + "\n";
+}
+
+std::string plan_to_csv(const plan::PlanResult& result) {
+  std::ostringstream o;
+  o.precision(10);
+  o << "instance_type,device_kind,feasible,num_instances,usd_per_hour,"
+       "usd_per_million_output_tokens,annual_usd,ttft_p50_s,ttft_p99_s,tpot_p50_s,tpot_p99_s,"
+       "infeasible_reason\n";
+  for (const auto& r : result.rows) {
+    std::string reason = r.infeasible_reason;
+    std::string quoted = "\"";
+    for (char c : reason) quoted += (c == '"') ? std::string("\"\"") : std::string(1, c);
+    quoted += "\"";
+    o << r.instance_type << ',' << model::to_string(r.device_kind) << ','
+      << (r.feasible ? "true" : "false") << ',';
+    if (r.feasible) {
+      o << r.num_instances << ',' << r.usd_per_hour << ',' << r.usd_per_million_output_tokens
+        << ',' << r.annual_usd << ',' << r.metrics.ttft.p50_s << ',' << r.metrics.ttft.p99_s
+        << ',' << r.metrics.tpot.p50_s << ',' << r.metrics.tpot.p99_s << ",\n";
+    } else {
+      o << ",,,,,,,," << quoted << "\n";
+    }
+  }
+  return o.str();
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& contents) {
+  const std::filesystem::path tmp =
+      path.string() + ".tmp." + std::to_string(static_cast<long>(::getpid()));
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw plan::InputError(path.string() + ": cannot write file");
+    f << contents;
+    f.flush();
+    if (!f) {
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      throw plan::InputError(path.string() + ": write failed");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw plan::InputError(path.string() + ": cannot move the finished file into place");
+  }
+}
+
+}  // namespace llmcap::cli

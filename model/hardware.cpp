@@ -1,0 +1,319 @@
+#include "model/hardware.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "model/input_error.h"
+
+namespace llmcap::model {
+namespace {
+
+using nlohmann::json;
+
+json read_json_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path.string() + ": cannot open file");
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw InputError(path.string() + ": malformed JSON: " + e.what());
+  }
+}
+
+/// Reads the fields of one catalog record; every error names file, record and field.
+class RecordReader {
+ public:
+  /// `record` is e.g. `instance "aws-x"` or `record 3` (before the id is known).
+  RecordReader(const json& rec, std::string file, std::string record)
+      : rec_(rec), file_(std::move(file)), record_(std::move(record)) {}
+
+  std::string where() const { return file_ + ": " + record_; }
+
+  [[noreturn]] void fail(const std::string& field, const std::string& expected,
+                         const std::string& got) const {
+    throw InputError(where() + ": field \"" + field + "\": expected " + expected + ", got " + got);
+  }
+
+  bool has(const std::string& field) const {
+    return rec_.contains(field) && !rec_.at(field).is_null();
+  }
+  std::string got(const std::string& field) const {
+    return has(field) ? rec_.at(field).dump() : std::string("nothing (field missing)");
+  }
+
+  std::string string(const std::string& field) const {
+    if (!has(field) || !rec_.at(field).is_string() || rec_.at(field).get<std::string>().empty()) {
+      fail(field, "a non-empty string", got(field));
+    }
+    return rec_.at(field).get<std::string>();
+  }
+  std::string string_or(const std::string& field, std::string fallback) const {
+    return has(field) ? string(field) : fallback;
+  }
+
+  double positive_number(const std::string& field) const {
+    if (!has(field) || !rec_.at(field).is_number() || !(rec_.at(field).get<double>() > 0) ||
+        !std::isfinite(rec_.at(field).get<double>())) {
+      fail(field, "a positive number", got(field));
+    }
+    return rec_.at(field).get<double>();
+  }
+  double positive_number_or(const std::string& field, double fallback) const {
+    return has(field) ? positive_number(field) : fallback;
+  }
+
+  int64_t positive_int(const std::string& field) const { return integer(field, 1); }
+  int64_t positive_int_or(const std::string& field, int64_t fallback) const {
+    return has(field) ? positive_int(field) : fallback;
+  }
+  int64_t non_negative_int_or(const std::string& field, int64_t fallback) const {
+    return has(field) ? integer(field, 0) : fallback;
+  }
+
+  /// An object of positive numbers, e.g. "peak_flops_per_s": {"bf16": 9.89e14}.
+  std::map<std::string, double> positive_number_map(const std::string& field) const {
+    const std::string expected = "an object of positive numbers by dtype, e.g. {\"bf16\": 1e15}";
+    if (!has(field) || !rec_.at(field).is_object() || rec_.at(field).empty()) {
+      fail(field, expected, got(field));
+    }
+    std::map<std::string, double> out;
+    for (const auto& [key, value] : rec_.at(field).items()) {
+      if (!value.is_number() || !(value.get<double>() > 0) || !std::isfinite(value.get<double>())) {
+        fail(field + "." + key, "a positive number", value.dump());
+      }
+      out[key] = value.get<double>();
+    }
+    return out;
+  }
+
+ private:
+  int64_t integer(const std::string& field, int64_t min) const {
+    const std::string expected = min > 0 ? "a positive integer" : "a non-negative integer";
+    if (!has(field)) fail(field, expected, got(field));
+    const json& v = rec_.at(field);
+    if (v.is_number_unsigned()) {
+      const auto u = v.get<uint64_t>();
+      if (u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) &&
+          static_cast<int64_t>(u) >= min) {
+        return static_cast<int64_t>(u);
+      }
+    } else if (v.is_number_integer()) {
+      if (v.get<int64_t>() >= min) return v.get<int64_t>();
+    } else if (v.is_number_float()) {
+      const double d = v.get<double>();
+      if (d >= static_cast<double>(min) && d < 9.2e18 && std::floor(d) == d) {
+        return static_cast<int64_t>(d);
+      }
+    }
+    fail(field, expected, v.dump());
+  }
+
+  const json& rec_;
+  std::string file_;
+  std::string record_;
+};
+
+/// The array under `key` of a catalog file such as {"cpus": [...]}.
+const json& record_array(const json& doc, const std::string& file, const std::string& key) {
+  if (!doc.is_object() || !doc.contains(key) || !doc.at(key).is_array()) {
+    const std::string got = !doc.is_object()     ? doc.dump().substr(0, 40)
+                            : !doc.contains(key) ? std::string("nothing (field missing)")
+                                                 : doc.at(key).dump().substr(0, 40);
+    throw InputError(file + ": field \"" + key + "\": expected an array of records, got " + got);
+  }
+  return doc.at(key);
+}
+
+/// Checks the record is an object and reads its id; `kind` is "cpu", "gpu" or "instance".
+std::string record_id(const json& rec, const std::string& file, const std::string& kind,
+                      std::size_t index) {
+  const std::string record = kind + " record " + std::to_string(index);
+  if (!rec.is_object()) {
+    throw InputError(file + ": " + record + ": expected a JSON object, got " +
+                     rec.dump().substr(0, 40));
+  }
+  return RecordReader(rec, file, record).string("id");
+}
+
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+template <typename Record>
+std::string known_ids(const std::vector<Record>& records) {
+  std::string out;
+  for (const Record& r : records) {
+    if (!out.empty()) out += ", ";
+    out += r.id;
+  }
+  return out.empty() ? std::string("(none)") : out;
+}
+
+HardwareSpec read_cpu(const RecordReader& r, const std::string& id) {
+  HardwareSpec s;
+  s.id = id;
+  s.kind = DeviceKind::kCpu;
+  s.name = r.string("name");
+  s.num_cores = static_cast<int>(r.positive_int("num_cores"));
+  s.threads_per_core = static_cast<int>(r.positive_int("threads_per_core"));
+  s.clock_hz = r.has("all_core_turbo_clock_hz") ? r.positive_number("all_core_turbo_clock_hz")
+                                                : r.positive_number("base_clock_hz");
+  s.memory_channels = static_cast<int>(r.positive_int("memory_channels"));
+  s.peak_memory_bandwidth_bytes_per_s = r.positive_number("peak_memory_bandwidth_bytes_per_s");
+  s.peak_flops_per_s = r.positive_number_map("peak_flops_per_s");
+  s.tdp_watts = r.positive_number("tdp_watts");
+  s.source = r.string("source");
+  s.as_of = r.string("as_of");
+  return s;
+}
+
+HardwareSpec read_gpu(const RecordReader& r, const std::string& id) {
+  HardwareSpec s;
+  s.id = id;
+  s.kind = DeviceKind::kGpu;
+  s.name = r.string("name");
+  s.memory_bytes = r.positive_int("memory_bytes");
+  s.peak_memory_bandwidth_bytes_per_s = r.positive_number("peak_memory_bandwidth_bytes_per_s");
+  s.peak_flops_per_s = r.positive_number_map("peak_flops_per_s");
+  s.interconnect_bandwidth_bytes_per_s = r.positive_number("interconnect_bandwidth_bytes_per_s");
+  s.num_cores = static_cast<int>(r.positive_int_or("num_sms", 0));
+  s.threads_per_core = 1;
+  s.clock_hz = r.positive_number_or("boost_clock_hz", 0.0);
+  s.tdp_watts = r.positive_number("tdp_watts");
+  s.source = r.string("source");
+  s.as_of = r.string("as_of");
+  return s;
+}
+
+}  // namespace
+
+std::string_view to_string(DeviceKind kind) { return kind == DeviceKind::kCpu ? "cpu" : "gpu"; }
+
+Catalog Catalog::load(const std::filesystem::path& data_dir) {
+  Catalog catalog;
+  std::map<std::string, std::string> defined_in;  // hardware id -> file
+
+  for (const auto& [kind, key, rel] :
+       {std::tuple<std::string, std::string, std::string>{"cpu", "cpus", "hardware/cpus.json"},
+        {"gpu", "gpus", "hardware/gpus.json"}}) {
+    const std::string file = (data_dir / rel).string();
+    const json doc = read_json_file(data_dir / rel);
+    const json& records = record_array(doc, file, key);
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const std::string id = record_id(records[i], file, kind, i);
+      const RecordReader r(records[i], file, kind + " " + quoted(id));
+      if (const auto it = defined_in.find(id); it != defined_in.end()) {
+        r.fail("id", "a unique id", quoted(id) + " (already defined in " + it->second + ")");
+      }
+      defined_in[id] = file;
+      catalog.hardware_.push_back(kind == "cpu" ? read_cpu(r, id) : read_gpu(r, id));
+    }
+  }
+
+  const std::string file = (data_dir / "instances/instances.json").string();
+  const json doc = read_json_file(data_dir / "instances/instances.json");
+  const json& records = record_array(doc, file, "instances");
+  std::set<std::string> instance_ids;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const std::string id = record_id(records[i], file, "instance", i);
+    const RecordReader r(records[i], file, "instance " + quoted(id));
+    if (!instance_ids.insert(id).second) {
+      r.fail("id", "a unique id", quoted(id) + " (already defined earlier in the file)");
+    }
+    InstanceType inst;
+    inst.id = id;
+    inst.provider = r.string("provider");
+    inst.name = r.string("name");
+    inst.region = r.string("region");
+    const std::string kind = r.string("device_kind");
+    if (kind != "cpu" && kind != "gpu")
+      r.fail("device_kind", "\"cpu\" or \"gpu\"", r.got("device_kind"));
+    inst.kind = kind == "cpu" ? DeviceKind::kCpu : DeviceKind::kGpu;
+
+    // Host CPU: required for CPU instances; optional for GPU instances.
+    if (inst.kind == DeviceKind::kCpu || r.has("cpu")) {
+      inst.cpu_id = r.string("cpu");
+      const HardwareSpec* cpu = catalog.find_hardware(inst.cpu_id);
+      if (cpu == nullptr || cpu->kind != DeviceKind::kCpu) {
+        r.fail("cpu",
+               "the id of a CPU in hardware/cpus.json (known: " +
+                   known_ids(catalog.hardware_of_kind(DeviceKind::kCpu)) + ")",
+               r.got("cpu"));
+      }
+    }
+    if (inst.kind == DeviceKind::kGpu) {
+      inst.gpu_id = r.string("gpu");
+      const HardwareSpec* gpu = catalog.find_hardware(inst.gpu_id);
+      if (gpu == nullptr || gpu->kind != DeviceKind::kGpu) {
+        r.fail("gpu",
+               "the id of a GPU in hardware/gpus.json (known: " +
+                   known_ids(catalog.hardware_of_kind(DeviceKind::kGpu)) + ")",
+               r.got("gpu"));
+      }
+      inst.num_gpus = static_cast<int>(r.positive_int("num_gpus"));
+    } else {
+      if (r.has("gpu")) r.fail("gpu", "no GPU on a \"cpu\" instance", r.got("gpu"));
+      inst.num_gpus = static_cast<int>(r.non_negative_int_or("num_gpus", 0));
+      if (inst.num_gpus != 0) r.fail("num_gpus", "0 on a \"cpu\" instance", r.got("num_gpus"));
+    }
+    inst.vcpus = static_cast<int>(r.positive_int("vcpus"));
+    inst.memory_bytes = r.positive_int("memory_bytes");
+    inst.usd_per_hour = r.positive_number("usd_per_hour");
+    inst.source = r.string("source");
+    inst.as_of = r.string("as_of");
+    inst.note = r.has("note") ? r.string_or("note", "") : std::string();
+    catalog.instances_.push_back(std::move(inst));
+  }
+  return catalog;
+}
+
+std::vector<HardwareSpec> Catalog::hardware_of_kind(DeviceKind kind) const {
+  std::vector<HardwareSpec> out;
+  for (const HardwareSpec& h : hardware_) {
+    if (h.kind == kind) out.push_back(h);
+  }
+  return out;
+}
+
+const HardwareSpec* Catalog::find_hardware(const std::string& id) const {
+  for (const HardwareSpec& h : hardware_) {
+    if (h.id == id) return &h;
+  }
+  return nullptr;
+}
+
+const InstanceType* Catalog::find_instance(const std::string& id) const {
+  for (const InstanceType& i : instances_) {
+    if (i.id == id) return &i;
+  }
+  return nullptr;
+}
+
+const InstanceType& Catalog::instance(const std::string& id, const std::string& context) const {
+  if (const InstanceType* i = find_instance(id)) return *i;
+  throw InputError(context + ": unknown instance type \"" + id +
+                   "\"; known: " + known_ids(instances_));
+}
+
+const HardwareSpec& Catalog::hardware(const std::string& id, const std::string& context) const {
+  if (const HardwareSpec* h = find_hardware(id)) return *h;
+  throw InputError(context + ": unknown hardware \"" + id + "\"; known: " + known_ids(hardware_));
+}
+
+void Catalog::add_hardware(HardwareSpec spec) {
+  if (find_hardware(spec.id) != nullptr) {
+    throw InputError("hardware \"" + spec.id + "\": duplicate id");
+  }
+  hardware_.push_back(std::move(spec));
+}
+
+void Catalog::add_instance(InstanceType instance) {
+  if (find_instance(instance.id) != nullptr) {
+    throw InputError("instance \"" + instance.id + "\": duplicate id");
+  }
+  instances_.push_back(std::move(instance));
+}
+
+}  // namespace llmcap::model

@@ -1,0 +1,84 @@
+// Hardware and cloud-instance catalogs (data/hardware/*.json, data/instances/*.json).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmcap::model {
+
+enum class DeviceKind { kCpu, kGpu };
+std::string_view to_string(DeviceKind kind);  ///< "cpu" | "gpu"
+
+/// One CPU socket or one GPU, from its datasheet. CPU figures are per socket.
+struct HardwareSpec {
+  std::string id;    ///< e.g. "xeon-8480plus", "h100-sxm"
+  std::string name;  ///< marketing name
+  DeviceKind kind = DeviceKind::kCpu;
+  int num_cores = 0;         ///< CPU cores per socket; GPUs: SMs (0 if unknown)
+  int threads_per_core = 1;  ///< CPU SMT; 1 for GPUs
+  double clock_hz = 0;       ///< CPU all-core turbo (else base); GPU boost clock
+  int memory_channels = 0;   ///< CPU DDR channels per socket; 0 for GPUs
+  int64_t memory_bytes = 0;  ///< GPU memory; 0 for CPUs (capacity comes from the instance)
+  double peak_memory_bandwidth_bytes_per_s = 0;  ///< theoretical, per socket / per GPU
+  /// Peak dense FLOP/s (or OP/s) by compute dtype: "f32", "bf16", "fp8", "int8".
+  std::map<std::string, double> peak_flops_per_s;
+  /// GPU-to-GPU link bandwidth per GPU per direction (NVLink, else PCIe); 0 for CPUs.
+  double interconnect_bandwidth_bytes_per_s = 0;
+  double tdp_watts = 0;
+  std::string source;
+  std::string as_of;
+};
+
+/// A rentable instance type.
+struct InstanceType {
+  std::string id;        ///< e.g. "aws-g5.xlarge"
+  std::string provider;  ///< "AWS", "GCP", "Azure", "Alibaba Cloud", "Tencent Cloud"
+  std::string name;      ///< provider's name, e.g. "g5.xlarge"
+  std::string region;
+  DeviceKind kind = DeviceKind::kCpu;
+  std::string cpu_id;  ///< host CPU (required for CPU instances, optional for GPU ones)
+  std::string gpu_id;  ///< GPU instances only
+  int num_gpus = 0;
+  int vcpus = 0;
+  int64_t memory_bytes = 0;  ///< instance RAM
+  double usd_per_hour = 0;   ///< on-demand price
+  std::string source;
+  std::string as_of;
+  std::string note;
+};
+
+/// All hardware and instance records, looked up by id. Records keep file order.
+class Catalog {
+ public:
+  /// Loads `<data_dir>/hardware/cpus.json`, `<data_dir>/hardware/gpus.json` and
+  /// `<data_dir>/instances/instances.json`. Throws InputError naming the file, record id,
+  /// field and value for: a missing file, malformed JSON, a missing or mistyped field,
+  /// a non-positive quantity, a duplicate id, an instance that names unknown hardware, a
+  /// record without "source" or "as_of".
+  static Catalog load(const std::filesystem::path& data_dir);
+
+  const std::vector<HardwareSpec>& hardware() const { return hardware_; }
+  const std::vector<InstanceType>& instances() const { return instances_; }
+  /// nullptr when unknown.
+  const HardwareSpec* find_hardware(const std::string& id) const;
+  const InstanceType* find_instance(const std::string& id) const;
+  /// Throws InputError("<context>: unknown instance type "x"; known: a, b, ...").
+  const InstanceType& instance(const std::string& id, const std::string& context) const;
+  const HardwareSpec& hardware(const std::string& id, const std::string& context) const;
+  /// Records of one kind (CPUs or GPUs), in file order.
+  std::vector<HardwareSpec> hardware_of_kind(DeviceKind kind) const;
+
+  void add_hardware(HardwareSpec spec);  ///< for tests and programmatic catalogs
+  void add_instance(InstanceType instance);
+
+ private:
+  std::vector<HardwareSpec> hardware_;
+  std::vector<InstanceType> instances_;
+};
+
+}  // namespace llmcap::model

@@ -1,0 +1,243 @@
+#include "model/model_spec.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "model/input_error.h"
+
+namespace llmcap::model {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kKnownModelTypes = "llama, mistral, qwen2, gpt_neox";
+
+json read_json_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path.string() + ": cannot open file");
+  try {
+    return json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw InputError(path.string() + ": malformed JSON: " + e.what());
+  }
+}
+
+/// Reads the fields of one config.json, naming the file in every error.
+class ConfigReader {
+ public:
+  ConfigReader(const json& doc, std::string file) : doc_(doc), file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& expected,
+                         const std::string& got) const {
+    throw InputError(file_ + ": field \"" + field + "\": expected " + expected + ", got " + got);
+  }
+
+  bool has(const std::string& field) const { return doc_.contains(field); }
+
+  /// The value's JSON text, or "nothing (field missing)".
+  std::string got(const std::string& field) const {
+    return has(field) ? doc_.at(field).dump() : std::string("nothing (field missing)");
+  }
+
+  int64_t positive_int(const std::string& field) const {
+    if (!has(field)) fail(field, "a positive integer", got(field));
+    const json& v = doc_.at(field);
+    if (v.is_number_integer()) {
+      if (v.is_number_unsigned()) {
+        const auto u = v.get<uint64_t>();
+        if (u > 0 && u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+          return static_cast<int64_t>(u);
+        }
+      } else if (v.get<int64_t>() > 0) {
+        return v.get<int64_t>();
+      }
+    } else if (v.is_number_float()) {
+      const double d = v.get<double>();
+      if (d > 0 && d < 9.2e18 && std::floor(d) == d) return static_cast<int64_t>(d);
+    }
+    fail(field, "a positive integer", v.dump());
+  }
+
+  int64_t positive_int_or(const std::string& field, int64_t fallback) const {
+    return has(field) && !doc_.at(field).is_null() ? positive_int(field) : fallback;
+  }
+
+  bool boolean_or(const std::string& field, bool fallback) const {
+    if (!has(field) || doc_.at(field).is_null()) return fallback;
+    const json& v = doc_.at(field);
+    if (!v.is_boolean()) fail(field, "true or false", v.dump());
+    return v.get<bool>();
+  }
+
+  std::string string_or(const std::string& field, std::string fallback) const {
+    if (!has(field)) return fallback;
+    const json& v = doc_.at(field);
+    if (!v.is_string() || v.get<std::string>().empty()) fail(field, "a non-empty string", v.dump());
+    return v.get<std::string>();
+  }
+
+  std::string required_string(const std::string& field) const {
+    if (!has(field)) fail(field, "a non-empty string", got(field));
+    return string_or(field, "");
+  }
+
+ private:
+  const json& doc_;
+  std::string file_;
+};
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// The weight matrices of one layer as (out_features, in_features).
+struct LayerMatrices {
+  int64_t shapes[7][2];
+  int count;
+};
+
+LayerMatrices layer_matrices(const ModelSpec& m) {
+  const int64_t q = m.num_attention_heads * m.head_dim;
+  const int64_t kv = m.num_kv_heads * m.head_dim;
+  const int64_t h = m.hidden_size;
+  const int64_t i = m.intermediate_size;
+  LayerMatrices out{{{q, h}, {kv, h}, {kv, h}, {h, q}, {i, h}, {h, i}, {i, h}}, 6};
+  if (m.gated_mlp) out.count = 7;  // gate, up, down
+  return out;
+}
+
+int64_t num_layer_bias_params(const ModelSpec& m) {
+  int64_t n = 0;
+  if (m.qkv_bias) n += (m.num_attention_heads + 2 * m.num_kv_heads) * m.head_dim;
+  // Output projection and MLP biases (GPT-NeoX: dense, dense_h_to_4h, dense_4h_to_h).
+  if (m.mlp_bias) n += m.hidden_size + (m.gated_mlp ? 2 : 1) * m.intermediate_size + m.hidden_size;
+  return n;
+}
+
+/// One norm's parameters: RMSNorm weight (hidden) or LayerNorm weight + bias (2 x hidden).
+int64_t num_norm_params(const ModelSpec& m) { return (m.norm_bias ? 2 : 1) * m.hidden_size; }
+
+/// Norm and bias parameters of the whole model (2 norms per layer + the final norm), kept bf16.
+int64_t num_small_params(const ModelSpec& m) {
+  return m.num_layers * (2 * num_norm_params(m) + num_layer_bias_params(m)) + num_norm_params(m);
+}
+
+int64_t num_embedding_matrices(const ModelSpec& m) { return m.tie_word_embeddings ? 1 : 2; }
+
+}  // namespace
+
+int64_t matrix_weight_bytes(int64_t out_features, int64_t in_features, WeightFormat format) {
+  const int64_t n = out_features * in_features;
+  switch (format) {
+    case WeightFormat::kF32:
+      return 4 * n;
+    case WeightFormat::kBf16:
+      return 2 * n;
+    case WeightFormat::kFp8:
+      return n;
+    case WeightFormat::kInt8:
+      return n + 4 * out_features;
+    case WeightFormat::kInt4:
+      return out_features * (ceil_div(in_features, 2) + 2 * ceil_div(in_features, 32));
+  }
+  return 0;
+}
+
+int64_t ModelSpec::num_layer_matrix_params() const {
+  const LayerMatrices mats = layer_matrices(*this);
+  int64_t per_layer = 0;
+  for (int k = 0; k < mats.count; ++k) per_layer += mats.shapes[k][0] * mats.shapes[k][1];
+  return num_layers * per_layer;
+}
+
+int64_t ModelSpec::num_params() const {
+  return num_embedding_matrices(*this) * vocab_size * hidden_size + num_layer_matrix_params() +
+         num_small_params(*this);
+}
+
+int64_t ModelSpec::weight_bytes(WeightFormat format) const {
+  const LayerMatrices mats = layer_matrices(*this);
+  int64_t per_layer = 0;
+  for (int k = 0; k < mats.count; ++k) {
+    per_layer += matrix_weight_bytes(mats.shapes[k][0], mats.shapes[k][1], format);
+  }
+  const int64_t embeddings =
+      num_embedding_matrices(*this) * matrix_weight_bytes(vocab_size, hidden_size, format);
+  return embeddings + num_layers * per_layer + 2 * num_small_params(*this);
+}
+
+int64_t ModelSpec::kv_cache_bytes_per_token(KvFormat format) const {
+  return static_cast<int64_t>(2 * num_layers * num_kv_heads * head_dim *
+                              static_cast<int64_t>(bytes_per_element(format)));
+}
+
+ModelSpec load_model_spec(const std::filesystem::path& config_json) {
+  const std::string file = config_json.string();
+  const json doc = read_json_file(config_json);
+  if (!doc.is_object()) {
+    throw InputError(file + ": expected a JSON object (a Hugging Face config.json), got " +
+                     std::string(doc.type_name()));
+  }
+  const ConfigReader r(doc, file);
+
+  ModelSpec m;
+  const std::string model_type = r.required_string("model_type");
+  if (model_type == "llama") {
+    m.architecture = Architecture::kLlama;
+  } else if (model_type == "mistral") {
+    m.architecture = Architecture::kMistral;
+  } else if (model_type == "qwen2") {
+    m.architecture = Architecture::kQwen2;
+  } else if (model_type == "gpt_neox") {
+    m.architecture = Architecture::kGptNeox;
+  } else {
+    throw InputError(file + ": field \"model_type\": unsupported model type \"" + model_type +
+                     "\"; known: " + kKnownModelTypes);
+  }
+
+  m.id = r.string_or("llmcap_id", config_json.stem().string());
+  m.source = r.string_or("source", "");
+  m.hidden_size = r.positive_int("hidden_size");
+  m.intermediate_size = r.positive_int("intermediate_size");
+  m.num_layers = r.positive_int("num_hidden_layers");
+  m.num_attention_heads = r.positive_int("num_attention_heads");
+  m.vocab_size = r.positive_int("vocab_size");
+  m.max_position_embeddings = r.positive_int("max_position_embeddings");
+  m.tie_word_embeddings = r.boolean_or("tie_word_embeddings", false);
+
+  if (m.architecture == Architecture::kGptNeox) {
+    // GPT-NeoX (HF GPTNeoXLayer): fused QKV with bias, dense (out) with bias, GELU MLP
+    // (dense_h_to_4h, dense_4h_to_h) with biases, LayerNorm, no GQA.
+    m.num_kv_heads = m.num_attention_heads;
+    m.gated_mlp = false;
+    m.parallel_residual = r.boolean_or("use_parallel_residual", true);
+    m.qkv_bias = true;
+    m.mlp_bias = true;
+    m.norm_bias = true;
+  } else {
+    m.num_kv_heads = r.positive_int_or("num_key_value_heads", m.num_attention_heads);
+    m.qkv_bias = m.architecture == Architecture::kQwen2;
+  }
+
+  if (m.num_attention_heads % m.num_kv_heads != 0) {
+    r.fail("num_key_value_heads",
+           "a divisor of num_attention_heads " + std::to_string(m.num_attention_heads),
+           std::to_string(m.num_kv_heads));
+  }
+  if (r.has("head_dim") && !doc.at("head_dim").is_null() &&
+      m.architecture != Architecture::kGptNeox) {
+    m.head_dim = r.positive_int("head_dim");
+  } else {
+    if (m.hidden_size % m.num_attention_heads != 0) {
+      r.fail("num_attention_heads",
+             "a divisor of hidden_size " + std::to_string(m.hidden_size) +
+                 " (or an explicit \"head_dim\")",
+             std::to_string(m.num_attention_heads));
+    }
+    m.head_dim = m.hidden_size / m.num_attention_heads;
+  }
+  return m;
+}
+
+}  // namespace llmcap::model

@@ -1,0 +1,63 @@
+// A dense decoder-only transformer read from a Hugging Face config.json.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "model/formats.h"
+
+namespace llmcap::model {
+
+/// Architecture family, from config.json "model_type".
+enum class Architecture { kLlama, kMistral, kQwen2, kGptNeox };
+
+/// Shapes of a dense decoder-only transformer. All counts are per model (not per device).
+struct ModelSpec {
+  std::string id;  ///< "llmcap_id" of the file, else the file stem
+  Architecture architecture = Architecture::kLlama;
+  int64_t hidden_size = 0;        ///< d_model
+  int64_t intermediate_size = 0;  ///< MLP inner width
+  int64_t num_layers = 0;
+  int64_t num_attention_heads = 0;
+  int64_t num_kv_heads = 0;  ///< == num_attention_heads without GQA
+  int64_t head_dim = 0;      ///< hidden_size / num_attention_heads unless given
+  int64_t vocab_size = 0;
+  int64_t max_position_embeddings = 0;
+  bool tie_word_embeddings = false;  ///< LM head shares the embedding matrix
+  bool gated_mlp = true;             ///< SwiGLU (3 matrices) vs GELU MLP (2 matrices)
+  bool parallel_residual = false;    ///< GPT-NeoX: attention and MLP read the same input
+  bool qkv_bias = false;             ///< Qwen2 and GPT-NeoX carry biases on Q, K, V
+  bool mlp_bias = false;             ///< GPT-NeoX carries biases on the MLP and output proj.
+  /// LayerNorm with weight and bias (GPT-NeoX) instead of RMSNorm with a weight only.
+  bool norm_bias = false;
+  std::string source;  ///< "source" key of the file (where the config came from)
+
+  /// Parameters in the transformer layers' weight matrices (QKV, output projection, MLP),
+  /// the ones streamed from memory once per step: excludes embeddings, norms and biases.
+  int64_t num_layer_matrix_params() const;
+  /// Total parameter count: embeddings, LM head (unless tied), layer matrices, biases, norms.
+  /// Llama-3.1-8B: 8,030,261,248.
+  int64_t num_params() const;
+  /// Bytes of all weights stored in `format`: matrices in the format (with their scales),
+  /// embeddings/LM head in the same format, norms and biases in bf16.
+  int64_t weight_bytes(WeightFormat format) const;
+  /// KV-cache bytes per token over all layers: 2 (K and V) x layers x kv_heads x head_dim x
+  /// element size. Llama-3.1-8B in bf16: 131,072.
+  int64_t kv_cache_bytes_per_token(KvFormat format) const;
+};
+
+/// Bytes of one weight matrix of shape [out_features, in_features] stored in `format`:
+/// f32 4, bf16 2, fp8 1 byte per weight (a per-tensor scale is ignored); int8 1 byte per weight
+/// plus one f32 scale per output row; int4 half a byte per weight plus one bf16 scale per block
+/// of 32 weights along a row: out x (ceil(in/2) + 2 x ceil(in/32)) (= 0.5625 bytes/weight when
+/// 32 divides in_features). An embedding matrix counts its vocab rows as output rows.
+int64_t matrix_weight_bytes(int64_t out_features, int64_t in_features, WeightFormat format);
+
+/// Reads a Hugging Face config.json (model_type llama, mistral, qwen2 or gpt_neox).
+/// Throws InputError naming the file, field and value: missing file, malformed JSON,
+/// a missing/mistyped/non-positive field, an unsupported model_type (lists the known ones),
+/// or num_attention_heads not divisible by num_key_value_heads.
+ModelSpec load_model_spec(const std::filesystem::path& config_json);
+
+}  // namespace llmcap::model

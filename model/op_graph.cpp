@@ -1,0 +1,220 @@
+#include "model/op_graph.h"
+
+#include <algorithm>
+#include <boost/graph/topological_sort.hpp>
+#include <iterator>
+#include <sstream>
+#include <stdexcept>
+
+namespace llmcap::model {
+namespace {
+
+using Vertex = LayerOpGraph::Graph::vertex_descriptor;
+
+/// Adds a node and returns its vertex.
+Vertex add_op(LayerOpGraph::Graph& g, std::string name, OpKind kind,
+              std::vector<LinearMatrix> matrices = {}) {
+  return boost::add_vertex(OpNode{std::move(name), kind, std::move(matrices)}, g);
+}
+
+void add_data(LayerOpGraph::Graph& g, Vertex from, Vertex to) {
+  boost::add_edge(from, to, OpEdge{EdgeKind::kData}, g);
+}
+
+}  // namespace
+
+std::string_view to_string(OpKind kind) {
+  switch (kind) {
+    case OpKind::kNorm:
+      return "norm";
+    case OpKind::kLinear:
+      return "linear";
+    case OpKind::kAttention:
+      return "attention";
+    case OpKind::kAllReduce:
+      return "all_reduce";
+  }
+  return "?";
+}
+
+LayerOpGraph::LayerOpGraph(const ModelSpec& m, int tp_degree, LayerGraphOptions options)
+    : tp_degree_(tp_degree) {
+  if (tp_degree < 1) throw std::invalid_argument("LayerOpGraph: tp_degree must be >= 1");
+  const bool tp = tp_degree > 1;
+  const int64_t h = m.hidden_size;
+  const int64_t q = m.num_attention_heads * m.head_dim;
+  const int64_t kv = m.num_kv_heads * m.head_dim;
+  const int64_t inter = m.intermediate_size;
+  Graph& g = graph_;
+
+  // Attention half.
+  const Vertex input_norm = add_op(g, "input_norm", OpKind::kNorm);
+  const Vertex qkv = add_op(g, "qkv_proj", OpKind::kLinear,
+                            {{"q_proj", q, h, m.qkv_bias, false, false},
+                             {"k_proj", kv, h, m.qkv_bias, false, true},
+                             {"v_proj", kv, h, m.qkv_bias, false, true}});
+  const Vertex attention = add_op(g, "attention", OpKind::kAttention);
+  const Vertex out_proj =
+      add_op(g, "out_proj", OpKind::kLinear, {{"o_proj", h, q, m.mlp_bias, true}});
+  add_data(g, input_norm, qkv);
+  add_data(g, qkv, attention);
+  add_data(g, attention, out_proj);
+  Vertex attention_end = out_proj;
+  if (tp && !m.parallel_residual) {
+    const Vertex ar = add_op(g, "attn_all_reduce", OpKind::kAllReduce);
+    add_data(g, out_proj, ar);
+    attention_end = ar;
+  }
+
+  // MLP half.
+  const Vertex post_norm = add_op(g, "post_attention_norm", OpKind::kNorm);
+  if (!m.parallel_residual) add_data(g, attention_end, post_norm);
+  const LinearMatrix gate{"gate_proj", inter, h, m.mlp_bias, false};
+  const LinearMatrix up{"up_proj", inter, h, m.mlp_bias, false};
+  const LinearMatrix down{"down_proj", h, inter, m.mlp_bias, true};
+  Vertex mlp_end;
+  if (options.split_mlp) {
+    std::vector<Vertex> inputs;
+    if (m.gated_mlp) {
+      inputs.push_back(add_op(g, "gate_proj", OpKind::kLinear, {gate}));
+    }
+    inputs.push_back(add_op(g, "up_proj", OpKind::kLinear, {up}));
+    mlp_end = add_op(g, "down_proj", OpKind::kLinear, {down});
+    for (const Vertex v : inputs) {
+      add_data(g, post_norm, v);
+      add_data(g, v, mlp_end);
+    }
+  } else {
+    std::vector<LinearMatrix> mats;
+    if (m.gated_mlp) mats.push_back(gate);
+    mats.push_back(up);
+    mats.back().shares_input_with_previous = m.gated_mlp;  // gate and up read one input
+    mats.push_back(down);
+    mlp_end = add_op(g, "mlp", OpKind::kLinear, std::move(mats));
+    add_data(g, post_norm, mlp_end);
+  }
+  if (tp) {
+    const Vertex ar =
+        add_op(g, m.parallel_residual ? "all_reduce" : "mlp_all_reduce", OpKind::kAllReduce);
+    add_data(g, mlp_end, ar);
+    if (m.parallel_residual) add_data(g, out_proj, ar);
+  }
+
+  // Stream order: vertices were added in issue order; chain consecutive ones.
+  const std::size_t n = boost::num_vertices(g);
+  if (n > kMaxOps) throw std::logic_error("LayerOpGraph: more nodes than kMaxOps");
+  if (options.serialize_on_device) {
+    for (std::size_t v = 0; v + 1 < n; ++v) {
+      if (!boost::edge(v, v + 1, g).second) {
+        boost::add_edge(v, v + 1, OpEdge{EdgeKind::kStreamOrder}, g);
+      }
+    }
+  }
+
+  // Cache a topological order and the predecessor lists in that order.
+  std::vector<Vertex> reversed;
+  boost::topological_sort(g, std::back_inserter(reversed));
+  topo_order_.assign(reversed.rbegin(), reversed.rend());
+  std::vector<std::vector<std::size_t>> preds(n);
+  for (auto [e, end] = boost::edges(g); e != end; ++e) {
+    preds[boost::target(*e, g)].push_back(boost::source(*e, g));
+  }
+  pred_begin_.push_back(0);
+  for (const std::size_t v : topo_order_) {
+    std::sort(preds[v].begin(), preds[v].end());
+    preds_.insert(preds_.end(), preds[v].begin(), preds[v].end());
+    pred_begin_.push_back(preds_.size());
+  }
+}
+
+std::size_t LayerOpGraph::find(const std::string& name) const {
+  for (std::size_t v = 0; v < num_ops(); ++v) {
+    if (graph_[v].name == name) return v;
+  }
+  throw std::out_of_range("LayerOpGraph: no node named \"" + name + "\"");
+}
+
+std::size_t LayerOpGraph::num_edges(EdgeKind kind) const {
+  std::size_t count = 0;
+  for (auto [e, end] = boost::edges(graph_); e != end; ++e) {
+    if (graph_[*e].kind == kind) ++count;
+  }
+  return count;
+}
+
+bool LayerOpGraph::has_edge(std::size_t u, std::size_t v, EdgeKind kind) const {
+  for (auto [e, end] = boost::out_edges(u, graph_); e != end; ++e) {
+    if (boost::target(*e, graph_) == v && graph_[*e].kind == kind) return true;
+  }
+  return false;
+}
+
+double LayerOpGraph::critical_path_s(std::span<const double> op_time_s) const {
+  if (op_time_s.size() != num_ops()) {
+    throw std::invalid_argument("LayerOpGraph::critical_path_s: wrong number of op times");
+  }
+  std::array<double, kMaxOps> finish{};  // finish[v]: longest path ending at v, inclusive
+  double longest = 0;
+  for (std::size_t k = 0; k < topo_order_.size(); ++k) {
+    const std::size_t v = topo_order_[k];
+    double start = 0;
+    for (std::size_t p = pred_begin_[k]; p < pred_begin_[k + 1]; ++p) {
+      start = std::max(start, finish[preds_[p]]);
+    }
+    finish[v] = start + op_time_s[v];
+    longest = std::max(longest, finish[v]);
+  }
+  return longest;
+}
+
+std::vector<std::size_t> LayerOpGraph::critical_path(std::span<const double> op_time_s) const {
+  if (op_time_s.size() != num_ops()) {
+    throw std::invalid_argument("LayerOpGraph::critical_path: wrong number of op times");
+  }
+  const std::size_t n = num_ops();
+  std::vector<double> finish(n, 0.0);
+  std::vector<std::size_t> best_pred(n, n);
+  for (std::size_t k = 0; k < topo_order_.size(); ++k) {
+    const std::size_t v = topo_order_[k];
+    double start = 0;
+    for (std::size_t p = pred_begin_[k]; p < pred_begin_[k + 1]; ++p) {
+      if (best_pred[v] == n || finish[preds_[p]] > start) {
+        start = finish[preds_[p]];
+        best_pred[v] = preds_[p];
+      }
+    }
+    finish[v] = start + op_time_s[v];
+  }
+  std::size_t last = 0;
+  for (std::size_t v = 1; v < n; ++v) {
+    if (finish[v] > finish[last]) last = v;
+  }
+  std::vector<std::size_t> path;
+  for (std::size_t v = last; v != n; v = best_pred[v]) path.push_back(v);
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+std::string LayerOpGraph::to_dot() const {
+  std::ostringstream out;
+  out << "digraph layer {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n";
+  out << "  label=\"one transformer layer, tp=" << tp_degree_
+      << " (solid: data, dashed: stream order)\";\n";
+  for (std::size_t v = 0; v < num_ops(); ++v) {
+    const OpNode& node = graph_[v];
+    out << "  n" << v << " [label=\"" << node.name << "\\n(" << to_string(node.kind);
+    for (const LinearMatrix& mat : node.matrices) {
+      out << "\\n" << mat.name << " " << mat.out_features << "x" << mat.in_features;
+    }
+    out << ")\"];\n";
+  }
+  for (auto [e, end] = boost::edges(graph_); e != end; ++e) {
+    out << "  n" << boost::source(*e, graph_) << " -> n" << boost::target(*e, graph_);
+    if (graph_[*e].kind == EdgeKind::kStreamOrder) out << " [style=dashed]";
+    out << ";\n";
+  }
+  out << "}\n";
+  return out.str();
+}
+
+}  // namespace llmcap::model

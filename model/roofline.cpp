@@ -1,0 +1,412 @@
+#include "model/roofline.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "model/input_error.h"
+#include "model/op_graph.h"
+
+namespace llmcap::model {
+
+Efficiency default_efficiency(DeviceKind kind) {
+  Efficiency e;
+  if (kind == DeviceKind::kGpu) {
+    // Decode is a stream of GEMVs over the weights; on A100/H100 these reach ~75-85% of the
+    // HBM datasheet bandwidth (the "model bandwidth utilisation" of Databricks, "LLM Inference
+    // Performance Engineering: Best Practices", 2023; NVIDIA's own STREAM-like bandwidthTest
+    // tops out near 90%). We take the middle of that range.
+    e.memory_bandwidth_fraction = 0.80;
+    // Large bf16 GEMMs in serving (prefill) reach ~60-75% of the dense tensor-core peak
+    // (cuBLAS on H100 SXM: ~600-700 of 989 TFLOP/s); attention and smaller shapes pull the
+    // average to the low end.
+    e.compute_fraction = 0.60;
+    // nccl-tests all_reduce_perf "busbw" on NVLink reaches ~70-80% of the link datasheet rate
+    // for the MB-sized messages of decode/prefill.
+    e.link_bandwidth_fraction = 0.75;
+    // Small-message NCCL all-reduce latency within one NVLink node: ~5-15 us.
+    e.all_reduce_latency_s = 10e-6;
+    // vLLM per-step CPU work (scheduling, input preparation, sampling) and kernel launches:
+    // ~1-3 ms per step for 7-70B models with CUDA graphs.
+    e.step_overhead_s = 2e-3;
+    // vLLM's default gpu_memory_utilization.
+    e.usable_memory_fraction = 0.90;
+  } else {
+    // STREAM triad on Sapphire Rapids / Genoa sockets reaches ~70-80% of the DDR5 peak
+    // (channels x MT/s x 8 bytes).
+    e.memory_bandwidth_fraction = 0.70;
+    // bf16 GEMMs through oneDNN (AMX on Sapphire Rapids, AVX-512 elsewhere) in serving
+    // stacks (vLLM CPU backend, IPEX) reach ~30-50% of the datasheet peak.
+    e.compute_fraction = 0.40;
+    e.link_bandwidth_fraction = 0.75;  // unused: CPU replicas run with tp 1
+    e.all_reduce_latency_s = 10e-6;    // unused: CPU replicas run with tp 1
+    // Python-side scheduling and sampling of the vLLM CPU backend, without kernel launches.
+    e.step_overhead_s = 1e-3;
+    // Same headroom as vLLM's default on GPUs (OS, runtime and activations get the rest).
+    e.usable_memory_fraction = 0.90;
+  }
+  return e;
+}
+
+namespace {
+
+std::string gb_per_s(double bytes_per_s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g GB/s", bytes_per_s / 1e9);
+  return buf;
+}
+
+std::string fraction_text(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", f);
+  return buf;
+}
+
+std::string percent(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * f);
+  return buf;
+}
+
+int64_t usable_bytes(double fraction, int64_t memory_bytes) {
+  return std::llround(fraction * static_cast<double>(memory_bytes));
+}
+
+/// Memory check of one replica; throws InfeasibleError with the numbers.
+/// `where` names model and instance; `of` describes the memory (e.g. "instance", "tp=2
+/// replica").
+int64_t kv_bytes_or_throw(const std::string& where, const std::string& of, int64_t memory_bytes,
+                          int64_t reserve_bytes, const ModelSpec& model, WeightFormat wf,
+                          KvFormat kf, const Efficiency& e) {
+  const int64_t weights = model.weight_bytes(wf);
+  const int64_t usable = usable_bytes(e.usable_memory_fraction, memory_bytes);
+  const std::string has = of + " has " + std::to_string(usable) + " bytes usable (" +
+                          fraction_text(e.usable_memory_fraction) + " x " +
+                          std::to_string(memory_bytes) + ")";
+  if (weights + reserve_bytes > usable) {
+    throw InfeasibleError(where + ": weights need " + std::to_string(weights) + " bytes (" +
+                          std::string(to_string(wf)) + "), " + has + " and keeps " +
+                          std::to_string(reserve_bytes) + " bytes for activations");
+  }
+  const int64_t seq_tokens = std::min(model.max_position_embeddings, kMaxFitSequenceTokens);
+  const int64_t seq_kv = seq_tokens * model.kv_cache_bytes_per_token(kf);
+  const int64_t kv = usable - weights - reserve_bytes;
+  if (kv < seq_kv) {
+    throw InfeasibleError(
+        where + ": weights need " + std::to_string(weights) + " bytes (" +
+        std::string(to_string(wf)) + ") + " + std::to_string(reserve_bytes) +
+        " bytes activation reserve + " + std::to_string(seq_kv) + " bytes of " +
+        std::string(to_string(kf)) + " KV cache for one " + std::to_string(seq_tokens) +
+        "-token sequence = " + std::to_string(weights + reserve_bytes + seq_kv) + " bytes, " + has);
+  }
+  return kv;
+}
+
+}  // namespace
+
+Deployment make_deployment(const InstanceType& instance, const Catalog& catalog,
+                           const ModelSpec& model, WeightFormat weight_format, KvFormat kv_format,
+                           const Efficiency& efficiency) {
+  const std::string context = "instance \"" + instance.id + "\"";
+  const std::string where = "model \"" + model.id + "\" on instance \"" + instance.id + "\"";
+  Deployment d;
+  d.kind = instance.kind;
+  d.weight_bytes = model.weight_bytes(weight_format);
+
+  if (instance.kind == DeviceKind::kGpu) {
+    const HardwareSpec& gpu = catalog.hardware(instance.gpu_id, context);
+    if (gpu.kind != DeviceKind::kGpu) {
+      throw InputError(context + ": field \"gpu\": expected the id of a GPU, got \"" +
+                       instance.gpu_id + "\" (a CPU)");
+    }
+    if (instance.num_gpus < 1) {
+      throw InputError(context + ": field \"num_gpus\": expected a positive integer, got " +
+                       std::to_string(instance.num_gpus));
+    }
+    // Powers of two dividing num_gpus, smallest first.
+    std::vector<int> candidates;
+    for (int tp = 1; instance.num_gpus % tp == 0; tp *= 2) candidates.push_back(tp);
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+      const int tp = candidates[k];
+      const int64_t memory = tp * gpu.memory_bytes;
+      const std::string of = tp == instance.num_gpus
+                                 ? "instance"
+                                 : "a tp=" + std::to_string(tp) + " replica (of " +
+                                       std::to_string(instance.num_gpus) + " GPUs)";
+      try {
+        d.kv_cache_bytes = kv_bytes_or_throw(where, of, memory, tp * kActivationReserveBytes, model,
+                                             weight_format, kv_format, efficiency);
+      } catch (const InfeasibleError&) {
+        if (k + 1 == candidates.size()) throw;
+        continue;
+      }
+      d.tp_degree = tp;
+      d.num_replicas = instance.num_gpus / tp;
+      d.memory_bytes = memory;
+      d.memory_bandwidth_bytes_per_s = gpu.peak_memory_bandwidth_bytes_per_s;
+      d.peak_flops_per_s = gpu.peak_flops_per_s;
+      d.link_bandwidth_bytes_per_s = tp > 1 ? gpu.interconnect_bandwidth_bytes_per_s : 0.0;
+      d.rule = std::to_string(tp) + " of " + std::to_string(instance.num_gpus) + " " + gpu.name +
+               " GPUs per replica (tp=" + std::to_string(tp) + "), " +
+               std::to_string(d.num_replicas) + (d.num_replicas == 1 ? " replica" : " replicas") +
+               ": " + gb_per_s(gpu.peak_memory_bandwidth_bytes_per_s) + " and " +
+               std::to_string(gpu.memory_bytes) + " bytes per GPU";
+      return d;
+    }
+  }
+
+  // CPU instance.
+  const HardwareSpec& cpu = catalog.hardware(instance.cpu_id, context);
+  if (cpu.kind != DeviceKind::kCpu) {
+    throw InputError(context + ": field \"cpu\": expected the id of a CPU, got \"" +
+                     instance.cpu_id + "\" (a GPU)");
+  }
+  const int socket_threads = cpu.num_cores * cpu.threads_per_core;
+  if (socket_threads < 1 || instance.vcpus < 1) {
+    throw InputError(context + ": expected positive vcpus and CPU threads, got vcpus " +
+                     std::to_string(instance.vcpus) + " and " + std::to_string(socket_threads) +
+                     " threads per socket of \"" + cpu.id + "\"");
+  }
+  double share = 1.0;
+  if (instance.vcpus >= socket_threads) {
+    d.num_replicas = instance.vcpus / socket_threads;
+  } else {
+    d.num_replicas = 1;
+    share = static_cast<double>(instance.vcpus) / socket_threads;
+  }
+  d.tp_degree = 1;
+  d.memory_bytes = instance.memory_bytes / d.num_replicas;
+  d.memory_bandwidth_bytes_per_s = share * cpu.peak_memory_bandwidth_bytes_per_s;
+  for (const auto& [dtype, flops] : cpu.peak_flops_per_s) d.peak_flops_per_s[dtype] = share * flops;
+  d.link_bandwidth_bytes_per_s = 0;
+  const std::string of = d.num_replicas == 1
+                             ? "instance"
+                             : "a replica (1/" + std::to_string(d.num_replicas) + " of instance)";
+  d.kv_cache_bytes = kv_bytes_or_throw(where, of, d.memory_bytes, kActivationReserveBytes, model,
+                                       weight_format, kv_format, efficiency);
+  if (share < 1.0) {
+    d.rule = "slice of " + std::to_string(instance.vcpus) + "/" + std::to_string(socket_threads) +
+             " vCPUs of one " + cpu.name + " socket: " + percent(share) + " of " +
+             gb_per_s(cpu.peak_memory_bandwidth_bytes_per_s) + " and of peak FLOP/s, 1 replica, " +
+             std::to_string(d.memory_bytes) + " bytes memory";
+  } else {
+    d.rule = std::to_string(d.num_replicas) +
+             (d.num_replicas == 1 ? " replica on one whole " : " replicas, one per whole ") +
+             cpu.name + " socket (" + std::to_string(socket_threads) + " of " +
+             std::to_string(instance.vcpus) +
+             " vCPUs each): " + gb_per_s(cpu.peak_memory_bandwidth_bytes_per_s) + " and " +
+             std::to_string(d.memory_bytes) + " bytes memory each";
+  }
+  return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+/// Cost of one operator as affine functions of the batch (see roofline.h for the formulas):
+///   flops = flops_per_token x T + flops_per_pair x (decode context + prefill pairs)
+///   bytes = fixed_bytes + bytes_per_token x T
+///           + bytes_per_kv_token x (decode context + prefill cached + prefill tokens)
+/// For all-reduce nodes, bytes are link bytes.
+struct OpCost {
+  double flops_per_token = 0;
+  double flops_per_pair = 0;
+  double fixed_bytes = 0;
+  double bytes_per_token = 0;
+  double bytes_per_kv_token = 0;
+  double seconds_per_flop = 0;  ///< 1 / (peak x compute_fraction)
+  bool all_reduce = false;
+};
+
+/// The features of a batch that the costs depend on.
+struct BatchTerms {
+  double tokens;     ///< T
+  double pairs;      ///< decode context + prefill attention pairs
+  double kv_tokens;  ///< decode context + prefill cached + prefill tokens
+};
+
+double peak_for(const std::map<std::string, double>& peaks, std::string_view dtype) {
+  for (const std::string_view d : {dtype, std::string_view("bf16"), std::string_view("f32")}) {
+    if (const auto it = peaks.find(std::string(d)); it != peaks.end() && it->second > 0) {
+      return it->second;
+    }
+  }
+  std::string known;
+  for (const auto& [k, v] : peaks) known += (known.empty() ? "" : ", ") + k;
+  throw InputError("roofline: deployment has no peak_flops_per_s for \"" + std::string(dtype) +
+                   "\", \"bf16\" or \"f32\" (has: " + (known.empty() ? "none" : known) + ")");
+}
+
+}  // namespace
+
+struct RooflinePredictor::Impl {
+  LayerOpGraph graph;
+  std::array<OpCost, LayerOpGraph::kMaxOps> ops{};
+  OpCost lm_head_fixed;              ///< LM-head part: applies when L > 0 (per-token terms in L)
+  OpCost per_step_tokens;            ///< embedding + final norm, per new token
+  double seconds_per_byte = 0;       ///< 1 / (bw x fraction)
+  double seconds_per_link_byte = 0;  ///< 1 / (link bw x fraction), 0 when tp == 1
+  double all_reduce_latency_s = 0;
+  double step_overhead_s = 0;
+  double num_layers = 0;
+
+  Impl(const ModelSpec& m, WeightFormat wf, KvFormat kf, const Deployment& d, const Efficiency& e)
+      : graph(m, d.tp_degree) {
+    if (!(d.memory_bandwidth_bytes_per_s > 0) || !(e.memory_bandwidth_fraction > 0) ||
+        !(e.compute_fraction > 0)) {
+      throw InputError(
+          "roofline: expected positive memory bandwidth, bandwidth fraction and "
+          "compute fraction, got " +
+          std::to_string(d.memory_bandwidth_bytes_per_s) + ", " +
+          std::to_string(e.memory_bandwidth_fraction) + ", " + std::to_string(e.compute_fraction));
+    }
+    const double tp = d.tp_degree;
+    if (d.tp_degree > 1) {
+      if (!(d.link_bandwidth_bytes_per_s > 0) || !(e.link_bandwidth_fraction > 0)) {
+        throw InputError("roofline: tp=" + std::to_string(d.tp_degree) +
+                         " needs a positive link bandwidth and link fraction, got " +
+                         std::to_string(d.link_bandwidth_bytes_per_s) + " and " +
+                         std::to_string(e.link_bandwidth_fraction));
+      }
+      seconds_per_link_byte = 1.0 / (d.link_bandwidth_bytes_per_s * e.link_bandwidth_fraction);
+    }
+    seconds_per_byte = 1.0 / (d.memory_bandwidth_bytes_per_s * e.memory_bandwidth_fraction);
+    const double linear_s_per_flop =
+        1.0 / (peak_for(d.peak_flops_per_s, compute_dtype(wf)) * e.compute_fraction);
+    const double bf16_s_per_flop =
+        1.0 / (peak_for(d.peak_flops_per_s, "bf16") * e.compute_fraction);
+    all_reduce_latency_s = e.all_reduce_latency_s;
+    step_overhead_s = e.step_overhead_s;
+    num_layers = static_cast<double>(m.num_layers);
+
+    const double h = static_cast<double>(m.hidden_size);
+    const double act = 2.0;  // bytes per bf16 activation element
+    for (std::size_t v = 0; v < graph.num_ops(); ++v) {
+      const OpNode& node = graph.op(v);
+      OpCost& c = ops[v];
+      switch (node.kind) {
+        case OpKind::kNorm:
+          c.flops_per_token = 4 * h;
+          c.bytes_per_token = 2 * h * act;
+          c.seconds_per_flop = bf16_s_per_flop;
+          break;
+        case OpKind::kLinear:
+          for (const LinearMatrix& mat : node.matrices) {
+            const double out = static_cast<double>(mat.out_features);
+            const double in = static_cast<double>(mat.in_features);
+            c.flops_per_token += 2 * out * in / tp;
+            double weights =
+                static_cast<double>(matrix_weight_bytes(mat.out_features, mat.in_features, wf));
+            if (mat.has_bias) weights += out * act;
+            c.fixed_bytes += weights / tp;
+            const double in_read =
+                mat.shares_input_with_previous ? 0.0 : (mat.row_parallel ? in / tp : in);
+            c.bytes_per_token += (in_read + (mat.row_parallel ? out : out / tp)) * act;
+          }
+          c.seconds_per_flop = linear_s_per_flop;
+          break;
+        case OpKind::kAttention: {
+          const double heads_x_dim = static_cast<double>(m.num_attention_heads * m.head_dim);
+          const double kv_heads_per_device =
+              static_cast<double>((m.num_kv_heads + d.tp_degree - 1) / d.tp_degree);
+          c.flops_per_pair = 4 * heads_x_dim / tp;
+          c.bytes_per_kv_token =
+              2 * kv_heads_per_device * static_cast<double>(m.head_dim) * bytes_per_element(kf);
+          c.bytes_per_token = 2 * (heads_x_dim / tp) * act;
+          c.seconds_per_flop = bf16_s_per_flop;
+          break;
+        }
+        case OpKind::kAllReduce:
+          c.all_reduce = true;
+          c.bytes_per_token = 2 * (tp - 1) / tp * h * act;
+          break;
+      }
+    }
+    // LM head: weights read once when any token needs logits; per-logit-token terms.
+    const double vocab = static_cast<double>(m.vocab_size);
+    lm_head_fixed.fixed_bytes =
+        static_cast<double>(matrix_weight_bytes(m.vocab_size, m.hidden_size, wf)) / tp;
+    lm_head_fixed.flops_per_token = 2 * vocab * h / tp;
+    lm_head_fixed.bytes_per_token = (h + vocab / tp) * act;
+    lm_head_fixed.seconds_per_flop = linear_s_per_flop;
+    // Embedding lookup (read T rows) and final norm (read + write, 4 FLOPs per element).
+    per_step_tokens.bytes_per_token = h * act + 2 * h * act;
+    per_step_tokens.flops_per_token = 4 * h;
+  }
+
+  static BatchTerms terms(const BatchShape& b) {
+    return {static_cast<double>(b.num_new_tokens()),
+            static_cast<double>(b.num_decode_context_tokens + b.num_prefill_attention_pairs),
+            static_cast<double>(b.num_decode_context_tokens + b.num_prefill_cached_tokens +
+                                b.num_prefill_tokens)};
+  }
+
+  /// Fills flops, bytes, time and memory_bound of node `v`.
+  void cost(std::size_t v, const BatchTerms& t, OpTime& out) const {
+    const OpCost& c = ops[v];
+    out.flops = c.flops_per_token * t.tokens + c.flops_per_pair * t.pairs;
+    out.bytes = c.fixed_bytes + c.bytes_per_token * t.tokens + c.bytes_per_kv_token * t.kv_tokens;
+    if (c.all_reduce) {
+      out.time_s = all_reduce_latency_s + out.bytes * seconds_per_link_byte;
+      out.memory_bound = false;
+      return;
+    }
+    const double memory_s = out.bytes * seconds_per_byte;
+    const double compute_s = out.flops * c.seconds_per_flop;
+    out.memory_bound = memory_s >= compute_s;
+    out.time_s = std::max(memory_s, compute_s);
+  }
+
+  /// Embedding, final norm and LM head.
+  void lm_head(const BatchShape& b, OpTime& out) const {
+    const double t = static_cast<double>(b.num_new_tokens());
+    const double logits = static_cast<double>(b.num_decode_seqs + b.num_prefill_seqs_completing);
+    out.flops = per_step_tokens.flops_per_token * t + lm_head_fixed.flops_per_token * logits;
+    out.bytes = per_step_tokens.bytes_per_token * t + lm_head_fixed.bytes_per_token * logits +
+                (logits > 0 ? lm_head_fixed.fixed_bytes : 0.0);
+    const double memory_s = out.bytes * seconds_per_byte;
+    const double compute_s = out.flops * lm_head_fixed.seconds_per_flop;
+    out.memory_bound = memory_s >= compute_s;
+    out.time_s = std::max(memory_s, compute_s);
+  }
+};
+
+RooflinePredictor::RooflinePredictor(const ModelSpec& model, WeightFormat weight_format,
+                                     KvFormat kv_format, const Deployment& deployment,
+                                     const Efficiency& efficiency)
+    : impl_(std::make_shared<const Impl>(model, weight_format, kv_format, deployment, efficiency)) {
+}
+
+double RooflinePredictor::step_time_s(const BatchShape& batch) const {
+  if (batch.empty()) return 0.0;
+  const Impl& impl = *impl_;
+  const BatchTerms t = Impl::terms(batch);
+  std::array<double, LayerOpGraph::kMaxOps> times{};
+  const std::size_t n = impl.graph.num_ops();
+  OpTime scratch;
+  for (std::size_t v = 0; v < n; ++v) {
+    impl.cost(v, t, scratch);
+    times[v] = scratch.time_s;
+  }
+  const double layer_s = impl.graph.critical_path_s(std::span<const double>(times.data(), n));
+  impl.lm_head(batch, scratch);
+  return impl.step_overhead_s + impl.num_layers * layer_s + scratch.time_s;
+}
+
+std::vector<OpTime> RooflinePredictor::breakdown(const BatchShape& batch) const {
+  const Impl& impl = *impl_;
+  const BatchTerms t = Impl::terms(batch);
+  std::vector<OpTime> out(impl.graph.num_ops() + 1);
+  for (std::size_t v = 0; v < impl.graph.num_ops(); ++v) {
+    out[v].op = impl.graph.op(v).name;
+    impl.cost(v, t, out[v]);
+  }
+  out.back().op = "lm_head";
+  impl.lm_head(batch, out.back());
+  return out;
+}
+
+}  // namespace llmcap::model

@@ -1,0 +1,129 @@
+// Roofline step-time predictor and the deployment of a model on an instance.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/formats.h"
+#include "model/hardware.h"
+#include "model/model_spec.h"
+#include "model/step_time.h"
+
+namespace llmcap::model {
+
+/// Efficiency factors of the uncalibrated roofline, per hardware kind. The one place where
+/// they are stated; docs/model.md gives their sources. The calibration issue replaces them
+/// with fitted, per-machine values.
+struct Efficiency {
+  double memory_bandwidth_fraction = 0;  ///< achieved / peak memory bandwidth (streaming reads)
+  double compute_fraction = 0;           ///< achieved / peak FLOP/s on large matrix products
+  double link_bandwidth_fraction = 0;    ///< achieved / peak all-reduce link bandwidth
+  double all_reduce_latency_s = 0;       ///< fixed cost per all-reduce
+  double step_overhead_s = 0;            ///< fixed cost per engine step (scheduling, launch)
+  /// GPU memory (or CPU instance RAM) that the engine may use for weights + KV cache
+  /// (vLLM's gpu_memory_utilization, default 0.9).
+  double usable_memory_fraction = 0;
+};
+
+/// The defaults for a hardware kind (see docs/model.md for sources).
+Efficiency default_efficiency(DeviceKind kind);
+
+/// Memory kept free for activations, CUDA graphs / workspace and fragmentation: per GPU of a
+/// replica, and per CPU replica (vLLM profiles the activation peak at start-up; ~1 GiB covers
+/// the 7-70B models at the default max_num_batched_tokens).
+inline constexpr int64_t kActivationReserveBytes = int64_t{1} << 30;
+/// make_deployment requires KV room for one sequence of min(max_position_embeddings, this)
+/// tokens.
+inline constexpr int64_t kMaxFitSequenceTokens = 32768;
+
+/// How one model replica sits on an instance, with the resources each replica gets.
+struct Deployment {
+  DeviceKind kind = DeviceKind::kCpu;
+  int tp_degree = 1;     ///< devices (GPUs or CPU sockets) per replica
+  int num_replicas = 1;  ///< replicas per instance
+  /// Per device of the replica: peak memory bandwidth (a CPU slice gets its share, see
+  /// make_deployment) and peak FLOP/s by compute dtype (a CPU slice gets its share of cores).
+  double memory_bandwidth_bytes_per_s = 0;
+  std::map<std::string, double> peak_flops_per_s;
+  double link_bandwidth_bytes_per_s = 0;  ///< per device, per direction (0 when tp == 1)
+  int64_t memory_bytes = 0;               ///< memory of one replica (all its devices)
+  int64_t weight_bytes = 0;               ///< weights of one replica
+  int64_t kv_cache_bytes = 0;             ///< usable KV cache of one replica
+  std::string rule;  ///< one line stating how the resources were derived (for reports)
+};
+
+/// Places `model` on `instance`.
+/// Memory of a replica: usable = round(usable_memory_fraction x memory); kv_cache_bytes =
+/// usable - weight_bytes - activation reserve (kActivationReserveBytes per GPU, or per CPU
+/// replica); feasible when kv_cache_bytes holds one sequence of
+/// min(max_position_embeddings, kMaxFitSequenceTokens) tokens.
+/// GPUs: tp_degree = the smallest power of two dividing num_gpus whose memory holds the
+/// weights plus room for at least one max-length sequence of KV cache; num_replicas =
+/// num_gpus / tp_degree.
+/// CPUs: an instance with at least one socket's worth of vCPUs runs one replica per whole
+/// socket (tp 1, each with the socket's bandwidth and compute); a smaller slice runs one
+/// replica with the fraction vcpus / (cores x threads_per_core) of the socket's bandwidth and
+/// compute. Instance memory is split evenly between replicas.
+/// Throws InfeasibleError("weights need N bytes, instance has M bytes usable ...") when the
+/// weights do not fit, and InputError when the instance names hardware not in `catalog`.
+Deployment make_deployment(const InstanceType& instance, const Catalog& catalog,
+                           const ModelSpec& model, WeightFormat weight_format, KvFormat kv_format,
+                           const Efficiency& efficiency);
+
+/// Time of one operator node of the per-layer graph for one batch.
+struct OpTime {
+  std::string op;     ///< "input_norm", "qkv_proj", "attention", "out_proj", ...
+  double flops = 0;   ///< per device, per layer
+  double bytes = 0;   ///< memory bytes moved per device, per layer
+  double time_s = 0;  ///< max(bytes / eff. bandwidth, flops / eff. compute) (+ link)
+  bool memory_bound = false;
+};
+
+/// Roofline step time (Williams, Waterman, Patterson, "Roofline", CACM 2009): each operator costs
+/// max(bytes / (peak_bw x bw_fraction), flops / (peak_flops x compute_fraction)); all-reduce nodes
+/// cost latency + bytes / link; a layer's time is the longest path through the operator graph
+/// (model/op_graph.h); the step is num_layers x layer + embedding/LM head + step_overhead_s; an
+/// empty batch takes 0 s.
+///
+/// Per-operator cost on one device of a tp-degree replica, T = num_new_tokens (bf16 activations,
+/// 2 bytes per element):
+///  - linear (qkv_proj, out_proj, mlp; W of shape [out, in]): flops = 2 T out in / tp (2 FLOPs
+///    per weight per token, Kaplan et al. 2020 "Scaling Laws for Neural Language Models");
+///    bytes = weight bytes (matrix_weight_bytes + bf16 biases) / tp + activations: each matrix
+///    writes T x out/tp (column-parallel) or T x out (row-parallel, partial sums) elements and
+///    reads T x in (column-parallel) or T x in/tp (row-parallel) elements, an input shared
+///    with the previous matrix of the node (fused QKV, fused gate/up) being read once; x 2 bytes.
+///    Compute dtype: compute_dtype(weight_format), falling back to "bf16" then "f32" if the device
+///    lacks it.
+///  - attention: flops = 4 x (num_decode_context_tokens + num_prefill_attention_pairs) x
+///    num_heads x head_dim / tp (QK^T and PV, 2 FLOPs per multiply-add each);
+///    bytes = (num_decode_context_tokens + num_prefill_cached_tokens + num_prefill_tokens) x
+///    2 x ceil(kv_heads / tp) x head_dim x kv element bytes (read the cached K/V, write the new)
+///    + T x 2 x (num_heads x head_dim / tp) x 2 (read Q, write the output). bf16 peak.
+///  - norm: bytes = 2 x T x hidden x 2 (read and write), flops = 4 x T x hidden.
+///  - all-reduce (ring, Patarasuk & Yuan 2009): link bytes = 2 (tp-1)/tp x T x hidden x 2;
+///    time = all_reduce_latency_s + bytes / (link bandwidth x link_bandwidth_fraction).
+///  - per step ("lm_head" entry): LM head over L = num_decode_seqs + num_prefill_seqs_completing
+///    tokens, flops = 2 L vocab hidden / tp, bytes = LM-head weight bytes / tp (when L > 0) +
+///    L x (hidden + vocab/tp) x 2; plus embedding lookup T x hidden x 2 bytes and the final norm
+///    (as a norm node).
+class RooflinePredictor final : public StepTimePredictor {
+ public:
+  /// Precomputes every per-operator coefficient, so step_time_s() allocates nothing (~0.1 us).
+  /// Throws InputError when the deployment lacks a positive memory bandwidth, a usable peak
+  /// FLOP/s (the linear dtype, "bf16" or "f32"), or a link bandwidth for tp > 1.
+  RooflinePredictor(const ModelSpec& model, WeightFormat weight_format, KvFormat kv_format,
+                    const Deployment& deployment, const Efficiency& efficiency);
+  double step_time_s(const BatchShape& batch) const override;
+  /// Per-operator times of one layer, in graph order, plus a final "lm_head" entry.
+  std::vector<OpTime> breakdown(const BatchShape& batch) const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<const Impl> impl_;
+};
+
+}  // namespace llmcap::model

@@ -1,0 +1,292 @@
+#include "plan/planner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <cmath>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "model/input_error.h"
+#include "model/roofline.h"
+#include "sim/simulator.h"
+
+namespace llmcap::plan {
+namespace {
+
+std::string format_s(double seconds) {
+  std::ostringstream o;
+  o.precision(3);
+  o << seconds << " s";
+  return o.str();
+}
+
+WorkloadSummary summarize_workload(const sim::Workload& w, const WorkloadSpec& spec) {
+  WorkloadSummary s;
+  std::vector<int64_t> prompts;
+  double sum_out = 0;
+  if (w.closed_loop) {
+    for (const auto& l : w.closed_loop->lengths) {
+      prompts.push_back(l.num_prompt_tokens);
+      sum_out += static_cast<double>(l.num_output_tokens);
+    }
+    s.span_s = spec.duration_s;
+  } else {
+    for (const auto& r : w.open_loop) {
+      prompts.push_back(r.num_prompt_tokens);
+      sum_out += static_cast<double>(r.num_output_tokens);
+    }
+    if (!w.open_loop.empty()) {
+      s.span_s = (w.open_loop.back().arrival - w.open_loop.front().arrival).seconds();
+    }
+    s.num_requests = static_cast<int64_t>(w.open_loop.size());
+  }
+  if (!prompts.empty()) {
+    double sum_in = 0;
+    for (int64_t p : prompts) sum_in += static_cast<double>(p);
+    s.mean_prompt_tokens = sum_in / static_cast<double>(prompts.size());
+    s.mean_output_tokens = sum_out / static_cast<double>(prompts.size());
+    std::sort(prompts.begin(), prompts.end());
+    const size_t rank = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(prompts.size())));
+    s.p99_prompt_tokens = prompts[std::max<size_t>(rank, 1) - 1];
+  }
+  return s;
+}
+
+int64_t max_request_tokens(const sim::Workload& w) {
+  int64_t m = 0;
+  if (w.closed_loop) {
+    for (const auto& l : w.closed_loop->lengths) {
+      m = std::max(m, l.num_prompt_tokens + l.num_output_tokens);
+    }
+  } else {
+    for (const auto& r : w.open_loop) m = std::max(m, r.num_prompt_tokens + r.num_output_tokens);
+  }
+  return m;
+}
+
+struct Context {
+  const Scenario& scenario;
+  const model::Catalog& catalog;
+  const model::ModelSpec& model;
+  const sim::Workload& workload;
+  const WorkloadSummary& summary;
+  int64_t max_request_tokens;
+};
+
+/// One instance type made ready to simulate, or the reason it cannot serve the scenario.
+struct Candidate {
+  PlanRow row;  ///< identity, floors and deployment filled; infeasible_reason set on failure
+  model::Deployment deployment;
+  std::unique_ptr<model::RooflinePredictor> predictor;
+  sim::FleetConfig fleet;
+
+  bool ready() const { return row.infeasible_reason.empty(); }
+
+  sim::Metrics simulate(const Context& ctx, int64_t num_instances) {
+    fleet.num_replicas = num_instances * deployment.num_replicas;
+    ++row.num_simulations;
+    return sim::compute_metrics(sim::simulate(ctx.workload, fleet, *predictor, ctx.scenario.seed),
+                                ctx.scenario.slo);
+  }
+};
+
+Candidate prepare(const Context& ctx, const model::InstanceType& instance) {
+  const Scenario& sc = ctx.scenario;
+  Candidate c;
+  PlanRow& row = c.row;
+  row.instance_type = instance.id;
+  row.provider = instance.provider;
+  row.instance_name = instance.name;
+  row.device_kind = instance.kind;
+  row.instance_usd_per_hour = instance.usd_per_hour;
+  if (instance.kind == model::DeviceKind::kGpu) {
+    const auto& gpu = ctx.catalog.hardware(instance.gpu_id, instance.id);
+    row.hardware_name = std::to_string(instance.num_gpus) + " x " + gpu.name;
+  } else {
+    row.hardware_name = ctx.catalog.hardware(instance.cpu_id, instance.id).name + ", " +
+                        std::to_string(instance.vcpus) + " vCPU";
+  }
+
+  const model::Efficiency efficiency = model::default_efficiency(instance.kind);
+  try {
+    c.deployment = model::make_deployment(instance, ctx.catalog, ctx.model, sc.weight_format,
+                                          sc.kv_format, efficiency);
+  } catch (const model::InfeasibleError& e) {
+    row.infeasible_reason = e.what();
+    return c;
+  }
+  row.deployment_rule = c.deployment.rule;
+  row.num_replicas_per_instance = c.deployment.num_replicas;
+  row.tp_degree = c.deployment.tp_degree;
+
+  c.predictor = std::make_unique<model::RooflinePredictor>(ctx.model, sc.weight_format,
+                                                           sc.kv_format, c.deployment, efficiency);
+  const int64_t kv_bytes_per_token = ctx.model.kv_cache_bytes_per_token(sc.kv_format);
+  c.fleet.serving = sc.serving;
+  c.fleet.router = sc.router;
+  c.fleet.serving.num_kv_blocks =
+      c.deployment.kv_cache_bytes / (kv_bytes_per_token * sc.serving.block_size_tokens);
+
+  model::BatchShape decode1;
+  decode1.num_decode_seqs = 1;
+  decode1.num_decode_context_tokens = 1;
+  row.tpot_floor_s = c.predictor->step_time_s(decode1);
+  model::BatchShape prefill;
+  const int64_t p = std::max<int64_t>(ctx.summary.p99_prompt_tokens, 1);
+  prefill.num_prefill_seqs = 1;
+  prefill.num_prefill_tokens = p;
+  prefill.num_prefill_attention_pairs = p * (p + 1) / 2;
+  prefill.num_prefill_seqs_completing = 1;
+  row.ttft_floor_s = c.predictor->step_time_s(prefill);
+
+  if (row.tpot_floor_s > sc.slo.tpot_s) {
+    row.infeasible_reason = "TPOT floor at batch 1 is " + format_s(row.tpot_floor_s) +
+                            " > SLO " + format_s(sc.slo.tpot_s) + " (" + c.deployment.rule + ")";
+    return c;
+  }
+  if (row.ttft_floor_s > sc.slo.ttft_s) {
+    row.infeasible_reason = "TTFT floor for the p99 prompt (" + std::to_string(p) +
+                            " tokens, prefilled alone) is " + format_s(row.ttft_floor_s) +
+                            " > SLO " + format_s(sc.slo.ttft_s);
+    return c;
+  }
+  const int64_t needed_blocks =
+      (ctx.max_request_tokens + sc.serving.block_size_tokens - 1) / sc.serving.block_size_tokens;
+  if (c.fleet.serving.num_kv_blocks < needed_blocks) {
+    row.infeasible_reason =
+        "the longest request (" + std::to_string(ctx.max_request_tokens) + " tokens) needs " +
+        std::to_string(needed_blocks * sc.serving.block_size_tokens * kv_bytes_per_token) +
+        " bytes of KV cache, a replica has " + std::to_string(c.deployment.kv_cache_bytes);
+  }
+  return c;
+}
+
+PlanRow plan_one(const Context& ctx, const model::InstanceType& instance) {
+  const Scenario& sc = ctx.scenario;
+  Candidate c = prepare(ctx, instance);
+  if (!c.ready()) return std::move(c.row);
+  PlanRow& row = c.row;
+
+  // Double until the SLO holds, then bisect between the last failing and first passing size.
+  int64_t failing = 0;
+  int64_t passing = 1;
+  sim::Metrics best = c.simulate(ctx, passing);
+  while (!meets_slo(best, sc.slo)) {
+    if (passing >= sc.max_instances) {
+      row.infeasible_reason = "SLO not met with " + std::to_string(passing) +
+                              " instances (the scenario's max_instances): p99 TTFT " +
+                              format_s(best.ttft.p99_s) + ", p99 TPOT " +
+                              format_s(best.tpot.p99_s);
+      row.metrics = best;
+      return std::move(row);
+    }
+    failing = passing;
+    passing = std::min(passing * 2, sc.max_instances);
+    best = c.simulate(ctx, passing);
+  }
+  while (passing - failing > 1) {
+    const int64_t mid = failing + (passing - failing) / 2;
+    sim::Metrics m = c.simulate(ctx, mid);
+    if (meets_slo(m, sc.slo)) {
+      passing = mid;
+      best = std::move(m);
+    } else {
+      failing = mid;
+    }
+  }
+
+  row.feasible = true;
+  row.num_instances = passing;
+  row.metrics = best;
+  row.usd_per_hour = static_cast<double>(passing) * instance.usd_per_hour;
+  row.annual_usd = row.usd_per_hour * sc.hours_per_year;
+  const double tokens_per_hour = best.throughput_output_tokens_per_s * 3600.0;
+  row.usd_per_million_output_tokens =
+      tokens_per_hour > 0 ? row.usd_per_hour / tokens_per_hour * 1e6 : 0.0;
+  return std::move(row);
+}
+
+}  // namespace
+
+bool meets_slo(const sim::Metrics& metrics, const sim::Slo& slo) {
+  return metrics.num_rejected == 0 && metrics.num_completed > 0 &&
+         metrics.ttft.p99_s <= slo.ttft_s && metrics.tpot.p99_s <= slo.tpot_s;
+}
+
+sim::Metrics evaluate_fleet(const Scenario& scenario, const model::Catalog& catalog,
+                            const std::string& instance_type, int64_t num_instances) {
+  const model::ModelSpec model = model::load_model_spec(scenario.model_config);
+  const sim::Workload workload = load_workload(scenario.workload, scenario.seed);
+  const WorkloadSummary summary = summarize_workload(workload, scenario.workload);
+  const Context ctx{scenario, catalog, model, workload, summary, max_request_tokens(workload)};
+  const model::InstanceType& instance =
+      catalog.instance(instance_type, scenario.file.string() + ": instance type");
+  Candidate c = prepare(ctx, instance);
+  if (c.predictor == nullptr) throw model::InfeasibleError(c.row.infeasible_reason);
+  return c.simulate(ctx, num_instances);
+}
+
+PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
+                const PlanOptions& options) {
+  const model::ModelSpec model = model::load_model_spec(scenario.model_config);
+
+  std::vector<const model::InstanceType*> candidates;
+  if (scenario.candidates.empty()) {
+    for (const auto& i : catalog.instances()) candidates.push_back(&i);
+  } else {
+    for (const auto& id : scenario.candidates) {
+      const model::InstanceType* i = catalog.find_instance(id);
+      if (i == nullptr) {
+        std::string known;
+        for (const auto& k : catalog.instances()) known += (known.empty() ? "" : ", ") + k.id;
+        throw InputError(scenario.file.string() + ": field \"candidates\": unknown instance type \"" +
+                         id + "\"; known: " + known);
+      }
+      candidates.push_back(i);
+    }
+  }
+
+  const sim::Workload workload = load_workload(scenario.workload, scenario.seed);
+  PlanResult result;
+  result.model_id = model.id;
+  result.model_num_params = model.num_params();
+  result.workload = summarize_workload(workload, scenario.workload);
+  const Context ctx{scenario, catalog, model, workload, result.workload,
+                    max_request_tokens(workload)};
+
+  result.rows.resize(candidates.size());
+  std::atomic<size_t> next{0};
+  std::mutex observer_mutex;
+  size_t num_done = 0;
+  std::exception_ptr failure;
+  auto worker = [&] {
+    for (size_t i = next++; i < candidates.size(); i = next++) {
+      try {
+        result.rows[i] = plan_one(ctx, *candidates[i]);
+      } catch (...) {
+        const std::lock_guard lock(observer_mutex);
+        if (!failure) failure = std::current_exception();
+        return;
+      }
+      const std::lock_guard lock(observer_mutex);
+      ++num_done;
+      if (options.observer != nullptr) {
+        options.observer->on_row_done(result.rows[i], num_done, candidates.size());
+      }
+    }
+  };
+  int num_threads = options.num_threads > 0
+                        ? options.num_threads
+                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  num_threads = std::min<int>(num_threads, static_cast<int>(std::max<size_t>(candidates.size(), 1)));
+  std::vector<std::thread> threads;
+  for (int t = 1; t < num_threads; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+  return result;
+}
+
+}  // namespace llmcap::plan

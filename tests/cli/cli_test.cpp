@@ -1,0 +1,186 @@
+#include "cli/cli.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "test_util.h"
+
+namespace llmcap::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using llmcap::testing::TempDir;
+
+struct CliRun {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+CliRun run_cli(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = run(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::string small_scenario() { return std::string(LLMCAP_TEST_DATA_DIR) + "/small.json"; }
+
+TEST(CliPlan, PrintsTheTableAndWritesJsonAndCsv) {
+  TempDir dir;
+  const auto json_path = dir.path() / "plan.json";
+  const auto csv_path = dir.path() / "plan.csv";
+  const CliRun r = run_cli({"plan", small_scenario(), "--json", json_path.string(), "--csv",
+                         csv_path.string(), "--quiet"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("aws-g6e.xlarge"));
+  EXPECT_THAT(r.out, HasSubstr("aws-m7i.8xlarge"));
+  EXPECT_THAT(r.out, HasSubstr("infeasible: TPOT floor at batch 1"));
+
+  std::ifstream f(json_path);
+  const auto doc = nlohmann::json::parse(f);
+  ASSERT_EQ(doc.at("results").size(), 2u);
+  const auto& gpu = doc.at("results").at(0);
+  EXPECT_EQ(gpu.at("instance_type"), "aws-g6e.xlarge");
+  EXPECT_EQ(gpu.at("device_kind"), "gpu");
+  EXPECT_TRUE(gpu.at("feasible").get<bool>());
+  EXPECT_GE(gpu.at("num_instances").get<int64_t>(), 1);
+  for (const char* key : {"usd_per_hour", "usd_per_million_output_tokens", "ttft_p50_s",
+                          "ttft_p99_s", "tpot_p50_s", "tpot_p99_s", "infeasible_reason"}) {
+    EXPECT_TRUE(gpu.contains(key)) << key;
+  }
+  EXPECT_LE(gpu.at("tpot_p99_s").get<double>(), 0.05);
+  const auto& cpu = doc.at("results").at(1);
+  EXPECT_EQ(cpu.at("device_kind"), "cpu");
+  EXPECT_FALSE(cpu.at("feasible").get<bool>());
+  EXPECT_THAT(cpu.at("infeasible_reason").get<std::string>(), HasSubstr("TPOT floor"));
+  EXPECT_EQ(doc.at("scenario").at("name"), "cli-small");
+
+  std::ifstream c(csv_path);
+  std::string header;
+  std::getline(c, header);
+  EXPECT_THAT(header, StartsWith("instance_type,device_kind,feasible,num_instances"));
+}
+
+TEST(CliPlan, HelpExitsZero) {
+  const CliRun r = run_cli({"plan", "--help"});
+  EXPECT_EQ(r.code, kExitOk);
+  EXPECT_THAT(r.out, HasSubstr("--json"));
+}
+
+/// Runs `plan` on `scenario` with --json; expects exit 2, one error line containing each of
+/// `expected`, and no JSON file.
+void expect_bad_input(const std::filesystem::path& scenario,
+                      const std::vector<std::string>& expected) {
+  TempDir out_dir;
+  const auto json_path = out_dir.path() / "out.json";
+  const CliRun r = run_cli({"plan", scenario.string(), "--json", json_path.string(), "--quiet"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, StartsWith("llmcap: error: "));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  for (const auto& s : expected) EXPECT_THAT(r.err, HasSubstr(s));
+  EXPECT_FALSE(std::filesystem::exists(json_path));
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+std::string scenario_with(const std::string& model, const std::string& trace,
+                          const std::string& extra = "") {
+  return "{\"name\": \"bad\", \"model\": \"" + model + "\", \"workload\": {\"kind\": \"trace\", " +
+         "\"path\": \"" + trace + "\"}, \"slo\": {\"ttft_p99_s\": 2, \"tpot_p99_s\": 0.05}" +
+         extra + "}";
+}
+
+const std::string kModel = std::string(LLMCAP_DATA_DIR) + "/models/llama-3.1-8b.json";
+const std::string kTrace = std::string(LLMCAP_TEST_DATA_DIR) + "/conv_first300.csv";
+
+TEST(CliPlanBadInput, MissingScenarioFile) {
+  expect_bad_input("/nonexistent/s.json", {"/nonexistent/s.json: cannot open file"});
+}
+
+TEST(CliPlanBadInput, MalformedScenarioJson) {
+  TempDir dir;
+  const auto p = dir.write("s.json", "{\"name\": ");
+  expect_bad_input(p, {p.string(), "malformed JSON"});
+}
+
+TEST(CliPlanBadInput, MistypedField) {
+  TempDir dir;
+  const auto p = dir.write("s.json", "{\"name\": \"x\", \"model\": \"" + kModel +
+                                         "\", \"workload\": {\"kind\": \"trace\", \"path\": \"" +
+                                         kTrace + "\"}, \"slo\": {\"ttft_p99_s\": \"fast\", "
+                                         "\"tpot_p99_s\": 0.05}}");
+  expect_bad_input(p, {p.string(), "slo.ttft_p99_s", "\"fast\""});
+}
+
+TEST(CliPlanBadInput, NegativeRate) {
+  TempDir dir;
+  const auto p = dir.write(
+      "s.json", "{\"name\": \"x\", \"model\": \"" + kModel +
+                    "\", \"workload\": {\"kind\": \"poisson\", \"lengths_path\": \"" + kTrace +
+                    "\", \"rate_per_s\": -3, \"num_requests\": 10}, \"slo\": {\"ttft_p99_s\": 2, "
+                    "\"tpot_p99_s\": 0.05}}");
+  expect_bad_input(p, {p.string(), "workload.rate_per_s", "-3"});
+}
+
+TEST(CliPlanBadInput, UnknownInstanceName) {
+  TempDir dir;
+  const auto p =
+      dir.write("s.json", scenario_with(kModel, kTrace, ", \"candidates\": [\"aws-x1.huge\"]"));
+  expect_bad_input(p, {p.string(), "candidates", "\"aws-x1.huge\"", "known: "});
+}
+
+TEST(CliPlanBadInput, MissingModelFile) {
+  TempDir dir;
+  const auto p = dir.write("s.json", scenario_with("/nonexistent/model.json", kTrace));
+  expect_bad_input(p, {"/nonexistent/model.json: cannot open file"});
+}
+
+TEST(CliPlanBadInput, UnknownModelType) {
+  TempDir dir;
+  const auto model = dir.write("m.json", R"({"model_type": "mamba", "hidden_size": 4096})");
+  const auto p = dir.write("s.json", scenario_with(model.string(), kTrace));
+  expect_bad_input(p, {model.string(), "model_type", "mamba"});
+}
+
+TEST(CliPlanBadInput, TraceWithNonNumericCell) {
+  TempDir dir;
+  const auto trace = dir.write(
+      "t.csv", "arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,100,10\n0.5,abc,10\n");
+  const auto p = dir.write("s.json", scenario_with(kModel, trace.string()));
+  expect_bad_input(p, {trace.string(), "line 3", "num_prefill_tokens", "abc"});
+}
+
+TEST(CliPlanBadInput, TraceWithMissingColumn) {
+  TempDir dir;
+  const auto trace =
+      dir.write("t.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.68,374\n");
+  const auto p = dir.write("s.json", scenario_with(kModel, trace.string()));
+  expect_bad_input(p, {trace.string(), "line 2"});
+}
+
+TEST(CliPlanBadInput, UnknownOption) {
+  const CliRun r = run_cli({"plan", small_scenario(), "--frobnicate"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("--frobnicate"));
+}
+
+TEST(CliPlanBadInput, MissingDataDir) {
+  const CliRun r = run_cli({"plan", small_scenario(), "--data-dir", "/nonexistent/data", "--quiet"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent/data/hardware/cpus.json: cannot open file"));
+}
+
+TEST(CliPlanBadInput, UnwritableOutputLeavesNothingBehind) {
+  const CliRun r = run_cli({"plan", small_scenario(), "--json", "/nonexistent/dir/out.json", "--quiet"});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent/dir/out.json: cannot write file"));
+}
+
+}  // namespace
+}  // namespace llmcap::cli

@@ -1,0 +1,235 @@
+#include "plan/planner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "model/input_error.h"
+#include "test_util.h"
+
+namespace llmcap::plan {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+model::HardwareSpec test_gpu(const std::string& id, int64_t memory_bytes) {
+  model::HardwareSpec g;
+  g.id = id;
+  g.name = "Test GPU " + id;
+  g.kind = model::DeviceKind::kGpu;
+  g.num_cores = 100;
+  g.clock_hz = 1.5e9;
+  g.memory_bytes = memory_bytes;
+  g.peak_memory_bandwidth_bytes_per_s = 2e12;
+  g.peak_flops_per_s = {{"f32", 5e13}, {"bf16", 5e14}, {"int8", 1e15}};
+  g.interconnect_bandwidth_bytes_per_s = 3e11;
+  g.tdp_watts = 500;
+  g.source = "synthetic test record";
+  g.as_of = "2026-11-29";
+  return g;
+}
+
+model::InstanceType gpu_instance(const std::string& id, const std::string& gpu, int num_gpus,
+                                 double usd_per_hour) {
+  model::InstanceType i;
+  i.id = id;
+  i.provider = "Test";
+  i.name = id;
+  i.region = "test-1";
+  i.kind = model::DeviceKind::kGpu;
+  i.gpu_id = gpu;
+  i.num_gpus = num_gpus;
+  i.vcpus = 16;
+  i.memory_bytes = int64_t{128} << 30;
+  i.usd_per_hour = usd_per_hour;
+  i.source = "synthetic";
+  i.as_of = "2026-11-29";
+  return i;
+}
+
+/// A GPU that fits Llama-3.1-8B, one that does not, and a small CPU slice.
+model::Catalog test_catalog() {
+  model::Catalog c;
+  c.add_hardware(test_gpu("big", int64_t{80} << 30));
+  c.add_hardware(test_gpu("small", int64_t{8} << 30));
+  model::HardwareSpec cpu;
+  cpu.id = "cpu";
+  cpu.name = "Test CPU";
+  cpu.kind = model::DeviceKind::kCpu;
+  cpu.num_cores = 56;
+  cpu.threads_per_core = 2;
+  cpu.clock_hz = 2e9;
+  cpu.memory_channels = 8;
+  cpu.peak_memory_bandwidth_bytes_per_s = 3e11;
+  cpu.peak_flops_per_s = {{"f32", 7e12}, {"bf16", 1e14}, {"int8", 2e14}};
+  cpu.tdp_watts = 350;
+  cpu.source = "synthetic";
+  cpu.as_of = "2026-11-29";
+  c.add_hardware(cpu);
+  c.add_instance(gpu_instance("gpu-big", "big", 1, 2.0));
+  c.add_instance(gpu_instance("gpu-small", "small", 1, 0.5));
+  model::InstanceType slice;
+  slice.id = "cpu-slice";
+  slice.provider = "Test";
+  slice.name = "cpu-slice";
+  slice.region = "test-1";
+  slice.kind = model::DeviceKind::kCpu;
+  slice.cpu_id = "cpu";
+  slice.vcpus = 16;
+  slice.memory_bytes = int64_t{64} << 30;
+  slice.usd_per_hour = 0.7;
+  slice.source = "synthetic";
+  slice.as_of = "2026-11-29";
+  c.add_instance(slice);
+  return c;
+}
+
+Scenario test_scenario() {
+  Scenario s;
+  s.file = "test-scenario.json";
+  s.name = "test";
+  s.model_config = llmcap::testing::data_dir() / "models" / "llama-3.1-8b.json";
+  s.workload.kind = WorkloadSpec::Kind::kPoisson;
+  s.workload.path = std::filesystem::path(LLMCAP_TEST_DATA_DIR) / "lengths.csv";
+  s.workload.rate_per_s = 12.0;
+  s.workload.num_requests = 600;
+  s.slo.ttft_s = 2.0;
+  s.slo.tpot_s = 0.05;
+  s.seed = 3;
+  s.max_instances = 64;
+  return s;
+}
+
+const PlanRow& row_of(const PlanResult& r, const std::string& id) {
+  for (const auto& row : r.rows) {
+    if (row.instance_type == id) return row;
+  }
+  throw std::runtime_error("no row " + id);
+}
+
+TEST(Plan, FindsTheSmallestFleetThatMeetsTheSlo) {
+  const model::Catalog catalog = test_catalog();
+  Scenario s = test_scenario();
+  s.candidates = {"gpu-big"};
+  const PlanResult result = plan(s, catalog);
+  ASSERT_EQ(result.rows.size(), 1u);
+  const PlanRow& row = result.rows[0];
+  ASSERT_TRUE(row.feasible) << row.infeasible_reason;
+  EXPECT_GE(row.num_instances, 1);
+  EXPECT_TRUE(meets_slo(evaluate_fleet(s, catalog, "gpu-big", row.num_instances), s.slo));
+  if (row.num_instances > 1) {
+    EXPECT_FALSE(meets_slo(evaluate_fleet(s, catalog, "gpu-big", row.num_instances - 1), s.slo));
+  }
+  EXPECT_LE(row.metrics.ttft.p99_s, s.slo.ttft_s);
+  EXPECT_LE(row.metrics.tpot.p99_s, s.slo.tpot_s);
+  EXPECT_DOUBLE_EQ(row.usd_per_hour, 2.0 * static_cast<double>(row.num_instances));
+  EXPECT_DOUBLE_EQ(row.annual_usd, row.usd_per_hour * 8760.0);
+  EXPECT_NEAR(row.usd_per_million_output_tokens,
+              row.usd_per_hour / (row.metrics.throughput_output_tokens_per_s * 3600.0) * 1e6,
+              1e-9 * row.usd_per_million_output_tokens);
+}
+
+TEST(Plan, MoreInstancesAreNeverWorse) {
+  // The planner's bisection assumes that meeting the SLO is monotone in the fleet size. Check it
+  // on fleets of 1..8 under a load that overwhelms small fleets, and check that doubling a fleet
+  // never raises p99 TTFT, nor p99 TPOT once the smaller fleet runs without preemptions (an
+  // overloaded replica that preempts and recomputes can show a lower TPOT only because it
+  // serves fewer sequences at once while the queue, and TTFT, explode).
+  const model::Catalog catalog = test_catalog();
+  Scenario s = test_scenario();
+  s.workload.rate_per_s = 20.0;
+  std::vector<sim::Metrics> by_size(9);
+  bool met = false;
+  for (int64_t n = 1; n <= 8; ++n) {
+    SCOPED_TRACE("instances " + std::to_string(n));
+    by_size[n] = evaluate_fleet(s, catalog, "gpu-big", n);
+    const bool meets = meets_slo(by_size[n], s.slo);
+    if (met) {
+      EXPECT_TRUE(meets);
+    }
+    met = met || meets;
+  }
+  EXPECT_TRUE(met) << "8 instances should meet the SLO at 20 req/s";
+  EXPECT_FALSE(meets_slo(by_size[1], s.slo))
+      << "the load should overwhelm one instance, or this test checks nothing";
+  for (int64_t n = 1; n <= 4; ++n) {
+    SCOPED_TRACE("instances " + std::to_string(n) + " vs " + std::to_string(2 * n));
+    EXPECT_LE(by_size[2 * n].ttft.p99_s, by_size[n].ttft.p99_s);
+    if (by_size[n].num_preemptions == 0) {
+      EXPECT_LE(by_size[2 * n].tpot.p99_s, by_size[n].tpot.p99_s);
+    }
+  }
+}
+
+TEST(Plan, IsDeterministicAndIndependentOfThreadCount) {
+  const model::Catalog catalog = test_catalog();
+  const Scenario s = test_scenario();
+  PlanOptions one;
+  one.num_threads = 1;
+  PlanOptions two;
+  two.num_threads = 2;
+  const PlanResult a = plan(s, catalog, one);
+  const PlanResult b = plan(s, catalog, two);
+  ASSERT_EQ(a.rows.size(), b.rows.size());
+  for (size_t i = 0; i < a.rows.size(); ++i) {
+    EXPECT_EQ(a.rows[i].instance_type, b.rows[i].instance_type);
+    EXPECT_EQ(a.rows[i].feasible, b.rows[i].feasible);
+    EXPECT_EQ(a.rows[i].num_instances, b.rows[i].num_instances);
+    EXPECT_EQ(a.rows[i].metrics.ttft.p99_s, b.rows[i].metrics.ttft.p99_s);
+    EXPECT_EQ(a.rows[i].metrics.tpot.p99_s, b.rows[i].metrics.tpot.p99_s);
+    EXPECT_EQ(a.rows[i].infeasible_reason, b.rows[i].infeasible_reason);
+  }
+}
+
+TEST(Plan, ModelThatDoesNotFitIsInfeasibleWithTheBytes) {
+  const PlanResult r = plan(test_scenario(), test_catalog());
+  const PlanRow& row = row_of(r, "gpu-small");
+  EXPECT_FALSE(row.feasible);
+  EXPECT_THAT(row.infeasible_reason, HasSubstr("weights need"));
+  EXPECT_THAT(row.infeasible_reason, HasSubstr("bytes"));
+}
+
+TEST(Plan, CpuSliceBelowTheTpotFloorIsInfeasibleWithTheNumbers) {
+  const PlanResult r = plan(test_scenario(), test_catalog());
+  const PlanRow& row = row_of(r, "cpu-slice");
+  EXPECT_FALSE(row.feasible);
+  // 16 of 112 threads of a 3e11 B/s socket cannot stream 16 GB of weights in 50 ms.
+  EXPECT_THAT(row.infeasible_reason, StartsWith("TPOT floor at batch 1 is "));
+  EXPECT_THAT(row.infeasible_reason, HasSubstr("> SLO 0.05 s"));
+  EXPECT_GT(row.tpot_floor_s, 0.05);
+  EXPECT_EQ(row.num_simulations, 0);
+}
+
+TEST(Plan, TtftFloorAboveTheSloIsInfeasible) {
+  Scenario s = test_scenario();
+  s.candidates = {"gpu-big"};
+  s.slo.ttft_s = 1e-4;
+  const PlanResult r = plan(s, test_catalog());
+  EXPECT_FALSE(r.rows[0].feasible);
+  EXPECT_THAT(r.rows[0].infeasible_reason, HasSubstr("TTFT floor for the p99 prompt"));
+}
+
+TEST(Plan, UnknownCandidateListsTheKnownOnes) {
+  Scenario s = test_scenario();
+  s.candidates = {"gpu-huge"};
+  try {
+    plan(s, test_catalog());
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("test-scenario.json: field \"candidates\": unknown instance "
+                                    "type \"gpu-huge\"; known: gpu-big, gpu-small, cpu-slice"));
+  }
+}
+
+TEST(Plan, FleetLimitMakesAnOverloadedTypeInfeasible) {
+  Scenario s = test_scenario();
+  s.candidates = {"gpu-big"};
+  s.workload.rate_per_s = 200.0;
+  s.max_instances = 2;
+  const PlanResult r = plan(s, test_catalog());
+  EXPECT_FALSE(r.rows[0].feasible);
+  EXPECT_THAT(r.rows[0].infeasible_reason, HasSubstr("SLO not met with 2 instances"));
+}
+
+}  // namespace
+}  // namespace llmcap::plan
