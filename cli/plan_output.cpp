@@ -77,18 +77,18 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result,
   out << ", mean prompt " << fixed(w.mean_prompt_tokens, 0) << " tokens, mean output "
       << fixed(w.mean_output_tokens, 0) << " tokens\n";
   out << "SLO: p99 TTFT <= " << sc.slo.ttft_s << " s, p99 TPOT <= " << sc.slo.tpot_s
-      << " s. Prices: on-demand, USD.\n\n";
+      << " s. Prices: USD, on-demand unless marked *.\n\n";
 
-  out << pad("instance type", 26) << pad("kind", 5) << pad("hardware", 40) << pad("count", 6, true)
+  out << pad("instance type", 31) << pad("kind", 5) << pad("hardware", 40) << pad("count", 6, true)
       << pad("USD/hour", 10, true) << pad("USD/M out", 11, true) << pad("USD/year", 12, true)
       << pad("TTFT p50/p99 s", 17, true) << pad("TPOT p50/p99 ms", 17, true) << "\n";
-  out << std::string(26 + 5 + 40 + 6 + 10 + 11 + 12 + 17 + 17, '-') << "\n";
+  out << std::string(31 + 5 + 40 + 6 + 10 + 11 + 12 + 17 + 17, '-') << "\n";
   for (const auto* r : sorted_rows(result)) {
-    out << pad(r->instance_type, 26) << pad(std::string(model::to_string(r->device_kind)), 5)
+    out << pad(r->instance_type, 31) << pad(std::string(model::to_string(r->device_kind)), 5)
         << pad(r->hardware_name.substr(0, 39), 40);
     if (r->feasible) {
       out << pad(std::to_string(r->num_instances), 6, true)
-          << pad(fixed(r->usd_per_hour, 2), 10, true)
+          << pad(fixed(r->usd_per_hour, 2) + (r->price_model == "on_demand" ? "" : "*"), 10, true)
           << pad(fixed(r->usd_per_million_output_tokens, 2), 11, true)
           << pad(grouped(r->annual_usd), 12, true)
           << pad(fixed(r->metrics.ttft.p50_s, 2) + "/" + fixed(r->metrics.ttft.p99_s, 2), 17, true)
@@ -107,6 +107,11 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result,
     if (best == nullptr) best = r;
   }
   out << "\n";
+  for (const auto* r : sorted_rows(result)) {
+    if (r->feasible && r->price_model != "on_demand") {
+      out << "* " << r->instance_type << ": " << r->price_model << " price, not on-demand.\n";
+    }
+  }
   for (const auto* best : {best_gpu, best_cpu}) {
     if (best == nullptr) continue;
     out << "Cheapest " << model::to_string(best->device_kind) << " fleet: " << best->num_instances
@@ -153,6 +158,7 @@ std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& resul
         {"num_replicas_per_instance", r.num_replicas_per_instance},
         {"tp_degree", r.tp_degree},
         {"instance_usd_per_hour", r.instance_usd_per_hour},
+        {"price_model", r.price_model},
         {"usd_per_hour", r.feasible ? json(r.usd_per_hour) : json(nullptr)},
         {"usd_per_million_output_tokens",
          r.feasible ? json(r.usd_per_million_output_tokens) : json(nullptr)},

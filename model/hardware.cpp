@@ -259,6 +259,13 @@ Catalog Catalog::load(const std::filesystem::path& data_dir) {
       if (inst.num_gpus != 0) r.fail("num_gpus", "0 on a \"cpu\" instance", r.got("num_gpus"));
     }
     inst.vcpus = static_cast<int>(r.positive_int("vcpus"));
+    if (r.has("vcpus_per_socket")) {
+      if (inst.kind != DeviceKind::kCpu) {
+        r.fail("vcpus_per_socket", "no such field on a \"gpu\" instance", r.got("vcpus_per_socket"));
+      }
+      inst.vcpus_per_socket = static_cast<int>(r.positive_int("vcpus_per_socket"));
+    }
+    if (r.has("price_model")) inst.price_model = r.string("price_model");
     inst.memory_bytes = r.positive_int("memory_bytes");
     inst.usd_per_hour = r.positive_number("usd_per_hour");
     inst.source = r.string("source");

@@ -66,7 +66,9 @@ struct Deployment {
 /// CPUs: an instance with at least one socket's worth of vCPUs runs one replica per whole
 /// socket (tp 1, each with the socket's bandwidth and compute); a smaller slice runs one
 /// replica with the fraction vcpus / (cores x threads_per_core) of the socket's bandwidth and
-/// compute. Instance memory is split evenly between replicas.
+/// compute. A socket's vCPUs are the instance's vcpus_per_socket when given (families with SMT
+/// off or cores held back by the host), else cores x threads_per_core. Instance memory is
+/// split evenly between replicas.
 /// Throws InfeasibleError("weights need N bytes, instance has M bytes usable ...") when the
 /// weights do not fit, and InputError when the instance names hardware not in `catalog`.
 Deployment make_deployment(const InstanceType& instance, const Catalog& catalog,

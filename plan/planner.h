@@ -23,7 +23,8 @@ struct PlanRow {
   int64_t num_instances = 0;        ///< smallest fleet meeting the SLO (feasible rows)
   int64_t num_replicas_per_instance = 0;
   int64_t tp_degree = 0;
-  double instance_usd_per_hour = 0;  ///< catalog on-demand price of one instance
+  double instance_usd_per_hour = 0;  ///< catalog price of one instance
+  std::string price_model = "on_demand";  ///< the catalog's price model, e.g. "on_demand"
   double usd_per_hour = 0;           ///< whole fleet
   double usd_per_million_output_tokens = 0;
   double annual_usd = 0;             ///< usd_per_hour x hours_per_year

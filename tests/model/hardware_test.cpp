@@ -221,6 +221,21 @@ TEST_F(CatalogErrors, MistypedPrice) {
                               "a positive number, got \"abc\"");
 }
 
+TEST_F(CatalogErrors, VcpusPerSocketOnAGpuInstance) {
+  instances = replace_once(instances, "\"usd_per_hour\": 1.006",
+                           "\"vcpus_per_socket\": 8, \"usd_per_hour\": 1.006");
+  EXPECT_EQ(load_error(), instances_path() +
+                              ": instance \"test-gpu-1xa10g\": field \"vcpus_per_socket\": "
+                              "expected no such field on a \"gpu\" instance, got 8");
+}
+
+TEST_F(CatalogErrors, ZeroVcpusPerSocket) {
+  instances = replace_once(instances, "\"vcpus\": 224", "\"vcpus\": 224, \"vcpus_per_socket\": 0");
+  EXPECT_EQ(load_error(), instances_path() +
+                              ": instance \"test-cpu-2socket\": field \"vcpus_per_socket\": "
+                              "expected a positive integer, got 0");
+}
+
 TEST_F(CatalogErrors, NegativePrice) {
   instances = replace_once(instances, "\"usd_per_hour\": 98.32", "\"usd_per_hour\": -1");
   const std::string msg = load_error();
