@@ -8,21 +8,12 @@
 #include <string>
 
 #include "model/input_error.h"
+#include "model/json_file.h"
 
 namespace llmcap::model {
 namespace {
 
 using nlohmann::json;
-
-json read_json_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path.string() + ": cannot open file");
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw InputError(path.string() + ": malformed JSON: " + e.what());
-  }
-}
 
 /// Reads the fields of one catalog record; every error names file, record and field.
 class RecordReader {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/input_error.h"
+#include "model/json_file.h"
 
 namespace llmcap::model {
 namespace {
@@ -14,16 +15,6 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kKnownModelTypes = "llama, mistral, qwen2, gpt_neox";
-
-json read_json_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path.string() + ": cannot open file");
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw InputError(path.string() + ": malformed JSON: " + e.what());
-  }
-}
 
 /// Reads the fields of one config.json, naming the file in every error.
 class ConfigReader {

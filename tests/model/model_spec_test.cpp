@@ -11,11 +11,11 @@
 namespace llmcap::model {
 namespace {
 
-using test_util::fresh_temp_dir;
-using test_util::read_text;
-using test_util::replace_once;
-using test_util::test_data;
-using test_util::write_text;
+using llmcap::testing::fresh_temp_dir;
+using llmcap::testing::read_text;
+using llmcap::testing::replace_once;
+using llmcap::testing::test_data;
+using llmcap::testing::write_text;
 using ::testing::HasSubstr;
 
 /// Published parameter counts are rounded (e.g. "70.55B"); they must match to this.

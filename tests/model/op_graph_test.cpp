@@ -18,7 +18,7 @@ using ::testing::Not;
 constexpr double kRelTol = 1e-12;
 
 ModelSpec load(const std::string& name) {
-  return load_model_spec(test_util::test_data("models/" + name + ".json"));
+  return load_model_spec(llmcap::testing::test_data("models/" + name + ".json"));
 }
 
 std::vector<std::string> names(const LayerOpGraph& g) {

@@ -20,10 +20,10 @@ constexpr double kRelTol = 1e-9;
 constexpr double kDecodeRelTol = 1e-3;
 
 ModelSpec load(const std::string& name) {
-  return load_model_spec(test_util::test_data("models/" + name + ".json"));
+  return load_model_spec(llmcap::testing::test_data("models/" + name + ".json"));
 }
 
-Catalog fixture_catalog() { return Catalog::load(test_util::test_data("catalog")); }
+Catalog fixture_catalog() { return Catalog::load(llmcap::testing::test_data("catalog")); }
 
 /// A single device with the given bandwidth and bf16 peak, tp 1.
 Deployment device(double bandwidth_bytes_per_s, double bf16_flops_per_s) {
