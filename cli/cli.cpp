@@ -67,11 +67,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   plan_cmd->add_option("scenario", plan_args.scenario, "Scenario JSON file")->required();
   plan_cmd->add_option("--json", plan_args.json_out, "Write the results as JSON to FILE");
   plan_cmd->add_option("--csv", plan_args.csv_out, "Write the results as CSV to FILE");
-  plan_cmd->add_option("--data-dir", plan_args.data_dir,
-                       "Folder with hardware/ and instances/ catalogs")
+  plan_cmd
+      ->add_option("--data-dir", plan_args.data_dir,
+                   "Folder with hardware/ and instances/ catalogs")
       ->capture_default_str();
-  plan_cmd->add_option("--threads", plan_args.threads,
-                       "Worker threads (0: one per hardware thread)")
+  plan_cmd
+      ->add_option("--threads", plan_args.threads, "Worker threads (0: one per hardware thread)")
       ->check(CLI::NonNegativeNumber);
   plan_cmd->add_flag("--quiet", plan_args.quiet, "No progress lines on stderr");
 

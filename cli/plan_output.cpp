@@ -1,5 +1,7 @@
 #include "cli/plan_output.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,7 +9,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
-#include <unistd.h>
 
 namespace llmcap::cli {
 namespace {
@@ -47,17 +48,19 @@ std::vector<const plan::PlanRow*> sorted_rows(const plan::PlanResult& result) {
 
 std::string workload_kind(const plan::WorkloadSpec& w) {
   switch (w.kind) {
-    case plan::WorkloadSpec::Kind::kTrace: return "trace";
-    case plan::WorkloadSpec::Kind::kPoisson: return "poisson";
-    case plan::WorkloadSpec::Kind::kClosedLoop: return "closed_loop";
+    case plan::WorkloadSpec::Kind::kTrace:
+      return "trace";
+    case plan::WorkloadSpec::Kind::kPoisson:
+      return "poisson";
+    case plan::WorkloadSpec::Kind::kClosedLoop:
+      return "closed_loop";
   }
   return "";
 }
 
 }  // namespace
 
-void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result,
-                      std::ostream& out) {
+void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, std::ostream& out) {
   const auto& w = result.workload;
   out << "Scenario " << sc.name << ": " << result.model_id << " ("
       << fixed(static_cast<double>(result.model_num_params) / 1e9, 2) << "e9 parameters, "
@@ -67,8 +70,7 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result,
       << ")";
   if (w.num_requests > 0) {
     out << ", " << w.num_requests << " requests over " << fixed(w.span_s, 0) << " s ("
-        << fixed(static_cast<double>(w.num_requests) / std::max(w.span_s, 1e-9), 2)
-        << " req/s)";
+        << fixed(static_cast<double>(w.num_requests) / std::max(w.span_s, 1e-9), 2) << " req/s)";
   }
   if (sc.workload.kind == plan::WorkloadSpec::Kind::kClosedLoop) {
     out << ", " << sc.workload.num_users << " users, think time " << sc.workload.think_time_s
@@ -92,7 +94,8 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result,
           << pad(fixed(r->usd_per_million_output_tokens, 2), 11, true)
           << pad(grouped(r->annual_usd), 12, true)
           << pad(fixed(r->metrics.ttft.p50_s, 2) + "/" + fixed(r->metrics.ttft.p99_s, 2), 17, true)
-          << pad(fixed(r->metrics.tpot.p50_s * 1e3, 1) + "/" + fixed(r->metrics.tpot.p99_s * 1e3, 1),
+          << pad(fixed(r->metrics.tpot.p50_s * 1e3, 1) + "/" +
+                     fixed(r->metrics.tpot.p99_s * 1e3, 1),
                  17, true)
           << "\n";
     } else {
@@ -116,8 +119,7 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result,
     if (best == nullptr) continue;
     out << "Cheapest " << model::to_string(best->device_kind) << " fleet: " << best->num_instances
         << " x " << best->instance_type << " (" << best->hardware_name << "), USD "
-        << fixed(best->usd_per_hour, 2) << "/hour, USD " << grouped(best->annual_usd)
-        << "/year.\n";
+        << fixed(best->usd_per_hour, 2) << "/hour, USD " << grouped(best->annual_usd) << "/year.\n";
   }
   if (best_cpu == nullptr) out << "No CPU instance type meets the SLO (reasons above).\n";
   if (best_gpu == nullptr) out << "No GPU instance type meets the SLO (reasons above).\n";
@@ -197,9 +199,9 @@ std::string plan_to_csv(const plan::PlanResult& result) {
     o << r.instance_type << ',' << model::to_string(r.device_kind) << ','
       << (r.feasible ? "true" : "false") << ',';
     if (r.feasible) {
-      o << r.num_instances << ',' << r.usd_per_hour << ',' << r.usd_per_million_output_tokens
-        << ',' << r.annual_usd << ',' << r.metrics.ttft.p50_s << ',' << r.metrics.ttft.p99_s
-        << ',' << r.metrics.tpot.p50_s << ',' << r.metrics.tpot.p99_s << ",\n";
+      o << r.num_instances << ',' << r.usd_per_hour << ',' << r.usd_per_million_output_tokens << ','
+        << r.annual_usd << ',' << r.metrics.ttft.p50_s << ',' << r.metrics.ttft.p99_s << ','
+        << r.metrics.tpot.p50_s << ',' << r.metrics.tpot.p99_s << ",\n";
     } else {
       o << ",,,,,,,," << quoted << "\n";
     }

@@ -252,7 +252,8 @@ Catalog Catalog::load(const std::filesystem::path& data_dir) {
     inst.vcpus = static_cast<int>(r.positive_int("vcpus"));
     if (r.has("vcpus_per_socket")) {
       if (inst.kind != DeviceKind::kCpu) {
-        r.fail("vcpus_per_socket", "no such field on a \"gpu\" instance", r.got("vcpus_per_socket"));
+        r.fail("vcpus_per_socket", "no such field on a \"gpu\" instance",
+               r.got("vcpus_per_socket"));
       }
       inst.vcpus_per_socket = static_cast<int>(r.positive_int("vcpus_per_socket"));
     }

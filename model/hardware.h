@@ -49,8 +49,8 @@ struct InstanceType {
   /// on AWS m7a, whose vCPUs are whole cores, SMT off; 88 on GCP c3, whose hosts keep cores
   /// back). 0: the CPU's num_cores x threads_per_core.
   int vcpus_per_socket = 0;
-  int64_t memory_bytes = 0;  ///< instance RAM
-  double usd_per_hour = 0;   ///< price per hour of `price_model`
+  int64_t memory_bytes = 0;               ///< instance RAM
+  double usd_per_hour = 0;                ///< price per hour of `price_model`
   std::string price_model = "on_demand";  ///< "on_demand" or e.g. "capacity_block"
   std::string source;
   std::string as_of;

@@ -163,9 +163,8 @@ Deployment make_deployment(const InstanceType& instance, const Catalog& catalog,
     throw InputError(context + ": field \"cpu\": expected the id of a CPU, got \"" +
                      instance.cpu_id + "\" (a GPU)");
   }
-  const int socket_threads = instance.vcpus_per_socket > 0
-                                 ? instance.vcpus_per_socket
-                                 : cpu.num_cores * cpu.threads_per_core;
+  const int socket_threads = instance.vcpus_per_socket > 0 ? instance.vcpus_per_socket
+                                                           : cpu.num_cores * cpu.threads_per_core;
   if (socket_threads < 1 || instance.vcpus < 1) {
     throw InputError(context + ": expected positive vcpus and CPU threads, got vcpus " +
                      std::to_string(instance.vcpus) + " and " + std::to_string(socket_threads) +

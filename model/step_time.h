@@ -10,8 +10,8 @@ namespace llmcap::model {
 /// attends to its whole context; a prefill chunk contributes `chunk` new tokens that attend to
 /// the prior context plus (causally) to each other.
 struct BatchShape {
-  int64_t num_prefill_seqs = 0;            ///< sequences with a prefill chunk in this step
-  int64_t num_prefill_tokens = 0;          ///< new prompt tokens over all prefill chunks
+  int64_t num_prefill_seqs = 0;    ///< sequences with a prefill chunk in this step
+  int64_t num_prefill_tokens = 0;  ///< new prompt tokens over all prefill chunks
   /// Sum over prefill chunks of query-key pairs: for a chunk of c tokens after p cached
   /// tokens, c*p + c*(c+1)/2.
   int64_t num_prefill_attention_pairs = 0;
@@ -20,7 +20,7 @@ struct BatchShape {
   /// Sequences whose prefill finishes in this step (each emits its first output token and so
   /// needs the LM head once).
   int64_t num_prefill_seqs_completing = 0;
-  int64_t num_decode_seqs = 0;             ///< sequences generating one token in this step
+  int64_t num_decode_seqs = 0;  ///< sequences generating one token in this step
   /// Sum over decode sequences of their context length including the new token (KV entries
   /// read by attention).
   int64_t num_decode_context_tokens = 0;

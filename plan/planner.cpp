@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <memory>
 #include <cmath>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -143,8 +143,8 @@ Candidate prepare(const Context& ctx, const model::InstanceType& instance) {
   row.ttft_floor_s = c.predictor->step_time_s(prefill);
 
   if (row.tpot_floor_s > sc.slo.tpot_s) {
-    row.infeasible_reason = "TPOT floor at batch 1 is " + format_s(row.tpot_floor_s) +
-                            " > SLO " + format_s(sc.slo.tpot_s) + " (" + c.deployment.rule + ")";
+    row.infeasible_reason = "TPOT floor at batch 1 is " + format_s(row.tpot_floor_s) + " > SLO " +
+                            format_s(sc.slo.tpot_s) + " (" + c.deployment.rule + ")";
     return c;
   }
   if (row.ttft_floor_s > sc.slo.ttft_s) {
@@ -178,8 +178,7 @@ PlanRow plan_one(const Context& ctx, const model::InstanceType& instance) {
     if (passing >= sc.max_instances) {
       row.infeasible_reason = "SLO not met with " + std::to_string(passing) +
                               " instances (the scenario's max_instances): p99 TTFT " +
-                              format_s(best.ttft.p99_s) + ", p99 TPOT " +
-                              format_s(best.tpot.p99_s);
+                              format_s(best.ttft.p99_s) + ", p99 TPOT " + format_s(best.tpot.p99_s);
       row.metrics = best;
       return std::move(row);
     }
@@ -242,8 +241,9 @@ PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
       if (i == nullptr) {
         std::string known;
         for (const auto& k : catalog.instances()) known += (known.empty() ? "" : ", ") + k.id;
-        throw InputError(scenario.file.string() + ": field \"candidates\": unknown instance type \"" +
-                         id + "\"; known: " + known);
+        throw InputError(scenario.file.string() +
+                         ": field \"candidates\": unknown instance type \"" + id +
+                         "\"; known: " + known);
       }
       candidates.push_back(i);
     }
@@ -254,8 +254,8 @@ PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
   result.model_id = model.id;
   result.model_num_params = model.num_params();
   result.workload = summarize_workload(workload, scenario.workload);
-  const Context ctx{scenario, catalog, model, workload, result.workload,
-                    max_request_tokens(workload)};
+  const Context ctx{scenario, catalog,         model,
+                    workload, result.workload, max_request_tokens(workload)};
 
   result.rows.resize(candidates.size());
   std::atomic<size_t> next{0};
@@ -281,7 +281,8 @@ PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
   int num_threads = options.num_threads > 0
                         ? options.num_threads
                         : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  num_threads = std::min<int>(num_threads, static_cast<int>(std::max<size_t>(candidates.size(), 1)));
+  num_threads =
+      std::min<int>(num_threads, static_cast<int>(std::max<size_t>(candidates.size(), 1)));
   std::vector<std::thread> threads;
   for (int t = 1; t < num_threads; ++t) threads.emplace_back(worker);
   worker();

@@ -18,30 +18,30 @@ struct PlanRow {
   std::string provider;
   std::string instance_name;
   model::DeviceKind device_kind = model::DeviceKind::kCpu;
-  std::string hardware_name;        ///< e.g. "1 x NVIDIA A10G" or "Intel Xeon Platinum 8488C"
+  std::string hardware_name;  ///< e.g. "1 x NVIDIA A10G" or "Intel Xeon Platinum 8488C"
   bool feasible = false;
-  int64_t num_instances = 0;        ///< smallest fleet meeting the SLO (feasible rows)
+  int64_t num_instances = 0;  ///< smallest fleet meeting the SLO (feasible rows)
   int64_t num_replicas_per_instance = 0;
   int64_t tp_degree = 0;
-  double instance_usd_per_hour = 0;  ///< catalog price of one instance
+  double instance_usd_per_hour = 0;       ///< catalog price of one instance
   std::string price_model = "on_demand";  ///< the catalog's price model, e.g. "on_demand"
-  double usd_per_hour = 0;           ///< whole fleet
+  double usd_per_hour = 0;                ///< whole fleet
   double usd_per_million_output_tokens = 0;
-  double annual_usd = 0;             ///< usd_per_hour x hours_per_year
+  double annual_usd = 0;  ///< usd_per_hour x hours_per_year
   /// Floors from the roofline: decode step at batch 1 (context 1 token), and the prefill of
   /// the workload's p99 prompt alone.
   double tpot_floor_s = 0;
   double ttft_floor_s = 0;
-  sim::Metrics metrics;              ///< of the chosen fleet (feasible rows)
-  std::string infeasible_reason;     ///< why no fleet size works (infeasible rows)
-  std::string deployment_rule;       ///< how the model sits on the instance
-  int64_t num_simulations = 0;       ///< simulations the search ran
+  sim::Metrics metrics;           ///< of the chosen fleet (feasible rows)
+  std::string infeasible_reason;  ///< why no fleet size works (infeasible rows)
+  std::string deployment_rule;    ///< how the model sits on the instance
+  int64_t num_simulations = 0;    ///< simulations the search ran
 };
 
 /// Facts about the workload that the rows share.
 struct WorkloadSummary {
   int64_t num_requests = 0;
-  double span_s = 0;                   ///< first to last arrival (open loop)
+  double span_s = 0;  ///< first to last arrival (open loop)
   double mean_prompt_tokens = 0;
   double mean_output_tokens = 0;
   int64_t p99_prompt_tokens = 0;
@@ -63,7 +63,7 @@ class PlanObserver {
 };
 
 struct PlanOptions {
-  int num_threads = 0;            ///< 0: std::thread::hardware_concurrency()
+  int num_threads = 0;  ///< 0: std::thread::hardware_concurrency()
   PlanObserver* observer = nullptr;
 };
 

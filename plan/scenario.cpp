@@ -125,9 +125,8 @@ Scenario load_scenario(const std::filesystem::path& path) {
   s.description = f.string_or("description", "");
   s.model_config = base / f.string("model");
   try {
-    s.weight_format =
-        model::parse_weight_format(f.string_or("weight_format", "bf16"),
-                                   file + ": field \"weight_format\"");
+    s.weight_format = model::parse_weight_format(f.string_or("weight_format", "bf16"),
+                                                 file + ": field \"weight_format\"");
     s.kv_format = model::parse_kv_format(f.string_or("kv_cache_format", "bf16"),
                                          file + ": field \"kv_cache_format\"");
   } catch (const model::InputError& e) {

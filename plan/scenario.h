@@ -44,14 +44,14 @@ struct Scenario {
   model::WeightFormat weight_format = model::WeightFormat::kBf16;
   model::KvFormat kv_format = model::KvFormat::kBf16;
   WorkloadSpec workload;
-  sim::Slo slo;                       ///< p99 TTFT and p99 TPOT bounds, seconds
-  sim::ServingConfig serving;         ///< num_kv_blocks is filled per instance by the planner
+  sim::Slo slo;                ///< p99 TTFT and p99 TPOT bounds, seconds
+  sim::ServingConfig serving;  ///< num_kv_blocks is filled per instance by the planner
   sim::RouterKind router = sim::RouterKind::kLeastOutstanding;
   /// Instance ids to try; empty means every instance type in the catalog.
   std::vector<std::string> candidates;
   uint64_t seed = 1;
-  double hours_per_year = 8760;   ///< hours in service per year, for the annual cost
-  int64_t max_instances = 256;    ///< largest fleet the search tries per instance type
+  double hours_per_year = 8760;  ///< hours in service per year, for the annual cost
+  int64_t max_instances = 256;   ///< largest fleet the search tries per instance type
 };
 
 /// Reads a scenario JSON file (format: docs/scenarios.md). Throws InputError naming the file,

@@ -27,16 +27,16 @@ struct Slo {
 };
 
 struct Metrics {
-  Distribution ttft;             ///< first_token - arrival
-  Distribution tpot;             ///< (completion - first_token) / (output - 1), output >= 2
-  Distribution itl;              ///< gaps between consecutive output tokens
-  Distribution e2e_latency;      ///< completion - arrival
-  Distribution queueing_delay;   ///< first_scheduled - arrival
+  Distribution ttft;            ///< first_token - arrival
+  Distribution tpot;            ///< (completion - first_token) / (output - 1), output >= 2
+  Distribution itl;             ///< gaps between consecutive output tokens
+  Distribution e2e_latency;     ///< completion - arrival
+  Distribution queueing_delay;  ///< first_scheduled - arrival
   int64_t num_requests = 0;
   int64_t num_completed = 0;
   int64_t num_rejected = 0;
   int64_t num_preemptions = 0;
-  double duration_s = 0;         ///< first arrival to last completion
+  double duration_s = 0;  ///< first arrival to last completion
   double throughput_requests_per_s = 0;
   double throughput_output_tokens_per_s = 0;
   double goodput_requests_per_s = 0;  ///< completed requests meeting the SLO per second

@@ -33,7 +33,7 @@ struct FleetConfig {
 
 /// What happened to one request. Times are absolute simulated times.
 struct RequestRecord {
-  int64_t id = 0;        ///< index in arrival order (per simulation)
+  int64_t id = 0;  ///< index in arrival order (per simulation)
   int64_t replica = -1;
   SimTime arrival;
   SimTime first_scheduled;  ///< start of the step that first ran its prefill
@@ -51,7 +51,7 @@ struct SimResult {
   /// Every inter-token gap (ns) of every request, in the order they happened. Used for ITL
   /// percentiles.
   std::vector<int64_t> itl_ns;
-  SimTime end_time;                      ///< completion of the last step
+  SimTime end_time;  ///< completion of the last step
   int64_t num_steps = 0;
   int64_t num_preemptions = 0;
   int64_t num_rejected = 0;

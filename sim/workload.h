@@ -57,8 +57,7 @@ std::vector<LengthSample> load_lengths(const std::filesystem::path& path);
 /// inter-arrival times use their own random stream, length draws another. Throws InputError
 /// unless rate_per_s > 0, num_requests >= 0 and !lengths.empty().
 std::vector<RequestSpec> poisson_arrivals(double rate_per_s, int64_t num_requests,
-                                          const std::vector<LengthSample>& lengths,
-                                          uint64_t seed);
+                                          const std::vector<LengthSample>& lengths, uint64_t seed);
 
 /// A closed-loop population: each of num_users sends a request, waits for its last token,
 /// thinks for an exponentially distributed time (mean think_time_s) and sends the next, until
@@ -73,7 +72,7 @@ struct ClosedLoopWorkload {
 
 /// What the simulator is fed: either a fixed list of arrivals (open loop) or a closed loop.
 struct Workload {
-  std::vector<RequestSpec> open_loop;            ///< used when closed_loop is unset
+  std::vector<RequestSpec> open_loop;  ///< used when closed_loop is unset
   std::optional<ClosedLoopWorkload> closed_loop;
 };
 

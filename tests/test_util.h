@@ -56,8 +56,7 @@ inline std::string read_text(const std::filesystem::path& path) {
 /// A fresh, empty directory under gtest's temp dir, named after the running test.
 inline std::filesystem::path fresh_temp_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
-                                    "llmcap_tests" /
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "llmcap_tests" /
                                     (std::string(info->test_suite_name()) + "." + info->name());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
@@ -81,6 +80,5 @@ inline std::string replace_once(const std::string& text, const std::string& from
   out.replace(pos, from.size(), to);
   return out;
 }
-
 
 }  // namespace llmcap::testing

@@ -13,9 +13,9 @@
 namespace llmcap::cli {
 namespace {
 
+using llmcap::testing::TempDir;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using llmcap::testing::TempDir;
 
 struct CliRun {
   int code;
@@ -37,7 +37,7 @@ TEST(CliPlan, PrintsTheTableAndWritesJsonAndCsv) {
   const auto json_path = dir.path() / "plan.json";
   const auto csv_path = dir.path() / "plan.csv";
   const CliRun r = run_cli({"plan", small_scenario(), "--json", json_path.string(), "--csv",
-                         csv_path.string(), "--quiet"});
+                            csv_path.string(), "--quiet"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("aws-g6e.xlarge"));
   EXPECT_THAT(r.out, HasSubstr("aws-m7i.8xlarge"));
@@ -111,10 +111,11 @@ TEST(CliPlanBadInput, MalformedScenarioJson) {
 
 TEST(CliPlanBadInput, MistypedField) {
   TempDir dir;
-  const auto p = dir.write("s.json", "{\"name\": \"x\", \"model\": \"" + kModel +
-                                         "\", \"workload\": {\"kind\": \"trace\", \"path\": \"" +
-                                         kTrace + "\"}, \"slo\": {\"ttft_p99_s\": \"fast\", "
-                                         "\"tpot_p99_s\": 0.05}}");
+  const auto p =
+      dir.write("s.json", "{\"name\": \"x\", \"model\": \"" + kModel +
+                              "\", \"workload\": {\"kind\": \"trace\", \"path\": \"" + kTrace +
+                              "\"}, \"slo\": {\"ttft_p99_s\": \"fast\", "
+                              "\"tpot_p99_s\": 0.05}}");
   expect_bad_input(p, {p.string(), "slo.ttft_p99_s", "\"fast\""});
 }
 
@@ -171,13 +172,15 @@ TEST(CliPlanBadInput, UnknownOption) {
 }
 
 TEST(CliPlanBadInput, MissingDataDir) {
-  const CliRun r = run_cli({"plan", small_scenario(), "--data-dir", "/nonexistent/data", "--quiet"});
+  const CliRun r =
+      run_cli({"plan", small_scenario(), "--data-dir", "/nonexistent/data", "--quiet"});
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("/nonexistent/data/hardware/cpus.json: cannot open file"));
 }
 
 TEST(CliPlanBadInput, UnwritableOutputLeavesNothingBehind) {
-  const CliRun r = run_cli({"plan", small_scenario(), "--json", "/nonexistent/dir/out.json", "--quiet"});
+  const CliRun r =
+      run_cli({"plan", small_scenario(), "--json", "/nonexistent/dir/out.json", "--quiet"});
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("/nonexistent/dir/out.json: cannot write file"));
 }

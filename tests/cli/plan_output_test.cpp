@@ -82,7 +82,8 @@ TEST(WriteFileAtomically, WritesTheContentsAndLeavesNoTemporaryFile) {
   std::getline(f, line);
   EXPECT_EQ(line, "hello");
   int num_files = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++num_files;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path()))
+    ++num_files;
   EXPECT_EQ(num_files, 1);
 }
 

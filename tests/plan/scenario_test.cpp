@@ -8,9 +8,9 @@
 namespace llmcap::plan {
 namespace {
 
-using ::testing::HasSubstr;
 using llmcap::testing::data_dir;
 using llmcap::testing::TempDir;
+using ::testing::HasSubstr;
 
 constexpr double kExact = 0.0;
 
@@ -100,24 +100,38 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, LoadScenarioBadInput,
     ::testing::Values(
         BadCase{"MissingSlo", "slo", R"("x": 1)", {"field \"slo\": missing"}},
-        BadCase{"MistypedTtft", "slo", R"("slo": {"ttft_p99_s": "2s", "tpot_p99_s": 0.05})",
+        BadCase{"MistypedTtft",
+                "slo",
+                R"("slo": {"ttft_p99_s": "2s", "tpot_p99_s": 0.05})",
                 {"field \"slo.ttft_p99_s\"", "expected a positive number", "\"2s\""}},
-        BadCase{"NegativeRate", "workload",
+        BadCase{"NegativeRate",
+                "workload",
                 R"("workload": {"kind": "trace", "path": "t.csv", "rate_multiplier": -2})",
                 {"field \"workload.rate_multiplier\"", "expected a positive number", "-2"}},
-        BadCase{"UnknownKind", "workload", R"("workload": {"kind": "bursty"})",
+        BadCase{"UnknownKind",
+                "workload",
+                R"("workload": {"kind": "bursty"})",
                 {"field \"workload.kind\"", "trace, poisson, closed_loop", "\"bursty\""}},
-        BadCase{"MissingTracePath", "workload", R"("workload": {"kind": "trace"})",
+        BadCase{"MissingTracePath",
+                "workload",
+                R"("workload": {"kind": "trace"})",
                 {"field \"workload.path\": missing"}},
-        BadCase{"ZeroUsers", "workload",
+        BadCase{"ZeroUsers",
+                "workload",
                 R"("workload": {"kind": "closed_loop", "lengths_path": "l.csv", "num_users": 0,
                     "think_time_s": 1, "duration_s": 10})",
                 {"field \"workload.num_users\"", "expected a positive integer", "0"}},
-        BadCase{"UnknownWeightFormat", "weight_format", R"("weight_format": "int3")",
+        BadCase{"UnknownWeightFormat",
+                "weight_format",
+                R"("weight_format": "int3")",
                 {"weight_format", "int3", "bf16"}},
-        BadCase{"UnknownRouter", "serving", R"("serving": {"router": "random"})",
+        BadCase{"UnknownRouter",
+                "serving",
+                R"("serving": {"router": "random"})",
                 {"serving.router", "random", "round_robin", "least_outstanding"}},
-        BadCase{"FractionalMaxSeqs", "serving", R"("serving": {"max_num_seqs": 2.5})",
+        BadCase{"FractionalMaxSeqs",
+                "serving",
+                R"("serving": {"max_num_seqs": 2.5})",
                 {"field \"serving.max_num_seqs\"", "expected a positive integer", "2.5"}}),
     [](const auto& info) { return std::string(info.param.name); });
 
