@@ -161,6 +161,7 @@ std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& resul
         {"tp_degree", r.tp_degree},
         {"instance_usd_per_hour", r.instance_usd_per_hour},
         {"price_model", r.price_model},
+        {"instance_note", r.instance_note},
         {"usd_per_hour", r.feasible ? json(r.usd_per_hour) : json(nullptr)},
         {"usd_per_million_output_tokens",
          r.feasible ? json(r.usd_per_million_output_tokens) : json(nullptr)},

@@ -102,6 +102,7 @@ Candidate prepare(const Context& ctx, const model::InstanceType& instance) {
   row.device_kind = instance.kind;
   row.instance_usd_per_hour = instance.usd_per_hour;
   row.price_model = instance.price_model;
+  row.instance_note = instance.note;
   if (instance.kind == model::DeviceKind::kGpu) {
     const auto& gpu = ctx.catalog.hardware(instance.gpu_id, instance.id);
     row.hardware_name = std::to_string(instance.num_gpus) + " x " + gpu.name;

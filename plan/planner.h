@@ -24,6 +24,7 @@ struct PlanRow {
   int64_t num_replicas_per_instance = 0;
   int64_t tp_degree = 0;
   double instance_usd_per_hour = 0;       ///< catalog price of one instance
+  std::string instance_note;         ///< the catalog's note (real specs, unconfirmed figures)
   std::string price_model = "on_demand";  ///< the catalog's price model, e.g. "on_demand"
   double usd_per_hour = 0;                ///< whole fleet
   double usd_per_million_output_tokens = 0;
