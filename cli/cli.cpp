@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 
 #include "cli/plan_output.h"
@@ -13,32 +14,44 @@
 namespace llmcap::cli {
 namespace {
 
+std::string plural(int64_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 /// Prints one progress line per finished instance type to the error stream.
 class ProgressPrinter final : public plan::PlanObserver {
  public:
   explicit ProgressPrinter(std::ostream& err) : err_(err) {}
   void on_row_done(const plan::PlanRow& row, size_t num_done, size_t num_total) override {
     err_ << "  [" << num_done << "/" << num_total << "] " << row.instance_type << ": "
-         << (row.feasible ? std::to_string(row.num_instances) + " instance(s)" : "infeasible")
-         << " (" << row.num_simulations << " simulations)\n";
+         << (row.feasible ? plural(row.num_instances, "instance") : std::string("infeasible"))
+         << " (" << plural(row.num_simulations, "simulation") << ")\n";
   }
 
  private:
   std::ostream& err_;
 };
 
+/// --data-dir if given, else $LLMCAP_DATA_DIR, else the data/ folder of the source tree the
+/// binary was built from.
+std::string resolve_data_dir(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("LLMCAP_DATA_DIR"); env != nullptr && *env != '\0') return env;
+  return LLMCAP_DEFAULT_DATA_DIR;
+}
+
 struct PlanArgs {
   std::string scenario;
   std::string json_out;
   std::string csv_out;
-  std::string data_dir = LLMCAP_DEFAULT_DATA_DIR;
+  std::string data_dir;
   int threads = 0;
   bool quiet = false;
 };
 
 int run_plan(const PlanArgs& a, std::ostream& out, std::ostream& err) {
   const plan::Scenario scenario = plan::load_scenario(a.scenario);
-  const model::Catalog catalog = model::Catalog::load(a.data_dir);
+  const model::Catalog catalog = model::Catalog::load(resolve_data_dir(a.data_dir));
   ProgressPrinter progress(err);
   plan::PlanOptions options;
   options.num_threads = a.threads;
@@ -64,13 +77,19 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   PlanArgs plan_args;
   CLI::App* plan_cmd = app.add_subcommand(
       "plan", "Cheapest fleet of each candidate instance type that meets the scenario's SLO");
-  plan_cmd->add_option("scenario", plan_args.scenario, "Scenario JSON file")->required();
-  plan_cmd->add_option("--json", plan_args.json_out, "Write the results as JSON to FILE");
-  plan_cmd->add_option("--csv", plan_args.csv_out, "Write the results as CSV to FILE");
+  plan_cmd->add_option("scenario", plan_args.scenario, "Scenario JSON file (docs/scenarios.md)")
+      ->required()
+      ->option_text("FILE");
+  plan_cmd->add_option("--json", plan_args.json_out, "Write the results as JSON to FILE")
+      ->option_text("FILE");
+  plan_cmd->add_option("--csv", plan_args.csv_out, "Write the results as CSV to FILE")
+      ->option_text("FILE");
   plan_cmd
       ->add_option("--data-dir", plan_args.data_dir,
-                   "Folder with hardware/ and instances/ catalogs")
-      ->capture_default_str();
+                   std::string("Folder with hardware/ and instances/ catalogs (default: "
+                               "$LLMCAP_DATA_DIR, else ") +
+                       LLMCAP_DEFAULT_DATA_DIR + ")")
+      ->option_text("DIR");
   plan_cmd
       ->add_option("--threads", plan_args.threads, "Worker threads (0: one per hardware thread)")
       ->check(CLI::NonNegativeNumber);
@@ -80,7 +99,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   try {
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
-    out << (app.get_subcommands().empty() ? app.help() : app.get_subcommands().front()->help());
+    out << (app.get_subcommands().empty()
+                ? app.help()
+                : app.get_subcommands().front()->help("llmcap " +
+                                                      app.get_subcommands().front()->get_name()));
     return kExitOk;
   } catch (const CLI::CallForAllHelp&) {
     out << app.help("", CLI::AppFormatMode::All);

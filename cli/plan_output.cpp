@@ -81,13 +81,20 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
   out << "SLO: p99 TTFT <= " << sc.slo.ttft_s << " s, p99 TPOT <= " << sc.slo.tpot_s
       << " s. Prices: USD, on-demand unless marked *.\n\n";
 
-  out << pad("instance type", 31) << pad("kind", 5) << pad("hardware", 40) << pad("count", 6, true)
-      << pad("USD/hour", 10, true) << pad("USD/M out", 11, true) << pad("USD/year", 12, true)
-      << pad("TTFT p50/p99 s", 17, true) << pad("TPOT p50/p99 ms", 17, true) << "\n";
-  out << std::string(31 + 5 + 40 + 6 + 10 + 11 + 12 + 17 + 17, '-') << "\n";
+  size_t id_width = 14;
+  size_t hw_width = 9;
+  for (const auto& r : result.rows) {
+    id_width = std::max(id_width, r.instance_type.size() + 2);
+    hw_width = std::max(hw_width, std::min<size_t>(r.hardware_name.size(), 62) + 2);
+  }
+  out << pad("instance type", id_width) << pad("kind", 5) << pad("hardware", hw_width)
+      << pad("count", 6, true) << pad("USD/hour", 10, true) << pad("USD/M out", 11, true)
+      << pad("USD/year", 12, true) << pad("TTFT p50/p99 s", 17, true)
+      << pad("TPOT p50/p99 ms", 17, true) << "\n";
+  out << std::string(id_width + 5 + hw_width + 6 + 10 + 11 + 12 + 17 + 17, '-') << "\n";
   for (const auto* r : sorted_rows(result)) {
-    out << pad(r->instance_type, 31) << pad(std::string(model::to_string(r->device_kind)), 5)
-        << pad(r->hardware_name.substr(0, 39), 40);
+    out << pad(r->instance_type, id_width) << pad(std::string(model::to_string(r->device_kind)), 5)
+        << pad(r->hardware_name.substr(0, hw_width - 2), hw_width);
     if (r->feasible) {
       out << pad(std::to_string(r->num_instances), 6, true)
           << pad(fixed(r->usd_per_hour, 2) + (r->price_model == "on_demand" ? "" : "*"), 10, true)

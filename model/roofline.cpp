@@ -58,6 +58,13 @@ std::string gb_per_s(double bytes_per_s) {
   return buf;
 }
 
+/// Decimal gigabytes for text, e.g. 141107412992 -> "141.1 GB".
+std::string gb(int64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g GB", static_cast<double>(bytes) / 1e9);
+  return buf;
+}
+
 std::string fraction_text(double f) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", f);
@@ -86,7 +93,8 @@ int64_t kv_bytes_or_throw(const std::string& where, const std::string& of, int64
                           fraction_text(e.usable_memory_fraction) + " x " +
                           std::to_string(memory_bytes) + ")";
   if (weights + reserve_bytes > usable) {
-    throw InfeasibleError(where + ": weights need " + std::to_string(weights) + " bytes (" +
+    throw InfeasibleError(where + ": weights need " + gb(weights) + ", " + gb(usable) +
+                          " usable: " + std::to_string(weights) + " bytes (" +
                           std::string(to_string(wf)) + "), " + has + " and keeps " +
                           std::to_string(reserve_bytes) + " bytes for activations");
   }
@@ -152,7 +160,7 @@ Deployment make_deployment(const InstanceType& instance, const Catalog& catalog,
                " GPUs per replica (tp=" + std::to_string(tp) + "), " +
                std::to_string(d.num_replicas) + (d.num_replicas == 1 ? " replica" : " replicas") +
                ": " + gb_per_s(gpu.peak_memory_bandwidth_bytes_per_s) + " and " +
-               std::to_string(gpu.memory_bytes) + " bytes per GPU";
+               gb(gpu.memory_bytes) + " per GPU";
       return d;
     }
   }
@@ -191,14 +199,14 @@ Deployment make_deployment(const InstanceType& instance, const Catalog& catalog,
     d.rule = "slice of " + std::to_string(instance.vcpus) + "/" + std::to_string(socket_threads) +
              " vCPUs of one " + cpu.name + " socket: " + percent(share) + " of " +
              gb_per_s(cpu.peak_memory_bandwidth_bytes_per_s) + " and of peak FLOP/s, 1 replica, " +
-             std::to_string(d.memory_bytes) + " bytes memory";
+             gb(d.memory_bytes) + " memory";
   } else {
     d.rule = std::to_string(d.num_replicas) +
              (d.num_replicas == 1 ? " replica on one whole " : " replicas, one per whole ") +
              cpu.name + " socket (" + std::to_string(socket_threads) + " of " +
              std::to_string(instance.vcpus) +
              " vCPUs each): " + gb_per_s(cpu.peak_memory_bandwidth_bytes_per_s) + " and " +
-             std::to_string(d.memory_bytes) + " bytes memory each";
+             gb(d.memory_bytes) + " memory each";
   }
   return d;
 }

@@ -424,8 +424,8 @@ TEST(MakeDeployment, Llama70bDoesNotFitA128GiBCpuInstance) {
   // 2 x 70,553,706,496 = 141,107,412,992 bytes of bf16 weights; 0.9 x 137,438,953,472 =
   // 123,695,058,124.8, rounded 123,695,058,125.
   EXPECT_EQ(infeasible_message("test-cpu-128g", "llama-3.1-70b", KvFormat::kBf16),
-            "model \"llama-3.1-70b\" on instance \"test-cpu-128g\": weights need 141107412992 "
-            "bytes (bf16), instance has 123695058125 bytes usable (0.9 x 137438953472) and "
+            "model \"llama-3.1-70b\" on instance \"test-cpu-128g\": weights need 141.1 GB, "
+            "123.7 GB usable: 141107412992 bytes (bf16), instance has 123695058125 bytes usable (0.9 x 137438953472) and "
             "keeps 1073741824 bytes for activations");
 }
 

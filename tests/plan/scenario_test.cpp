@@ -81,6 +81,9 @@ struct BadCase {
   std::vector<std::string> expected;  // substrings of the message
 };
 
+/// Names the case in test listings (gtest would otherwise print the struct's raw bytes).
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+
 class LoadScenarioBadInput : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(LoadScenarioBadInput, NamesFileFieldAndValue) {
