@@ -99,10 +99,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   try {
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
-    out << (app.get_subcommands().empty()
-                ? app.help()
-                : app.get_subcommands().front()->help("llmcap " +
-                                                      app.get_subcommands().front()->get_name()));
+    out << (app.get_subcommands().empty() ? app.help()
+                                          : app.get_subcommands().front()->help("llmcap"));
     return kExitOk;
   } catch (const CLI::CallForAllHelp&) {
     out << app.help("", CLI::AppFormatMode::All);
