@@ -1,0 +1,44 @@
+// Decode attention: one query token per sequence against its KV cache (grouped-query heads).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "kernels/cpu_features.h"
+#include "kernels/thread_pool.h"
+
+namespace llmcap::kernels {
+
+/// Element type of the KV cache.
+enum class KvType { kF32, kBf16 };
+std::string_view to_string(KvType type);  ///< "f32" | "bf16"
+
+/// One sequence's KV cache for one layer: K and V each laid out [kv_head][token][head_dim],
+/// `capacity_tokens` tokens reserved per head, the first `context_tokens` valid. Elements are
+/// f32 or bf16 (uint16) per `type`.
+struct KvCacheView {
+  KvType type = KvType::kBf16;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t capacity_tokens = 0;
+  int64_t context_tokens = 0;  ///< 1 <= context_tokens <= capacity_tokens
+
+  /// Bytes of K and V that one attention call reads: 2 x kv_heads x context x head_dim x size.
+  int64_t bytes_read() const;
+};
+
+/// out[h * head_dim + d] = sum_t softmax_t(scale * q_h . k_{g(h),t}) v_{g(h),t}[d]
+/// for query heads h in [0, num_q_heads), g(h) = h / (num_q_heads / num_kv_heads).
+/// Each KV head is read once for all the query heads that share it (grouped-query attention,
+/// Ainslie et al. 2023). Softmax is computed in f32 with the running-max (online) form
+/// (Milakov & Gimelshein 2018). Shapes: q.size() == out.size() == num_q_heads * head_dim;
+/// num_q_heads a multiple of num_kv_heads. Threads split the KV heads (and, for long contexts,
+/// the tokens). Throws std::invalid_argument for a shape mismatch or an unsupported isa.
+void decode_attention(std::span<const float> q, int64_t num_q_heads, const KvCacheView& kv,
+                      float scale, std::span<float> out, ThreadPool& pool,
+                      Isa isa = best_isa());
+
+}  // namespace llmcap::kernels

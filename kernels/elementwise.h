@@ -1,0 +1,29 @@
+// The small per-token operators of a Llama layer: RMSNorm, RoPE, SwiGLU.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "kernels/cpu_features.h"
+
+namespace llmcap::kernels {
+
+/// RMSNorm (Zhang & Sennrich 2019) over rows of `dim`: out = x / sqrt(mean(x^2) + eps) * weight.
+/// x.size() == out.size() == num_rows * dim, weight.size() == dim; out may alias x.
+void rms_norm(std::span<const float> x, std::span<const float> weight, int64_t dim, float eps,
+              std::span<float> out, Isa isa = best_isa());
+
+/// Rotary position embedding (Su et al. 2021, "RoFormer"; the Llama/GPT-NeoX "rotate half"
+/// layout: element i pairs with i + rotary_dim/2) applied in place to `num_heads` heads of
+/// `head_dim` of one token at `position`, rotating the first rotary_dim elements of each head,
+/// frequencies theta^(-2i/rotary_dim). x.size() == num_heads * head_dim; rotary_dim even and <=
+/// head_dim.
+void rope(std::span<float> x, int64_t num_heads, int64_t head_dim, int64_t rotary_dim,
+          int64_t position, float theta, Isa isa = best_isa());
+
+/// SwiGLU (Shazeer 2020): out[i] = silu(gate[i]) * up[i], silu(g) = g / (1 + exp(-g)).
+/// gate, up and out of equal size; out may alias gate or up.
+void swiglu(std::span<const float> gate, std::span<const float> up, std::span<float> out,
+            Isa isa = best_isa());
+
+}  // namespace llmcap::kernels

@@ -1,0 +1,30 @@
+// The machine the kernels run on: CPU, caches and measured memory bandwidth.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace llmcap::kernels {
+
+struct MachineInfo {
+  std::string cpu_model;      ///< "model name" of /proc/cpuinfo
+  std::string isa;            ///< CpuFeatures::flags()
+  int num_cores = 0;          ///< logical CPUs this process may use (sched_getaffinity)
+  int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;  ///< per core (L1, L2) / total L3; 0 unknown
+  /// Measured STREAM-like bandwidth by thread count: "read" sums a buffer far beyond the last-
+  /// level cache (bytes read / s); "copy" copies one (bytes read + written / s). Median of
+  /// interleaved repetitions.
+  std::map<int, double> read_bandwidth_bytes_per_s;
+  std::map<int, double> copy_bandwidth_bytes_per_s;
+};
+
+/// Reads the CPU model, flags, core count and cache sizes (sysconf / /sys / CPUID).
+MachineInfo describe_machine();
+
+/// Measures read and copy bandwidth for 1..max_threads threads on buffers of `buffer_bytes`
+/// (default 512 MiB, far beyond any L3 here), `repetitions` interleaved rounds, medians kept.
+void measure_bandwidth(MachineInfo& machine, int max_threads, int64_t buffer_bytes = int64_t{512}
+                       << 20, int repetitions = 5);
+
+}  // namespace llmcap::kernels

@@ -1,0 +1,84 @@
+// Weight-streaming matrix products of decode: y = x W^T for 1..64 activation rows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "kernels/cpu_features.h"
+#include "kernels/thread_pool.h"
+
+namespace llmcap::kernels {
+
+/// Storage format of a weight matrix.
+///  - kF32: 4 bytes per weight.
+///  - kBf16: 2 bytes per weight (the upper half of an IEEE f32, round-to-nearest-even).
+///  - kInt8: 1 byte per weight (symmetric, round to nearest) + one f32 scale per output row:
+///    w[r][c] = scale[r] * q[r][c].
+///  - kInt4: blocks of 32 consecutive weights of a row, each a BlockQ4: one bf16 scale and 16
+///    bytes of 4-bit values; w = scale * (q - 8), q in [0, 15] (the GGML Q4_0 layout, with a
+///    bf16 instead of an f16 scale). cols must be a multiple of 32.
+enum class WeightFormat { kF32, kBf16, kInt8, kInt4 };
+std::string_view to_string(WeightFormat format);  ///< "f32" | "bf16" | "int8" | "int4"
+/// Throws std::invalid_argument("unknown weight format \"x\"; known: f32, bf16, int8, int4").
+WeightFormat parse_weight_format(std::string_view name);
+
+/// One block of 32 4-bit weights: nibbles[i] holds weight i in its low 4 bits and weight i+16
+/// in its high 4 bits.
+struct BlockQ4 {
+  uint16_t scale_bf16;
+  uint8_t nibbles[16];
+};
+static_assert(sizeof(BlockQ4) == 18, "BlockQ4 must be 18 bytes: 0.5625 bytes per weight");
+
+/// A weight matrix of `rows` output features x `cols` input features, stored row-major in one
+/// of the formats above, 64-byte aligned. Movable, not copyable.
+class PackedWeights {
+ public:
+  /// Converts or quantises a row-major f32 matrix (w.size() == rows * cols). Throws
+  /// std::invalid_argument for a size mismatch, rows or cols < 1, or kInt4 with cols % 32 != 0.
+  static PackedWeights pack(WeightFormat format, std::span<const float> w, int64_t rows,
+                            int64_t cols);
+  /// Weights drawn uniformly from [-1, 1) (deterministic for a seed), packed. For benchmarks
+  /// and the reference decoder, where latency does not depend on the values.
+  static PackedWeights random(WeightFormat format, int64_t rows, int64_t cols, uint64_t seed);
+
+  WeightFormat format() const { return format_; }
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  /// Bytes a product streams from memory: the packed weights and their scales.
+  int64_t bytes() const;
+  /// Element (r, c) as f32 after dequantisation (for tests).
+  float at(int64_t r, int64_t c) const;
+
+  // Raw storage for kernels: data() points at rows*cols elements (f32, uint16 bf16, int8) or at
+  // rows * cols/32 BlockQ4; row_scales() at rows f32 scales (kInt8 only, else empty).
+  const void* data() const { return storage_.get(); }
+  std::span<const float> row_scales() const { return scales_; }
+
+ private:
+  WeightFormat format_ = WeightFormat::kF32;
+  int64_t rows_ = 0;
+  int64_t cols_ = 0;
+  struct AlignedFree {
+    void operator()(uint8_t* p) const noexcept;
+  };
+  std::unique_ptr<uint8_t, AlignedFree> storage_;  ///< 64-byte aligned
+  int64_t storage_bytes_ = 0;
+  std::vector<float> scales_;
+};
+
+/// y[b * rows + r] = sum_c x[b * cols + c] * w(r, c), for b in [0, batch).
+/// Shapes: x.size() == batch * cols, y.size() == batch * rows, batch >= 1 (fast paths are tuned
+/// for batch <= 64; larger batches are processed in slices of 64). Weights are read from memory
+/// once per call for all rows of x (not once per row). int8 and int4 paths may quantise x to
+/// int8 per activation row for VNNI dot products; their results then differ from the f32
+/// reference by that rounding (see tests/kernels for the tolerances).
+/// Threads split the output rows. `isa` must be supported (isa_supported); throws
+/// std::invalid_argument naming the mismatched size or the unsupported path.
+void matmul(const PackedWeights& w, std::span<const float> x, int64_t batch, std::span<float> y,
+            ThreadPool& pool, Isa isa = best_isa());
+
+}  // namespace llmcap::kernels
