@@ -2,10 +2,22 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <exception>
+#include <filesystem>
+#include <stdexcept>
+#include <iomanip>
+#include <sstream>
 
 #include "cli/plan_output.h"
+#include "cli/profile.h"
+#include "cli/validate.h"
+#include "kernels/calibrate.h"
+#include "kernels/machine.h"
+#include "model/calibration.h"
 #include "model/input_error.h"
 #include "plan/planner.h"
 #include "plan/scenario.h"
@@ -67,6 +79,145 @@ int run_plan(const PlanArgs& a, std::ostream& out, std::ostream& err) {
   return kExitOk;
 }
 
+struct CalibrateArgs {
+  bool quick = false;
+  int threads = 0;
+  std::string json_out;
+  std::string db_out;
+  bool quiet = false;
+  bool test_sweep = false;  ///< hidden: tiny in-cache shapes, for the CLI tests
+};
+
+std::string fixed(double v, int precision) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
+void print_calibration(const model::CalibrationProfile& p, const kernels::CalibrationRun& run,
+                       std::ostream& out) {
+  const model::CalibrationMachine& m = p.machine;
+  out << "Machine: " << m.cpu_model << ", " << m.num_cores << " logical CPUs\n"
+      << "  ISA: " << m.isa << "\n"
+      << "  caches: L1d " << m.l1d_bytes / 1024 << " KiB, L2 " << m.l2_bytes / 1024
+      << " KiB, L3 " << m.l3_bytes / (1024 * 1024) << " MiB (as reported)\n"
+      << "  memory bandwidth (median of interleaved rounds):\n";
+  for (const auto& [threads, read] : m.read_bandwidth_bytes_per_s) {
+    const auto copy = m.copy_bandwidth_bytes_per_s.find(threads);
+    out << "    " << std::setw(3) << threads << (threads == 1 ? " thread:  " : " threads: ")
+        << "read " << fixed(read / 1e9, 1) << " GB/s, copy "
+        << (copy != m.copy_bandwidth_bytes_per_s.end() ? fixed(copy->second / 1e9, 1) : "-")
+        << " GB/s\n";
+  }
+  out << "\nKernels (" << run.sweep << " sweep; operands rotated over "
+      << run.rotation_bytes / (1024 * 1024)
+      << " MiB unless marked \"cache\"; fraction = GB/s / read bandwidth at that thread "
+         "count):\n";
+  out << "  " << std::left << std::setw(10) << "op" << std::setw(6) << "fmt" << std::right
+      << std::setw(13) << "shape" << std::setw(7) << "batch" << std::setw(5) << "thr"
+      << std::setw(11) << "median ms" << std::setw(9) << "GB/s" << std::setw(7) << "frac"
+      << std::setw(10) << "GFLOP/s" << "\n";
+  for (const model::KernelSample& s : p.kernels) {
+    const auto bw = m.read_bandwidth_bytes_per_s.find(s.threads);
+    const std::string frac = bw != m.read_bandwidth_bytes_per_s.end() && bw->second > 0
+                                 ? fixed(s.bytes_per_s / bw->second, 2)
+                                 : "-";
+    out << "  " << std::left << std::setw(10) << s.op << std::setw(6) << s.format << std::right
+        << std::setw(13) << (std::to_string(s.rows) + "x" + std::to_string(s.cols))
+        << std::setw(7) << s.batch << std::setw(5) << s.threads << std::setw(11)
+        << fixed(s.median_s * 1e3, 4) << std::setw(9) << fixed(s.bytes_per_s / 1e9, 1)
+        << std::setw(7) << frac << std::setw(10) << fixed(s.flops_per_s / 1e9, 1)
+        << (s.cache_resident ? "  cache" : "") << "\n";
+  }
+  const model::CalibrationFit& f = p.fit;
+  out << "\nFit at " << f.threads
+      << " threads (median_s = overhead + bytes / bandwidth + flops / compute; "
+         "a rate of 0 means the term was dropped):\n";
+  const auto row = [&](const std::string& what, const model::RateFit& r) {
+    out << "  " << std::left << std::setw(16) << what << std::right << "overhead "
+        << fixed(r.overhead_s * 1e6, 1) << " us, " << fixed(r.bytes_per_s / 1e9, 1)
+        << " GB/s, " << fixed(r.flops_per_s / 1e9, 1) << " GFLOP/s; " << r.num_samples
+        << " samples, error median " << fixed(100 * r.median_rel_error, 1) << "%, p95 "
+        << fixed(100 * r.p95_rel_error, 1) << "%\n";
+  };
+  for (const auto& [format, r] : f.matmul) row("matmul " + format, r);
+  for (const auto& [format, r] : f.attention) row("attention " + format, r);
+  out << "  fit error over all fitted samples: median " << fixed(100 * f.median_rel_error, 1)
+      << "%, p95 " << fixed(100 * f.p95_rel_error, 1) << "%\n"
+      << "Calibration took " << fixed(run.seconds, 1) << " s.\n";
+}
+
+int run_calibrate(const CalibrateArgs& a, const std::string& command_line, std::ostream& out,
+                  std::ostream& err) {
+  kernels::CalibrationOptions options;
+  options.quick = a.quick;
+  options.max_threads = a.threads;
+  options.size = a.test_sweep ? kernels::SweepSize::kTest : kernels::SweepSize::kFull;
+  if (!a.quiet) options.progress = [&err](const std::string& line) { err << "  " << line << "\n"; };
+  const kernels::CalibrationRun run = kernels::run_calibration(options);
+  const model::CalibrationProfile profile = to_profile(run, command_line);
+  // Render first, so that nothing is written unless all of it succeeded.
+  const std::string json = a.json_out.empty() ? "" : model::profile_to_json(profile);
+  if (!a.json_out.empty()) write_file_atomically(a.json_out, json);
+  if (!a.db_out.empty()) model::write_profile_sqlite(a.db_out, profile);
+  print_calibration(profile, run, out);
+  return kExitOk;
+}
+
+struct ValidateArgs {
+  std::vector<std::string> models;
+  std::string profile;
+  std::vector<std::string> formats = {"bf16", "int8", "int4"};
+  std::vector<int64_t> batches = {1, 4, 16, 32};
+  std::vector<int64_t> contexts = {128, 1024, 4096};
+  int runs = 3;
+  int threads = 0;
+  std::string json_out;
+  std::string data_dir;
+  bool quiet = false;
+};
+
+int run_validate(const ValidateArgs& a, std::ostream& out, std::ostream& err) {
+  ValidationOptions options;
+  const std::filesystem::path data = resolve_data_dir(a.data_dir);
+  if (a.models.empty()) {
+    options.models = {data / "models" / "llama-3.2-1b.json", data / "models" / "qwen2.5-0.5b.json"};
+  } else {
+    options.models.assign(a.models.begin(), a.models.end());
+  }
+  options.formats.clear();
+  for (const std::string& f : a.formats) {
+    options.formats.push_back(model::parse_weight_format(f, "--formats"));
+  }
+  options.batches = a.batches;
+  options.contexts = a.contexts;
+  options.runs = a.runs;
+  if (!a.quiet) options.progress = [&err](const std::string& line) { err << "  " << line << "\n"; };
+
+  model::CalibrationProfile profile;
+  std::string source;
+  if (!a.profile.empty()) {
+    profile = model::read_profile_json(a.profile);
+    const kernels::MachineInfo here = kernels::describe_machine();
+    model::check_profile_machine(profile, model::MachineIdentity{here.cpu_model, here.isa},
+                                 a.profile);
+    source = a.profile;
+  } else {
+    if (!a.quiet) err << "  no --profile: running a quick calibration first\n";
+    kernels::CalibrationOptions cal;
+    cal.quick = true;
+    cal.max_threads = a.threads;
+    const kernels::CalibrationRun run = kernels::run_calibration(cal);
+    profile = to_profile(run, "llmcap validate (quick calibration)");
+    source = "a quick calibration just now";
+  }
+  const ValidationResult result = run_validation(options, profile, source);
+  const std::string json = a.json_out.empty() ? "" : validation_to_json(result);
+  if (!a.json_out.empty()) write_file_atomically(a.json_out, json);
+  print_validation(result, out);
+  return kExitOk;
+}
+
 }  // namespace
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -95,6 +246,65 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       ->check(CLI::NonNegativeNumber);
   plan_cmd->add_flag("--quiet", plan_args.quiet, "No progress lines on stderr");
 
+  CalibrateArgs cal_args;
+  CLI::App* cal_cmd = app.add_subcommand(
+      "calibrate",
+      "Measure memory bandwidth and the decode kernels on this machine and fit the predictor's "
+      "rates (docs/model.md, Calibration)");
+  cal_cmd->add_flag("--quick", cal_args.quick,
+                    "Fewer shapes, only the largest thread count (about 20 s instead of 3 min)");
+  cal_cmd
+      ->add_option("--threads", cal_args.threads,
+                   "Largest thread count to measure (default: every CPU this process may use)")
+      ->check(CLI::PositiveNumber);
+  cal_cmd->add_option("--out", cal_args.json_out, "Write the profile as JSON to FILE")
+      ->option_text("FILE");
+  cal_cmd
+      ->add_option("--db", cal_args.db_out,
+                   "Append the profile to the SQLite database FILE (created if missing)")
+      ->option_text("FILE");
+  cal_cmd->add_flag("--quiet", cal_args.quiet, "No progress lines on stderr");
+  cal_cmd->add_flag("--test-sweep", cal_args.test_sweep, "Tiny in-cache shapes (for tests)")
+      ->group("");
+
+  ValidateArgs val_args;
+  CLI::App* val_cmd = app.add_subcommand(
+      "validate",
+      "Time real decode steps of the reference decoder (random weights) and compare them with "
+      "the calibrated predictor");
+  val_cmd->add_option("--model", val_args.models,
+                      "Hugging Face config.json of a Llama-architecture model (repeatable; "
+                      "default: Llama-3.2-1B and Qwen2.5-0.5B from the data folder)")
+      ->option_text("FILE");
+  val_cmd->add_option("--profile", val_args.profile,
+                      "Calibration profile JSON of this machine (default: run a quick "
+                      "calibration first)")
+      ->option_text("FILE");
+  val_cmd->add_option("--formats", val_args.formats, "Weight formats")
+      ->delimiter(',')
+      ->capture_default_str();
+  val_cmd->add_option("--batches", val_args.batches, "Batch sizes (sequences per step)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  val_cmd->add_option("--contexts", val_args.contexts, "Context lengths (KV tokens per sequence)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  val_cmd->add_option("--runs", val_args.runs, "Timed steps per point (median kept)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  val_cmd
+      ->add_option("--threads", val_args.threads,
+                   "Threads of the quick calibration when no --profile is given (the decoder "
+                   "then runs with the profile's thread count)")
+      ->check(CLI::PositiveNumber);
+  val_cmd->add_option("--json", val_args.json_out, "Write the points and errors as JSON to FILE")
+      ->option_text("FILE");
+  val_cmd->add_option("--data-dir", val_args.data_dir, "Folder with models/ (see plan --help)")
+      ->option_text("DIR");
+  val_cmd->add_flag("--quiet", val_args.quiet, "No progress lines on stderr");
+
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -112,6 +322,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
   try {
     if (plan_cmd->parsed()) return run_plan(plan_args, out, err);
+    if (val_cmd->parsed()) return run_validate(val_args, out, err);
+    if (cal_cmd->parsed()) {
+      std::string command_line = "llmcap";
+      for (const std::string& arg : args) command_line += " " + arg;
+      return run_calibrate(cal_args, command_line, out, err);
+    }
   } catch (const plan::InputError& e) {
     err << "llmcap: error: " << e.what() << "\n";
     return kExitBadInput;
@@ -119,6 +335,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     err << "llmcap: error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const sim::InputError& e) {
+    err << "llmcap: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::invalid_argument& e) {  // a kernel or decoder refusing its arguments
     err << "llmcap: error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {

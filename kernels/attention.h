@@ -36,9 +36,29 @@ struct KvCacheView {
 /// Ainslie et al. 2023). Softmax is computed in f32 with the running-max (online) form
 /// (Milakov & Gimelshein 2018). Shapes: q.size() == out.size() == num_q_heads * head_dim;
 /// num_q_heads a multiple of num_kv_heads. Threads split the KV heads (and, for long contexts,
-/// the tokens). Throws std::invalid_argument for a shape mismatch or an unsupported isa.
+/// the tokens; partial results are merged with the log-sum-exp rule). The (kv head, token)
+/// pairs are cut into one contiguous range per thread, so every thread streams an equal share
+/// of the cache. Throws std::invalid_argument for a shape mismatch or an unsupported isa.
 void decode_attention(std::span<const float> q, int64_t num_q_heads, const KvCacheView& kv,
                       float scale, std::span<float> out, ThreadPool& pool,
                       Isa isa = best_isa());
+
+/// Tuning knobs of decode_attention (for benchmarks and tests; the defaults are the fastest
+/// exact choice measured on the development machine).
+struct AttentionOptions {
+  /// bf16 KV on a CPU with AVX512_BF16, isa kAvx512: round q to bf16 and form q.k with
+  /// vdpbf16ps instead of widening k to f32 (relative error of a score ~2^-8 instead of ~2^-24;
+  /// no faster when the cache streams from DRAM). Ignored elsewhere.
+  bool bf16_qk_dot = false;
+  /// A thread is given at least this many (kv head, token) pairs before another thread joins:
+  /// smaller calls run on fewer threads. >= 1.
+  int64_t min_tokens_per_thread = 512;
+};
+
+/// decode_attention with explicit options; throws std::invalid_argument as above and for
+/// options.min_tokens_per_thread < 1.
+void decode_attention(std::span<const float> q, int64_t num_q_heads, const KvCacheView& kv,
+                      float scale, std::span<float> out, ThreadPool& pool, Isa isa,
+                      const AttentionOptions& options);
 
 }  // namespace llmcap::kernels

@@ -1,6 +1,7 @@
 // CPU features and the instruction-set paths the kernels can take on this machine.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,5 +41,14 @@ std::vector<Isa> supported_isas();
 /// "avx2", "avx512") caps it (for tests and comparisons); an unknown or unsupported value is
 /// ignored with a warning on stderr.
 Isa best_isa();
+
+/// Parses an isa name as written by to_string ("scalar", "avx2", "avx512"); nullopt otherwise.
+std::optional<Isa> parse_isa(std::string_view name);
+
+/// The choice best_isa() makes, exposed for tests: `fastest` is the fastest supported path and
+/// `cap` the value of LLMCAP_ISA (nullptr when unset). A known cap lowers the result to
+/// min(fastest, cap); an unknown cap is ignored and, when `warning` is not null, a message naming
+/// the value is written there (else `warning` is cleared).
+Isa choose_isa(Isa fastest, const char* cap, std::string* warning = nullptr);
 
 }  // namespace llmcap::kernels

@@ -81,4 +81,23 @@ class PackedWeights {
 void matmul(const PackedWeights& w, std::span<const float> x, int64_t batch, std::span<float> y,
             ThreadPool& pool, Isa isa = best_isa());
 
+namespace detail {
+// Per-ISA kernels, each in its own translation unit compiled with that ISA's flags
+// (matmul_avx2.cpp, matmul_avx512.cpp). Called by matmul() after its argument checks with
+// 1 <= batch <= 64; x is batch x cols f32 (any alignment), y batch x rows f32.
+void matmul_avx2(const PackedWeights& w, const float* x, int64_t batch, float* y,
+                 ThreadPool& pool);
+/// `use_extensions`: use AVX512_BF16 (bf16) and AVX512_VNNI (int8, int4) where the CPU has them;
+/// false forces the plain AVX-512 f32-FMA path these fall back to on CPUs without them.
+void matmul_avx512(const PackedWeights& w, const float* x, int64_t batch, float* y,
+                   ThreadPool& pool, bool use_extensions);
+
+/// Test and benchmark hook: whether matmul(..., Isa::kAvx512) may use AVX512_BF16 / AVX512_VNNI
+/// (default true; they are used only when cpu_features() reports them). With false it runs the
+/// f32-FMA fallback, so tests cover it on CPUs that have the extensions. Process-wide; do not
+/// flip it while a matmul is running.
+void set_avx512_extensions_enabled(bool enabled);
+bool avx512_extensions_enabled();
+}  // namespace detail
+
 }  // namespace llmcap::kernels

@@ -9,7 +9,13 @@ namespace llmcap::kernels {
 
 /// `num_threads` threads including the caller: parallel_for runs chunk 0 on the calling thread
 /// and the others on num_threads - 1 persistent workers. Not reentrant: one parallel_for at a
-/// time per pool (calls from several threads on one pool are serialised).
+/// time per pool (calls from several threads on one pool are serialised). A parallel_for issued
+/// from inside fn on the same pool runs all its chunks on the calling thread instead of
+/// deadlocking.
+///
+/// Idle workers spin on a generation counter for about 50 microseconds after each call (decode
+/// issues calls back to back) and then block on a condition variable; the caller likewise spins
+/// briefly for the workers to finish, then blocks.
 class ThreadPool {
  public:
   /// num_threads >= 1; throws std::invalid_argument otherwise.
@@ -22,7 +28,9 @@ class ThreadPool {
 
   /// Splits [0, n) into num_threads contiguous chunks (sizes differ by at most `grain`, each a
   /// multiple of `grain` except the last) and runs fn(begin, end, thread_index) for each
-  /// non-empty chunk; returns when all are done. An exception from fn is rethrown here.
+  /// non-empty chunk; returns when all are done. An exception from fn is rethrown here (the
+  /// first one thrown; the other chunks still run to completion). Throws std::invalid_argument
+  /// for n < 0 or grain < 1.
   void parallel_for(int64_t n, const std::function<void(int64_t, int64_t, int)>& fn,
                     int64_t grain = 1);
 

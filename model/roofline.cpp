@@ -228,7 +228,24 @@ struct OpCost {
   double bytes_per_kv_token = 0;
   double seconds_per_flop = 0;  ///< 1 / (peak x compute_fraction)
   bool all_reduce = false;
+  // Calibrated rates (Efficiency::calibrated); used when `calibrated` is set, with
+  // seconds_per_flop above as a floor.
+  bool calibrated = false;
+  double cal_overhead_s = 0;      ///< per call x calls
+  double cal_s_per_byte = 0;      ///< 0: no bytes term
+  double cal_s_per_flop = 0;      ///< 0: no flops term
 };
+
+/// 1 / rate, or 0 for a rate of 0 (term dropped).
+double inverse_or_zero(double rate) { return rate > 0 ? 1.0 / rate : 0.0; }
+
+/// Sets the calibrated terms of `c` from `r`, `calls` kernel calls per use.
+void apply_rates(OpCost& c, const CalibratedRates& r, double calls) {
+  c.calibrated = true;
+  c.cal_overhead_s = r.overhead_s * calls;
+  c.cal_s_per_byte = inverse_or_zero(r.bytes_per_s);
+  c.cal_s_per_flop = inverse_or_zero(r.flops_per_s);
+}
 
 /// The features of a batch that the costs depend on.
 struct BatchTerms {
@@ -291,6 +308,25 @@ struct RooflinePredictor::Impl {
     step_overhead_s = e.step_overhead_s;
     num_layers = static_cast<double>(m.num_layers);
 
+    // Calibrated rates, when the efficiency carries them.
+    const CalibratedRates* linear_rates = nullptr;
+    const CalibratedRates* attention_rates = nullptr;
+    double stream_s_per_byte = 0;
+    if (e.calibrated) {
+      const CalibratedEfficiency& cal = *e.calibrated;
+      if (const auto it = cal.linear.find(std::string(to_string(wf))); it != cal.linear.end()) {
+        linear_rates = &it->second;
+      }
+      if (const auto it = cal.attention.find(std::string(to_string(kf)));
+          it != cal.attention.end()) {
+        attention_rates = &it->second;
+      }
+      stream_s_per_byte = inverse_or_zero(cal.stream_bytes_per_s);
+    }
+    const auto stream = [&](OpCost& c) {
+      if (stream_s_per_byte > 0) apply_rates(c, CalibratedRates{0, 1 / stream_s_per_byte, 0}, 1);
+    };
+
     const double h = static_cast<double>(m.hidden_size);
     const double act = 2.0;  // bytes per bf16 activation element
     for (std::size_t v = 0; v < graph.num_ops(); ++v) {
@@ -301,6 +337,7 @@ struct RooflinePredictor::Impl {
           c.flops_per_token = 4 * h;
           c.bytes_per_token = 2 * h * act;
           c.seconds_per_flop = bf16_s_per_flop;
+          stream(c);
           break;
         case OpKind::kLinear:
           for (const LinearMatrix& mat : node.matrices) {
@@ -316,6 +353,9 @@ struct RooflinePredictor::Impl {
             c.bytes_per_token += (in_read + (mat.row_parallel ? out : out / tp)) * act;
           }
           c.seconds_per_flop = linear_s_per_flop;
+          if (linear_rates != nullptr) {
+            apply_rates(c, *linear_rates, static_cast<double>(node.matrices.size()));
+          }
           break;
         case OpKind::kAttention: {
           const double heads_x_dim = static_cast<double>(m.num_attention_heads * m.head_dim);
@@ -326,6 +366,7 @@ struct RooflinePredictor::Impl {
               2 * kv_heads_per_device * static_cast<double>(m.head_dim) * bytes_per_element(kf);
           c.bytes_per_token = 2 * (heads_x_dim / tp) * act;
           c.seconds_per_flop = bf16_s_per_flop;
+          if (attention_rates != nullptr) apply_rates(c, *attention_rates, 1);
           break;
         }
         case OpKind::kAllReduce:
@@ -341,9 +382,12 @@ struct RooflinePredictor::Impl {
     lm_head_fixed.flops_per_token = 2 * vocab * h / tp;
     lm_head_fixed.bytes_per_token = (h + vocab / tp) * act;
     lm_head_fixed.seconds_per_flop = linear_s_per_flop;
+    if (linear_rates != nullptr) apply_rates(lm_head_fixed, *linear_rates, 1);
     // Embedding lookup (read T rows) and final norm (read + write, 4 FLOPs per element).
     per_step_tokens.bytes_per_token = h * act + 2 * h * act;
     per_step_tokens.flops_per_token = 4 * h;
+    per_step_tokens.seconds_per_flop = bf16_s_per_flop;
+    stream(per_step_tokens);
   }
 
   static BatchTerms terms(const BatchShape& b) {
@@ -363,10 +407,25 @@ struct RooflinePredictor::Impl {
       out.memory_bound = false;
       return;
     }
+    if (c.calibrated) {
+      out.time_s = calibrated_s(c, out.bytes, out.flops, 1.0, out.memory_bound);
+      return;
+    }
     const double memory_s = out.bytes * seconds_per_byte;
     const double compute_s = out.flops * c.seconds_per_flop;
     out.memory_bound = memory_s >= compute_s;
     out.time_s = std::max(memory_s, compute_s);
+  }
+
+  /// Calibrated time of `calls` uses of `c` moving `bytes` and doing `flops`; the datasheet
+  /// compute time is a floor. memory_bound: the bytes term is at least the flops terms.
+  static double calibrated_s(const OpCost& c, double bytes, double flops, double calls,
+                             bool& memory_bound) {
+    const double bytes_s = bytes * c.cal_s_per_byte;
+    const double flops_s = flops * c.cal_s_per_flop;
+    const double floor_s = flops * c.seconds_per_flop;
+    memory_bound = bytes_s >= std::max(flops_s, floor_s);
+    return std::max(c.cal_overhead_s * calls + bytes_s + flops_s, floor_s);
   }
 
   /// Embedding, final norm and LM head.
@@ -376,6 +435,26 @@ struct RooflinePredictor::Impl {
     out.flops = per_step_tokens.flops_per_token * t + lm_head_fixed.flops_per_token * logits;
     out.bytes = per_step_tokens.bytes_per_token * t + lm_head_fixed.bytes_per_token * logits +
                 (logits > 0 ? lm_head_fixed.fixed_bytes : 0.0);
+    if (lm_head_fixed.calibrated || per_step_tokens.calibrated) {
+      // Each part at its own rates (calibrated or roofline), summed: they are separate kernels.
+      const auto part = [&](const OpCost& c, double bytes, double flops, bool& memory_bound) {
+        if (c.calibrated) return calibrated_s(c, bytes, flops, 1.0, memory_bound);
+        memory_bound = bytes * seconds_per_byte >= flops * c.seconds_per_flop;
+        return std::max(bytes * seconds_per_byte, flops * c.seconds_per_flop);
+      };
+      bool rest_memory_bound = true;
+      const double rest_s = part(per_step_tokens, per_step_tokens.bytes_per_token * t,
+                                 per_step_tokens.flops_per_token * t, rest_memory_bound);
+      out.memory_bound = rest_memory_bound;
+      double head_s = 0;
+      if (logits > 0) {
+        head_s = part(lm_head_fixed,
+                      lm_head_fixed.bytes_per_token * logits + lm_head_fixed.fixed_bytes,
+                      lm_head_fixed.flops_per_token * logits, out.memory_bound);
+      }
+      out.time_s = head_s + rest_s;
+      return;
+    }
     const double memory_s = out.bytes * seconds_per_byte;
     const double compute_s = out.flops * lm_head_fixed.seconds_per_flop;
     out.memory_bound = memory_s >= compute_s;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,9 +15,33 @@
 
 namespace llmcap::model {
 
+/// Measured absolute rates of one kind of operator on one replica (from a calibration profile,
+/// model/calibration.h): time = overhead_s x calls + bytes / bytes_per_s + flops / flops_per_s,
+/// a rate of 0 dropping its term.
+struct CalibratedRates {
+  double overhead_s = 0;   ///< fixed cost per kernel call (per weight matrix for linear nodes)
+  double bytes_per_s = 0;  ///< effective streaming rate
+  double flops_per_s = 0;  ///< effective arithmetic rate (0: no separate compute term)
+};
+
+/// Calibrated rates that replace the datasheet roofline for CPU operators (docs/model.md,
+/// "Calibration"). Absolute rates of one replica: the deployment's bandwidth and peaks are not
+/// used for the operators these cover, except as a compute floor (see RooflinePredictor).
+struct CalibratedEfficiency {
+  /// Linear nodes and the LM head, by weight format name ("f32", "bf16", "int8", "int4"); a
+  /// format missing here keeps the datasheet roofline.
+  std::map<std::string, CalibratedRates> linear;
+  /// Attention, by KV format name ("f32", "bf16"); flops_per_s is not used.
+  std::map<std::string, CalibratedRates> attention;
+  /// Streaming rate of norms, embedding and other element-wise traffic (measured read
+  /// bandwidth); 0: the datasheet bandwidth x memory_bandwidth_fraction.
+  double stream_bytes_per_s = 0;
+  std::string source;  ///< one line: which profile, measured or transferred (for reports)
+};
+
 /// Efficiency factors of the uncalibrated roofline, per hardware kind. The one place where
-/// they are stated; docs/model.md gives their sources. The calibration issue replaces them
-/// with fitted, per-machine values.
+/// they are stated; docs/model.md gives their sources. A calibration profile adds measured
+/// absolute rates (`calibrated`); without them the predictor is the datasheet roofline.
 struct Efficiency {
   double memory_bandwidth_fraction = 0;  ///< achieved / peak memory bandwidth (streaming reads)
   double compute_fraction = 0;           ///< achieved / peak FLOP/s on large matrix products
@@ -26,6 +51,8 @@ struct Efficiency {
   /// GPU memory (or CPU instance RAM) that the engine may use for weights + KV cache
   /// (vLLM's gpu_memory_utilization, default 0.9).
   double usable_memory_fraction = 0;
+  /// Measured rates (CPUs only; GPUs keep the datasheet defaults). Unset: pure roofline.
+  std::optional<CalibratedEfficiency> calibrated;
 };
 
 /// The defaults for a hardware kind (see docs/model.md for sources).
@@ -112,6 +139,15 @@ struct OpTime {
 ///    tokens, flops = 2 L vocab hidden / tp, bytes = LM-head weight bytes / tp (when L > 0) +
 ///    L x (hidden + vocab/tp) x 2; plus embedding lookup T x hidden x 2 bytes and the final norm
 ///    (as a norm node).
+///
+/// With efficiency.calibrated set (docs/model.md, "Calibration"), an operator whose weight
+/// format (linear nodes, LM head) or KV format (attention) has calibrated rates r costs
+///   max(r.overhead_s x calls + bytes / r.bytes_per_s + flops / r.flops_per_s,
+///       flops / (peak x compute_fraction))
+/// with calls = the node's weight matrices (linear), 1 (attention, LM head) and a rate of 0
+/// dropping its term; the datasheet compute term stays as a floor for large prefills, beyond
+/// the measured batches. Norms, embedding and the final norm stream at stream_bytes_per_s when
+/// it is positive. Operators without calibrated rates keep the roofline above.
 class RooflinePredictor final : public StepTimePredictor {
  public:
   /// Precomputes every per-operator coefficient, so step_time_s() allocates nothing (~0.1 us).

@@ -1,0 +1,255 @@
+// attention_bench: how close decode attention gets to the machine's read bandwidth.
+//
+// 1. Read bandwidth: a multi-threaded sum over 1 GiB (uint64 words, 8 independent sums per
+//    thread), median of 5 passes.
+// 2. Decode attention with Llama-3.1-8B shapes (32 query heads, 8 KV heads, head_dim 128), bf16
+//    and f32 KV, contexts 128 / 1024 / 4096 / 32768. Like a real decode step, each timed pass
+//    goes through several layers' caches (up to 32, enough for >= 256 MiB) so that the cache
+//    streams from DRAM, not the LLC; times are per layer. Variants:
+//      grouped      decode_attention as shipped (K and V read once per KV head)
+//      grouped-dp   bf16 only: AttentionOptions::bf16_qk_dot (vdpbf16ps for q.k)
+//      naive        KV replicated to 32 heads and called with num_kv_heads == 32: K and V read
+//                   once per query head, as an engine without GQA-aware kernels does
+//    For each: median (and min) time per layer, KV bytes the model needs / time (GB/s; for naive the
+//    bytes it actually reads are 4x more), and that as a fraction of the read bandwidth.
+// 3. Overhead of an empty ThreadPool::parallel_for.
+//
+// Usage: attention_bench [--threads N] [--isa scalar|avx2|avx512] [--contexts 128,1024,...]
+//                        [--hot]   (one layer repeated: shows the compute ceiling)
+//                        [--pad]   (capacity = context + 7 and V 3 rows off: K, V and heads
+//                                   not a power of two apart, i.e. no cache-set aliasing)
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernels/attention.h"
+#include "kernels/cpu_features.h"
+#include "kernels/harness.h"
+#include "kernels/thread_pool.h"
+
+using namespace llmcap::kernels;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// Bytes per second of a multi-threaded read of `bytes` (median of `passes`).
+double read_bandwidth(ThreadPool& pool, int64_t bytes, int passes) {
+  const int64_t words = bytes / 8;
+  std::vector<uint64_t> data(words);
+  pool.parallel_for(words, [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) data[i] = static_cast<uint64_t>(i) * 2654435761u;
+  });
+  std::vector<double> times;
+  std::vector<uint64_t> sums(pool.num_threads());
+  for (int p = 0; p < passes + 1; ++p) {
+    auto t0 = std::chrono::steady_clock::now();
+    pool.parallel_for(words, [&](int64_t b, int64_t e, int t) {
+      uint64_t s[8] = {};
+      int64_t i = b;
+      for (; i + 8 <= e; i += 8)
+        for (int j = 0; j < 8; ++j) s[j] += data[i + j];
+      for (; i < e; ++i) s[0] += data[i];
+      uint64_t total = 0;
+      for (uint64_t x : s) total += x;
+      sums[t] += total;
+    }, 4096);
+    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (p > 0) times.push_back(dt);  // the first pass warms up
+  }
+  uint64_t checksum = 0;
+  for (uint64_t s : sums) checksum += s;
+  if (checksum == 42) std::printf(" ");  // keep the sums alive
+  return bytes / median(times);
+}
+
+/// Extra tokens reserved per head (capacity = context + pad) and the rows V starts after K's
+/// allocation pattern; --pad sets them so that K, V and heads are not a power of two apart.
+int64_t g_pad_tokens = 0, g_v_offset_rows = 0;
+
+struct Layers {
+  KvType type;
+  int64_t heads, d, context, count;
+  std::vector<uint16_t> kb, vb;
+  std::vector<float> kf, vf;
+  int64_t capacity() const { return context + g_pad_tokens; }
+  int64_t per_layer_elems() const { return heads * capacity() * d; }
+  KvCacheView view(int64_t layer) const {
+    KvCacheView kv;
+    kv.type = type;
+    const int64_t off = layer * per_layer_elems();
+    const int64_t voff = off + g_v_offset_rows * d;
+    kv.k = type == KvType::kF32 ? static_cast<const void*>(kf.data() + off) : kb.data() + off;
+    kv.v = type == KvType::kF32 ? static_cast<const void*>(vf.data() + voff) : vb.data() + voff;
+    kv.num_kv_heads = heads;
+    kv.head_dim = d;
+    kv.capacity_tokens = capacity();
+    kv.context_tokens = context;
+    return kv;
+  }
+};
+
+/// `count` layers of random KV; with `replicate` > 1 each KV head is stored `replicate` times
+/// (the naive engine's layout: one copy per query head).
+Layers make_layers(KvType type, int64_t kv_heads, int64_t replicate, int64_t d, int64_t context,
+                   int64_t count, ThreadPool& pool) {
+  Layers l{type, kv_heads * replicate, d, context, count, {}, {}, {}, {}};
+  const int64_t n = l.per_layer_elems() * count;
+  const int64_t nv = n + g_v_offset_rows * d;
+  if (type == KvType::kF32) {
+    l.kf.resize(nv);
+    l.vf.resize(nv);
+  } else {
+    l.kb.resize(nv);
+    l.vb.resize(nv);
+  }
+  const int64_t head_elems = l.capacity() * d;
+  pool.parallel_for(n / head_elems, [&](int64_t b, int64_t e, int) {
+    for (int64_t hh = b; hh < e; ++hh) {
+      // Copies of one KV head hold the same values: (layer, kv head) = hh / replicate.
+      std::mt19937 rng(static_cast<uint32_t>(hh / replicate));
+      std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+      for (int64_t i = 0; i < head_elems; ++i) {
+        const float kx = u(rng), vx = u(rng);
+        const int64_t at = hh * head_elems + i;
+        if (type == KvType::kF32) {
+          l.kf[at] = kx;
+          l.vf[at] = vx;
+        } else {
+          uint32_t kbits, vbits;
+          std::memcpy(&kbits, &kx, 4);
+          std::memcpy(&vbits, &vx, 4);
+          l.kb[at] = static_cast<uint16_t>(kbits >> 16);
+          l.vb[at] = static_cast<uint16_t>(vbits >> 16);
+        }
+      }
+    }
+  });
+  return l;
+}
+
+std::vector<int64_t> parse_list(const std::string& s) {
+  std::vector<int64_t> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(std::stoll(item));
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  Isa isa = best_isa();
+  std::vector<int64_t> contexts = {128, 1024, 4096, 32768};
+  bool hot = false;  // one layer, repeated: the cache stays in the LLC when it fits
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else if (a == "--isa" && i + 1 < argc) {
+      auto parsed = parse_isa(argv[++i]);
+      if (!parsed || !isa_supported(*parsed)) {
+        std::fprintf(stderr, "attention_bench: unknown or unsupported isa %s\n", argv[i]);
+        return 2;
+      }
+      isa = *parsed;
+    } else if (a == "--pad") {
+      g_pad_tokens = 7;
+      g_v_offset_rows = 3;
+    } else if (a == "--hot") {
+      hot = true;
+    } else if (a == "--contexts" && i + 1 < argc) {
+      contexts = parse_list(argv[++i]);
+    } else {
+      std::fprintf(stderr,
+                   "usage: attention_bench [--threads N] [--isa scalar|avx2|avx512] "
+                   "[--contexts 128,1024,...] [--hot] [--pad]\n");
+      return 2;
+    }
+  }
+  if (threads < 1) {
+    std::fprintf(stderr, "attention_bench: --threads must be >= 1\n");
+    return 2;
+  }
+  ThreadPool pool(threads);
+  const CpuFeatures& f = cpu_features();
+  std::printf("cpu: %s\nflags: %s\nisa: %s, threads: %d\n", f.model_name.c_str(),
+              f.flags().c_str(), std::string(to_string(isa)).c_str(), threads);
+
+  const double bw = read_bandwidth(pool, int64_t{1} << 30, 5);
+  std::printf("read bandwidth (sum over 1 GiB, median of 5): %.2f GB/s\n\n", bw / 1e9);
+
+  // Empty parallel_for: the fixed cost every kernel call pays.
+  {
+    auto noop = [](int64_t, int64_t, int) {};
+    Timing t = time_kernel([&] { pool.parallel_for(threads, noop); }, 100, 20000, 0.2, 200000);
+    std::printf("empty parallel_for (%d threads): median %.2f us, min %.2f us\n\n", threads,
+                t.median_s * 1e6, t.min_s * 1e6);
+  }
+
+  const int64_t q_heads = 32, kv_heads = 8, d = 128;
+  const float scale = 1.0f / std::sqrt(float(d));
+  std::vector<float> q(q_heads * d), out(q_heads * d);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (auto& x : q) x = u(rng);
+
+  std::printf("%-5s %7s %-11s %6s %11s %9s %8s %11s %9s\n", "kv", "context", "variant",
+              "layers", "us/layer", "KV GB/s", "of read", "min us/l", "min GB/s");
+  for (KvType type : {KvType::kBf16, KvType::kF32}) {
+    for (int64_t context : contexts) {
+      const int64_t elem = type == KvType::kF32 ? 4 : 2;
+      const int64_t layer_bytes = 2 * kv_heads * context * d * elem;  // what the model needs
+      const int64_t layers =
+          hot ? 1
+              : std::clamp<int64_t>(((int64_t{256} << 20) + layer_bytes - 1) / layer_bytes, 1, 32);
+      struct Variant {
+        const char* name;
+        int64_t replicate;
+        bool dp;
+      };
+      std::vector<Variant> variants = {{"grouped", 1, false}};
+      if (type == KvType::kBf16 && isa == Isa::kAvx512 && f.avx512_bf16) {
+        variants.push_back({"grouped-dp", 1, true});
+      }
+      variants.push_back({"naive", q_heads / kv_heads, false});
+      for (const Variant& v : variants) {
+        Layers cache = make_layers(type, kv_heads, v.replicate, d, context, layers, pool);
+        AttentionOptions opt;
+        opt.bf16_qk_dot = v.dp;
+        Timing t = time_kernel(
+            [&] {
+              for (int64_t l = 0; l < layers; ++l) {
+                decode_attention(q, q_heads, cache.view(l), scale, out, pool, isa, opt);
+              }
+            },
+            1, 5, 0.3, 200);
+        const double per_layer = t.median_s / layers;
+        const double gbs = layer_bytes / per_layer;
+        const double best = t.min_s / layers;
+        std::printf("%-5s %7lld %-11s %6lld %11.2f %9.2f %7.1f%% %11.2f %9.2f\n",
+                    std::string(to_string(type)).c_str(), static_cast<long long>(context), v.name,
+                    static_cast<long long>(layers), per_layer * 1e6, gbs / 1e9, 100 * gbs / bw,
+                    best * 1e6, layer_bytes / best / 1e9);
+        std::fflush(stdout);
+      }
+    }
+  }
+  std::printf(
+      "\nKV GB/s = bytes of K and V the model needs per layer (2 x 8 heads x context x 128 x "
+      "element size) / time; naive reads 4x that.\n");
+  return 0;
+}

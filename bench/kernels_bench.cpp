@@ -1,0 +1,302 @@
+// kernels_bench: decode matrix products y = x W^T (llmcap kernels/matmul.h) against oneDNN and
+// Eigen, on shapes far beyond the last-level cache and one that fits in it.
+//
+// For each shape and batch every backend runs once per repetition, backends interleaved, and the
+// median time is printed with the weight bytes streamed per second (GB/s = 1e9 bytes/s) and that
+// rate as a fraction of the machine's measured read bandwidth (kernels/machine.h
+// measure_bandwidth: multi-threaded sum over a 1 GiB buffer, median of 5).
+//
+// Threads: llmcap runs on a ThreadPool of --threads; Eigen runs single-threaded inside each
+// chunk of the same ThreadPool (output rows split the same way; Eigen's own OpenMP GEMM threads
+// are set to 1, and Eigen has no parallel GEMV); oneDNN (Debian build: OpenMP runtime) gets
+// omp_set_num_threads(--threads) and OMP_WAIT_POLICY=PASSIVE (unless already set), so that its
+// idle threads sleep instead of spinning on the cores the other backends use next.
+//
+// What each backend's time includes: llmcap converts / quantises the activations inside the
+// call (bf16, int8, int4 paths); oneDNN is given activations already in bf16 / u8 and its
+// weights reordered once (before timing) into the layout it prefers. Eigen has no bf16 or
+// int8 GEMV fast path, so it runs f32 only.
+//
+// Usage: kernels_bench [--threads N] [--quick]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+#include <Eigen/Core>
+
+#include "kernels/cpu_features.h"
+#include "kernels/machine.h"
+#include "kernels/matmul.h"
+#include "kernels/thread_pool.h"
+
+#ifdef LLMCAP_HAVE_DNNL
+#include <omp.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+using namespace llmcap::kernels;
+
+namespace {
+
+struct Options {
+  int threads = 0;
+  bool quick = false;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--threads" && i + 1 < argc) {
+      o.threads = std::atoi(argv[++i]);
+      if (o.threads < 1) {
+        std::fprintf(stderr, "kernels_bench: --threads must be >= 1\n");
+        std::exit(2);
+      }
+    } else if (a == "--quick") {
+      o.quick = true;
+    } else {
+      std::fprintf(stderr, "usage: kernels_bench [--threads N] [--quick]\n");
+      std::exit(a == "--help" || a == "-h" ? 0 : 2);
+    }
+  }
+  return o;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Backend {
+  std::string format;   // weight format it reads
+  std::string name;     // llmcap, llmcap-scalar, onednn, eigen
+  int64_t bytes = 0;    // weight bytes per call
+  std::function<void()> run;
+  std::vector<double> seconds;
+};
+
+struct Shape {
+  int64_t rows, cols;  // W is rows (outputs) x cols (inputs)
+  const char* note;
+};
+
+uint16_t to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+#ifdef LLMCAP_HAVE_DNNL
+// A oneDNN matmul y[B, N] = x[B, K] * W^T with W given as N x K row-major (tag ba of K x N).
+struct DnnlMatmul {
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream strm{eng};
+  dnnl::memory src, wei, dst;
+  dnnl::matmul prim;
+  std::vector<uint8_t> src_buf;
+
+  DnnlMatmul(const PackedWeights& w, int64_t batch, const float* x, float* y) {
+    using dt = dnnl::memory::data_type;
+    using tag = dnnl::memory::format_tag;
+    const int64_t n = w.rows(), k = w.cols();
+    dt wdt = dt::f32, sdt = dt::f32;
+    if (w.format() == WeightFormat::kBf16) wdt = sdt = dt::bf16;
+    if (w.format() == WeightFormat::kInt8) {
+      wdt = dt::s8;
+      sdt = dt::u8;
+    }
+    const dnnl::memory::desc src_md({batch, k}, sdt, tag::ab);
+    const dnnl::memory::desc wei_any({k, n}, wdt, tag::any);
+    const dnnl::memory::desc dst_md({batch, n}, dt::f32, tag::ab);
+    dnnl::primitive_attr attr;
+    if (w.format() == WeightFormat::kInt8) {
+      std::vector<float> scales(w.row_scales().begin(), w.row_scales().end());
+      for (auto& s : scales) s *= 1.0f / 64.0f;  // an activation scale; values do not matter
+      attr.set_output_scales(1 << 1, scales);
+    }
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, wei_any, dst_md), attr, eng);
+    // Weights: ours, viewed as K x N with strides (1, K), reordered once into oneDNN's layout.
+    dnnl::memory user({{k, n}, wdt, tag::ba}, eng, const_cast<void*>(w.data()));
+    wei = dnnl::memory(pd.weights_desc(), eng);
+    dnnl::reorder(user, wei).execute(strm, user, wei);
+    strm.wait();
+    // Activations in the source type (converted here, outside the timing).
+    const size_t elem = sdt == dt::f32 ? 4 : sdt == dt::bf16 ? 2 : 1;
+    src_buf.resize(static_cast<size_t>(batch * k) * elem);
+    for (int64_t i = 0; i < batch * k; ++i) {
+      if (sdt == dt::f32) {
+        std::memcpy(src_buf.data() + i * 4, &x[i], 4);
+      } else if (sdt == dt::bf16) {
+        const uint16_t h = to_bf16(x[i]);
+        std::memcpy(src_buf.data() + i * 2, &h, 2);
+      } else {
+        src_buf[static_cast<size_t>(i)] = static_cast<uint8_t>(std::clamp(x[i] * 127.0f + 128.0f, 0.0f, 255.0f));
+      }
+    }
+    src = dnnl::memory(src_md, eng, src_buf.data());
+    dst = dnnl::memory(dst_md, eng, y);
+    prim = dnnl::matmul(pd);
+  }
+  void run() {
+    prim.execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+    strm.wait();
+  }
+};
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+#ifdef LLMCAP_HAVE_DNNL
+  // OpenMP threads spin-wait after each oneDNN call (libgomp's default ACTIVE policy) and would
+  // take the cores from the backend measured next. libgomp reads OMP_WAIT_POLICY when it is
+  // loaded, before main, so set it and re-execute once.
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr) {
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    execv("/proc/self/exe", argv);  // on failure, carry on with the default policy
+  }
+#endif
+  const Options opt = parse(argc, argv);
+  const CpuFeatures& cpu = cpu_features();
+  std::printf("kernels_bench: %s\n  flags: %s\n  llmcap path: %s, threads: %d%s\n",
+              cpu.model_name.c_str(), cpu.flags().c_str(), std::string(to_string(best_isa())).c_str(),
+              opt.threads, opt.quick ? " (quick)" : "");
+
+  // 1. The machine's read bandwidth at this thread count.
+  MachineInfo machine;
+  const int64_t bw_bytes = opt.quick ? (int64_t{256} << 20) : (int64_t{1} << 30);
+  measure_bandwidth(machine, opt.threads, bw_bytes, opt.quick ? 3 : 5);
+  const double read_bw = machine.read_bandwidth_bytes_per_s.at(opt.threads);
+  std::printf("  measured read bandwidth (%d threads, %lld MiB buffer): %.1f GB/s\n\n", opt.threads,
+              static_cast<long long>(bw_bytes >> 20), read_bw / 1e9);
+
+  ThreadPool pool(opt.threads);
+  Eigen::setNbThreads(1);
+#ifdef LLMCAP_HAVE_DNNL
+  omp_set_num_threads(opt.threads);
+  std::printf("  oneDNN %d.%d.%d (OpenMP, %d threads, OMP_WAIT_POLICY=%s)\n",
+              dnnl_version()->major, dnnl_version()->minor, dnnl_version()->patch, opt.threads,
+              std::getenv("OMP_WAIT_POLICY"));
+#else
+  std::printf("  oneDNN: not built (package not found)\n");
+#endif
+
+  std::vector<Shape> shapes = {{4096, 14336, "Llama-8B MLP down, 4096 x 14336"},
+                               {14336, 4096, "Llama-8B MLP up/gate, 14336 x 4096"},
+                               {1024, 1024, "in cache, 1024 x 1024"}};
+  std::vector<int64_t> batches = {1, 4, 16, 64};
+  int reps = 7;
+  if (opt.quick) {
+    shapes.resize(1);
+    batches = {1, 16};
+    reps = 3;
+  }
+  const WeightFormat formats[] = {WeightFormat::kF32, WeightFormat::kBf16, WeightFormat::kInt8,
+                                  WeightFormat::kInt4};
+
+  // llmcap best-path medians for the batched-decode ratio: [shape][format][batch]
+  std::map<std::string, std::map<std::string, std::map<int64_t, double>>> llmcap_s;
+
+  for (size_t si = 0; si < shapes.size(); ++si) {
+    const Shape& sh = shapes[si];
+    std::printf("\n== %s (rows x cols; f32 weights %.0f MiB) ==\n", sh.note,
+                static_cast<double>(sh.rows * sh.cols * 4) / (1 << 20));
+    std::vector<PackedWeights> weights;
+    for (WeightFormat f : formats) weights.push_back(PackedWeights::random(f, sh.rows, sh.cols, 1 + si));
+    for (int64_t batch : batches) {
+      std::mt19937 gen(static_cast<uint32_t>(batch));
+      std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+      std::vector<float> x(static_cast<size_t>(batch * sh.cols));
+      for (auto& v : x) v = dist(gen);
+      std::vector<Backend> backends;
+      std::vector<std::vector<float>> outputs;
+      outputs.reserve(32);
+      auto out = [&]() -> float* {
+        outputs.emplace_back(static_cast<size_t>(batch * sh.rows));
+        return outputs.back().data();
+      };
+#ifdef LLMCAP_HAVE_DNNL
+      std::vector<std::unique_ptr<DnnlMatmul>> dnnl_ops;
+#endif
+      for (const PackedWeights& w : weights) {
+        const std::string fname(to_string(w.format()));
+        float* y = out();
+        backends.push_back({fname, "llmcap", w.bytes(), [&w, &x, &pool, batch, y, &sh] {
+                              matmul(w, x, batch, std::span<float>(y, batch * sh.rows), pool);
+                            }, {}});
+        if (si == 0 && batch == 1) {
+          float* ys = out();
+          backends.push_back({fname, "llmcap-scalar", w.bytes(), [&w, &x, &pool, batch, ys, &sh] {
+                                matmul(w, x, batch, std::span<float>(ys, batch * sh.rows), pool,
+                                       Isa::kScalar);
+                              }, {}});
+        }
+#ifdef LLMCAP_HAVE_DNNL
+        if (w.format() != WeightFormat::kInt4) {
+          try {
+            dnnl_ops.push_back(std::make_unique<DnnlMatmul>(w, batch, x.data(), out()));
+            DnnlMatmul* op = dnnl_ops.back().get();
+            backends.push_back({fname, "onednn", w.bytes(), [op] { op->run(); }, {}});
+          } catch (const std::exception& e) {
+            std::printf("  onednn %s: n/a (%s)\n", fname.c_str(), e.what());
+          }
+        }
+#endif
+        if (w.format() == WeightFormat::kF32) {
+          float* ye = out();
+          backends.push_back({fname, "eigen", w.bytes(), [&w, &x, &pool, batch, ye, &sh] {
+                                using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+                                const Eigen::Map<const RowMajor> W(static_cast<const float*>(w.data()), sh.rows, sh.cols);
+                                const Eigen::Map<const Eigen::MatrixXf> X(x.data(), sh.cols, batch);
+                                Eigen::Map<Eigen::MatrixXf> Y(ye, sh.rows, batch);
+                                pool.parallel_for(sh.rows, [&](int64_t b, int64_t e, int) {
+                                  Y.middleRows(b, e - b).noalias() = W.middleRows(b, e - b) * X;
+                                }, 64);
+                              }, {}});
+        }
+      }
+      for (Backend& b : backends) b.run();  // warm-up (thread start, first-touch, JIT)
+      for (int rep = 0; rep < reps; ++rep) {
+        for (Backend& b : backends) {
+          const auto t0 = std::chrono::steady_clock::now();
+          b.run();
+          b.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+      }
+      std::printf("\n  batch %lld\n  %-6s %-14s %10s %10s %9s\n", static_cast<long long>(batch),
+                  "format", "backend", "median ms", "GB/s", "% read BW");
+      for (const Backend& b : backends) {
+        const double s = median(b.seconds);
+        const double gbs = static_cast<double>(b.bytes) / s / 1e9;
+        std::printf("  %-6s %-14s %10.3f %10.1f %8.0f%%\n", b.format.c_str(), b.name.c_str(), s * 1e3,
+                    gbs, 100.0 * gbs * 1e9 / read_bw);
+        if (b.name == "llmcap") llmcap_s[sh.note][b.format][batch] = s;
+      }
+    }
+  }
+
+  std::printf("\n== batched decode: llmcap time(batch 16) / time(batch 1) (target <= 2) ==\n");
+  for (const auto& [shape, per_format] : llmcap_s) {
+    for (const auto& [format, per_batch] : per_format) {
+      if (!per_batch.count(1) || !per_batch.count(16)) continue;
+      std::printf("  %-36s %-5s %.2f\n", shape.c_str(), format.c_str(),
+                  per_batch.at(16) / per_batch.at(1));
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,18 @@
+// Calibration profiles from kernel sweeps (shared by the calibrate and validate commands).
+#pragma once
+
+#include <string>
+
+#include "kernels/calibrate.h"
+#include "model/calibration.h"
+
+namespace llmcap::cli {
+
+/// Current UTC time as ISO 8601 ("2026-11-29T22:16:00Z"), for profile metadata only.
+std::string utc_now();
+
+/// The profile of a calibration run: machine, samples and their fit. `tool` is the command
+/// line that produced it.
+model::CalibrationProfile to_profile(const kernels::CalibrationRun& run, const std::string& tool);
+
+}  // namespace llmcap::cli

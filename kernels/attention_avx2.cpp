@@ -1,0 +1,272 @@
+// AVX2 + FMA decode attention (compiled with -mavx2 -mfma -mf16c; runs only when
+// isa_supported(Isa::kAvx2)). Same scheme as attention_avx512.cpp with 8-lane vectors: blocks of
+// 16 tokens, q.k for up to 4 heads per K row load, two 8-way transpose-add reductions per head,
+// online softmax once per block, p.V with 4 heads x 16 dims of accumulators in registers.
+// head_dim elements past the last multiple of 8 are done in scalar code.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "kernels/attention_internal.h"
+
+namespace llmcap::kernels::detail {
+
+namespace {
+
+constexpr int kBlock = 16;
+constexpr int kMaxHeads = 4;
+constexpr int kMaxVecs = 2;
+constexpr int kPrefetchBlocks = 1;  // software prefetch distance, in blocks
+
+/// e^x, as exp_ps in attention_avx512.cpp (Cody-Waite, degree-7 Taylor, 2^n via the exponent
+/// bits); relative error ~2 ulp for -87 <= x <= 88.
+inline __m256 exp_ps(__m256 x) {
+  x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.0f)), _mm256_set1_ps(-87.0f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 5040);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+template <bool kBf16>
+inline __m256 load8(const void* base, int64_t i) {
+  if constexpr (kBf16) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(base) + i));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  } else {
+    return _mm256_loadu_ps(static_cast<const float*>(base) + i);
+  }
+}
+
+template <bool kBf16>
+inline float load1(const void* base, int64_t i) {
+  if constexpr (kBf16) {
+    const uint32_t bits = static_cast<uint32_t>(static_cast<const uint16_t*>(base)[i]) << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+  } else {
+    return static_cast<const float*>(base)[i];
+  }
+}
+
+/// Lane j of the result = sum of the 8 lanes of v[j].
+inline __m256 reduce8(const __m256* v) {
+  __m256 s4[4], s2[2];
+  for (int i = 0; i < 4; ++i) {
+    s4[i] = _mm256_add_ps(_mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]),
+                          _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+  }
+  for (int i = 0; i < 2; ++i) {
+    s2[i] = _mm256_add_ps(_mm256_shuffle_ps(s4[2 * i], s4[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                          _mm256_shuffle_ps(s4[2 * i], s4[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  }
+  return _mm256_add_ps(_mm256_permute2f128_ps(s2[0], s2[1], 0x20),
+                       _mm256_permute2f128_ps(s2[0], s2[1], 0x31));
+}
+
+inline float hsum(__m256 v) {
+  __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+  x = _mm_add_ss(x, _mm_movehdup_ps(x));
+  return _mm_cvtss_f32(x);
+}
+
+inline float hmax(__m256 v) {
+  __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+  x = _mm_max_ss(x, _mm_movehdup_ps(x));
+  return _mm_cvtss_f32(x);
+}
+
+struct Shape {
+  int64_t d;   // head_dim
+  int64_t dv;  // full vectors of 8 per row; elements [dv * 8, d) are scalar
+};
+
+/// dots[h * 128 + tt * 8 + lane]: per-lane partial q_h . k_{t + tt} (scalar tail in lane 0).
+template <bool kBf16, int NH, int TT>
+inline void qk_tile(const Shape& s, const void* k, int64_t t, const float* q, float* dots) {
+  __m256 acc[NH][TT];
+  for (int h = 0; h < NH; ++h)
+    for (int j = 0; j < TT; ++j) acc[h][j] = _mm256_setzero_ps();
+  for (int64_t i = 0; i < s.dv; ++i) {
+    __m256 kv[TT];
+    for (int j = 0; j < TT; ++j) kv[j] = load8<kBf16>(k, (t + j) * s.d + i * 8);
+    for (int h = 0; h < NH; ++h) {
+      const __m256 qv = _mm256_loadu_ps(q + h * s.d + i * 8);
+      for (int j = 0; j < TT; ++j) acc[h][j] = _mm256_fmadd_ps(qv, kv[j], acc[h][j]);
+    }
+  }
+  for (int h = 0; h < NH; ++h) {
+    for (int j = 0; j < TT; ++j) {
+      float* row = dots + h * 128 + j * 8;
+      _mm256_storeu_ps(row, acc[h][j]);
+      for (int64_t i = s.dv * 8; i < s.d; ++i) row[0] += q[h * s.d + i] * load1<kBf16>(k, (t + j) * s.d + i);
+    }
+  }
+}
+
+/// acc[h][c*8 .. (c+NV)*8) += sum_{tt < nb} p[h * 16 + tt] * v_{t0 + tt}.
+template <bool kBf16, int NH, int NV>
+inline void pv_tile(const Shape& s, const void* v, int64_t t0, int nb, int64_t c, const float* p,
+                    float* acc) {
+  __m256 a[NH][NV];
+  for (int h = 0; h < NH; ++h)
+    for (int j = 0; j < NV; ++j) a[h][j] = _mm256_loadu_ps(acc + h * s.d + (c + j) * 8);
+  for (int tt = 0; tt < nb; ++tt) {
+    __m256 vv[NV];
+    for (int j = 0; j < NV; ++j) vv[j] = load8<kBf16>(v, (t0 + tt) * s.d + (c + j) * 8);
+    for (int h = 0; h < NH; ++h) {
+      const __m256 pb = _mm256_broadcast_ss(p + h * kBlock + tt);
+      for (int j = 0; j < NV; ++j) a[h][j] = _mm256_fmadd_ps(pb, vv[j], a[h][j]);
+    }
+  }
+  for (int h = 0; h < NH; ++h)
+    for (int j = 0; j < NV; ++j) _mm256_storeu_ps(acc + h * s.d + (c + j) * 8, a[h][j]);
+}
+
+template <bool kBf16, int NH>
+void pv_nv(int nv, const Shape& s, const void* v, int64_t t0, int nb, int64_t c, const float* p,
+           float* acc) {
+  if (nv == 1) return pv_tile<kBf16, NH, 1>(s, v, t0, nb, c, p, acc);
+  return pv_tile<kBf16, NH, 2>(s, v, t0, nb, c, p, acc);
+}
+
+template <bool kBf16>
+void pv(int nh, int nv, const Shape& s, const void* v, int64_t t0, int nb, int64_t c,
+        const float* p, float* acc) {
+  switch (nh) {
+    case 1: return pv_nv<kBf16, 1>(nv, s, v, t0, nb, c, p, acc);
+    case 2: return pv_nv<kBf16, 2>(nv, s, v, t0, nb, c, p, acc);
+    case 3: return pv_nv<kBf16, 3>(nv, s, v, t0, nb, c, p, acc);
+    default: return pv_nv<kBf16, 4>(nv, s, v, t0, nb, c, p, acc);
+  }
+}
+
+template <bool kBf16, int NH>
+void qk_heads(const Shape& s, const void* k, int64_t t0, int nb, const float* q, float* dots) {
+  int tt = 0;
+  for (; tt + 2 <= nb; tt += 2) qk_tile<kBf16, NH, 2>(s, k, t0 + tt, q, dots + tt * 8);
+  for (; tt < nb; ++tt) qk_tile<kBf16, NH, 1>(s, k, t0 + tt, q, dots + tt * 8);
+}
+
+template <bool kBf16>
+void qk(int nh, const Shape& s, const void* k, int64_t t0, int nb, const float* q, float* dots) {
+  switch (nh) {
+    case 1: return qk_heads<kBf16, 1>(s, k, t0, nb, q, dots);
+    case 2: return qk_heads<kBf16, 2>(s, k, t0, nb, q, dots);
+    case 3: return qk_heads<kBf16, 3>(s, k, t0, nb, q, dots);
+    default: return qk_heads<kBf16, 4>(s, k, t0, nb, q, dots);
+  }
+}
+
+/// Prefetches K and V rows [t, t + kBlock) (clipped to `tokens`) into L1; see
+/// attention_avx512.cpp (the hardware prefetchers lose the K/V streams at every 4 KiB page).
+inline void prefetch_rows(const void* k, const void* v, int64_t row_bytes, int64_t t,
+                          int64_t tokens) {
+  if (t >= tokens) return;
+  const int64_t end = std::min(tokens, t + kBlock) * row_bytes;
+  const char* kc = static_cast<const char*>(k);
+  const char* vc = static_cast<const char*>(v);
+  for (int64_t b = t * row_bytes; b < end; b += 64) {
+    _mm_prefetch(kc + b, _MM_HINT_T0);
+    _mm_prefetch(vc + b, _MM_HINT_T0);
+  }
+}
+
+template <bool kBf16>
+void attend(const AttentionPiece& pc) {
+  const int64_t d = pc.head_dim, group = pc.group;
+  const Shape s{d, d / 8};
+  thread_local std::vector<float> dots_buf, p_buf;
+  if (static_cast<int64_t>(dots_buf.size()) < group * 128) dots_buf.resize(group * 128);
+  if (static_cast<int64_t>(p_buf.size()) < group * kBlock) p_buf.resize(group * kBlock);
+  float* dots = dots_buf.data();
+  float* p = p_buf.data();
+
+  for (int64_t g = 0; g < group; ++g) {
+    pc.max[g] = -std::numeric_limits<float>::infinity();
+    pc.sum[g] = 0;
+  }
+  std::memset(pc.acc, 0, sizeof(float) * group * d);
+  const __m256 scale = _mm256_set1_ps(pc.scale);
+  const __m256 neg_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+
+  const int64_t row_bytes = d * (kBf16 ? 2 : 4);
+  for (int64_t t0 = 0; t0 < pc.tokens; t0 += kBlock) {
+    const int nb = static_cast<int>(std::min<int64_t>(kBlock, pc.tokens - t0));
+    prefetch_rows(pc.k, pc.v, row_bytes, t0 + kPrefetchBlocks * kBlock, pc.tokens);
+    for (int64_t g0 = 0; g0 < group; g0 += kMaxHeads) {
+      const int nh = static_cast<int>(std::min<int64_t>(kMaxHeads, group - g0));
+      qk<kBf16>(nh, s, pc.k, t0, nb, pc.q + g0 * d, dots + g0 * 128);
+    }
+    // Lanes of half 0 are tokens 0-7 of the block, of half 1 tokens 8-15.
+    const __m256 valid0 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(nb), lane));
+    const __m256 valid1 =
+        _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(nb - 8), lane));
+    for (int64_t g = 0; g < group; ++g) {
+      __m256 rows[16];
+      for (int j = 0; j < 16; ++j) {
+        rows[j] = j < nb ? _mm256_loadu_ps(dots + g * 128 + j * 8) : _mm256_setzero_ps();
+      }
+      const __m256 s0 = _mm256_blendv_ps(neg_inf, _mm256_mul_ps(reduce8(rows), scale), valid0);
+      const __m256 s1 = _mm256_blendv_ps(neg_inf, _mm256_mul_ps(reduce8(rows + 8), scale), valid1);
+      const float block_max = hmax(_mm256_max_ps(s0, s1));
+      if (block_max > pc.max[g]) {
+        const float alpha = std::exp(pc.max[g] - block_max);  // 0 on the first block
+        pc.sum[g] *= alpha;
+        float* acc = pc.acc + g * d;
+        for (int64_t i = 0; i < d; ++i) acc[i] *= alpha;
+        pc.max[g] = block_max;
+      }
+      const __m256 m = _mm256_set1_ps(pc.max[g]);
+      const __m256 p0 = _mm256_and_ps(valid0, exp_ps(_mm256_sub_ps(s0, m)));
+      const __m256 p1 = _mm256_and_ps(valid1, exp_ps(_mm256_sub_ps(s1, m)));
+      pc.sum[g] += hsum(_mm256_add_ps(p0, p1));
+      _mm256_storeu_ps(p + g * kBlock, p0);
+      _mm256_storeu_ps(p + g * kBlock + 8, p1);
+    }
+    for (int64_t g0 = 0; g0 < group; g0 += kMaxHeads) {
+      const int nh = static_cast<int>(std::min<int64_t>(kMaxHeads, group - g0));
+      for (int64_t c = 0; c < s.dv; c += kMaxVecs) {
+        const int nv = static_cast<int>(std::min<int64_t>(kMaxVecs, s.dv - c));
+        pv<kBf16>(nh, nv, s, pc.v, t0, nb, c, p + g0 * kBlock, pc.acc + g0 * d);
+      }
+      for (int64_t i = s.dv * 8; i < d; ++i) {  // scalar tail of head_dim
+        for (int h = 0; h < nh; ++h) {
+          float a = pc.acc[(g0 + h) * d + i];
+          for (int tt = 0; tt < nb; ++tt) a += p[(g0 + h) * kBlock + tt] * load1<kBf16>(pc.v, (t0 + tt) * d + i);
+          pc.acc[(g0 + h) * d + i] = a;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void attend_avx2(const AttentionPiece& piece) {
+  if (piece.type == KvType::kF32) {
+    attend<false>(piece);
+  } else {
+    attend<true>(piece);
+  }
+}
+
+}  // namespace llmcap::kernels::detail

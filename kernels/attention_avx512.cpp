@@ -1,0 +1,533 @@
+// AVX-512 decode attention (compiled with -mavx512f -mavx512bw -mavx512vl -mavx512bf16 ...;
+// runs only when isa_supported(Isa::kAvx512)).
+//
+// Per piece, tokens go in blocks of 16. For each block: the q.k dot products of all query heads
+// of the group against each K row (the row is loaded and widened once, then used by up to four
+// heads from registers), 16 per-token partial vectors reduced at once by a transpose-add tree;
+// the online-softmax update once per block per head; then p.V with the accumulators of up to 4
+// heads x 64 dims in registers while the block's V rows stream through. K and V are read from
+// memory once per KV head whatever the group size.
+//
+// bf16 rows are widened exactly (zero-extend, shift left 16). With AttentionPiece::bf16_dot,
+// q is rounded to bf16 once per piece and q.k uses vdpbf16ps (AVX512_BF16).
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own _mm512_undefined_*() idiom.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "kernels/attention_internal.h"
+
+namespace llmcap::kernels::detail {
+
+namespace {
+
+constexpr int kBlock = 16;  // tokens per online-softmax step
+constexpr int kMaxHeads = 4;
+constexpr int kMaxVecs = 4;
+constexpr int kPrefetchBlocks = 1;  // software prefetch distance, in blocks
+
+/// e^x for x <= 88 (x below -87 gives a value under 2^-125, i.e. 0 for softmax purposes):
+/// Cody-Waite reduction x = n ln2 + r, |r| <= ln2/2, degree-7 Taylor of e^r (truncation
+/// < 5e-9 relative), 2^n by scalef. Relative error ~ 2 ulp.
+inline __m512 exp_ps(__m512 x) {
+  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-87.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 5040);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
+template <bool kBf16>
+inline __m512 load16(const void* base, int64_t i, __mmask16 m) {
+  if constexpr (kBf16) {
+    const __m256i h = _mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(base) + i);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  } else {
+    return _mm512_maskz_loadu_ps(m, static_cast<const float*>(base) + i);
+  }
+}
+
+/// Lane j of the result = sum of the 16 lanes of v[j].
+inline __m512 reduce16(const __m512* v) {
+  __m512 s8[8], s4[4], s2[2];
+  for (int i = 0; i < 8; ++i) {
+    s8[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]),
+                          _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+  }
+  for (int i = 0; i < 4; ++i) {
+    s4[i] = _mm512_add_ps(_mm512_shuffle_ps(s8[2 * i], s8[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                          _mm512_shuffle_ps(s8[2 * i], s8[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  }
+  for (int i = 0; i < 2; ++i) {
+    s2[i] = _mm512_add_ps(
+        _mm512_shuffle_f32x4(s4[2 * i], s4[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+        _mm512_shuffle_f32x4(s4[2 * i], s4[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+  }
+  return _mm512_add_ps(_mm512_shuffle_f32x4(s2[0], s2[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                       _mm512_shuffle_f32x4(s2[0], s2[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+struct Shape {
+  int64_t d;       // head_dim
+  int64_t dv;      // vectors of 16 per row
+  __mmask16 tail;  // mask of the last vector
+  int64_t dv32;    // vectors of 32 bf16 per row (bf16_dot)
+  __mmask32 tail32;
+  __mmask16 mask(int64_t i) const { return i == dv - 1 ? tail : static_cast<__mmask16>(0xFFFF); }
+};
+
+inline Shape make_shape(int64_t d) {
+  Shape s;
+  s.d = d;
+  s.dv = (d + 15) / 16;
+  s.tail = d % 16 ? static_cast<__mmask16>((1u << (d % 16)) - 1) : static_cast<__mmask16>(0xFFFF);
+  s.dv32 = (d + 31) / 32;
+  s.tail32 = d % 32 ? static_cast<__mmask32>((1u << (d % 32)) - 1)
+                    : static_cast<__mmask32>(0xFFFFFFFFu);
+  return s;
+}
+
+/// dots[h * 256 + tt * 16 + lane]: per-lane partial q_h . k_{t + tt} for NH heads, TT rows.
+template <bool kBf16, int NH, int TT>
+inline void qk_tile(const Shape& s, const void* k, int64_t t, const float* q, float* dots) {
+  __m512 acc[NH][TT];
+  for (int h = 0; h < NH; ++h)
+    for (int j = 0; j < TT; ++j) acc[h][j] = _mm512_setzero_ps();
+  for (int64_t i = 0; i < s.dv; ++i) {
+    const __mmask16 m = s.mask(i);
+    __m512 kv[TT];
+    for (int j = 0; j < TT; ++j) kv[j] = load16<kBf16>(k, (t + j) * s.d + i * 16, m);
+    for (int h = 0; h < NH; ++h) {
+      const __m512 qv = _mm512_maskz_loadu_ps(m, q + h * s.d + i * 16);
+      for (int j = 0; j < TT; ++j) acc[h][j] = _mm512_fmadd_ps(qv, kv[j], acc[h][j]);
+    }
+  }
+  for (int h = 0; h < NH; ++h)
+    for (int j = 0; j < TT; ++j) _mm512_storeu_ps(dots + h * 256 + j * 16, acc[h][j]);
+}
+
+/// As qk_tile with bf16 q (qb rows of dv32 * 32, zero padded) and vdpbf16ps.
+template <int NH, int TT>
+inline void qk_tile_dp(const Shape& s, const void* k, int64_t t, const uint16_t* qb,
+                       float* dots) {
+  const uint16_t* kb = static_cast<const uint16_t*>(k);
+  __m512 acc[NH][TT];
+  for (int h = 0; h < NH; ++h)
+    for (int j = 0; j < TT; ++j) acc[h][j] = _mm512_setzero_ps();
+  for (int64_t i = 0; i < s.dv32; ++i) {
+    const __mmask32 m = i == s.dv32 - 1 ? s.tail32 : static_cast<__mmask32>(0xFFFFFFFFu);
+    __m512i kv[TT];
+    for (int j = 0; j < TT; ++j) kv[j] = _mm512_maskz_loadu_epi16(m, kb + (t + j) * s.d + i * 32);
+    for (int h = 0; h < NH; ++h) {
+      const __m512i qv = _mm512_loadu_si512(qb + h * s.dv32 * 32 + i * 32);
+      for (int j = 0; j < TT; ++j) {
+        acc[h][j] = _mm512_dpbf16_ps(acc[h][j], (__m512bh)kv[j], (__m512bh)qv);
+      }
+    }
+  }
+  for (int h = 0; h < NH; ++h)
+    for (int j = 0; j < TT; ++j) _mm512_storeu_ps(dots + h * 256 + j * 16, acc[h][j]);
+}
+
+/// acc[h][c*16 .. (c+NV)*16) += sum_{tt < nb} p[h * 16 + tt] * v_{t0 + tt}.
+template <bool kBf16, int NH, int NV>
+inline void pv_tile(const Shape& s, const void* v, int64_t t0, int nb, int64_t c,
+                    const float* p, float* acc) {
+  __m512 a[NH][NV];
+  __mmask16 mk[NV];
+  for (int j = 0; j < NV; ++j) mk[j] = s.mask(c + j);
+  for (int h = 0; h < NH; ++h)
+    for (int j = 0; j < NV; ++j) a[h][j] = _mm512_maskz_loadu_ps(mk[j], acc + h * s.d + (c + j) * 16);
+  for (int tt = 0; tt < nb; ++tt) {
+    __m512 vv[NV];
+    for (int j = 0; j < NV; ++j) vv[j] = load16<kBf16>(v, (t0 + tt) * s.d + (c + j) * 16, mk[j]);
+    for (int h = 0; h < NH; ++h) {
+      const __m512 pb = _mm512_set1_ps(p[h * kBlock + tt]);
+      for (int j = 0; j < NV; ++j) a[h][j] = _mm512_fmadd_ps(pb, vv[j], a[h][j]);
+    }
+  }
+  for (int h = 0; h < NH; ++h)
+    for (int j = 0; j < NV; ++j) _mm512_mask_storeu_ps(acc + h * s.d + (c + j) * 16, mk[j], a[h][j]);
+}
+
+template <bool kBf16, int NH>
+void pv_nv(int nv, const Shape& s, const void* v, int64_t t0, int nb, int64_t c, const float* p,
+           float* acc) {
+  switch (nv) {
+    case 1: return pv_tile<kBf16, NH, 1>(s, v, t0, nb, c, p, acc);
+    case 2: return pv_tile<kBf16, NH, 2>(s, v, t0, nb, c, p, acc);
+    case 3: return pv_tile<kBf16, NH, 3>(s, v, t0, nb, c, p, acc);
+    default: return pv_tile<kBf16, NH, 4>(s, v, t0, nb, c, p, acc);
+  }
+}
+
+template <bool kBf16>
+void pv(int nh, int nv, const Shape& s, const void* v, int64_t t0, int nb, int64_t c,
+        const float* p, float* acc) {
+  switch (nh) {
+    case 1: return pv_nv<kBf16, 1>(nv, s, v, t0, nb, c, p, acc);
+    case 2: return pv_nv<kBf16, 2>(nv, s, v, t0, nb, c, p, acc);
+    case 3: return pv_nv<kBf16, 3>(nv, s, v, t0, nb, c, p, acc);
+    default: return pv_nv<kBf16, 4>(nv, s, v, t0, nb, c, p, acc);
+  }
+}
+
+/// Scores of heads [g0, g0 + NH) for tokens [t0, t0 + nb) into dots (block-relative rows).
+template <bool kBf16, bool kDot, int NH>
+void qk_heads(const Shape& s, const void* k, int64_t t0, int nb, const float* q,
+              const uint16_t* qb, float* dots) {
+  int tt = 0;
+  for (; tt + 4 <= nb; tt += 4) {
+    if constexpr (kDot) {
+      qk_tile_dp<NH, 4>(s, k, t0 + tt, qb, dots + tt * 16);
+    } else {
+      qk_tile<kBf16, NH, 4>(s, k, t0 + tt, q, dots + tt * 16);
+    }
+  }
+  for (; tt < nb; ++tt) {
+    if constexpr (kDot) {
+      qk_tile_dp<NH, 1>(s, k, t0 + tt, qb, dots + tt * 16);
+    } else {
+      qk_tile<kBf16, NH, 1>(s, k, t0 + tt, q, dots + tt * 16);
+    }
+  }
+}
+
+template <bool kBf16, bool kDot>
+void qk(int nh, const Shape& s, const void* k, int64_t t0, int nb, const float* q,
+        const uint16_t* qb, float* dots) {
+  switch (nh) {
+    case 1: return qk_heads<kBf16, kDot, 1>(s, k, t0, nb, q, qb, dots);
+    case 2: return qk_heads<kBf16, kDot, 2>(s, k, t0, nb, q, qb, dots);
+    case 3: return qk_heads<kBf16, kDot, 3>(s, k, t0, nb, q, qb, dots);
+    default: return qk_heads<kBf16, kDot, 4>(s, k, t0, nb, q, qb, dots);
+  }
+}
+
+inline uint16_t f32_to_bf16_rne(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  bits += 0x7FFFu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+/// Prefetches K and V rows [t, t + kBlock) (clipped to `tokens`) into L1. The hardware
+/// prefetchers alone lose the stream at every 4 KiB page (a 16-token block of a 128-dim bf16
+/// head is exactly one page, and K and V alternate), which left a single thread at ~2.5 GB/s
+/// on caches beyond the LLC (one block ahead and two measured the same, ~11 GB/s per thread).
+inline void prefetch_rows(const void* k, const void* v, int64_t row_bytes, int64_t t,
+                          int64_t tokens) {
+  if (t >= tokens) return;
+  const int64_t end = std::min(tokens, t + kBlock) * row_bytes;
+  const char* kc = static_cast<const char*>(k);
+  const char* vc = static_cast<const char*>(v);
+  for (int64_t b = t * row_bytes; b < end; b += 64) {
+    _mm_prefetch(kc + b, _MM_HINT_T0);
+    _mm_prefetch(vc + b, _MM_HINT_T0);
+  }
+}
+
+template <bool kBf16, bool kDot>
+void attend(const AttentionPiece& pc) {
+  const int64_t d = pc.head_dim, group = pc.group;
+  const Shape s = make_shape(d);
+
+  thread_local std::vector<float> dots_buf, p_buf;
+  thread_local std::vector<uint16_t> qb_buf;
+  if (static_cast<int64_t>(dots_buf.size()) < group * 256) dots_buf.resize(group * 256);
+  if (static_cast<int64_t>(p_buf.size()) < group * kBlock) p_buf.resize(group * kBlock);
+  float* dots = dots_buf.data();
+  float* p = p_buf.data();
+  const uint16_t* qb = nullptr;
+  if constexpr (kDot) {
+    const int64_t row = s.dv32 * 32;
+    if (static_cast<int64_t>(qb_buf.size()) < group * row) qb_buf.resize(group * row);
+    for (int64_t g = 0; g < group; ++g) {
+      for (int64_t i = 0; i < row; ++i) {
+        qb_buf[g * row + i] = i < d ? f32_to_bf16_rne(pc.q[g * d + i]) : 0;
+      }
+    }
+    qb = qb_buf.data();
+  }
+
+  for (int64_t g = 0; g < group; ++g) {
+    pc.max[g] = -std::numeric_limits<float>::infinity();
+    pc.sum[g] = 0;
+  }
+  std::memset(pc.acc, 0, sizeof(float) * group * d);
+  const __m512 scale = _mm512_set1_ps(pc.scale);
+  const __m512 neg_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+
+  const int64_t row_bytes = d * (kBf16 ? 2 : 4);
+  for (int64_t t0 = 0; t0 < pc.tokens; t0 += kBlock) {
+    const int nb = static_cast<int>(std::min<int64_t>(kBlock, pc.tokens - t0));
+    prefetch_rows(pc.k, pc.v, row_bytes, t0 + kPrefetchBlocks * kBlock, pc.tokens);
+    const __mmask16 valid = nb == kBlock ? static_cast<__mmask16>(0xFFFF)
+                                         : static_cast<__mmask16>((1u << nb) - 1);
+    for (int64_t g0 = 0; g0 < group; g0 += kMaxHeads) {
+      const int nh = static_cast<int>(std::min<int64_t>(kMaxHeads, group - g0));
+      qk<kBf16, kDot>(nh, s, pc.k, t0, nb, pc.q + g0 * d,
+                      kDot ? qb + g0 * s.dv32 * 32 : nullptr, dots + g0 * 256);
+    }
+    for (int64_t g = 0; g < group; ++g) {
+      __m512 rows[16];
+      for (int j = 0; j < 16; ++j) {
+        rows[j] = j < nb ? _mm512_loadu_ps(dots + g * 256 + j * 16) : _mm512_setzero_ps();
+      }
+      const __m512 sc = _mm512_mask_blend_ps(valid, neg_inf, _mm512_mul_ps(reduce16(rows), scale));
+      const float block_max = _mm512_reduce_max_ps(sc);
+      if (block_max > pc.max[g]) {
+        const float alpha = std::exp(pc.max[g] - block_max);  // 0 on the first block
+        pc.sum[g] *= alpha;
+        float* acc = pc.acc + g * d;
+        const __m512 va = _mm512_set1_ps(alpha);
+        for (int64_t i = 0; i < s.dv; ++i) {
+          const __mmask16 m = s.mask(i);
+          _mm512_mask_storeu_ps(acc + i * 16, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, acc + i * 16), va));
+        }
+        pc.max[g] = block_max;
+      }
+      const __m512 pe =
+          _mm512_maskz_mov_ps(valid, exp_ps(_mm512_sub_ps(sc, _mm512_set1_ps(pc.max[g]))));
+      pc.sum[g] += _mm512_reduce_add_ps(pe);
+      _mm512_storeu_ps(p + g * kBlock, pe);
+    }
+    for (int64_t g0 = 0; g0 < group; g0 += kMaxHeads) {
+      const int nh = static_cast<int>(std::min<int64_t>(kMaxHeads, group - g0));
+      for (int64_t c = 0; c < s.dv; c += kMaxVecs) {
+        const int nv = static_cast<int>(std::min<int64_t>(kMaxVecs, s.dv - c));
+        pv<kBf16>(nh, nv, s, pc.v, t0, nb, c, p + g0 * kBlock, pc.acc + g0 * d);
+      }
+    }
+  }
+}
+
+
+// ---- bf16 KV: even/odd split widening ----------------------------------------------------
+// A 512-bit load holds 32 bf16. As 16 u32 lanes, (lane << 16) is the f32 of the even element
+// and (lane & 0xFFFF0000) that of the odd one: two exact widenings for two cheap in-lane ops,
+// instead of two cross-lane vpmovzxwd + two shifts. The price is an even/odd order inside each
+// chunk of 32 dims: q is permuted once per piece to match, and the V accumulators are kept in
+// that order and put back in natural order at the end of the piece.
+
+inline void split_bf16(__m512i raw, __m512& even, __m512& odd) {
+  even = _mm512_castsi512_ps(_mm512_slli_epi32(raw, 16));
+  odd = _mm512_castsi512_ps(_mm512_and_si512(raw, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
+}
+
+inline __mmask32 chunk_mask(const Shape& s, int64_t c) {
+  return c == s.dv32 - 1 ? s.tail32 : static_cast<__mmask32>(0xFFFFFFFFu);
+}
+
+/// dots as in qk_tile; qp rows of dv32 * 32 floats in even/odd order.
+template <int NH, int TT>
+inline void qk_tile_eo(const Shape& s, const uint16_t* k, int64_t t, const float* qp,
+                       float* dots) {
+  __m512 acc[NH][TT];
+  for (int h = 0; h < NH; ++h)
+    for (int j = 0; j < TT; ++j) acc[h][j] = _mm512_setzero_ps();
+  const int64_t row = s.dv32 * 32;
+  for (int64_t c = 0; c < s.dv32; ++c) {
+    const __mmask32 m = chunk_mask(s, c);
+    __m512 ke[TT], ko[TT];
+    for (int j = 0; j < TT; ++j) {
+      split_bf16(_mm512_maskz_loadu_epi16(m, k + (t + j) * s.d + c * 32), ke[j], ko[j]);
+    }
+    for (int h = 0; h < NH; ++h) {
+      const __m512 qe = _mm512_loadu_ps(qp + h * row + c * 32);
+      const __m512 qo = _mm512_loadu_ps(qp + h * row + c * 32 + 16);
+      for (int j = 0; j < TT; ++j) {
+        acc[h][j] = _mm512_fmadd_ps(qe, ke[j], acc[h][j]);
+        acc[h][j] = _mm512_fmadd_ps(qo, ko[j], acc[h][j]);
+      }
+    }
+  }
+  for (int h = 0; h < NH; ++h)
+    for (int j = 0; j < TT; ++j) _mm512_storeu_ps(dots + h * 256 + j * 16, acc[h][j]);
+}
+
+/// accp[h][c*32 .. (c+NC)*32) (even/odd order) += sum_{tt < nb} p[h * 16 + tt] * v_{t0 + tt}.
+template <int NH, int NC>
+inline void pv_tile_eo(const Shape& s, const uint16_t* v, int64_t t0, int nb, int64_t c,
+                       const float* p, float* accp) {
+  const int64_t row = s.dv32 * 32;
+  __m512 a[NH][2 * NC];
+  __mmask32 mk[NC];
+  for (int j = 0; j < NC; ++j) mk[j] = chunk_mask(s, c + j);
+  for (int h = 0; h < NH; ++h)
+    for (int j = 0; j < 2 * NC; ++j) a[h][j] = _mm512_loadu_ps(accp + h * row + c * 32 + j * 16);
+  for (int tt = 0; tt < nb; ++tt) {
+    __m512 vv[2 * NC];
+    for (int j = 0; j < NC; ++j) {
+      split_bf16(_mm512_maskz_loadu_epi16(mk[j], v + (t0 + tt) * s.d + (c + j) * 32), vv[2 * j],
+                 vv[2 * j + 1]);
+    }
+    for (int h = 0; h < NH; ++h) {
+      const __m512 pb = _mm512_set1_ps(p[h * kBlock + tt]);
+      for (int j = 0; j < 2 * NC; ++j) a[h][j] = _mm512_fmadd_ps(pb, vv[j], a[h][j]);
+    }
+  }
+  for (int h = 0; h < NH; ++h)
+    for (int j = 0; j < 2 * NC; ++j) _mm512_storeu_ps(accp + h * row + c * 32 + j * 16, a[h][j]);
+}
+
+template <int NH>
+void pv_eo_nc(int nc, const Shape& s, const uint16_t* v, int64_t t0, int nb, int64_t c,
+              const float* p, float* accp) {
+  if (nc == 1) return pv_tile_eo<NH, 1>(s, v, t0, nb, c, p, accp);
+  return pv_tile_eo<NH, 2>(s, v, t0, nb, c, p, accp);
+}
+
+void pv_eo(int nh, int nc, const Shape& s, const uint16_t* v, int64_t t0, int nb, int64_t c,
+           const float* p, float* accp) {
+  switch (nh) {
+    case 1: return pv_eo_nc<1>(nc, s, v, t0, nb, c, p, accp);
+    case 2: return pv_eo_nc<2>(nc, s, v, t0, nb, c, p, accp);
+    case 3: return pv_eo_nc<3>(nc, s, v, t0, nb, c, p, accp);
+    default: return pv_eo_nc<4>(nc, s, v, t0, nb, c, p, accp);
+  }
+}
+
+template <bool kDot, int NH>
+void qk_eo_heads(const Shape& s, const uint16_t* k, int64_t t0, int nb, const float* qp,
+                 const uint16_t* qb, float* dots) {
+  int tt = 0;
+  for (; tt + 4 <= nb; tt += 4) {
+    if constexpr (kDot) {
+      qk_tile_dp<NH, 4>(s, k, t0 + tt, qb, dots + tt * 16);
+    } else {
+      qk_tile_eo<NH, 4>(s, k, t0 + tt, qp, dots + tt * 16);
+    }
+  }
+  for (; tt < nb; ++tt) {
+    if constexpr (kDot) {
+      qk_tile_dp<NH, 1>(s, k, t0 + tt, qb, dots + tt * 16);
+    } else {
+      qk_tile_eo<NH, 1>(s, k, t0 + tt, qp, dots + tt * 16);
+    }
+  }
+}
+
+template <bool kDot>
+void qk_eo(int nh, const Shape& s, const uint16_t* k, int64_t t0, int nb, const float* qp,
+           const uint16_t* qb, float* dots) {
+  switch (nh) {
+    case 1: return qk_eo_heads<kDot, 1>(s, k, t0, nb, qp, qb, dots);
+    case 2: return qk_eo_heads<kDot, 2>(s, k, t0, nb, qp, qb, dots);
+    case 3: return qk_eo_heads<kDot, 3>(s, k, t0, nb, qp, qb, dots);
+    default: return qk_eo_heads<kDot, 4>(s, k, t0, nb, qp, qb, dots);
+  }
+}
+
+/// Position in the even/odd order of natural index i within rows of 32-dim chunks.
+inline int64_t eo_index(int64_t i) {
+  const int64_t c = i / 32, r = i % 32;
+  return c * 32 + (r % 2) * 16 + r / 2;
+}
+
+template <bool kDot>
+void attend_bf16(const AttentionPiece& pc) {
+  const int64_t d = pc.head_dim, group = pc.group;
+  const Shape s = make_shape(d);
+  const int64_t row = s.dv32 * 32;
+  const uint16_t* k = static_cast<const uint16_t*>(pc.k);
+  const uint16_t* v = static_cast<const uint16_t*>(pc.v);
+
+  thread_local std::vector<float> dots_buf, p_buf, qp_buf, accp_buf;
+  thread_local std::vector<uint16_t> qb_buf;
+  if (static_cast<int64_t>(dots_buf.size()) < group * 256) dots_buf.resize(group * 256);
+  if (static_cast<int64_t>(p_buf.size()) < group * kBlock) p_buf.resize(group * kBlock);
+  if (static_cast<int64_t>(qp_buf.size()) < group * row) qp_buf.resize(group * row);
+  if (static_cast<int64_t>(accp_buf.size()) < group * row) accp_buf.resize(group * row);
+  float* dots = dots_buf.data();
+  float* p = p_buf.data();
+  float* qp = qp_buf.data();
+  float* accp = accp_buf.data();
+  std::fill(qp, qp + group * row, 0.0f);
+  std::fill(accp, accp + group * row, 0.0f);
+  for (int64_t g = 0; g < group; ++g)
+    for (int64_t i = 0; i < d; ++i) qp[g * row + eo_index(i)] = pc.q[g * d + i];
+  const uint16_t* qb = nullptr;
+  if constexpr (kDot) {
+    if (static_cast<int64_t>(qb_buf.size()) < group * row) qb_buf.resize(group * row);
+    for (int64_t g = 0; g < group; ++g)
+      for (int64_t i = 0; i < row; ++i) qb_buf[g * row + i] = i < d ? f32_to_bf16_rne(pc.q[g * d + i]) : 0;
+    qb = qb_buf.data();
+  }
+
+  for (int64_t g = 0; g < group; ++g) {
+    pc.max[g] = -std::numeric_limits<float>::infinity();
+    pc.sum[g] = 0;
+  }
+  const __m512 scale = _mm512_set1_ps(pc.scale);
+  const __m512 neg_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const int64_t row_bytes = d * 2;
+  for (int64_t t0 = 0; t0 < pc.tokens; t0 += kBlock) {
+    const int nb = static_cast<int>(std::min<int64_t>(kBlock, pc.tokens - t0));
+    prefetch_rows(pc.k, pc.v, row_bytes, t0 + kPrefetchBlocks * kBlock, pc.tokens);
+    const __mmask16 valid = nb == kBlock ? static_cast<__mmask16>(0xFFFF)
+                                         : static_cast<__mmask16>((1u << nb) - 1);
+    for (int64_t g0 = 0; g0 < group; g0 += kMaxHeads) {
+      const int nh = static_cast<int>(std::min<int64_t>(kMaxHeads, group - g0));
+      qk_eo<kDot>(nh, s, k, t0, nb, qp + g0 * row, kDot ? qb + g0 * row : nullptr,
+                  dots + g0 * 256);
+    }
+    for (int64_t g = 0; g < group; ++g) {
+      __m512 rows[16];
+      for (int j = 0; j < 16; ++j) {
+        rows[j] = j < nb ? _mm512_loadu_ps(dots + g * 256 + j * 16) : _mm512_setzero_ps();
+      }
+      const __m512 sc = _mm512_mask_blend_ps(valid, neg_inf, _mm512_mul_ps(reduce16(rows), scale));
+      const float block_max = _mm512_reduce_max_ps(sc);
+      if (block_max > pc.max[g]) {
+        const float alpha = std::exp(pc.max[g] - block_max);  // 0 on the first block
+        pc.sum[g] *= alpha;
+        const __m512 va = _mm512_set1_ps(alpha);
+        for (int64_t i = 0; i < row; i += 16) {
+          _mm512_storeu_ps(accp + g * row + i, _mm512_mul_ps(_mm512_loadu_ps(accp + g * row + i), va));
+        }
+        pc.max[g] = block_max;
+      }
+      const __m512 pe =
+          _mm512_maskz_mov_ps(valid, exp_ps(_mm512_sub_ps(sc, _mm512_set1_ps(pc.max[g]))));
+      pc.sum[g] += _mm512_reduce_add_ps(pe);
+      _mm512_storeu_ps(p + g * kBlock, pe);
+    }
+    for (int64_t g0 = 0; g0 < group; g0 += kMaxHeads) {
+      const int nh = static_cast<int>(std::min<int64_t>(kMaxHeads, group - g0));
+      for (int64_t c = 0; c < s.dv32; c += 2) {
+        const int nc = static_cast<int>(std::min<int64_t>(2, s.dv32 - c));
+        pv_eo(nh, nc, s, v, t0, nb, c, p + g0 * kBlock, accp + g0 * row);
+      }
+    }
+  }
+  for (int64_t g = 0; g < group; ++g)
+    for (int64_t i = 0; i < d; ++i) pc.acc[g * d + i] = accp[g * row + eo_index(i)];
+}
+}  // namespace
+
+void attend_avx512(const AttentionPiece& piece) {
+  if (piece.type == KvType::kF32) {
+    attend<false, false>(piece);
+  } else if (piece.bf16_dot) {
+    attend_bf16<true>(piece);
+  } else {
+    attend_bf16<false>(piece);
+  }
+}
+
+}  // namespace llmcap::kernels::detail

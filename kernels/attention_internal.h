@@ -1,0 +1,34 @@
+// Private to the attention kernels: one (kv head, token range) piece of decode attention, with
+// one implementation per instruction set (attention.cpp, attention_avx2.cpp,
+// attention_avx512.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/attention.h"
+
+namespace llmcap::kernels::detail {
+
+/// Inputs and outputs of one piece: `group` query heads against `tokens` rows of one KV head.
+/// Outputs are unnormalised: acc[g][d] = sum_t exp(s_gt - max[g]) v_t[d],
+/// sum[g] = sum_t exp(s_gt - max[g]), max[g] = max_t s_gt, with s_gt = scale * q_g . k_t.
+struct AttentionPiece {
+  KvType type = KvType::kBf16;
+  const void* k = nullptr;  ///< first row of the piece, rows of head_dim elements
+  const void* v = nullptr;
+  int64_t tokens = 0;       ///< >= 1
+  int64_t head_dim = 0;
+  const float* q = nullptr;  ///< [group][head_dim]
+  int64_t group = 0;
+  float scale = 1;
+  bool bf16_dot = false;  ///< AVX-512 only: vdpbf16ps for q.k (bf16 KV)
+  float* acc = nullptr;   ///< [group][head_dim], overwritten
+  float* max = nullptr;   ///< [group], overwritten
+  float* sum = nullptr;   ///< [group], overwritten
+};
+
+void attend_scalar(const AttentionPiece& piece);
+void attend_avx2(const AttentionPiece& piece);
+void attend_avx512(const AttentionPiece& piece);
+
+}  // namespace llmcap::kernels::detail

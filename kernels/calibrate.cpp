@@ -1,0 +1,320 @@
+#include "kernels/calibrate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+
+#include "kernels/attention.h"
+#include "kernels/elementwise.h"
+#include "kernels/harness.h"
+#include "kernels/matmul.h"
+#include "kernels/thread_pool.h"
+
+namespace llmcap::kernels {
+namespace {
+
+struct Shape {
+  int64_t rows, cols;
+  bool cache_resident;  ///< no rotation: the same operands every call
+};
+
+/// What one sweep size covers.
+struct Sweep {
+  std::string name;
+  std::vector<int> threads;
+  int64_t bandwidth_buffer_bytes;
+  int bandwidth_repetitions;
+  std::vector<Shape> matmul_shapes;
+  std::vector<int64_t> batches;
+  std::vector<int64_t> contexts;  ///< attention context tokens (rotated, from memory)
+  int64_t rotation_bytes;         ///< operands of one rotated shape total at least this
+  int repetitions;                ///< interleaved rounds per shape
+  int min_runs;
+  double min_total_s;
+};
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+// Attention shape of one Llama-3-8B layer (GQA 32/8 heads of 128).
+constexpr int64_t kQHeads = 32, kKvHeads = 8, kHeadDim = 128;
+constexpr int kMaxCopies = 1024;
+
+Sweep make_sweep(SweepSize size, int max_threads) {
+  Sweep s;
+  // 128 MiB of rotated operands: 4x the 32 MiB L3 of one Zen 4/5 CCD or of a Xeon's
+  // per-core slice sum on up to 16 cores; VMs often report the host's whole L3 through
+  // sysconf, so the size is fixed rather than derived from it (docs/model.md, "Calibration").
+  s.rotation_bytes = 128 * kMiB;
+  switch (size) {
+    case SweepSize::kFull:
+      s.name = "full";
+      for (int t = 1; t <= max_threads; ++t) s.threads.push_back(t);
+      s.bandwidth_buffer_bytes = 512 * kMiB;
+      s.bandwidth_repetitions = 7;
+      s.matmul_shapes = {{512, 512, true},      {1024, 1024, true},    {1024, 1024, false},
+                         {1024, 4096, false},   {4096, 4096, false},   {14336, 4096, false},
+                         {4096, 14336, false}};
+      s.batches = {1, 4, 16};
+      s.contexts = {256, 1024, 4096, 16384};
+      s.repetitions = 2;
+      s.min_runs = 5;
+      s.min_total_s = 0.04;
+      break;
+    case SweepSize::kQuick:
+      s.name = "quick";
+      s.threads = {max_threads};
+      s.bandwidth_buffer_bytes = 256 * kMiB;
+      s.bandwidth_repetitions = 3;
+      s.rotation_bytes = 64 * kMiB;  // 2x a 32 MiB L3: enough to miss, half the set-up time
+      // Generating the rotated copies is most of a quick run: two shapes from memory (the
+      // smallest and the largest of a Llama-3-8B layer), three batches.
+      s.matmul_shapes = {{512, 512, true}, {1024, 4096, false}, {4096, 14336, false}};
+      s.batches = {1, 4, 16};
+      s.contexts = {1024, 16384};
+      s.repetitions = 1;
+      s.min_runs = 3;
+      s.min_total_s = 0.02;
+      break;
+    case SweepSize::kTest:
+      s.name = "test";
+      s.threads = {max_threads};
+      s.bandwidth_buffer_bytes = 8 * kMiB;
+      s.bandwidth_repetitions = 1;
+      s.matmul_shapes = {{128, 256, true}, {256, 512, true}};
+      s.batches = {1, 4};
+      s.contexts = {64, 256};
+      s.rotation_bytes = 0;  // no rotation: everything stays in the caches
+      s.repetitions = 1;
+      s.min_runs = 2;
+      s.min_total_s = 0;
+      break;
+  }
+  return s;
+}
+
+int copies_for(int64_t bytes, int64_t rotation_bytes, bool cache_resident) {
+  if (cache_resident || rotation_bytes <= 0 || bytes <= 0) return 1;
+  const int64_t n = (rotation_bytes + bytes - 1) / bytes;
+  return static_cast<int>(std::clamp<int64_t>(n, 1, kMaxCopies));
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+KernelSample make_sample(std::string op, std::string format, int64_t rows, int64_t cols,
+                         int64_t batch, int threads, double min_s, double median_s, double bytes,
+                         double flops, bool cache_resident) {
+  KernelSample s;
+  s.op = std::move(op);
+  s.format = std::move(format);
+  s.backend = "llmcap";
+  s.rows = rows;
+  s.cols = cols;
+  s.batch = batch;
+  s.threads = threads;
+  s.min_s = min_s;
+  s.median_s = median_s;
+  s.bytes = bytes;
+  s.flops = flops;
+  s.bytes_per_s = median_s > 0 ? bytes / median_s : 0;
+  s.flops_per_s = median_s > 0 ? flops / median_s : 0;
+  s.cache_resident = cache_resident;
+  return s;
+}
+
+/// Medians over repetitions of one (shape, batch, threads) cell.
+struct Cell {
+  std::vector<double> medians;
+  double min_s = 1e300;
+  void add(const Timing& t) {
+    medians.push_back(t.median_s);
+    min_s = std::min(min_s, t.min_s);
+  }
+};
+
+std::string shape_text(int64_t rows, int64_t cols) {
+  return std::to_string(rows) + "x" + std::to_string(cols);
+}
+
+}  // namespace
+
+CalibrationRun run_calibration(const CalibrationOptions& options) {
+  if (options.max_threads < 0) {
+    throw std::invalid_argument("run_calibration: max_threads must be >= 0");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto say = [&](const std::string& line) {
+    if (options.progress) options.progress(line);
+  };
+  CalibrationRun run;
+  run.machine = describe_machine();
+  const int max_threads = options.max_threads > 0 ? options.max_threads : run.machine.num_cores;
+  SweepSize size = options.size;
+  if (size == SweepSize::kFull && options.quick) size = SweepSize::kQuick;
+  const Sweep sweep = make_sweep(size, max_threads);
+  run.sweep = sweep.name;
+  run.max_threads = max_threads;
+  run.rotation_bytes = sweep.rotation_bytes;
+
+  // Bandwidth: read and copy for each thread count of the sweep (measure_bandwidth covers
+  // 1..N; the quick and test sweeps keep only N).
+  say("bandwidth: " + std::to_string(sweep.bandwidth_buffer_bytes / kMiB) + " MiB, " +
+      std::to_string(sweep.bandwidth_repetitions) + " interleaved rounds, threads 1.." +
+      std::to_string(max_threads));
+  measure_bandwidth(run.machine, max_threads, sweep.bandwidth_buffer_bytes,
+                    sweep.bandwidth_repetitions);
+  if (sweep.threads.size() == 1) {
+    for (auto* map :
+         {&run.machine.read_bandwidth_bytes_per_s, &run.machine.copy_bandwidth_bytes_per_s}) {
+      const double keep = map->at(max_threads);
+      map->clear();
+      (*map)[max_threads] = keep;
+    }
+  }
+
+  std::vector<std::unique_ptr<ThreadPool>> pools;
+  for (const int t : sweep.threads) pools.push_back(std::make_unique<ThreadPool>(t));
+  const Isa isa = best_isa();
+
+  // Matrix products.
+  const int64_t max_batch = *std::max_element(sweep.batches.begin(), sweep.batches.end());
+  for (const WeightFormat format :
+       {WeightFormat::kF32, WeightFormat::kBf16, WeightFormat::kInt8, WeightFormat::kInt4}) {
+    const std::string fname(to_string(format));
+    for (const Shape& shape : sweep.matmul_shapes) {
+      std::vector<PackedWeights> copies;
+      copies.push_back(PackedWeights::random(format, shape.rows, shape.cols, 1));
+      const int n = copies_for(copies.front().bytes(), sweep.rotation_bytes, shape.cache_resident);
+      copies.resize(static_cast<std::size_t>(n));
+      // Generating the copies dominates the sweep's set-up: spread it over the threads.
+      pools.back()->parallel_for(n - 1, [&](int64_t b, int64_t e, int) {
+        for (int64_t i = b; i < e; ++i) {
+          copies[static_cast<std::size_t>(i + 1)] =
+              PackedWeights::random(format, shape.rows, shape.cols, static_cast<uint64_t>(i + 2));
+        }
+      });
+      say("matmul " + fname + " " + shape_text(shape.rows, shape.cols) +
+          (shape.cache_resident ? " (in cache)" : " x " + std::to_string(n) + " copies"));
+      std::vector<float> x(static_cast<std::size_t>(max_batch * shape.cols));
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.001f * static_cast<float>(i % 1000);
+      std::vector<float> y(static_cast<std::size_t>(max_batch * shape.rows));
+      std::vector<std::vector<Cell>> cells(sweep.batches.size(),
+                                           std::vector<Cell>(sweep.threads.size()));
+      std::size_t next = 0;
+      for (int rep = 0; rep < sweep.repetitions; ++rep) {
+        for (std::size_t b = 0; b < sweep.batches.size(); ++b) {
+          const int64_t batch = sweep.batches[b];
+          for (std::size_t t = 0; t < sweep.threads.size(); ++t) {
+            ThreadPool& pool = *pools[t];
+            const std::span<const float> xs(x.data(), static_cast<std::size_t>(batch * shape.cols));
+            const std::span<float> ys(y.data(), static_cast<std::size_t>(batch * shape.rows));
+            cells[b][t].add(time_kernel(
+                [&] { matmul(copies[next++ % copies.size()], xs, batch, ys, pool, isa); }, 1,
+                sweep.min_runs, sweep.min_total_s));
+          }
+        }
+      }
+      const double weight_bytes = static_cast<double>(copies.front().bytes());
+      for (std::size_t b = 0; b < sweep.batches.size(); ++b) {
+        const int64_t batch = sweep.batches[b];
+        for (std::size_t t = 0; t < sweep.threads.size(); ++t) {
+          const double bytes =
+              weight_bytes + 4.0 * static_cast<double>(batch * (shape.cols + shape.rows));
+          const double flops = 2.0 * static_cast<double>(shape.rows * shape.cols * batch);
+          run.samples.push_back(make_sample("matmul", fname, shape.rows, shape.cols, batch,
+                                            sweep.threads[t], cells[b][t].min_s,
+                                            median(cells[b][t].medians), bytes, flops,
+                                            shape.cache_resident));
+        }
+      }
+    }
+  }
+
+  // Decode attention, one Llama-3-8B layer's heads, caches rotated from memory.
+  std::vector<float> q(static_cast<std::size_t>(kQHeads * kHeadDim), 0.01f);
+  std::vector<float> out(q.size());
+  const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
+  for (const KvType type : {KvType::kBf16, KvType::kF32}) {
+    const std::string tname(to_string(type));
+    const int64_t elem = type == KvType::kF32 ? 4 : 2;
+    for (const int64_t context : sweep.contexts) {
+      const int64_t elements = kKvHeads * context * kHeadDim;
+      const int64_t kv_bytes = 2 * elements * elem;
+      const bool cached = sweep.rotation_bytes <= 0;
+      const int n = copies_for(kv_bytes, sweep.rotation_bytes, cached);
+      say("attention " + tname + " KV, " + std::to_string(context) + " tokens" +
+          (cached ? " (in cache)" : " x " + std::to_string(n) + " copies"));
+      // Storage as 32-bit words either way; bf16 uses half of it.
+      std::vector<std::vector<uint32_t>> k(static_cast<std::size_t>(n)),
+          v(static_cast<std::size_t>(n));
+      const std::size_t words = static_cast<std::size_t>((elements * elem + 3) / 4);
+      // 0x3C233C23: two bf16 0.00995; as f32 ~0.00997. Finite, small values either way.
+      for (int i = 0; i < n; ++i) {
+        k[static_cast<std::size_t>(i)].assign(words, 0x3C233C23u);
+        v[static_cast<std::size_t>(i)].assign(words, 0x3C233C23u);
+      }
+      std::vector<KvCacheView> views;
+      for (int i = 0; i < n; ++i) {
+        KvCacheView view;
+        view.type = type;
+        view.k = k[static_cast<std::size_t>(i)].data();
+        view.v = v[static_cast<std::size_t>(i)].data();
+        view.num_kv_heads = kKvHeads;
+        view.head_dim = kHeadDim;
+        view.capacity_tokens = context;
+        view.context_tokens = context;
+        views.push_back(view);
+      }
+      std::vector<Cell> cells(sweep.threads.size());
+      std::size_t next = 0;
+      for (int rep = 0; rep < sweep.repetitions; ++rep) {
+        for (std::size_t t = 0; t < sweep.threads.size(); ++t) {
+          ThreadPool& pool = *pools[t];
+          cells[t].add(time_kernel(
+              [&] {
+                decode_attention(q, kQHeads, views[next++ % views.size()], scale, out, pool, isa);
+              },
+              1, sweep.min_runs, sweep.min_total_s));
+        }
+      }
+      const double bytes = static_cast<double>(views.front().bytes_read()) +
+                           2.0 * 4.0 * static_cast<double>(q.size());
+      const double flops = 4.0 * static_cast<double>(context * kQHeads * kHeadDim);
+      for (std::size_t t = 0; t < sweep.threads.size(); ++t) {
+        run.samples.push_back(make_sample("attention", tname, kKvHeads * kHeadDim, context,
+                                          kQHeads, sweep.threads[t], cells[t].min_s,
+                                          median(cells[t].medians), bytes, flops, cached));
+      }
+    }
+  }
+
+  // Element-wise operators (single-threaded, in cache): their cost is small next to the
+  // products; recorded for the report, not fitted.
+  say("rms_norm, swiglu");
+  for (const int64_t rows : {int64_t{1}, int64_t{16}}) {
+    constexpr int64_t kDim = 4096;
+    std::vector<float> xs(static_cast<std::size_t>(rows * kDim), 0.5f), w(kDim, 1.0f),
+        o(xs.size());
+    const Timing t = time_kernel([&] { rms_norm(xs, w, kDim, 1e-5f, o, isa); }, 2,
+                                 sweep.min_runs * 4, sweep.min_total_s / 4);
+    run.samples.push_back(make_sample("rms_norm", "f32", rows, kDim, rows, 1, t.min_s,
+                                      t.median_s, 4.0 * (2.0 * static_cast<double>(rows * kDim) + kDim),
+                                      4.0 * static_cast<double>(rows * kDim), true));
+    constexpr int64_t kFf = 14336;
+    std::vector<float> g(static_cast<std::size_t>(rows * kFf), 0.5f), u(g.size(), 0.25f),
+        so(g.size());
+    const Timing ts = time_kernel([&] { swiglu(g, u, so, isa); }, 2, sweep.min_runs * 4,
+                                  sweep.min_total_s / 4);
+    run.samples.push_back(make_sample("swiglu", "f32", 1, kFf, rows, 1, ts.min_s, ts.median_s,
+                                      4.0 * 3.0 * static_cast<double>(rows * kFf),
+                                      6.0 * static_cast<double>(rows * kFf), true));
+  }
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
+
+}  // namespace llmcap::kernels

@@ -1,0 +1,63 @@
+// The calibration sweep: memory bandwidth and the decode kernels timed over formats, shapes,
+// batches and thread counts on this machine (docs/model.md, "Calibration"). The fit and the
+// stored profile live in model/calibration.h; this library knows nothing of model/.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/machine.h"
+
+namespace llmcap::kernels {
+
+/// Which shapes the sweep covers.
+enum class SweepSize {
+  kFull,   ///< threads 1..N; ~20 matmul shapes x 4 formats x 3 batches, attention to 16K tokens
+  kQuick,  ///< threads N only; fewer shapes and repetitions (seconds)
+  kTest,   ///< tiny shapes that stay in the caches: checks the plumbing with the real kernels
+};
+
+struct CalibrationOptions {
+  bool quick = false;   ///< SweepSize::kQuick (ignored when `size` is kTest)
+  int max_threads = 0;  ///< 0: every logical CPU this process may use
+  SweepSize size = SweepSize::kFull;  ///< kFull is replaced by kQuick when `quick` is set
+  /// Called with one line per stage ("bandwidth", "matmul bf16 4096x14336", ...); may be empty.
+  std::function<void(const std::string&)> progress;
+};
+
+/// One timed kernel shape. matmul: rows x cols weights, `batch` activation rows; attention:
+/// rows = kv_heads x head_dim, cols = context tokens, batch = query heads; rms_norm: rows x cols
+/// = batch rows of `cols`; swiglu: cols elements per row, batch rows. bytes: what the kernel
+/// must move (packed weights + f32 activations in and out; K and V read + q and out);
+/// flops: 2 per multiply-add.
+struct KernelSample {
+  std::string op;       ///< "matmul", "attention", "rms_norm", "swiglu"
+  std::string format;   ///< weight format or KV type ("f32", "bf16", "int8", "int4"); "f32"
+  std::string backend;  ///< "llmcap"
+  int64_t rows = 0, cols = 0, batch = 0;
+  int threads = 0;
+  double min_s = 0, median_s = 0;
+  double bytes = 0, flops = 0;
+  double bytes_per_s = 0, flops_per_s = 0;  ///< bytes / median_s, flops / median_s
+  /// True when the same data was read on every call and fits the caches. False: calls rotate
+  /// over copies of the operands totalling >= rotation_bytes, so each call reads from memory.
+  bool cache_resident = false;
+};
+
+struct CalibrationRun {
+  MachineInfo machine;  ///< with read/copy bandwidth for the thread counts measured
+  std::vector<KernelSample> samples;
+  int max_threads = 0;           ///< the largest thread count measured (the one to fit)
+  int64_t rotation_bytes = 0;    ///< operands rotated over at least this many bytes
+  double seconds = 0;            ///< wall time of the whole sweep
+  std::string sweep;             ///< "full", "quick", "test"
+};
+
+/// Runs the sweep. Interleaved: every repetition times every thread count and batch of a shape
+/// in turn (bandwidth drifts minute to minute on shared machines), and medians of the
+/// repetitions are kept. Throws std::invalid_argument for max_threads < 0.
+CalibrationRun run_calibration(const CalibrationOptions& options);
+
+}  // namespace llmcap::kernels

@@ -1,0 +1,456 @@
+#include "kernels/decoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/elementwise.h"
+
+namespace llmcap::kernels {
+namespace {
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// A seed for item `index` of stream `stream` derived from the decoder's seed.
+uint64_t derive_seed(uint64_t seed, uint64_t stream, uint64_t index) {
+  uint64_t s = seed ^ (stream * 0xD1B54A32D192ED03ull);
+  splitmix64(s);
+  s ^= index * 0x8CB92BA72F3D8DD7ull;
+  return splitmix64(s);
+}
+
+/// Uniform in [lo, hi) from 24 random bits.
+float uniform(uint64_t bits24, float lo, float hi) {
+  return lo + (hi - lo) * static_cast<float>(bits24 & 0xFFFFFF) * (1.0f / 16777216.0f);
+}
+
+std::vector<float> random_vector(int64_t n, uint64_t seed, float lo, float hi) {
+  std::vector<float> v(static_cast<size_t>(n));
+  uint64_t state = seed;
+  for (auto& x : v) x = uniform(splitmix64(state) >> 40, lo, hi);
+  return v;
+}
+
+uint16_t f32_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN
+  u += 0x7FFFu + ((u >> 16) & 1u);  // round to nearest even
+  return static_cast<uint16_t>(u >> 16);
+}
+
+/// Bytes of a rows x cols matrix in `format` (PackedWeights::bytes without allocating it).
+double packed_bytes(WeightFormat format, double rows, double cols) {
+  switch (format) {
+    case WeightFormat::kF32:
+      return 4 * rows * cols;
+    case WeightFormat::kBf16:
+      return 2 * rows * cols;
+    case WeightFormat::kInt8:
+      return rows * cols + 4 * rows;
+    case WeightFormat::kInt4:
+      return rows * (cols / 32) * 18;
+  }
+  return 0;
+}
+
+int64_t kv_elem_bytes(KvType type) { return type == KvType::kF32 ? 4 : 2; }
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("ReferenceDecoder: " + what);
+}
+
+void validate(const DecoderShape& s, WeightFormat format, int64_t max_batch, int64_t max_context) {
+  const std::pair<const char*, int64_t> dims[] = {
+      {"hidden", s.hidden},       {"intermediate", s.intermediate}, {"num_layers", s.num_layers},
+      {"num_heads", s.num_heads}, {"num_kv_heads", s.num_kv_heads}, {"head_dim", s.head_dim},
+      {"vocab", s.vocab},         {"max_batch", max_batch},         {"max_context", max_context}};
+  for (const auto& [name, value] : dims) {
+    require(value >= 1, std::string(name) + " must be >= 1 (got " + std::to_string(value) + ")");
+    require(value <= (int64_t{1} << 31),
+            std::string(name) + " must be <= 2^31 (got " + std::to_string(value) + ")");
+  }
+  require(s.num_heads % s.num_kv_heads == 0, "num_heads (" + std::to_string(s.num_heads) +
+                                                 ") must be a multiple of num_kv_heads (" +
+                                                 std::to_string(s.num_kv_heads) + ")");
+  require(s.head_dim % 2 == 0,
+          "head_dim must be even for RoPE (got " + std::to_string(s.head_dim) + ")");
+  require(s.rope_theta > 0, "rope_theta must be > 0 (got " + std::to_string(s.rope_theta) + ")");
+  require(s.rms_eps > 0, "rms_eps must be > 0 (got " + std::to_string(s.rms_eps) + ")");
+  if (format == WeightFormat::kInt4) {
+    const std::pair<const char*, int64_t> cols[] = {{"hidden", s.hidden},
+                                                    {"num_heads x head_dim", s.q_dim()},
+                                                    {"intermediate", s.intermediate}};
+    for (const auto& [name, value] : cols) {
+      require(value % 32 == 0, std::string("int4 weights need ") + name +
+                                   " to be a multiple of 32 (got " + std::to_string(value) + ")");
+    }
+  }
+}
+
+void add_in_place(std::span<float> x, std::span<const float> y) {
+  for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
+}
+
+}  // namespace
+
+void ReferenceDecoder::KvFree::operator()(uint8_t* p) const noexcept { std::free(p); }
+
+ReferenceDecoder::ReferenceDecoder(const DecoderShape& shape, WeightFormat format, KvType kv_type,
+                                   int64_t max_batch, int64_t max_context, uint64_t seed,
+                                   int64_t max_bytes)
+    : shape_(shape),
+      format_(format),
+      kv_type_(kv_type),
+      max_batch_(max_batch),
+      max_context_(max_context),
+      seed_(seed) {
+  validate(shape, format, max_batch, max_context);
+  const DecoderShape& s = shape_;
+
+  // Memory needed, in double so that absurd shapes cannot overflow.
+  const double h = static_cast<double>(s.hidden), inter = static_cast<double>(s.intermediate);
+  const double qd = static_cast<double>(s.q_dim()), rows = static_cast<double>(s.qkv_rows());
+  const double layer_weights = packed_bytes(format, rows, h) + packed_bytes(format, h, qd) +
+                               packed_bytes(format, 2 * inter, h) + packed_bytes(format, h, inter) +
+                               4 * (2 * h + (s.qkv_bias ? rows : 0));
+  const double weights = static_cast<double>(s.num_layers) * layer_weights +
+                         packed_bytes(format, static_cast<double>(s.vocab), h) + 4 * h;
+  kv_elem_bytes_ = kv_elem_bytes(kv_type);
+  const double kv = static_cast<double>(s.num_layers) * 2 * static_cast<double>(s.kv_dim()) *
+                    static_cast<double>(kv_elem_bytes_) * static_cast<double>(max_batch) *
+                    static_cast<double>(max_context);
+  const double activations = 4.0 * static_cast<double>(max_batch) *
+                             (3 * h + rows + qd + 3 * inter + static_cast<double>(s.vocab));
+  const double needed = weights + kv + activations;
+  if (needed > static_cast<double>(max_bytes)) {
+    std::ostringstream msg;
+    msg.precision(15);
+    msg << "ReferenceDecoder: needs " << needed << " bytes (weights " << weights << ", KV cache "
+        << kv << ", activations " << activations << "), more than max_bytes " << max_bytes;
+    throw std::invalid_argument(msg.str());
+  }
+
+  // Weights: stream 1 = matrices, 2 = f32 vectors. The matrices hold uniform [-1, 1) values, so
+  // RMSNorm weights of about 1/sqrt(hidden) keep the projections' outputs near unit scale (like
+  // a properly initialised model): attention scores stay moderate instead of saturating the
+  // softmax, and rounding in the kernels is not amplified from layer to layer.
+  const float norm_lo = 0.5f / std::sqrt(static_cast<float>(s.hidden));
+  const float norm_hi = 1.5f / std::sqrt(static_cast<float>(s.hidden));
+  uint64_t matrix = 0, vector = 0;
+  layers_.reserve(static_cast<size_t>(s.num_layers));
+  for (int64_t l = 0; l < s.num_layers; ++l) {
+    DecoderLayerWeights w;
+    w.attn_norm = random_vector(s.hidden, derive_seed(seed, 2, vector++), norm_lo, norm_hi);
+    w.qkv = PackedWeights::random(format, s.qkv_rows(), s.hidden, derive_seed(seed, 1, matrix++));
+    if (s.qkv_bias) w.qkv_bias = random_vector(s.qkv_rows(), derive_seed(seed, 2, vector++), -1, 1);
+    w.o = PackedWeights::random(format, s.hidden, s.q_dim(), derive_seed(seed, 1, matrix++));
+    w.mlp_norm = random_vector(s.hidden, derive_seed(seed, 2, vector++), norm_lo, norm_hi);
+    w.gate_up =
+        PackedWeights::random(format, 2 * s.intermediate, s.hidden, derive_seed(seed, 1, matrix++));
+    w.down =
+        PackedWeights::random(format, s.hidden, s.intermediate, derive_seed(seed, 1, matrix++));
+    layers_.push_back(std::move(w));
+  }
+  final_norm_ = random_vector(s.hidden, derive_seed(seed, 2, vector++), norm_lo, norm_hi);
+  lm_head_ = PackedWeights::random(format, s.vocab, s.hidden, derive_seed(seed, 1, matrix++));
+
+  // KV caches: reserved now, touched as contexts reach them.
+  const int64_t kv_total = s.num_layers * max_batch * 2 * s.kv_dim() * max_context * kv_elem_bytes_;
+  const size_t kv_alloc = (static_cast<size_t>(kv_total) + 63) / 64 * 64;
+  kv_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, kv_alloc)));
+  if (!kv_) throw std::bad_alloc();
+  pristine_.assign(static_cast<size_t>(max_batch), 0);
+
+  const auto n = static_cast<size_t>(max_batch);
+  x_.resize(n * static_cast<size_t>(s.hidden));
+  h_.resize(n * static_cast<size_t>(s.hidden));
+  proj_.resize(n * static_cast<size_t>(s.hidden));
+  qkv_.resize(n * static_cast<size_t>(s.qkv_rows()));
+  attn_.resize(n * static_cast<size_t>(s.q_dim()));
+  gu_.resize(n * 2 * static_cast<size_t>(s.intermediate));
+  act_.resize(n * static_cast<size_t>(s.intermediate));
+  logits_.resize(n * static_cast<size_t>(s.vocab));
+}
+
+ReferenceDecoder::~ReferenceDecoder() = default;
+
+const DecoderLayerWeights& ReferenceDecoder::layer(int64_t i) const {
+  if (i < 0 || i >= shape_.num_layers) {
+    throw std::out_of_range("ReferenceDecoder: layer " + std::to_string(i) + " of " +
+                            std::to_string(shape_.num_layers));
+  }
+  return layers_[static_cast<size_t>(i)];
+}
+
+uint8_t* ReferenceDecoder::kv_k(int64_t layer_index, int64_t seq) const {
+  const int64_t block = shape_.kv_dim() * max_context_ * kv_elem_bytes_;  // one of K or V
+  return kv_.get() + ((layer_index * max_batch_ + seq) * 2) * block;
+}
+
+uint8_t* ReferenceDecoder::kv_v(int64_t layer_index, int64_t seq) const {
+  return kv_k(layer_index, seq) + shape_.kv_dim() * max_context_ * kv_elem_bytes_;
+}
+
+KvCacheView ReferenceDecoder::kv_cache(int64_t layer_index, int64_t seq) const {
+  if (layer_index < 0 || layer_index >= shape_.num_layers || seq < 0 ||
+      seq >= static_cast<int64_t>(contexts_.size())) {
+    throw std::out_of_range("ReferenceDecoder: no KV cache for layer " +
+                            std::to_string(layer_index) + ", sequence " + std::to_string(seq));
+  }
+  KvCacheView view;
+  view.type = kv_type_;
+  view.k = kv_k(layer_index, seq);
+  view.v = kv_v(layer_index, seq);
+  view.num_kv_heads = shape_.num_kv_heads;
+  view.head_dim = shape_.head_dim;
+  view.capacity_tokens = max_context_;
+  view.context_tokens = contexts_[static_cast<size_t>(seq)];
+  return view;
+}
+
+void ReferenceDecoder::fill_random_kv(int64_t seq, int64_t begin, int64_t end) {
+  const int64_t hd = shape_.head_dim;
+  for (int64_t l = 0; l < shape_.num_layers; ++l) {
+    for (int kind = 0; kind < 2; ++kind) {
+      uint8_t* base = kind == 0 ? kv_k(l, seq) : kv_v(l, seq);
+      for (int64_t g = 0; g < shape_.num_kv_heads; ++g) {
+        for (int64_t t = begin; t < end; ++t) {
+          // One stream per (layer, k|v, head, position): independent of the slot.
+          const uint64_t row = ((static_cast<uint64_t>(l) * 2 + static_cast<uint64_t>(kind)) *
+                                    static_cast<uint64_t>(shape_.num_kv_heads) +
+                                static_cast<uint64_t>(g)) *
+                                   static_cast<uint64_t>(max_context_) +
+                               static_cast<uint64_t>(t);
+          uint64_t state = derive_seed(seed_, 3, row);
+          const int64_t offset = (g * max_context_ + t) * hd;
+          if (kv_type_ == KvType::kF32) {
+            float* dst = reinterpret_cast<float*>(base) + offset;
+            for (int64_t d = 0; d < hd; d += 2) {
+              const uint64_t r = splitmix64(state);
+              dst[d] = uniform(r >> 40, -1, 1);
+              dst[d + 1] = uniform(r >> 8, -1, 1);
+            }
+          } else {
+            uint16_t* dst = reinterpret_cast<uint16_t*>(base) + offset;
+            for (int64_t d = 0; d < hd; d += 2) {
+              const uint64_t r = splitmix64(state);
+              dst[d] = f32_to_bf16(uniform(r >> 40, -1, 1));
+              dst[d + 1] = f32_to_bf16(uniform(r >> 8, -1, 1));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+void ReferenceDecoder::set_contexts(std::span<const int64_t> context_tokens,
+                                    std::span<const int64_t> next_tokens) {
+  const auto batch = static_cast<int64_t>(context_tokens.size());
+  require(batch >= 1 && batch <= max_batch_, "set_contexts: batch " + std::to_string(batch) +
+                                                 " outside [1, max_batch " +
+                                                 std::to_string(max_batch_) + "]");
+  require(next_tokens.empty() || next_tokens.size() == context_tokens.size(),
+          "set_contexts: " + std::to_string(next_tokens.size()) + " next tokens for " +
+              std::to_string(batch) + " sequences");
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t c = context_tokens[static_cast<size_t>(b)];
+    require(c >= 0 && c < max_context_,
+            "set_contexts: context " + std::to_string(c) + " of sequence " + std::to_string(b) +
+                " outside [0, max_context " + std::to_string(max_context_) + ")");
+    if (!next_tokens.empty()) {
+      const int64_t t = next_tokens[static_cast<size_t>(b)];
+      require(t >= 0 && t < shape_.vocab,
+              "set_contexts: token " + std::to_string(t) + " of sequence " + std::to_string(b) +
+                  " outside [0, vocab " + std::to_string(shape_.vocab) + ")");
+    }
+  }
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t c = context_tokens[static_cast<size_t>(b)];
+    int64_t& pristine = pristine_[static_cast<size_t>(b)];
+    if (pristine < c) {
+      fill_random_kv(b, pristine, c);
+      pristine = c;
+    }
+  }
+  contexts_.assign(context_tokens.begin(), context_tokens.end());
+  if (next_tokens.empty()) {
+    next_tokens_.assign(static_cast<size_t>(batch), 0);
+  } else {
+    next_tokens_.assign(next_tokens.begin(), next_tokens.end());
+  }
+  logits_batch_ = 0;
+}
+
+void ReferenceDecoder::step(ThreadPool& pool, Isa isa) {
+  if (contexts_.empty()) throw std::logic_error("ReferenceDecoder::step before set_contexts");
+  const auto batch = static_cast<int64_t>(contexts_.size());
+  for (int64_t b = 0; b < batch; ++b) {
+    if (contexts_[static_cast<size_t>(b)] >= max_context_) {
+      throw std::logic_error("ReferenceDecoder::step: sequence " + std::to_string(b) +
+                             " is full (max_context " + std::to_string(max_context_) + ")");
+    }
+  }
+  const DecoderShape& s = shape_;
+  const int64_t H = s.hidden, R = s.qkv_rows(), QD = s.q_dim(), KD = s.kv_dim(), I = s.intermediate,
+                hd = s.head_dim;
+  const auto bs = [batch](std::vector<float>& v, int64_t per_token) {
+    return std::span<float>(v.data(), static_cast<size_t>(batch * per_token));
+  };
+  const std::span<float> x = bs(x_, H), h = bs(h_, H), proj = bs(proj_, H), qkv = bs(qkv_, R),
+                         attn = bs(attn_, QD), gu = bs(gu_, 2 * I), act = bs(act_, I),
+                         logits = bs(logits_, s.vocab);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+
+  // Embedding (tied to the LM head).
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t token = next_tokens_[static_cast<size_t>(b)];
+    for (int64_t c = 0; c < H; ++c) x[static_cast<size_t>(b * H + c)] = lm_head_.at(token, c);
+  }
+
+  for (int64_t l = 0; l < s.num_layers; ++l) {
+    const DecoderLayerWeights& w = layers_[static_cast<size_t>(l)];
+    rms_norm(x, w.attn_norm, H, s.rms_eps, h, isa);
+    matmul(w.qkv, h, batch, qkv, pool, isa);
+    for (int64_t b = 0; b < batch; ++b) {
+      float* row = qkv.data() + b * R;
+      if (s.qkv_bias) {
+        for (int64_t r = 0; r < R; ++r) row[r] += w.qkv_bias[static_cast<size_t>(r)];
+      }
+      const int64_t pos = contexts_[static_cast<size_t>(b)];
+      const std::span<float> q(row, static_cast<size_t>(QD));
+      const std::span<float> k(row + QD, static_cast<size_t>(KD));
+      const float* v = row + QD + KD;
+      rope(q, s.num_heads, hd, hd, pos, s.rope_theta, isa);
+      rope(k, s.num_kv_heads, hd, hd, pos, s.rope_theta, isa);
+      // Append k and v at position `pos` of each KV head.
+      uint8_t* kc = kv_k(l, b);
+      uint8_t* vc = kv_v(l, b);
+      for (int64_t g = 0; g < s.num_kv_heads; ++g) {
+        const int64_t dst = (g * max_context_ + pos) * hd;
+        const float* ks = k.data() + g * hd;
+        const float* vs = v + g * hd;
+        if (kv_type_ == KvType::kF32) {
+          std::memcpy(reinterpret_cast<float*>(kc) + dst, ks, static_cast<size_t>(hd) * 4);
+          std::memcpy(reinterpret_cast<float*>(vc) + dst, vs, static_cast<size_t>(hd) * 4);
+        } else {
+          uint16_t* kd = reinterpret_cast<uint16_t*>(kc) + dst;
+          uint16_t* vd = reinterpret_cast<uint16_t*>(vc) + dst;
+          for (int64_t d = 0; d < hd; ++d) {
+            kd[d] = f32_to_bf16(ks[d]);
+            vd[d] = f32_to_bf16(vs[d]);
+          }
+        }
+      }
+      int64_t& pristine = pristine_[static_cast<size_t>(b)];
+      pristine = std::min(pristine, pos);
+      KvCacheView view;
+      view.type = kv_type_;
+      view.k = kc;
+      view.v = vc;
+      view.num_kv_heads = s.num_kv_heads;
+      view.head_dim = hd;
+      view.capacity_tokens = max_context_;
+      view.context_tokens = pos + 1;
+      decode_attention(q, s.num_heads, view, scale, attn.subspan(b * QD, QD), pool, isa);
+    }
+    matmul(w.o, attn, batch, proj, pool, isa);
+    add_in_place(x, proj);
+    rms_norm(x, w.mlp_norm, H, s.rms_eps, h, isa);
+    matmul(w.gate_up, h, batch, gu, pool, isa);
+    for (int64_t b = 0; b < batch; ++b) {
+      swiglu(gu.subspan(b * 2 * I, I), gu.subspan(b * 2 * I + I, I), act.subspan(b * I, I), isa);
+    }
+    matmul(w.down, act, batch, proj, pool, isa);
+    add_in_place(x, proj);
+  }
+
+  rms_norm(x, final_norm_, H, s.rms_eps, h, isa);
+  matmul(lm_head_, h, batch, logits, pool, isa);
+  logits_batch_ = batch;
+
+  for (int64_t b = 0; b < batch; ++b) {
+    const auto row = logits.subspan(b * s.vocab, s.vocab);
+    next_tokens_[static_cast<size_t>(b)] = std::max_element(row.begin(), row.end()) - row.begin();
+    ++contexts_[static_cast<size_t>(b)];
+  }
+}
+
+std::span<const float> ReferenceDecoder::logits() const {
+  return {logits_.data(), static_cast<size_t>(logits_batch_ * shape_.vocab)};
+}
+
+std::span<const int64_t> ReferenceDecoder::contexts() const { return contexts_; }
+
+std::span<const int64_t> ReferenceDecoder::next_tokens() const { return next_tokens_; }
+
+int64_t ReferenceDecoder::weight_bytes() const {
+  int64_t total = lm_head_.bytes() + 4 * static_cast<int64_t>(final_norm_.size());
+  for (const auto& w : layers_) {
+    total += w.qkv.bytes() + w.o.bytes() + w.gate_up.bytes() + w.down.bytes();
+    total += 4 * static_cast<int64_t>(w.attn_norm.size() + w.mlp_norm.size() + w.qkv_bias.size());
+  }
+  return total;
+}
+
+int64_t ReferenceDecoder::kv_bytes_per_token() const {
+  return shape_.num_layers * 2 * shape_.kv_dim() * kv_elem_bytes_;
+}
+
+std::vector<OpAccount> ReferenceDecoder::account() const {
+  const DecoderShape& s = shape_;
+  const auto B = static_cast<int64_t>(contexts_.size());
+  const int64_t L = s.num_layers, H = s.hidden, R = s.qkv_rows(), QD = s.q_dim(), KD = s.kv_dim(),
+                I = s.intermediate, hd = s.head_dim;
+  // Per-layer matrix bytes (all layers have equal shapes).
+  int64_t qkv_w = 0, o_w = 0, gu_w = 0, down_w = 0;
+  for (const auto& w : layers_) {
+    qkv_w += w.qkv.bytes() + 4 * static_cast<int64_t>(w.qkv_bias.size());
+    o_w += w.o.bytes();
+    gu_w += w.gate_up.bytes();
+    down_w += w.down.bytes();
+  }
+  const auto proj = [B](const char* name, int64_t weight_bytes, int64_t layers, int64_t rows,
+                        int64_t cols, int64_t extra_flops) {
+    return OpAccount{name, weight_bytes + layers * B * (rows + cols) * 4,
+                     layers * (2 * B * rows * cols + extra_flops)};
+  };
+  int64_t attn_bytes = 0, attn_flops = 0;
+  for (const int64_t c : contexts_) {
+    const int64_t t = c + 1;
+    attn_bytes += 2 * KD * t * kv_elem_bytes_ + 2 * QD * 4;
+    attn_flops += 4 * s.num_heads * t * hd;
+  }
+  const int64_t lm_row_bytes = lm_head_.bytes() / s.vocab;
+  const int64_t norms = 2 * L + 1;
+  return {
+      {"embedding", B * (lm_row_bytes + H * 4), 0},
+      // Read x, write out, read the weight; sum of squares (2/elem) and two scalings (2/elem).
+      {"rms_norm", norms * (2 * B * H * 4 + H * 4), norms * 4 * B * H},
+      proj("qkv_proj", qkv_w, L, R, H, s.qkv_bias ? B * R : 0),
+      // Read and write q and k; a rotation is 6 FLOPs per pair (3 per element).
+      {"rope", L * 2 * B * (QD + KD) * 4, L * 3 * B * (QD + KD)},
+      {"kv_append", L * B * 2 * KD * (4 + kv_elem_bytes_), 0},
+      {"attention", L * attn_bytes, L * attn_flops},
+      proj("o_proj", o_w, L, H, QD, 0),
+      {"residual_add", 2 * L * 3 * B * H * 4, 2 * L * B * H},
+      proj("gate_up_proj", gu_w, L, 2 * I, H, 0),
+      // Read gate and up, write out; silu and the product ~4 FLOPs per element.
+      {"swiglu", L * 3 * B * I * 4, L * 4 * B * I},
+      proj("down_proj", down_w, L, H, I, 0),
+      proj("lm_head", lm_head_.bytes(), 1, s.vocab, H, 0),
+      {"argmax", B * s.vocab * 4, B * s.vocab},
+  };
+}
+
+}  // namespace llmcap::kernels

@@ -1,0 +1,168 @@
+// A reference decode step of a Llama-architecture model (Llama-3.x, Qwen2 shapes) built only
+// from this library's kernels, with random weights: for measuring what a real decode step costs
+// on this CPU and comparing it with a predictor's per-operator accounting.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/attention.h"
+#include "kernels/cpu_features.h"
+#include "kernels/matmul.h"
+#include "kernels/thread_pool.h"
+
+namespace llmcap::kernels {
+
+/// The shape of a Llama-architecture decoder (pre-norm RMSNorm, RoPE on the whole head,
+/// grouped-query attention, SwiGLU MLP; see ReferenceDecoder).
+struct DecoderShape {
+  int64_t hidden = 0;        ///< model width d
+  int64_t intermediate = 0;  ///< MLP width (gate and up each have this many rows)
+  int64_t num_layers = 0;
+  int64_t num_heads = 0;     ///< query heads
+  int64_t num_kv_heads = 0;  ///< key/value heads; divides num_heads
+  int64_t head_dim = 0;      ///< even (RoPE rotates pairs)
+  int64_t vocab = 0;
+  float rope_theta = 10000.0f;  ///< RoPE base
+  float rms_eps = 1e-5f;        ///< RMSNorm epsilon
+  bool qkv_bias = false;        ///< Qwen2 adds a bias to the q, k and v projections
+
+  int64_t q_dim() const { return num_heads * head_dim; }
+  int64_t kv_dim() const { return num_kv_heads * head_dim; }
+  /// Rows of the fused QKV projection: q_dim + 2 kv_dim.
+  int64_t qkv_rows() const { return q_dim() + 2 * kv_dim(); }
+};
+
+/// Bytes and FLOPs of one operator kind, summed over all layers of one decode step.
+struct OpAccount {
+  std::string op;
+  int64_t bytes = 0;  ///< bytes read and written in memory (weights, KV, activations)
+  int64_t flops = 0;  ///< floating-point (or integer dot-product) operations, a multiply-add = 2
+};
+
+/// One layer's weights. Matrices are PackedWeights of `rows` outputs x `cols` inputs (y = x W^T).
+struct DecoderLayerWeights {
+  std::vector<float> attn_norm;  ///< hidden, RMSNorm weight before attention
+  PackedWeights qkv;             ///< qkv_rows x hidden: rows [q | k | v], heads contiguous
+  std::vector<float> qkv_bias;   ///< qkv_rows (empty unless shape.qkv_bias)
+  PackedWeights o;               ///< hidden x q_dim
+  std::vector<float> mlp_norm;   ///< hidden, RMSNorm weight before the MLP
+  PackedWeights gate_up;         ///< 2 intermediate x hidden: rows [gate | up]
+  PackedWeights down;            ///< hidden x intermediate
+};
+
+/// A decode step of a Llama-architecture model, per layer:
+///   h = RMSNorm(x) -> qkv = h Wqkv^T (+ bias) -> RoPE(q), RoPE(k) at the token's position ->
+///   append k, v to the sequence's KV cache -> decode_attention (GQA, scale 1/sqrt(head_dim)) ->
+///   x += attn Wo^T -> h = RMSNorm(x) -> [gate | up] = h Wgu^T -> a = SwiGLU(gate, up) ->
+///   x += a Wdown^T;
+/// then logits = RMSNorm(x) Wlm^T. The input embedding is tied to the LM head (row `token` of
+/// Wlm, as in Llama-3.2-1B and Qwen2.5-0.5B); the token a sequence consumes is the greedy
+/// argmax of its previous logits (or the one given to set_contexts).
+/// Projections run as one `matmul` over all sequences of the batch (weights streamed once per
+/// step); attention runs once per sequence over that sequence's KV cache. Element-wise operators
+/// run on the calling thread. Weights and the KV prefix are random (latency does not depend on
+/// the values): matrices uniform in [-1, 1) (PackedWeights::random), biases uniform in [-1, 1),
+/// RMSNorm weights uniform in [0.5, 1.5) / sqrt(hidden) so that activations stay near unit
+/// scale; all activations are f32.
+class ReferenceDecoder {
+ public:
+  static constexpr int64_t kDefaultMaxBytes = int64_t{16} << 30;  ///< 16 GiB
+
+  /// Allocates random weights (deterministic for `seed`) in `format` and KV caches of `kv_type`
+  /// for up to `max_batch` sequences of up to `max_context` tokens each (KV memory is reserved,
+  /// and touched only as contexts reach it). Throws std::invalid_argument for a bad shape (a
+  /// dimension < 1, num_heads not a multiple of num_kv_heads, odd head_dim, rope_theta or
+  /// rms_eps <= 0, kInt4 with hidden, q_dim or intermediate not a multiple of 32), for
+  /// max_batch or max_context < 1, or when weights + KV + activations would need more than
+  /// `max_bytes` (the message gives both numbers).
+  ReferenceDecoder(const DecoderShape& shape, WeightFormat format, KvType kv_type,
+                   int64_t max_batch, int64_t max_context, uint64_t seed,
+                   int64_t max_bytes = kDefaultMaxBytes);
+  ~ReferenceDecoder();
+  ReferenceDecoder(const ReferenceDecoder&) = delete;
+  ReferenceDecoder& operator=(const ReferenceDecoder&) = delete;
+
+  /// Starts batch = context_tokens.size() (1..max_batch) sequences; sequence b's KV cache holds
+  /// context_tokens[b] (0..max_context-1) tokens of random values in [-1, 1) (a function of
+  /// seed, layer, position, head and element only, so equal contexts hold equal prefixes in
+  /// every slot). The next step consumes next_tokens[b] (0..vocab-1), or token 0 when
+  /// next_tokens is empty. Clears logits(). Throws std::invalid_argument for bad sizes/values.
+  void set_contexts(std::span<const int64_t> context_tokens,
+                    std::span<const int64_t> next_tokens = {});
+
+  /// One decode step for all sequences: each consumes one token at position = its context,
+  /// runs all layers, writes logits (batch x vocab); contexts grow by one and the next tokens
+  /// become the argmax of the logits. Throws std::logic_error before set_contexts or when a
+  /// sequence has reached max_context (call set_contexts to reset).
+  void step(ThreadPool& pool, Isa isa = best_isa());
+
+  /// Logits of the last step, [batch][vocab] row-major; empty before the first step.
+  std::span<const float> logits() const;
+  /// Current context length of each sequence (tokens in its KV cache).
+  std::span<const int64_t> contexts() const;
+  /// The token each sequence consumes at the next step.
+  std::span<const int64_t> next_tokens() const;
+
+  /// Bytes of all weights: packed matrices (with their scales) + f32 norm weights and biases.
+  int64_t weight_bytes() const;
+  /// KV cache bytes per token over all layers: num_layers x 2 x kv_dim x element size.
+  int64_t kv_bytes_per_token() const;
+
+  /// Per-operator accounting of one step at the current contexts and batch, in execution
+  /// order, each kind summed over layers: embedding, rms_norm (incl. the final one), qkv_proj,
+  /// rope, kv_append, attention, o_proj, residual_add, gate_up_proj, swiglu, down_proj,
+  /// lm_head, argmax. Projections: weight bytes + f32 activations in and out, 2 x batch x rows x
+  /// cols FLOPs (+ batch x rows for the bias). Attention: KvCacheView::bytes_read at context+1
+  /// + q and output, 4 x heads x (context+1) x head_dim FLOPs (QK^T and PV; softmax not
+  /// counted). Element-wise operators: f32 bytes in and out, a few FLOPs per element.
+  std::vector<OpAccount> account() const;
+
+  // For tests: the shape, weights and KV caches.
+  const DecoderShape& shape() const { return shape_; }
+  WeightFormat weight_format() const { return format_; }
+  KvType kv_type() const { return kv_type_; }
+  int64_t max_batch() const { return max_batch_; }
+  int64_t max_context() const { return max_context_; }
+  const DecoderLayerWeights& layer(int64_t i) const;
+  std::span<const float> final_norm() const { return final_norm_; }
+  const PackedWeights& lm_head() const { return lm_head_; }
+  /// The KV cache of sequence slot `seq` in layer `layer_index`, context = contexts()[seq].
+  KvCacheView kv_cache(int64_t layer_index, int64_t seq) const;
+
+ private:
+  void fill_random_kv(int64_t seq, int64_t begin, int64_t end);
+  uint8_t* kv_k(int64_t layer_index, int64_t seq) const;
+  uint8_t* kv_v(int64_t layer_index, int64_t seq) const;
+
+  DecoderShape shape_;
+  WeightFormat format_;
+  KvType kv_type_;
+  int64_t max_batch_;
+  int64_t max_context_;
+  uint64_t seed_;
+
+  std::vector<DecoderLayerWeights> layers_;
+  std::vector<float> final_norm_;
+  PackedWeights lm_head_;  ///< vocab x hidden, also the input embedding
+
+  struct KvFree {
+    void operator()(uint8_t* p) const noexcept;
+  };
+  std::unique_ptr<uint8_t, KvFree> kv_;  ///< [layer][seq][k|v][kv_head][max_context][head_dim]
+  int64_t kv_elem_bytes_ = 0;
+  std::vector<int64_t> pristine_;  ///< per slot: positions [0, pristine) hold the random prefix
+
+  std::vector<int64_t> contexts_;
+  std::vector<int64_t> next_tokens_;
+  std::vector<float> logits_;  ///< max_batch x vocab
+  int64_t logits_batch_ = 0;   ///< rows of logits_ written by the last step
+
+  // Activations for max_batch tokens.
+  std::vector<float> x_, h_, qkv_, attn_, proj_, gu_, act_;
+};
+
+}  // namespace llmcap::kernels

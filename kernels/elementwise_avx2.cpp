@@ -1,0 +1,107 @@
+// AVX2 + FMA RMSNorm, RoPE, SwiGLU (compiled with -mavx2 -mfma -mf16c; runs only when
+// isa_supported(Isa::kAvx2)). Elements past the last multiple of 8 are done in scalar code.
+#include <immintrin.h>
+
+#include <cmath>
+
+#include "kernels/elementwise_internal.h"
+
+namespace llmcap::kernels::detail {
+
+namespace {
+
+/// e^x as in attention_avx2.cpp: clamp to [-87, 88], Cody-Waite, degree-7 Taylor, 2^n via the
+/// exponent bits.
+inline __m256 exp_ps(__m256 x) {
+  x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(88.0f)), _mm256_set1_ps(-87.0f));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 5040);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i e =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+inline float hsum(__m256 v) {
+  __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+  x = _mm_add_ss(x, _mm_movehdup_ps(x));
+  return _mm_cvtss_f32(x);
+}
+
+void rms_norm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps,
+              float* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * dim;
+    float* o = out + r * dim;
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(),
+           s3 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= dim; i += 32) {
+      const __m256 a = _mm256_loadu_ps(xr + i), b = _mm256_loadu_ps(xr + i + 8),
+                   c = _mm256_loadu_ps(xr + i + 16), d = _mm256_loadu_ps(xr + i + 24);
+      s0 = _mm256_fmadd_ps(a, a, s0);
+      s1 = _mm256_fmadd_ps(b, b, s1);
+      s2 = _mm256_fmadd_ps(c, c, s2);
+      s3 = _mm256_fmadd_ps(d, d, s3);
+    }
+    for (; i + 8 <= dim; i += 8) {
+      const __m256 a = _mm256_loadu_ps(xr + i);
+      s0 = _mm256_fmadd_ps(a, a, s0);
+    }
+    float ss = hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+    for (; i < dim; ++i) ss += xr[i] * xr[i];
+    const float invs = static_cast<float>(1.0 / std::sqrt(double(ss) / dim + eps));
+    const __m256 inv = _mm256_set1_ps(invs);
+    for (i = 0; i + 8 <= dim; i += 8) {
+      _mm256_storeu_ps(o + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(xr + i), inv),
+                                            _mm256_loadu_ps(weight + i)));
+    }
+    for (; i < dim; ++i) o[i] = xr[i] * invs * weight[i];
+  }
+}
+
+void rope(float* x, int64_t heads, int64_t head_dim, int64_t half, const float* cos,
+          const float* sin) {
+  for (int64_t h = 0; h < heads; ++h) {
+    float* xh = x + h * head_dim;
+    int64_t i = 0;
+    for (; i + 8 <= half; i += 8) {
+      const __m256 x0 = _mm256_loadu_ps(xh + i), x1 = _mm256_loadu_ps(xh + half + i);
+      const __m256 c = _mm256_loadu_ps(cos + i), s = _mm256_loadu_ps(sin + i);
+      _mm256_storeu_ps(xh + i, _mm256_sub_ps(_mm256_mul_ps(x0, c), _mm256_mul_ps(x1, s)));
+      _mm256_storeu_ps(xh + half + i, _mm256_add_ps(_mm256_mul_ps(x0, s), _mm256_mul_ps(x1, c)));
+    }
+    for (; i < half; ++i) {
+      const float x0 = xh[i], x1 = xh[i + half];
+      xh[i] = x0 * cos[i] - x1 * sin[i];
+      xh[i + half] = x0 * sin[i] + x1 * cos[i];
+    }
+  }
+}
+
+void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 g = _mm256_loadu_ps(gate + i), u = _mm256_loadu_ps(up + i);
+    const __m256 e = exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), g));
+    _mm256_storeu_ps(out + i, _mm256_div_ps(_mm256_mul_ps(g, u), _mm256_add_ps(one, e)));
+  }
+  for (; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+}  // namespace
+
+const ElementwiseKernels kElementwiseAvx2 = {rms_norm, rope, swiglu};
+
+}  // namespace llmcap::kernels::detail

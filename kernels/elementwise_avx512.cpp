@@ -1,0 +1,99 @@
+// AVX-512 RMSNorm, RoPE, SwiGLU (compiled with the AVX-512 flags; runs only when
+// isa_supported(Isa::kAvx512)). Tails use masked loads and stores.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 AVX-512 header idiom
+#include <immintrin.h>
+
+#include <cmath>
+
+#include "kernels/elementwise_internal.h"
+
+namespace llmcap::kernels::detail {
+
+namespace {
+
+inline __mmask16 tail_mask(int64_t n) {
+  return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
+}
+
+/// e^x as in attention_avx512.cpp: clamp to [-87, 88], Cody-Waite, degree-7 Taylor, scalef.
+inline __m512 exp_ps(__m512 x) {
+  x = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(88.0f)), _mm512_set1_ps(-87.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 5040);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
+void rms_norm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps,
+              float* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * dim;
+    float* o = out + r * dim;
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps(), s2 = _mm512_setzero_ps(),
+           s3 = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 64 <= dim; i += 64) {
+      const __m512 a = _mm512_loadu_ps(xr + i), b = _mm512_loadu_ps(xr + i + 16),
+                   c = _mm512_loadu_ps(xr + i + 32), d = _mm512_loadu_ps(xr + i + 48);
+      s0 = _mm512_fmadd_ps(a, a, s0);
+      s1 = _mm512_fmadd_ps(b, b, s1);
+      s2 = _mm512_fmadd_ps(c, c, s2);
+      s3 = _mm512_fmadd_ps(d, d, s3);
+    }
+    for (; i < dim; i += 16) {
+      const __m512 a = _mm512_maskz_loadu_ps(tail_mask(dim - i), xr + i);
+      s0 = _mm512_fmadd_ps(a, a, s0);
+    }
+    const float ss = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+    const __m512 inv = _mm512_set1_ps(static_cast<float>(1.0 / std::sqrt(double(ss) / dim + eps)));
+    for (i = 0; i < dim; i += 16) {
+      const __mmask16 m = tail_mask(dim - i);
+      const __m512 a = _mm512_maskz_loadu_ps(m, xr + i);
+      const __m512 w = _mm512_maskz_loadu_ps(m, weight + i);
+      _mm512_mask_storeu_ps(o + i, m, _mm512_mul_ps(_mm512_mul_ps(a, inv), w));
+    }
+  }
+}
+
+void rope(float* x, int64_t heads, int64_t head_dim, int64_t half, const float* cos,
+          const float* sin) {
+  for (int64_t h = 0; h < heads; ++h) {
+    float* xh = x + h * head_dim;
+    for (int64_t i = 0; i < half; i += 16) {
+      const __mmask16 m = tail_mask(half - i);
+      const __m512 x0 = _mm512_maskz_loadu_ps(m, xh + i);
+      const __m512 x1 = _mm512_maskz_loadu_ps(m, xh + half + i);
+      const __m512 c = _mm512_maskz_loadu_ps(m, cos + i);
+      const __m512 s = _mm512_maskz_loadu_ps(m, sin + i);
+      _mm512_mask_storeu_ps(xh + i, m, _mm512_sub_ps(_mm512_mul_ps(x0, c), _mm512_mul_ps(x1, s)));
+      _mm512_mask_storeu_ps(xh + half + i, m,
+                            _mm512_add_ps(_mm512_mul_ps(x0, s), _mm512_mul_ps(x1, c)));
+    }
+  }
+}
+
+void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = tail_mask(n - i);
+    const __m512 g = _mm512_maskz_loadu_ps(m, gate + i);
+    const __m512 u = _mm512_maskz_loadu_ps(m, up + i);
+    const __m512 e = exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), g));
+    _mm512_mask_storeu_ps(out + i, m, _mm512_div_ps(_mm512_mul_ps(g, u), _mm512_add_ps(one, e)));
+  }
+}
+
+}  // namespace
+
+const ElementwiseKernels kElementwiseAvx512 = {rms_norm, rope, swiglu};
+
+}  // namespace llmcap::kernels::detail

@@ -1,0 +1,37 @@
+#include "kernels/harness.h"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <vector>
+
+namespace llmcap::kernels {
+
+Timing time_kernel(const std::function<void()>& fn, int warmup, int min_runs, double min_total_s,
+                   int max_runs) {
+  if (min_runs < 1 || max_runs < min_runs || warmup < 0) {
+    throw std::invalid_argument("time_kernel: expected warmup >= 0 and 1 <= min_runs <= max_runs");
+  }
+  using clock = std::chrono::steady_clock;
+  for (int i = 0; i < warmup; ++i) fn();
+  std::vector<double> runs;
+  runs.reserve(static_cast<std::size_t>(std::min(max_runs, 4096)));
+  double total = 0;
+  while (static_cast<int>(runs.size()) < max_runs &&
+         (static_cast<int>(runs.size()) < min_runs || total < min_total_s)) {
+    const auto start = clock::now();
+    fn();
+    const double s = std::chrono::duration<double>(clock::now() - start).count();
+    runs.push_back(s);
+    total += s;
+  }
+  std::sort(runs.begin(), runs.end());
+  Timing t;
+  t.num_runs = static_cast<int64_t>(runs.size());
+  t.min_s = runs.front();
+  const std::size_t n = runs.size();
+  t.median_s = n % 2 == 1 ? runs[n / 2] : 0.5 * (runs[n / 2 - 1] + runs[n / 2]);
+  return t;
+}
+
+}  // namespace llmcap::kernels

@@ -1,0 +1,314 @@
+// Weight formats, packing, the scalar reference product and the dispatch to the ISA paths.
+#include "kernels/matmul.h"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+namespace llmcap::kernels {
+
+namespace {
+
+uint16_t f32_to_bf16(float f) {
+  const uint32_t u = std::bit_cast<uint32_t>(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // NaN
+  const uint32_t rounded = u + 0x7fffu + ((u >> 16) & 1u);  // round to nearest, ties to even
+  return static_cast<uint16_t>(rounded >> 16);
+}
+
+float bf16_to_f32(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
+
+int64_t storage_bytes_for(WeightFormat format, int64_t rows, int64_t cols) {
+  switch (format) {
+    case WeightFormat::kF32: return rows * cols * 4;
+    case WeightFormat::kBf16: return rows * cols * 2;
+    case WeightFormat::kInt8: return rows * cols;
+    case WeightFormat::kInt4: return rows * (cols / 32) * static_cast<int64_t>(sizeof(BlockQ4));
+  }
+  return 0;
+}
+
+void check_shape(WeightFormat format, int64_t rows, int64_t cols) {
+  if (rows < 1 || cols < 1) {
+    throw std::invalid_argument("PackedWeights: rows and cols must be >= 1, got rows " +
+                                std::to_string(rows) + " x cols " + std::to_string(cols));
+  }
+  if (format == WeightFormat::kInt4 && cols % 32 != 0) {
+    throw std::invalid_argument("PackedWeights: int4 needs cols a multiple of 32, got cols " +
+                                std::to_string(cols));
+  }
+}
+
+// Packs row r of `src` (cols floats) into the storage of a PackedWeights.
+void pack_row(WeightFormat format, const float* src, int64_t r, int64_t cols, uint8_t* storage,
+              float* scales) {
+  switch (format) {
+    case WeightFormat::kF32:
+      std::memcpy(storage + r * cols * 4, src, static_cast<size_t>(cols) * 4);
+      return;
+    case WeightFormat::kBf16: {
+      auto* dst = reinterpret_cast<uint16_t*>(storage) + r * cols;
+      for (int64_t c = 0; c < cols; ++c) dst[c] = f32_to_bf16(src[c]);
+      return;
+    }
+    case WeightFormat::kInt8: {
+      float max_abs = 0.0f;
+      for (int64_t c = 0; c < cols; ++c) max_abs = std::max(max_abs, std::fabs(src[c]));
+      const float scale = max_abs / 127.0f;
+      scales[r] = scale;
+      auto* dst = reinterpret_cast<int8_t*>(storage) + r * cols;
+      for (int64_t c = 0; c < cols; ++c) {
+        const float q = scale > 0.0f ? std::round(src[c] / scale) : 0.0f;
+        dst[c] = static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
+      }
+      return;
+    }
+    case WeightFormat::kInt4: {
+      auto* blocks = reinterpret_cast<BlockQ4*>(storage) + r * (cols / 32);
+      for (int64_t j = 0; j < cols / 32; ++j) {
+        const float* v = src + j * 32;
+        float max_abs = 0.0f;
+        for (int i = 0; i < 32; ++i) max_abs = std::max(max_abs, std::fabs(v[i]));
+        const uint16_t scale_bf16 = f32_to_bf16(max_abs / 7.0f);
+        const float scale = bf16_to_f32(scale_bf16);  // quantise against the stored scale
+        uint8_t q[32];
+        for (int i = 0; i < 32; ++i) {
+          const float qi = scale > 0.0f ? std::round(v[i] / scale) + 8.0f : 8.0f;
+          q[i] = static_cast<uint8_t>(std::clamp(qi, 0.0f, 15.0f));
+        }
+        BlockQ4 block;
+        block.scale_bf16 = scale_bf16;
+        for (int i = 0; i < 16; ++i) block.nibbles[i] = static_cast<uint8_t>(q[i] | (q[i + 16] << 4));
+        std::memcpy(&blocks[j], &block, sizeof(BlockQ4));
+      }
+      return;
+    }
+  }
+}
+
+// Row r of w as f32 (dequantised), into out[0, cols).
+void dequantise_row(const PackedWeights& w, int64_t r, float* out) {
+  const int64_t cols = w.cols();
+  switch (w.format()) {
+    case WeightFormat::kF32:
+      std::memcpy(out, static_cast<const float*>(w.data()) + r * cols,
+                  static_cast<size_t>(cols) * 4);
+      return;
+    case WeightFormat::kBf16: {
+      const auto* src = static_cast<const uint16_t*>(w.data()) + r * cols;
+      for (int64_t c = 0; c < cols; ++c) out[c] = bf16_to_f32(src[c]);
+      return;
+    }
+    case WeightFormat::kInt8: {
+      const auto* src = static_cast<const int8_t*>(w.data()) + r * cols;
+      const float scale = w.row_scales()[static_cast<size_t>(r)];
+      for (int64_t c = 0; c < cols; ++c) out[c] = scale * static_cast<float>(src[c]);
+      return;
+    }
+    case WeightFormat::kInt4: {
+      const auto* blocks = static_cast<const BlockQ4*>(w.data()) + r * (cols / 32);
+      for (int64_t j = 0; j < cols / 32; ++j) {
+        const float scale = bf16_to_f32(blocks[j].scale_bf16);
+        for (int i = 0; i < 16; ++i) {
+          const uint8_t b = blocks[j].nibbles[i];
+          out[j * 32 + i] = scale * static_cast<float>((b & 0x0f) - 8);
+          out[j * 32 + i + 16] = scale * static_cast<float>((b >> 4) - 8);
+        }
+      }
+      return;
+    }
+  }
+}
+
+// The reference: each weight row is dequantised once and dotted with every activation row in
+// double precision, then rounded to f32.
+void matmul_scalar(const PackedWeights& w, const float* x, int64_t batch, float* y,
+                   ThreadPool& pool) {
+  const int64_t rows = w.rows();
+  const int64_t cols = w.cols();
+  pool.parallel_for(rows, [&](int64_t begin, int64_t end, int) {
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t r = begin; r < end; ++r) {
+      dequantise_row(w, r, row.data());
+      for (int64_t b = 0; b < batch; ++b) {
+        const float* xb = x + b * cols;
+        double sum = 0.0;
+        for (int64_t c = 0; c < cols; ++c) {
+          sum += static_cast<double>(row[static_cast<size_t>(c)]) * static_cast<double>(xb[c]);
+        }
+        y[b * rows + r] = static_cast<float>(sum);
+      }
+    }
+  });
+}
+
+std::atomic<bool> g_avx512_extensions{true};
+
+std::string isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar:
+    case Isa::kAvx2:
+    case Isa::kAvx512: return std::string(to_string(isa));
+  }
+  return "#" + std::to_string(static_cast<int>(isa));
+}
+
+}  // namespace
+
+std::string_view to_string(WeightFormat format) {
+  switch (format) {
+    case WeightFormat::kF32: return "f32";
+    case WeightFormat::kBf16: return "bf16";
+    case WeightFormat::kInt8: return "int8";
+    case WeightFormat::kInt4: return "int4";
+  }
+  return "unknown";
+}
+
+WeightFormat parse_weight_format(std::string_view name) {
+  for (WeightFormat f :
+       {WeightFormat::kF32, WeightFormat::kBf16, WeightFormat::kInt8, WeightFormat::kInt4}) {
+    if (name == to_string(f)) return f;
+  }
+  throw std::invalid_argument("unknown weight format \"" + std::string(name) +
+                              "\"; known: f32, bf16, int8, int4");
+}
+
+void PackedWeights::AlignedFree::operator()(uint8_t* p) const noexcept { std::free(p); }
+
+PackedWeights PackedWeights::pack(WeightFormat format, std::span<const float> w, int64_t rows,
+                                  int64_t cols) {
+  check_shape(format, rows, cols);
+  if (static_cast<int64_t>(w.size()) != rows * cols) {
+    throw std::invalid_argument("PackedWeights::pack: w has " + std::to_string(w.size()) +
+                                " elements, expected rows " + std::to_string(rows) + " x cols " +
+                                std::to_string(cols) + " = " + std::to_string(rows * cols));
+  }
+  PackedWeights p;
+  p.format_ = format;
+  p.rows_ = rows;
+  p.cols_ = cols;
+  p.storage_bytes_ = storage_bytes_for(format, rows, cols);
+  const size_t alloc = static_cast<size_t>((p.storage_bytes_ + 63) / 64 * 64);
+  p.storage_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, alloc)));
+  if (!p.storage_) throw std::bad_alloc();
+  std::memset(p.storage_.get(), 0, alloc);
+  if (format == WeightFormat::kInt8) p.scales_.assign(static_cast<size_t>(rows), 0.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    pack_row(format, w.data() + r * cols, r, cols, p.storage_.get(), p.scales_.data());
+  }
+  return p;
+}
+
+PackedWeights PackedWeights::random(WeightFormat format, int64_t rows, int64_t cols,
+                                    uint64_t seed) {
+  check_shape(format, rows, cols);
+  // Drawn and packed row by row so that a large matrix never exists in f32 at once.
+  PackedWeights p;
+  p.format_ = format;
+  p.rows_ = rows;
+  p.cols_ = cols;
+  p.storage_bytes_ = storage_bytes_for(format, rows, cols);
+  const size_t alloc = static_cast<size_t>((p.storage_bytes_ + 63) / 64 * 64);
+  p.storage_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, alloc)));
+  if (!p.storage_) throw std::bad_alloc();
+  std::memset(p.storage_.get() + p.storage_bytes_, 0, alloc - static_cast<size_t>(p.storage_bytes_));
+  if (format == WeightFormat::kInt8) p.scales_.assign(static_cast<size_t>(rows), 0.0f);
+  std::vector<float> row(static_cast<size_t>(cols));
+  uint64_t state = seed;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (auto& v : row) {
+      // splitmix64, top 24 bits -> [-1, 1)
+      state += 0x9e3779b97f4a7c15ull;
+      uint64_t z = state;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      z ^= z >> 31;
+      v = static_cast<float>(z >> 40) * 0x1.0p-23f - 1.0f;
+    }
+    pack_row(format, row.data(), r, cols, p.storage_.get(), p.scales_.data());
+  }
+  return p;
+}
+
+int64_t PackedWeights::bytes() const {
+  return storage_bytes_ + static_cast<int64_t>(scales_.size() * sizeof(float));
+}
+
+float PackedWeights::at(int64_t r, int64_t c) const {
+  if (r < 0 || r >= rows_ || c < 0 || c >= cols_) {
+    throw std::out_of_range("PackedWeights::at: (" + std::to_string(r) + ", " +
+                            std::to_string(c) + ") outside rows " + std::to_string(rows_) +
+                            " x cols " + std::to_string(cols_));
+  }
+  switch (format_) {
+    case WeightFormat::kF32: return reinterpret_cast<const float*>(storage_.get())[r * cols_ + c];
+    case WeightFormat::kBf16:
+      return bf16_to_f32(reinterpret_cast<const uint16_t*>(storage_.get())[r * cols_ + c]);
+    case WeightFormat::kInt8:
+      return scales_[static_cast<size_t>(r)] *
+             static_cast<float>(reinterpret_cast<const int8_t*>(storage_.get())[r * cols_ + c]);
+    case WeightFormat::kInt4: {
+      BlockQ4 block;
+      std::memcpy(&block, storage_.get() + (r * (cols_ / 32) + c / 32) * sizeof(BlockQ4),
+                  sizeof(BlockQ4));
+      const int i = static_cast<int>(c % 32);
+      const int q = i < 16 ? (block.nibbles[i] & 0x0f) : (block.nibbles[i - 16] >> 4);
+      return bf16_to_f32(block.scale_bf16) * static_cast<float>(q - 8);
+    }
+  }
+  return 0.0f;
+}
+
+void matmul(const PackedWeights& w, std::span<const float> x, int64_t batch, std::span<float> y,
+            ThreadPool& pool, Isa isa) {
+  const int64_t rows = w.rows();
+  const int64_t cols = w.cols();
+  if (rows < 1 || cols < 1) throw std::invalid_argument("matmul: weights are empty");
+  if (batch < 1) {
+    throw std::invalid_argument("matmul: batch must be >= 1, got " + std::to_string(batch));
+  }
+  if (static_cast<int64_t>(x.size()) != batch * cols) {
+    throw std::invalid_argument("matmul: x has " + std::to_string(x.size()) +
+                                " elements, expected batch " + std::to_string(batch) +
+                                " x cols " + std::to_string(cols) + " = " +
+                                std::to_string(batch * cols));
+  }
+  if (static_cast<int64_t>(y.size()) != batch * rows) {
+    throw std::invalid_argument("matmul: y has " + std::to_string(y.size()) +
+                                " elements, expected batch " + std::to_string(batch) +
+                                " x rows " + std::to_string(rows) + " = " +
+                                std::to_string(batch * rows));
+  }
+  if (isa != Isa::kScalar && isa != Isa::kAvx2 && isa != Isa::kAvx512) {
+    throw std::invalid_argument("matmul: unknown isa " + isa_name(isa));
+  }
+  if (!isa_supported(isa)) {
+    throw std::invalid_argument("matmul: isa " + isa_name(isa) + " is not supported by this CPU");
+  }
+  constexpr int64_t kMaxSlice = 64;
+  const bool extensions = detail::avx512_extensions_enabled();
+  for (int64_t b0 = 0; b0 < batch; b0 += kMaxSlice) {
+    const int64_t nb = std::min(kMaxSlice, batch - b0);
+    const float* xs = x.data() + b0 * cols;
+    float* ys = y.data() + b0 * rows;
+    switch (isa) {
+      case Isa::kScalar: matmul_scalar(w, xs, nb, ys, pool); break;
+      case Isa::kAvx2: detail::matmul_avx2(w, xs, nb, ys, pool); break;
+      case Isa::kAvx512: detail::matmul_avx512(w, xs, nb, ys, pool, extensions); break;
+    }
+  }
+}
+
+namespace detail {
+void set_avx512_extensions_enabled(bool enabled) { g_avx512_extensions.store(enabled); }
+bool avx512_extensions_enabled() { return g_avx512_extensions.load(); }
+}  // namespace detail
+
+}  // namespace llmcap::kernels

@@ -1,0 +1,589 @@
+// AVX-512 paths of matmul(). Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512bf16
+// -mavx512vnni -mfma; only reached when cpu_features() reports AVX-512 F/BW/VL, and the BF16 /
+// VNNI kernels only when it reports those too.
+//
+// Structure (all formats): threads split the output rows; each thread walks tiles of kR rows.
+// For a tile, the columns are taken in chunks of kc so that the tile's kR x kc weights stay in
+// L1; within a chunk the batch is taken kBT activation rows at a time, so every weight byte is
+// fetched from memory once per call and reused from registers / L1 for all activation rows.
+// Partial sums of later column chunks are added into y.
+//
+// Only anonymous-namespace code and raw pointers here: an inline function or template shared
+// with other translation units could be emitted with AVX-512 instructions and chosen by the
+// linker for the whole program.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "kernels/matmul.h"
+
+// GCC 12's AVX-512 reduction / conversion intrinsics start from _mm512_undefined_*(), which it
+// reports as uninitialised at -O2 and above (a false positive inside the compiler's headers).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace llmcap::kernels::detail {
+namespace {
+
+constexpr int kR = 4;   // output rows per tile
+constexpr int kBT = 4;  // activation rows per micro-kernel call
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// Grow-only 64-byte-aligned scratch.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() { std::free(p_); }
+  void* get(int64_t bytes) {
+    if (bytes > size_) {
+      std::free(p_);
+      size_ = round_up(bytes, 4096);
+      p_ = std::aligned_alloc(64, static_cast<size_t>(size_));
+      if (p_ == nullptr) {
+        size_ = 0;
+        throw std::bad_alloc();
+      }
+    }
+    return p_;
+  }
+
+ private:
+  void* p_ = nullptr;
+  int64_t size_ = 0;
+};
+
+thread_local Buffer t_act;   // prepared activations (calling thread; read by all)
+thread_local Buffer t_tile;  // dequantised / unpacked weight tile (per worker)
+
+struct Ctx {
+  const PackedWeights* w = nullptr;
+  int64_t rows = 0, cols = 0, batch = 0;
+  float* y = nullptr;
+  const void* act = nullptr;     // batch x lda elements (f32, bf16, u8 or s8)
+  int64_t lda = 0;               // elements per activation row, multiple of 64, zero padded
+  const float* sx = nullptr;     // int8 / int4 dot paths: activation row scales
+  const int32_t* corr = nullptr; // int4 dot path: -8 * (sum of each 4 quantised activations)
+  int64_t ldc = 0;               // int32 per activation row of corr (lda / 4)
+  int64_t kc = 0;                // column chunk
+};
+
+inline void store(const Ctx& c, int64_t r0, int nr, int64_t b0, int bt, const float* out, int R,
+                  bool first) {
+  for (int b = 0; b < bt; ++b) {
+    float* yr = c.y + (b0 + b) * c.rows + r0;
+    for (int r = 0; r < nr; ++r) {
+      yr[r] = first ? out[b * R + r] : yr[r] + out[b * R + r];
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Activation preparation (once per call).
+
+void prep_f32(const float* x, int64_t batch, int64_t cols, int64_t lda, float* out) {
+  for (int64_t b = 0; b < batch; ++b) {
+    std::memcpy(out + b * lda, x + b * cols, static_cast<size_t>(cols) * 4);
+    std::memset(out + b * lda + cols, 0, static_cast<size_t>(lda - cols) * 4);
+  }
+}
+
+inline __mmask16 tail16(int64_t n) {
+  return n >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << n) - 1u);
+}
+
+void prep_bf16(const float* x, int64_t batch, int64_t cols, int64_t lda, uint16_t* out) {
+  for (int64_t b = 0; b < batch; ++b) {
+    const float* xb = x + b * cols;
+    uint16_t* ob = out + b * lda;
+    for (int64_t c = 0; c < lda; c += 32) {
+      const int64_t left = cols - c;
+      const __m512 lo = _mm512_maskz_loadu_ps(left > 0 ? tail16(left) : 0, xb + c);
+      const __m512 hi = _mm512_maskz_loadu_ps(left > 16 ? tail16(left - 16) : 0, xb + c + 16);
+      const __m512bh v = _mm512_cvtne2ps_pbh(hi, lo);
+      _mm512_store_si512(reinterpret_cast<__m512i*>(ob + c), reinterpret_cast<const __m512i&>(v));
+    }
+  }
+}
+
+// Symmetric per-row int8 quantisation: xq = round(x * 127 / max|x|), sx = max|x| / 127. With
+// `offset`, stores xq + 128 (u8, for vpdpbusd's unsigned operand). With corr, also stores
+// -8 * (xq[4i] + ... + xq[4i+3]) as int32 i: the offset correction of the int4 path, in the
+// lane order of vpdpbusd.
+void prep_int8(const float* x, int64_t batch, int64_t cols, int64_t lda, bool offset,
+               uint8_t* out, float* sx, int32_t* corr, int64_t ldc) {
+  const __m512i lo_clamp = _mm512_set1_epi32(-127), hi_clamp = _mm512_set1_epi32(127);
+  const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
+  const __m512i ones = _mm512_set1_epi8(1);
+  for (int64_t b = 0; b < batch; ++b) {
+    const float* xb = x + b * cols;
+    __m512 vmax = _mm512_setzero_ps();
+    for (int64_t c = 0; c < cols; c += 16) {
+      vmax = _mm512_max_ps(vmax, _mm512_abs_ps(_mm512_maskz_loadu_ps(tail16(cols - c), xb + c)));
+    }
+    const float max_abs = _mm512_reduce_max_ps(vmax);
+    sx[b] = max_abs / 127.0f;
+    const __m512 inv = _mm512_set1_ps(max_abs > 0.0f ? 127.0f / max_abs : 0.0f);
+    uint8_t* ob = out + b * lda;
+    for (int64_t c = 0; c < lda; c += 64) {
+      for (int h = 0; h < 4; ++h) {
+        const int64_t l = cols - c - 16 * h;
+        const __m512 v = _mm512_maskz_loadu_ps(l > 0 ? tail16(l) : 0, xb + c + 16 * h);
+        const __m512i qi = _mm512_cvtps_epi32(_mm512_mul_ps(v, inv));
+        __m128i bytes = _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(qi, lo_clamp), hi_clamp));
+        if (offset) bytes = _mm_xor_si128(bytes, flip);
+        _mm_store_si128(reinterpret_cast<__m128i*>(ob + c + 16 * h), bytes);
+      }
+      if (corr != nullptr) {
+        const __m512i sums =
+            _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, _mm512_load_si512(ob + c));
+        _mm512_store_si512(corr + b * ldc + c / 4, _mm512_mullo_epi32(sums, _mm512_set1_epi32(-8)));
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Micro-kernels: R weight rows x BT activation rows, k columns; out[b * R + r].
+
+template <int R, int BT>
+struct MkF32 {
+  static void run(const float* w, int64_t ldw, const float* a, int64_t lda, int64_t k,
+                  float* out) {
+    __m512 acc[R][BT];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+      for (int b = 0; b < BT; ++b) acc[r][b] = _mm512_setzero_ps();
+    int64_t c = 0;
+    auto step = [&](__mmask16 m) {
+      __m512 wv[R];
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) wv[r] = _mm512_maskz_loadu_ps(m, w + r * ldw + c);
+#pragma GCC unroll 16
+      for (int b = 0; b < BT; ++b) {
+        const __m512 av = _mm512_load_ps(a + b * lda + c);
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) acc[r][b] = _mm512_fmadd_ps(wv[r], av, acc[r][b]);
+      }
+    };
+    for (; c + 16 <= k; c += 16) step(static_cast<__mmask16>(0xffff));
+    if (c < k) step(tail16(k - c));
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+      for (int b = 0; b < BT; ++b) out[b * R + r] = _mm512_reduce_add_ps(acc[r][b]);
+  }
+};
+
+// bf16 x bf16 pairs accumulated in f32 with vdpbf16ps.
+template <int R, int BT>
+struct MkBf16 {
+  static void run(const uint16_t* w, int64_t ldw, const uint16_t* a, int64_t lda, int64_t k,
+                  float* out) {
+    __m512 acc[R][BT];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+      for (int b = 0; b < BT; ++b) acc[r][b] = _mm512_setzero_ps();
+    int64_t c = 0;
+    auto step = [&](__mmask32 m) {
+      __m512bh wv[R];
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) {
+        const __m512i v = _mm512_maskz_loadu_epi16(m, w + r * ldw + c);
+        wv[r] = reinterpret_cast<const __m512bh&>(v);
+      }
+#pragma GCC unroll 16
+      for (int b = 0; b < BT; ++b) {
+        const __m512i v = _mm512_load_si512(a + b * lda + c);
+        const __m512bh av = reinterpret_cast<const __m512bh&>(v);
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) acc[r][b] = _mm512_dpbf16_ps(acc[r][b], wv[r], av);
+      }
+    };
+    for (; c + 32 <= k; c += 32) step(0xffffffffu);
+    if (c < k) step(static_cast<__mmask32>((1ull << (k - c)) - 1ull));
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+      for (int b = 0; b < BT; ++b) out[b * R + r] = _mm512_reduce_add_ps(acc[r][b]);
+  }
+};
+
+// u8 activations (xq + 128) x s8 weights with vpdpbusd; with kSum also sum_c w[r][c] (the
+// offset correction), computed on the first batch slice only.
+template <int R, int BT, bool kSum>
+struct MkI8 {
+  static void run(const int8_t* w, int64_t ldw, const uint8_t* a, int64_t lda, int64_t k,
+                  int32_t* out, int32_t* wsum) {
+    __m512i acc[R][BT];
+    __m512i sacc[R];
+    const __m512i ones = _mm512_set1_epi8(1);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      sacc[r] = _mm512_setzero_si512();
+#pragma GCC unroll 16
+      for (int b = 0; b < BT; ++b) acc[r][b] = _mm512_setzero_si512();
+    }
+    int64_t c = 0;
+    auto step = [&](__mmask64 m) {
+      __m512i wv[R];
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) {
+        wv[r] = _mm512_maskz_loadu_epi8(m, w + r * ldw + c);
+        if constexpr (kSum) sacc[r] = _mm512_dpbusd_epi32(sacc[r], ones, wv[r]);
+      }
+#pragma GCC unroll 16
+      for (int b = 0; b < BT; ++b) {
+        const __m512i av = _mm512_load_si512(a + b * lda + c);
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) acc[r][b] = _mm512_dpbusd_epi32(acc[r][b], av, wv[r]);
+      }
+    };
+    for (; c + 64 <= k; c += 64) step(~0ull);
+    if (c < k) step((1ull << (k - c)) - 1ull);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      if constexpr (kSum) wsum[r] = _mm512_reduce_add_epi32(sacc[r]);
+#pragma GCC unroll 16
+      for (int b = 0; b < BT; ++b) out[b * R + r] = _mm512_reduce_add_epi32(acc[r][b]);
+    }
+  }
+};
+
+// Unpacked int4 tile: q (u8 in [0, 15], ldq per row) x s8 activations with vpdpbusd, started
+// from the activations' offset correction (so each int32 lane is sum xq * (q - 8) over its 4
+// columns), then scaled by the per-lane block scales sv (16 floats per 64 columns: 8 lanes per
+// 32-block) in f32. k is a multiple of 64 (the tile is zero padded).
+template <int R, int BT>
+struct MkI4 {
+  static void run(const uint8_t* q, const float* sv, int64_t ldq, const int8_t* a, int64_t lda,
+                  const int32_t* corr, int64_t ldc, int64_t k, float* out) {
+    __m512 acc[R][BT];
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+      for (int b = 0; b < BT; ++b) acc[r][b] = _mm512_setzero_ps();
+    for (int64_t c = 0; c < k; c += 64) {
+      __m512i qv[R];
+      __m512 s[R];
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r) {
+        qv[r] = _mm512_load_si512(q + r * ldq + c);
+        s[r] = _mm512_load_ps(sv + (r * ldq + c) / 4);
+      }
+#pragma GCC unroll 16
+      for (int b = 0; b < BT; ++b) {
+        const __m512i av = _mm512_load_si512(a + b * lda + c);
+        const __m512i cb = _mm512_load_si512(corr + b * ldc + c / 4);
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) {
+          const __m512i d = _mm512_dpbusd_epi32(cb, qv[r], av);
+          acc[r][b] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), s[r], acc[r][b]);
+        }
+      }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+      for (int b = 0; b < BT; ++b) out[b * R + r] = _mm512_reduce_add_ps(acc[r][b]);
+  }
+};
+
+// Calls K<R, bt>::run for a run-time bt in [1, kBT].
+template <template <int, int> class K, int R, class... Args>
+void call_bt(int bt, Args... args) {
+  static_assert(kBT == 4);
+  switch (bt) {
+    case 1: K<R, 1>::run(args...); break;
+    case 2: K<R, 2>::run(args...); break;
+    case 3: K<R, 3>::run(args...); break;
+    default: K<R, 4>::run(args...); break;
+  }
+}
+template <int R, int BT>
+using MkI8Sum = MkI8<R, BT, true>;
+template <int R, int BT>
+using MkI8NoSum = MkI8<R, BT, false>;
+
+// ---------------------------------------------------------------------------------------------
+// Weight dequantisation into an f32 tile (fallback when BF16 / VNNI are absent).
+
+void dequant_segment(const PackedWeights& w, int64_t r, int64_t k0, int64_t kl, float* dst) {
+  const int64_t cols = w.cols();
+  switch (w.format()) {
+    case WeightFormat::kF32: break;  // not used: f32 weights are read in place
+    case WeightFormat::kBf16: {
+      const uint16_t* src = static_cast<const uint16_t*>(w.data()) + r * cols + k0;
+      for (int64_t c = 0; c < kl; c += 16) {
+        const __m256i h = _mm256_maskz_loadu_epi16(tail16(kl - c), src + c);
+        const __m512i u = _mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16);
+        _mm512_store_ps(dst + c, _mm512_castsi512_ps(u));
+      }
+      break;
+    }
+    case WeightFormat::kInt8: {
+      const int8_t* src = static_cast<const int8_t*>(w.data()) + r * cols + k0;
+      const __m512 scale = _mm512_set1_ps(w.row_scales()[static_cast<size_t>(r)]);
+      for (int64_t c = 0; c < kl; c += 16) {
+        const __m128i b = _mm_maskz_loadu_epi8(tail16(kl - c), src + c);
+        _mm512_store_ps(dst + c, _mm512_mul_ps(scale, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b))));
+      }
+      break;
+    }
+    case WeightFormat::kInt4: {
+      const BlockQ4* blocks = static_cast<const BlockQ4*>(w.data()) + r * (cols / 32) + k0 / 32;
+      const __m128i low4 = _mm_set1_epi8(0x0f);
+      const __m512 eight = _mm512_set1_ps(8.0f);
+      for (int64_t j = 0; j < kl / 32; ++j) {
+        const __m512 scale =
+            _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int32_t>(blocks[j].scale_bf16) << 16));
+        const __m128i n = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[j].nibbles));
+        const __m128i lo = _mm_and_si128(n, low4);
+        const __m128i hi = _mm_and_si128(_mm_srli_epi16(n, 4), low4);
+        const __m512 flo = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(lo)), eight);
+        const __m512 fhi = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(hi)), eight);
+        _mm512_store_ps(dst + j * 32, _mm512_mul_ps(scale, flo));
+        _mm512_store_ps(dst + j * 32 + 16, _mm512_mul_ps(scale, fhi));
+      }
+      break;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-format tile drivers: tile<R>(ctx, r0) computes rows [r0, r0 + R) for the whole batch.
+
+struct F32Direct {
+  template <int R>
+  static void tile(const Ctx& c, int64_t r0) {
+    const float* w = static_cast<const float*>(c.w->data()) + r0 * c.cols;
+    const float* act = static_cast<const float*>(c.act);
+    for (int64_t k0 = 0; k0 < c.cols; k0 += c.kc) {
+      const int64_t kl = std::min(c.kc, c.cols - k0);
+      for (int64_t b0 = 0; b0 < c.batch; b0 += kBT) {
+        const int bt = static_cast<int>(std::min<int64_t>(kBT, c.batch - b0));
+        float out[kBT * R];
+        call_bt<MkF32, R>(bt, w + k0, c.cols, act + b0 * c.lda + k0, c.lda, kl, out);
+        store(c, r0, R, b0, bt, out, R, k0 == 0);
+      }
+    }
+  }
+};
+
+struct DequantF32 {
+  template <int R>
+  static void tile(const Ctx& c, int64_t r0) {
+    float* t = static_cast<float*>(t_tile.get(R * c.kc * 4));
+    const float* act = static_cast<const float*>(c.act);
+    for (int64_t k0 = 0; k0 < c.cols; k0 += c.kc) {
+      const int64_t kl = std::min(c.kc, c.cols - k0);
+      for (int r = 0; r < R; ++r) dequant_segment(*c.w, r0 + r, k0, kl, t + r * c.kc);
+      for (int64_t b0 = 0; b0 < c.batch; b0 += kBT) {
+        const int bt = static_cast<int>(std::min<int64_t>(kBT, c.batch - b0));
+        float out[kBT * R];
+        call_bt<MkF32, R>(bt, static_cast<const float*>(t), c.kc, act + b0 * c.lda + k0, c.lda,
+                          kl, out);
+        store(c, r0, R, b0, bt, out, R, k0 == 0);
+      }
+    }
+  }
+};
+
+struct Bf16Dot {
+  template <int R>
+  static void tile(const Ctx& c, int64_t r0) {
+    const uint16_t* w = static_cast<const uint16_t*>(c.w->data()) + r0 * c.cols;
+    const uint16_t* act = static_cast<const uint16_t*>(c.act);
+    for (int64_t k0 = 0; k0 < c.cols; k0 += c.kc) {
+      const int64_t kl = std::min(c.kc, c.cols - k0);
+      for (int64_t b0 = 0; b0 < c.batch; b0 += kBT) {
+        const int bt = static_cast<int>(std::min<int64_t>(kBT, c.batch - b0));
+        float out[kBT * R];
+        call_bt<MkBf16, R>(bt, w + k0, c.cols, act + b0 * c.lda + k0, c.lda, kl, out);
+        store(c, r0, R, b0, bt, out, R, k0 == 0);
+      }
+    }
+  }
+};
+
+struct I8Dot {
+  template <int R>
+  static void tile(const Ctx& c, int64_t r0) {
+    const int8_t* w = static_cast<const int8_t*>(c.w->data()) + r0 * c.cols;
+    const float* ws = c.w->row_scales().data() + r0;
+    const uint8_t* act = static_cast<const uint8_t*>(c.act);
+    for (int64_t k0 = 0; k0 < c.cols; k0 += c.kc) {
+      const int64_t kl = std::min(c.kc, c.cols - k0);
+      int32_t wsum[R];
+      for (int64_t b0 = 0; b0 < c.batch; b0 += kBT) {
+        const int bt = static_cast<int>(std::min<int64_t>(kBT, c.batch - b0));
+        int32_t dot[kBT * R];
+        if (b0 == 0) {
+          call_bt<MkI8Sum, R>(bt, w + k0, c.cols, act + k0, c.lda, kl, dot, wsum);
+        } else {
+          call_bt<MkI8NoSum, R>(bt, w + k0, c.cols, act + b0 * c.lda + k0, c.lda, kl, dot,
+                                static_cast<int32_t*>(nullptr));
+        }
+        float out[kBT * R];
+        for (int b = 0; b < bt; ++b) {
+          for (int r = 0; r < R; ++r) {
+            out[b * R + r] = ws[r] * c.sx[b0 + b] * static_cast<float>(dot[b * R + r] - 128 * wsum[r]);
+          }
+        }
+        store(c, r0, R, b0, bt, out, R, k0 == 0);
+      }
+    }
+  }
+};
+
+struct I4Dot {
+  template <int R>
+  static void tile(const Ctx& c, int64_t r0) {
+    const int64_t kc = c.kc;  // multiple of 64
+    auto* base = static_cast<uint8_t*>(t_tile.get(R * kc * 2));
+    uint8_t* q = base;                                    // R x kc nibble values
+    float* sv = reinterpret_cast<float*>(base + R * kc);  // R x kc/4 lane scales
+    const int64_t nblk_row = c.cols / 32;
+    const BlockQ4* wb = static_cast<const BlockQ4*>(c.w->data());
+    const int8_t* act = static_cast<const int8_t*>(c.act);
+    constexpr int64_t k4 = 0x0004000400040004;  // 128-bit lanes 1 and 3: each u16 >> 4
+    const __m512i shifts = _mm512_set_epi64(k4, k4, 0, 0, k4, k4, 0, 0);
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    for (int64_t k0 = 0; k0 < c.cols; k0 += kc) {
+      const int64_t kl = std::min(kc, c.cols - k0);
+      const int64_t nb = kl / 32;
+      const int64_t klp = round_up(kl, 64);
+      // Unpack: once per weight per call.
+      for (int r = 0; r < R; ++r) {
+        const BlockQ4* blk = wb + (r0 + r) * nblk_row + k0 / 32;
+        for (int64_t j = 0; j < nb; j += 2) {
+          const bool pair = j + 1 < nb;
+          const __m128i n0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk[j].nibbles));
+          const __m128i n1 = pair ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk[j + 1].nibbles))
+                                  : _mm_setzero_si128();
+          const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set_m128i(n0, n0)),
+                                               _mm256_set_m128i(n1, n1), 1);
+          const __m512i nib = _mm512_and_si512(_mm512_srlv_epi16(v, shifts), low4);
+          _mm512_store_si512(q + r * kc + j * 32, nib);
+          const float s0 = _mm_cvtss_f32(_mm_castsi128_ps(
+              _mm_cvtsi32_si128(static_cast<int32_t>(blk[j].scale_bf16) << 16)));
+          const float s1 = pair ? _mm_cvtss_f32(_mm_castsi128_ps(_mm_cvtsi32_si128(
+                                      static_cast<int32_t>(blk[j + 1].scale_bf16) << 16)))
+                                : 0.0f;
+          const __m512 svec = _mm512_castpd_ps(_mm512_insertf64x4(
+              _mm512_castps_pd(_mm512_set1_ps(s0)), _mm256_castps_pd(_mm256_set1_ps(s1)), 1));
+          _mm512_store_ps(sv + (r * kc + j * 32) / 4, svec);
+        }
+      }
+      for (int64_t b0 = 0; b0 < c.batch; b0 += kBT) {
+        const int bt = static_cast<int>(std::min<int64_t>(kBT, c.batch - b0));
+        float dot[kBT * R];
+        call_bt<MkI4, R>(bt, static_cast<const uint8_t*>(q), static_cast<const float*>(sv), kc,
+                         act + b0 * c.lda + k0, c.lda, c.corr + b0 * c.ldc + k0 / 4, c.ldc, klp,
+                         dot);
+        float out[kBT * R];
+        for (int b = 0; b < bt; ++b) {
+          for (int r = 0; r < R; ++r) out[b * R + r] = c.sx[b0 + b] * dot[b * R + r];
+        }
+        store(c, r0, R, b0, bt, out, R, k0 == 0);
+      }
+    }
+  }
+};
+
+template <class Driver>
+void run(const Ctx& c, ThreadPool& pool) {
+  pool.parallel_for(
+      c.rows,
+      [&c](int64_t begin, int64_t end, int) {
+        for (int64_t r0 = begin; r0 < end; r0 += kR) {
+          if (end - r0 >= kR) {
+            Driver::template tile<kR>(c, r0);
+          } else {
+            for (int64_t r = r0; r < end; ++r) Driver::template tile<1>(c, r);
+          }
+        }
+      },
+      kR);
+}
+
+}  // namespace
+
+void matmul_avx512(const PackedWeights& w, const float* x, int64_t batch, float* y,
+                   ThreadPool& pool, bool use_extensions) {
+  const CpuFeatures& f = cpu_features();
+  Ctx c;
+  c.w = &w;
+  c.rows = w.rows();
+  c.cols = w.cols();
+  c.batch = batch;
+  c.y = y;
+  c.lda = round_up(c.cols, 64);
+  const bool one_slice = batch <= kBT;
+  switch (w.format()) {
+    case WeightFormat::kF32: {
+      auto* a = static_cast<float*>(t_act.get(batch * c.lda * 4));
+      prep_f32(x, batch, c.cols, c.lda, a);
+      c.act = a;
+      c.kc = one_slice ? c.cols : 1024;
+      run<F32Direct>(c, pool);
+      return;
+    }
+    case WeightFormat::kBf16:
+      if (use_extensions && f.avx512_bf16) {
+        auto* a = static_cast<uint16_t*>(t_act.get(batch * c.lda * 2));
+        prep_bf16(x, batch, c.cols, c.lda, a);
+        c.act = a;
+        c.kc = one_slice ? c.cols : 2048;
+        run<Bf16Dot>(c, pool);
+        return;
+      }
+      break;
+    case WeightFormat::kInt8:
+      if (use_extensions && f.avx512_vnni) {
+        const int64_t act_bytes = round_up(batch * c.lda, 64);
+        auto* base = static_cast<uint8_t*>(t_act.get(act_bytes + batch * 4));
+        auto* sx = reinterpret_cast<float*>(base + act_bytes);
+        prep_int8(x, batch, c.cols, c.lda, true, base, sx, static_cast<int32_t*>(nullptr), 0);
+        c.act = base;
+        c.sx = sx;
+        // int32 sums stay exact for chunks of <= 32768 columns (255 * 127 * 32768 < 2^31).
+        c.kc = one_slice ? std::min<int64_t>(c.cols, 32768) : 4096;
+        run<I8Dot>(c, pool);
+        return;
+      }
+      break;
+    case WeightFormat::kInt4:
+      if (use_extensions && f.avx512_vnni) {
+        const int64_t act_bytes = round_up(batch * c.lda, 64);
+        c.ldc = c.lda / 4;
+        auto* base = static_cast<uint8_t*>(t_act.get(2 * act_bytes + batch * 4));
+        auto* corr = reinterpret_cast<int32_t*>(base + act_bytes);  // batch x lda/4 int32
+        auto* sx = reinterpret_cast<float*>(base + 2 * act_bytes);
+        prep_int8(x, batch, c.cols, c.lda, false, base, sx, corr, c.ldc);
+        c.act = base;
+        c.sx = sx;
+        c.corr = corr;
+        c.kc = 2048;
+        run<I4Dot>(c, pool);
+        return;
+      }
+      break;
+  }
+  // Fallback: dequantise tiles to f32, f32 FMA.
+  auto* a = static_cast<float*>(t_act.get(batch * c.lda * 4));
+  prep_f32(x, batch, c.cols, c.lda, a);
+  c.act = a;
+  c.kc = 1024;
+  run<DequantF32>(c, pool);
+}
+
+}  // namespace llmcap::kernels::detail

@@ -1,0 +1,802 @@
+#include "model/calibration.h"
+
+#include <sqlite3.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "model/input_error.h"
+
+namespace llmcap::model {
+
+// ---------------------------------------------------------------------------------------------
+// Fit
+
+namespace {
+
+/// Nearest-rank quantile of `v` (sorted in place); 0 for an empty vector.
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+  return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
+}
+
+/// Non-negative weighted least squares of t ~= X c, rows weighted by 1 / t (relative error),
+/// over every non-empty subset of the columns (exact NNLS for a handful of unknowns): the
+/// subset with all coefficients >= 0 and the least residual wins; dropped columns get 0.
+Eigen::VectorXd nnls_relative(const Eigen::MatrixXd& x, const Eigen::VectorXd& t) {
+  const Eigen::Index n = x.rows();
+  const Eigen::Index k = x.cols();
+  Eigen::MatrixXd a(n, k);
+  for (Eigen::Index i = 0; i < n; ++i) a.row(i) = x.row(i) / t(i);
+  const Eigen::VectorXd b = Eigen::VectorXd::Ones(n);
+  // Column scaling: bytes (~1e8) and flops (~1e9) next to a constant column.
+  Eigen::VectorXd scale(k);
+  for (Eigen::Index j = 0; j < k; ++j) {
+    const double m = a.col(j).cwiseAbs().maxCoeff();
+    scale(j) = m > 0 ? m : 1.0;
+  }
+  const Eigen::MatrixXd as = a * scale.cwiseInverse().asDiagonal();
+  Eigen::VectorXd best = Eigen::VectorXd::Zero(k);
+  double best_residual = b.squaredNorm();  // all-zero coefficients
+  for (unsigned mask = 1; mask < (1u << k); ++mask) {
+    std::vector<Eigen::Index> cols;
+    for (Eigen::Index j = 0; j < k; ++j) {
+      if (mask & (1u << j)) cols.push_back(j);
+    }
+    if (static_cast<Eigen::Index>(cols.size()) > n) continue;
+    Eigen::MatrixXd sub(n, static_cast<Eigen::Index>(cols.size()));
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      sub.col(static_cast<Eigen::Index>(c)) = as.col(cols[c]);
+    }
+    const Eigen::VectorXd coef = sub.colPivHouseholderQr().solve(b);
+    if (!coef.allFinite() || (coef.array() < 0).any()) continue;
+    const double residual = (sub * coef - b).squaredNorm();
+    if (residual < best_residual * (1 - 1e-12)) {
+      best_residual = residual;
+      best.setZero();
+      for (std::size_t c = 0; c < cols.size(); ++c) {
+        best(cols[c]) = coef(static_cast<Eigen::Index>(c)) / scale(cols[c]);
+      }
+    }
+  }
+  return best;
+}
+
+double rate_of(double seconds_per_unit) { return seconds_per_unit > 0 ? 1.0 / seconds_per_unit : 0; }
+
+/// Fits samples of one kind; `with_flops` adds the flops column. Appends the relative errors
+/// of the fitted samples to `all_errors`.
+RateFit fit_one(const std::vector<const KernelSample*>& samples, bool with_flops,
+                std::vector<double>& all_errors) {
+  const auto n = static_cast<Eigen::Index>(samples.size());
+  const Eigen::Index k = with_flops ? 3 : 2;
+  Eigen::MatrixXd x(n, k);
+  Eigen::VectorXd t(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const KernelSample& s = *samples[static_cast<std::size_t>(i)];
+    x(i, 0) = 1.0;
+    x(i, 1) = s.bytes;
+    if (with_flops) x(i, 2) = s.flops;
+    t(i) = s.median_s;
+  }
+  const Eigen::VectorXd c = nnls_relative(x, t);
+  RateFit fit;
+  fit.overhead_s = c(0);
+  fit.bytes_per_s = rate_of(c(1));
+  fit.flops_per_s = with_flops ? rate_of(c(2)) : 0.0;
+  fit.num_samples = static_cast<int>(n);
+  std::vector<double> errors;
+  const Eigen::VectorXd predicted = x * c;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    errors.push_back(std::abs(predicted(i) - t(i)) / t(i));
+  }
+  fit.median_rel_error = quantile(errors, 0.5);
+  fit.p95_rel_error = quantile(errors, 0.95);
+  all_errors.insert(all_errors.end(), errors.begin(), errors.end());
+  return fit;
+}
+
+}  // namespace
+
+CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int threads,
+                               double min_bytes, bool include_cache_resident) {
+  CalibrationFit fit;
+  if (threads <= 0) {
+    for (const KernelSample& s : samples) threads = std::max(threads, s.threads);
+  }
+  fit.threads = threads;
+  fit.min_bytes = min_bytes;
+  std::map<std::string, std::vector<const KernelSample*>> matmul, attention;
+  for (const KernelSample& s : samples) {
+    if (s.threads != threads || (s.cache_resident && !include_cache_resident) || s.bytes < min_bytes || !(s.median_s > 0)) {
+      continue;
+    }
+    if (s.op == "matmul") matmul[s.format].push_back(&s);
+    if (s.op == "attention") attention[s.format].push_back(&s);
+  }
+  std::vector<double> errors;
+  for (const auto& [format, list] : matmul) {
+    if (list.size() >= 2) fit.matmul[format] = fit_one(list, /*with_flops=*/true, errors);
+  }
+  for (const auto& [format, list] : attention) {
+    if (list.size() >= 2) fit.attention[format] = fit_one(list, /*with_flops=*/false, errors);
+  }
+  fit.median_rel_error = quantile(errors, 0.5);
+  fit.p95_rel_error = quantile(errors, 0.95);
+  return fit;
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+namespace {
+
+using nlohmann::json;
+
+json bandwidth_to_json(const std::map<int, double>& by_threads) {
+  json out = json::object();
+  for (const auto& [threads, value] : by_threads) out[std::to_string(threads)] = value;
+  return out;
+}
+
+json rate_fit_to_json(const RateFit& f) {
+  return {{"overhead_s", f.overhead_s},
+          {"bytes_per_s", f.bytes_per_s},
+          {"flops_per_s", f.flops_per_s},
+          {"num_samples", f.num_samples},
+          {"median_rel_error", f.median_rel_error},
+          {"p95_rel_error", f.p95_rel_error}};
+}
+
+json fit_to_json(const CalibrationFit& fit) {
+  json matmul = json::object();
+  for (const auto& [format, f] : fit.matmul) matmul[format] = rate_fit_to_json(f);
+  json attention = json::object();
+  for (const auto& [format, f] : fit.attention) attention[format] = rate_fit_to_json(f);
+  return {{"threads", fit.threads},
+          {"min_bytes", fit.min_bytes},
+          {"model", "median_s = overhead_s + bytes / bytes_per_s + flops / flops_per_s"},
+          {"matmul", matmul},
+          {"attention", attention},
+          {"median_rel_error", fit.median_rel_error},
+          {"p95_rel_error", fit.p95_rel_error}};
+}
+
+/// Reads typed fields of one JSON object, with errors that name the file and the field path.
+class Reader {
+ public:
+  Reader(const json& object, std::string source, std::string path)
+      : j_(object), source_(std::move(source)), path_(std::move(path)) {
+    if (!j_.is_object()) fail("", "an object", j_);
+  }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& expected,
+                         const json& got) const {
+    std::string shown = got.dump();
+    if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
+    throw InputError(source_ + ": field \"" + field(key) + "\": expected " + expected + ", got " +
+                     shown);
+  }
+
+  const json& at(const std::string& key) const {
+    const auto it = j_.find(key);
+    if (it == j_.end()) {
+      throw InputError(source_ + ": field \"" + field(key) + "\": missing");
+    }
+    return *it;
+  }
+  bool has(const std::string& key) const { return j_.contains(key); }
+
+  std::string str(const std::string& key) const {
+    const json& v = at(key);
+    if (!v.is_string()) fail(key, "a string", v);
+    return v.get<std::string>();
+  }
+  double number(const std::string& key, bool non_negative = true) const {
+    const json& v = at(key);
+    if (!v.is_number() || (non_negative && v.get<double>() < 0) ||
+        !std::isfinite(v.get<double>())) {
+      fail(key, non_negative ? "a non-negative number" : "a number", v);
+    }
+    return v.get<double>();
+  }
+  int64_t integer(const std::string& key) const {
+    const json& v = at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < 0) fail(key, "a non-negative integer", v);
+    return v.get<int64_t>();
+  }
+  Reader object(const std::string& key) const { return Reader(at(key), source_, field(key)); }
+  std::map<int, double> bandwidth(const std::string& key) const {
+    const Reader r = object(key);
+    std::map<int, double> out;
+    for (const auto& [k, v] : r.j_.items()) {
+      int threads = 0;
+      try {
+        std::size_t used = 0;
+        threads = std::stoi(k, &used);
+        if (used != k.size() || threads < 1) throw std::invalid_argument(k);
+      } catch (const std::exception&) {
+        throw InputError(source_ + ": field \"" + field(key) +
+                         "\": expected thread counts as keys, got \"" + k + "\"");
+      }
+      out[threads] = r.number(k);
+      if (!(out[threads] > 0)) r.fail(k, "a positive bandwidth in bytes/s", v);
+    }
+    return out;
+  }
+  const json& raw() const { return j_; }
+  std::string field(const std::string& key) const {
+    return key.empty() ? path_ : path_.empty() ? key : path_ + "." + key;
+  }
+  const std::string& source() const { return source_; }
+
+ private:
+  const json& j_;
+  std::string source_;
+  std::string path_;
+};
+
+RateFit rate_fit_from(const Reader& r) {
+  RateFit f;
+  f.overhead_s = r.number("overhead_s");
+  f.bytes_per_s = r.number("bytes_per_s");
+  f.flops_per_s = r.number("flops_per_s");
+  f.num_samples = static_cast<int>(r.integer("num_samples"));
+  f.median_rel_error = r.number("median_rel_error");
+  f.p95_rel_error = r.number("p95_rel_error");
+  return f;
+}
+
+CalibrationFit fit_from(const Reader& r) {
+  CalibrationFit fit;
+  fit.threads = static_cast<int>(r.integer("threads"));
+  fit.min_bytes = r.number("min_bytes");
+  for (const char* kind : {"matmul", "attention"}) {
+    const Reader group = r.object(kind);
+    auto& out = std::string(kind) == "matmul" ? fit.matmul : fit.attention;
+    for (const auto& [format, value] : group.raw().items()) {
+      (void)value;
+      out[format] = rate_fit_from(group.object(format));
+    }
+  }
+  fit.median_rel_error = r.number("median_rel_error");
+  fit.p95_rel_error = r.number("p95_rel_error");
+  return fit;
+}
+
+void check_schema_version(int64_t version, const std::string& source) {
+  if (version != kCalibrationSchemaVersion) {
+    throw InputError(source + ": field \"schema_version\": expected " +
+                     std::to_string(kCalibrationSchemaVersion) + ", got " +
+                     std::to_string(version) + " (a profile of another llmcap version; "
+                                               "run llmcap calibrate again)");
+  }
+}
+
+}  // namespace
+
+std::string profile_to_json(const CalibrationProfile& p) {
+  json kernels = json::array();
+  for (const KernelSample& s : p.kernels) {
+    kernels.push_back({{"op", s.op},
+                       {"format", s.format},
+                       {"backend", s.backend},
+                       {"rows", s.rows},
+                       {"cols", s.cols},
+                       {"batch", s.batch},
+                       {"threads", s.threads},
+                       {"min_s", s.min_s},
+                       {"median_s", s.median_s},
+                       {"bytes", s.bytes},
+                       {"flops", s.flops},
+                       {"bytes_per_s", s.bytes_per_s},
+                       {"flops_per_s", s.flops_per_s},
+                       {"cache_resident", s.cache_resident}});
+  }
+  const CalibrationMachine& m = p.machine;
+  const json doc = {
+      {"schema_version", p.schema_version},
+      {"created_at", p.created_at},
+      {"tool", p.tool},
+      {"machine",
+       {{"cpu_model", m.cpu_model},
+        {"isa", m.isa},
+        {"num_cores", m.num_cores},
+        {"l1d_bytes", m.l1d_bytes},
+        {"l2_bytes", m.l2_bytes},
+        {"l3_bytes", m.l3_bytes},
+        {"read_bandwidth_bytes_per_s", bandwidth_to_json(m.read_bandwidth_bytes_per_s)},
+        {"copy_bandwidth_bytes_per_s", bandwidth_to_json(m.copy_bandwidth_bytes_per_s)}}},
+      {"kernels", kernels},
+      {"fit", fit_to_json(p.fit)}};
+  return doc.dump(2) + "\n";
+}
+
+CalibrationProfile profile_from_json(const std::string& text, const std::string& source) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(source + ": malformed JSON: " + e.what());
+  }
+  const Reader r(doc, source, "");
+  CalibrationProfile p;
+  p.schema_version = static_cast<int>(r.integer("schema_version"));
+  check_schema_version(p.schema_version, source);
+  p.created_at = r.has("created_at") ? r.str("created_at") : "";
+  p.tool = r.has("tool") ? r.str("tool") : "";
+  const Reader m = r.object("machine");
+  p.machine.cpu_model = m.str("cpu_model");
+  p.machine.isa = m.str("isa");
+  p.machine.num_cores = static_cast<int>(m.integer("num_cores"));
+  if (p.machine.num_cores < 1) m.fail("num_cores", "a positive integer", m.at("num_cores"));
+  for (auto [key, out] : {std::pair{"l1d_bytes", &p.machine.l1d_bytes},
+                          std::pair{"l2_bytes", &p.machine.l2_bytes},
+                          std::pair{"l3_bytes", &p.machine.l3_bytes}}) {
+    if (m.has(key)) *out = m.integer(key);
+  }
+  p.machine.read_bandwidth_bytes_per_s = m.bandwidth("read_bandwidth_bytes_per_s");
+  if (m.has("copy_bandwidth_bytes_per_s")) {
+    p.machine.copy_bandwidth_bytes_per_s = m.bandwidth("copy_bandwidth_bytes_per_s");
+  }
+  const json& kernels = r.at("kernels");
+  if (!kernels.is_array()) r.fail("kernels", "an array", kernels);
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const Reader k(kernels[i], source, "kernels[" + std::to_string(i) + "]");
+    KernelSample s;
+    s.op = k.str("op");
+    s.format = k.str("format");
+    s.backend = k.str("backend");
+    s.rows = k.integer("rows");
+    s.cols = k.integer("cols");
+    s.batch = k.integer("batch");
+    s.threads = static_cast<int>(k.integer("threads"));
+    if (s.threads < 1) k.fail("threads", "a positive integer", k.at("threads"));
+    s.median_s = k.number("median_s");
+    if (!(s.median_s > 0)) k.fail("median_s", "a positive time in seconds", k.at("median_s"));
+    s.min_s = k.has("min_s") ? k.number("min_s") : s.median_s;
+    s.bytes = k.number("bytes");
+    s.flops = k.has("flops") ? k.number("flops") : 0.0;
+    s.bytes_per_s = k.number("bytes_per_s");
+    s.flops_per_s = k.has("flops_per_s") ? k.number("flops_per_s") : 0.0;
+    if (k.has("cache_resident")) {
+      const json& v = k.at("cache_resident");
+      if (!v.is_boolean()) k.fail("cache_resident", "true or false", v);
+      s.cache_resident = v.get<bool>();
+    }
+    p.kernels.push_back(std::move(s));
+  }
+  if (r.has("fit")) {
+    p.fit = fit_from(r.object("fit"));
+  } else {
+    p.fit = fit_calibration(p.kernels);
+  }
+  return p;
+}
+
+CalibrationProfile read_profile_json(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": cannot open file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return profile_from_json(buffer.str(), path.string());
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQLite
+
+namespace {
+
+/// An open database; errors become InputError naming the file.
+class Db {
+ public:
+  Db(const std::filesystem::path& path, bool create) : path_(path.string()) {
+    if (!create && !std::filesystem::exists(path)) {
+      throw InputError(path_ + ": cannot open file");
+    }
+    const int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+    if (sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+      const std::string msg = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
+      sqlite3_close(db_);
+      throw InputError(path_ + ": cannot open SQLite database: " + msg);
+    }
+    sqlite3_busy_timeout(db_, 5000);
+  }
+  ~Db() { sqlite3_close(db_); }
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(path_ + ": " + what + ": " + sqlite3_errmsg(db_));
+  }
+  void exec(const std::string& sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      const std::string msg = err != nullptr ? err : "unknown error";
+      sqlite3_free(err);
+      throw InputError(path_ + ": SQLite: " + msg + " (not an llmcap calibration database?)");
+    }
+  }
+  sqlite3* get() const { return db_; }
+  const std::string& path() const { return path_; }
+  int64_t last_id() const { return sqlite3_last_insert_rowid(db_); }
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+/// A prepared statement with positional binding (1-based) and column reads (0-based).
+class Stmt {
+ public:
+  Stmt(Db& db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db.get(), sql, -1, &s_, nullptr) != SQLITE_OK) {
+      db.fail("SQLite (not an llmcap calibration database?)");
+    }
+  }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& bind(int i, const std::string& v) {
+    sqlite3_bind_text(s_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& bind(int i, int64_t v) {
+    sqlite3_bind_int64(s_, i, v);
+    return *this;
+  }
+  Stmt& bind(int i, int v) { return bind(i, static_cast<int64_t>(v)); }
+  Stmt& bind(int i, double v) {
+    sqlite3_bind_double(s_, i, v);
+    return *this;
+  }
+  /// Steps once: true when a row is available.
+  bool step() {
+    const int rc = sqlite3_step(s_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    db_.fail("SQLite");
+  }
+  void run() {
+    step();
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+  int64_t integer(int c) const { return sqlite3_column_int64(s_, c); }
+  double real(int c) const { return sqlite3_column_double(s_, c); }
+  std::string text(int c) const {
+    const auto* p = sqlite3_column_text(s_, c);
+    return p != nullptr ? reinterpret_cast<const char*>(p) : "";
+  }
+
+ private:
+  Db& db_;
+  sqlite3_stmt* s_ = nullptr;
+};
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS machines (
+  id INTEGER PRIMARY KEY,
+  cpu_model TEXT NOT NULL,
+  isa TEXT NOT NULL,
+  num_cores INTEGER NOT NULL,
+  l1d_bytes INTEGER NOT NULL,
+  l2_bytes INTEGER NOT NULL,
+  l3_bytes INTEGER NOT NULL,
+  UNIQUE (cpu_model, isa, num_cores, l1d_bytes, l2_bytes, l3_bytes));
+CREATE TABLE IF NOT EXISTS profiles (
+  id INTEGER PRIMARY KEY,
+  machine_id INTEGER NOT NULL REFERENCES machines(id),
+  created_at TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  fit_json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS bandwidth_samples (
+  profile_id INTEGER NOT NULL REFERENCES profiles(id),
+  kind TEXT NOT NULL CHECK (kind IN ('read', 'copy')),
+  threads INTEGER NOT NULL,
+  bytes_per_s REAL NOT NULL,
+  PRIMARY KEY (profile_id, kind, threads));
+CREATE TABLE IF NOT EXISTS kernel_samples (
+  id INTEGER PRIMARY KEY,
+  profile_id INTEGER NOT NULL REFERENCES profiles(id),
+  op TEXT NOT NULL, format TEXT NOT NULL, backend TEXT NOT NULL,
+  rows INTEGER NOT NULL, cols INTEGER NOT NULL, batch INTEGER NOT NULL,
+  threads INTEGER NOT NULL,
+  min_s REAL NOT NULL, median_s REAL NOT NULL,
+  bytes REAL NOT NULL, flops REAL NOT NULL,
+  bytes_per_s REAL NOT NULL, flops_per_s REAL NOT NULL,
+  cache_resident INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS kernel_samples_profile ON kernel_samples (profile_id);
+)sql";
+
+/// The stored schema version (0 when the table is empty).
+int64_t stored_version(Db& db) {
+  Stmt s(db, "SELECT version FROM schema_version LIMIT 1");
+  return s.step() ? s.integer(0) : 0;
+}
+
+void check_db_version(int64_t version, const std::string& path) {
+  if (version != kCalibrationSchemaVersion) {
+    throw InputError(path + ": table \"schema_version\": expected version " +
+                     std::to_string(kCalibrationSchemaVersion) + ", got " +
+                     std::to_string(version) + " (a database of another llmcap version)");
+  }
+}
+
+}  // namespace
+
+int64_t write_profile_sqlite(const std::filesystem::path& path, const CalibrationProfile& p) {
+  Db db(path, /*create=*/true);
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    db.exec(kSchema);
+    const int64_t version = stored_version(db);
+    if (version == 0) {
+      Stmt(db, "INSERT INTO schema_version (version) VALUES (?)")
+          .bind(1, int64_t{kCalibrationSchemaVersion})
+          .run();
+    } else {
+      check_db_version(version, db.path());
+    }
+    const CalibrationMachine& m = p.machine;
+    Stmt(db,
+         "INSERT OR IGNORE INTO machines (cpu_model, isa, num_cores, l1d_bytes, l2_bytes, "
+         "l3_bytes) VALUES (?, ?, ?, ?, ?, ?)")
+        .bind(1, m.cpu_model)
+        .bind(2, m.isa)
+        .bind(3, m.num_cores)
+        .bind(4, m.l1d_bytes)
+        .bind(5, m.l2_bytes)
+        .bind(6, m.l3_bytes)
+        .run();
+    Stmt find(db,
+              "SELECT id FROM machines WHERE cpu_model = ? AND isa = ? AND num_cores = ? AND "
+              "l1d_bytes = ? AND l2_bytes = ? AND l3_bytes = ?");
+    find.bind(1, m.cpu_model)
+        .bind(2, m.isa)
+        .bind(3, m.num_cores)
+        .bind(4, m.l1d_bytes)
+        .bind(5, m.l2_bytes)
+        .bind(6, m.l3_bytes);
+    if (!find.step()) db.fail("machine row missing after insert");
+    const int64_t machine_id = find.integer(0);
+    Stmt(db, "INSERT INTO profiles (machine_id, created_at, tool, fit_json) VALUES (?, ?, ?, ?)")
+        .bind(1, machine_id)
+        .bind(2, p.created_at)
+        .bind(3, p.tool)
+        .bind(4, fit_to_json(p.fit).dump())
+        .run();
+    const int64_t profile_id = db.last_id();
+    Stmt bw(db,
+            "INSERT INTO bandwidth_samples (profile_id, kind, threads, bytes_per_s) "
+            "VALUES (?, ?, ?, ?)");
+    for (const auto& [kind, map] : {std::pair<std::string, const std::map<int, double>*>{
+                                        "read", &m.read_bandwidth_bytes_per_s},
+                                    {"copy", &m.copy_bandwidth_bytes_per_s}}) {
+      for (const auto& [threads, value] : *map) {
+        bw.bind(1, profile_id).bind(2, kind).bind(3, threads).bind(4, value).run();
+      }
+    }
+    Stmt k(db,
+           "INSERT INTO kernel_samples (profile_id, op, format, backend, rows, cols, batch, "
+           "threads, min_s, median_s, bytes, flops, bytes_per_s, flops_per_s, cache_resident) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    for (const KernelSample& s : p.kernels) {
+      k.bind(1, profile_id)
+          .bind(2, s.op)
+          .bind(3, s.format)
+          .bind(4, s.backend)
+          .bind(5, s.rows)
+          .bind(6, s.cols)
+          .bind(7, s.batch)
+          .bind(8, s.threads)
+          .bind(9, s.min_s)
+          .bind(10, s.median_s)
+          .bind(11, s.bytes)
+          .bind(12, s.flops)
+          .bind(13, s.bytes_per_s)
+          .bind(14, s.flops_per_s)
+          .bind(15, int64_t{s.cache_resident ? 1 : 0})
+          .run();
+    }
+    db.exec("COMMIT");
+    return profile_id;
+  } catch (...) {
+    sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+CalibrationProfile read_profile_sqlite(const std::filesystem::path& path, int64_t profile_id) {
+  Db db(path, /*create=*/false);
+  check_db_version(stored_version(db), db.path());
+  if (profile_id <= 0) {
+    Stmt latest(db, "SELECT max(id) FROM profiles");
+    if (!latest.step() || latest.integer(0) <= 0) {
+      throw InputError(db.path() + ": table \"profiles\": no calibration profile stored");
+    }
+    profile_id = latest.integer(0);
+  }
+  CalibrationProfile p;
+  std::string fit_json;
+  {
+    Stmt s(db,
+           "SELECT p.created_at, p.tool, p.fit_json, m.cpu_model, m.isa, m.num_cores, "
+           "m.l1d_bytes, m.l2_bytes, m.l3_bytes FROM profiles p JOIN machines m ON "
+           "m.id = p.machine_id WHERE p.id = ?");
+    s.bind(1, profile_id);
+    if (!s.step()) {
+      throw InputError(db.path() + ": table \"profiles\": no profile with id " +
+                       std::to_string(profile_id));
+    }
+    p.created_at = s.text(0);
+    p.tool = s.text(1);
+    fit_json = s.text(2);
+    p.machine.cpu_model = s.text(3);
+    p.machine.isa = s.text(4);
+    p.machine.num_cores = static_cast<int>(s.integer(5));
+    p.machine.l1d_bytes = s.integer(6);
+    p.machine.l2_bytes = s.integer(7);
+    p.machine.l3_bytes = s.integer(8);
+  }
+  {
+    Stmt s(db, "SELECT kind, threads, bytes_per_s FROM bandwidth_samples WHERE profile_id = ?");
+    s.bind(1, profile_id);
+    while (s.step()) {
+      auto& map = s.text(0) == "read" ? p.machine.read_bandwidth_bytes_per_s
+                                      : p.machine.copy_bandwidth_bytes_per_s;
+      map[static_cast<int>(s.integer(1))] = s.real(2);
+    }
+  }
+  {
+    Stmt s(db,
+           "SELECT op, format, backend, rows, cols, batch, threads, min_s, median_s, bytes, "
+           "flops, bytes_per_s, flops_per_s, cache_resident FROM kernel_samples WHERE "
+           "profile_id = ? ORDER BY id");
+    s.bind(1, profile_id);
+    while (s.step()) {
+      KernelSample k;
+      k.op = s.text(0);
+      k.format = s.text(1);
+      k.backend = s.text(2);
+      k.rows = s.integer(3);
+      k.cols = s.integer(4);
+      k.batch = s.integer(5);
+      k.threads = static_cast<int>(s.integer(6));
+      k.min_s = s.real(7);
+      k.median_s = s.real(8);
+      k.bytes = s.real(9);
+      k.flops = s.real(10);
+      k.bytes_per_s = s.real(11);
+      k.flops_per_s = s.real(12);
+      k.cache_resident = s.integer(13) != 0;
+      p.kernels.push_back(std::move(k));
+    }
+  }
+  json fit;
+  try {
+    fit = json::parse(fit_json);
+  } catch (const json::parse_error& e) {
+    throw InputError(db.path() + ": profile " + std::to_string(profile_id) +
+                     ": column \"fit_json\": malformed JSON: " + e.what());
+  }
+  p.fit = fit_from(Reader(fit, db.path() + " (profile " + std::to_string(profile_id) + ")", "fit"));
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Use of a profile
+
+void check_profile_machine(const CalibrationProfile& profile, const MachineIdentity& here,
+                           const std::string& source) {
+  const CalibrationMachine& m = profile.machine;
+  if (m.cpu_model == here.cpu_model && m.isa == here.isa) return;
+  throw InputError(source + ": profile was measured on \"" + m.cpu_model + "\" with [" + m.isa +
+                   "], this machine is \"" + here.cpu_model + "\" with [" + here.isa +
+                   "]; pass --transfer to use it for another CPU");
+}
+
+namespace {
+
+const std::string& format_or_none(const std::string& s) {
+  static const std::string none = "(unknown)";
+  return s.empty() ? none : s;
+}
+
+/// Read bandwidth at the fitted thread count, else at the largest measured count; 0 if none.
+double measured_read_bandwidth(const CalibrationProfile& p) {
+  const auto& bw = p.machine.read_bandwidth_bytes_per_s;
+  if (const auto it = bw.find(p.fit.threads); it != bw.end()) return it->second;
+  return bw.empty() ? 0.0 : bw.rbegin()->second;
+}
+
+}  // namespace
+
+Efficiency calibrated_efficiency(const CalibrationProfile& profile) {
+  if (profile.fit.matmul.empty()) {
+    throw InputError("calibration profile of \"" + format_or_none(profile.machine.cpu_model) +
+                     "\": field \"fit.matmul\": no fitted weight format (too few samples)");
+  }
+  Efficiency e = default_efficiency(DeviceKind::kCpu);
+  CalibratedEfficiency cal;
+  for (const auto& [format, f] : profile.fit.matmul) {
+    cal.linear[format] = CalibratedRates{f.overhead_s, f.bytes_per_s, f.flops_per_s};
+  }
+  for (const auto& [format, f] : profile.fit.attention) {
+    cal.attention[format] = CalibratedRates{f.overhead_s, f.bytes_per_s, 0.0};
+  }
+  cal.stream_bytes_per_s = measured_read_bandwidth(profile);
+  cal.source = "measured on \"" + profile.machine.cpu_model + "\" with " +
+               std::to_string(profile.fit.threads) + " threads" +
+               (profile.created_at.empty() ? "" : " (" + profile.created_at + ")");
+  e.calibrated = std::move(cal);
+  return e;
+}
+
+Efficiency transfer_efficiency(const CalibrationProfile& profile, const HardwareSpec& target_cpu,
+                               double share) {
+  const std::string context = "transfer of the calibration profile of \"" +
+                              format_or_none(profile.machine.cpu_model) + "\" to \"" +
+                              target_cpu.id + "\"";
+  if (target_cpu.kind != DeviceKind::kCpu) {
+    throw InputError(context + ": expected a CPU, got a GPU (GPUs keep the datasheet roofline)");
+  }
+  if (!(share > 0 && share <= 1)) {
+    throw InputError(context + ": share: expected a fraction in (0, 1], got " +
+                     std::to_string(share));
+  }
+  const double measured_bw = measured_read_bandwidth(profile);
+  if (!(measured_bw > 0)) {
+    throw InputError(context + ": field \"machine.read_bandwidth_bytes_per_s\": no measurement");
+  }
+  if (!(target_cpu.peak_memory_bandwidth_bytes_per_s > 0) || target_cpu.num_cores < 1) {
+    throw InputError(context + ": the target needs a positive peak memory bandwidth and cores");
+  }
+  Efficiency e = calibrated_efficiency(profile);
+  const double threads = std::max(1, profile.fit.threads);
+  const double bw_ratio = target_cpu.peak_memory_bandwidth_bytes_per_s * share *
+                          e.memory_bandwidth_fraction / measured_bw;
+  const double compute_ratio = target_cpu.num_cores * share / threads;
+  CalibratedEfficiency& cal = *e.calibrated;
+  // A fitted rate per byte is split into the memory stream (1 / measured read bandwidth),
+  // which scales with bandwidth, and the rest, CPU work per byte (dequantisation, conversion),
+  // which scales with compute.
+  const auto transfer_bytes_rate = [&](double bytes_per_s) {
+    if (!(bytes_per_s > 0)) return 0.0;
+    const double s_per_byte = 1.0 / bytes_per_s;
+    const double memory_s = std::min(s_per_byte, 1.0 / measured_bw);
+    const double cpu_s = s_per_byte - memory_s;
+    return 1.0 / (memory_s / bw_ratio + cpu_s / compute_ratio);
+  };
+  for (auto& [format, r] : cal.linear) {
+    (void)format;
+    r.bytes_per_s = transfer_bytes_rate(r.bytes_per_s);
+    r.flops_per_s *= compute_ratio;
+  }
+  for (auto& [format, r] : cal.attention) {
+    (void)format;
+    r.bytes_per_s = transfer_bytes_rate(r.bytes_per_s);
+  }
+  cal.stream_bytes_per_s *= bw_ratio;
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                ", transferred to %s x %.3g: bandwidth x %.3g (%.4g GB/s x %.2f / %.4g GB/s "
+                "measured), compute x %.3g (%.4g cores / %d threads)",
+                target_cpu.id.c_str(), share, bw_ratio,
+                target_cpu.peak_memory_bandwidth_bytes_per_s * share / 1e9,
+                e.memory_bandwidth_fraction, measured_bw / 1e9, compute_ratio,
+                target_cpu.num_cores * share, static_cast<int>(threads));
+  cal.source += buf;
+  return e;
+}
+
+}  // namespace llmcap::model

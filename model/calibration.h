@@ -1,0 +1,135 @@
+// Calibration profiles: measured kernel timings of one machine, the fitted rates, and the
+// efficiency they give the roofline predictor (docs/model.md, "Calibration").
+// Plain data: model/ does not depend on kernels/ (the kernels library measures, this one fits,
+// stores and applies).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/hardware.h"
+#include "model/roofline.h"
+
+namespace llmcap::model {
+
+/// Version of the JSON and SQLite layouts below. A reader rejects any other version.
+inline constexpr int kCalibrationSchemaVersion = 1;
+
+/// The machine a profile was measured on.
+struct CalibrationMachine {
+  std::string cpu_model;  ///< "model name" of /proc/cpuinfo
+  std::string isa;        ///< CPU feature flags, space-separated ("avx2 fma ... avx512_bf16")
+  int num_cores = 0;      ///< logical CPUs the measuring process could use
+  int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;  ///< 0: unknown
+  /// Measured streaming bandwidth by thread count (bytes / s).
+  std::map<int, double> read_bandwidth_bytes_per_s;
+  std::map<int, double> copy_bandwidth_bytes_per_s;
+};
+
+/// One timed kernel shape.
+/// matmul: rows x cols weights, `batch` activation rows; attention: rows = KV heads x head_dim,
+/// cols = context tokens, batch = query heads; bytes are the bytes the kernel must move
+/// (packed weights + activations; K and V read), flops 2 per multiply-add.
+struct KernelSample {
+  std::string op;       ///< "matmul", "attention", "rms_norm", "swiglu"
+  std::string format;   ///< weight format ("f32", "bf16", "int8", "int4") or KV type
+  std::string backend;  ///< "llmcap" (our kernels)
+  int64_t rows = 0, cols = 0, batch = 0;
+  int threads = 0;
+  double min_s = 0, median_s = 0;
+  double bytes = 0, flops = 0;
+  double bytes_per_s = 0, flops_per_s = 0;  ///< bytes / median_s, flops / median_s
+  bool cache_resident = false;  ///< measured on data that fits the caches (not fitted)
+};
+
+/// median_s ~= overhead_s + bytes / bytes_per_s + flops / flops_per_s, fitted for one weight
+/// format (matmul) or KV type (attention; there flops_per_s is 0: not fitted, and bytes_per_s is
+/// 1 / seconds per KV byte). A rate of 0 means the term was dropped (its coefficient would have
+/// been negative). Errors are |predicted - measured| / measured over the fitted samples.
+struct RateFit {
+  double overhead_s = 0;
+  double bytes_per_s = 0;
+  double flops_per_s = 0;
+  int num_samples = 0;
+  double median_rel_error = 0;
+  double p95_rel_error = 0;
+};
+
+struct CalibrationFit {
+  int threads = 0;       ///< the thread count whose samples were fitted (the largest measured)
+  double min_bytes = 0;  ///< samples with fewer bytes (cache-resident) are not fitted
+  std::map<std::string, RateFit> matmul;     ///< by weight format
+  std::map<std::string, RateFit> attention;  ///< by KV type
+  double median_rel_error = 0;               ///< over all fitted samples
+  double p95_rel_error = 0;
+};
+
+struct CalibrationProfile {
+  int schema_version = kCalibrationSchemaVersion;
+  std::string created_at;  ///< ISO 8601 UTC
+  std::string tool;        ///< e.g. "llmcap 0.1.0 calibrate --quick"
+  CalibrationMachine machine;
+  std::vector<KernelSample> kernels;
+  CalibrationFit fit;
+};
+
+/// Least-squares fit of the matmul and attention samples measured with `threads` threads
+/// (0: the largest thread count present) having bytes >= min_bytes and not cache_resident.
+/// Each sample is weighted by 1 / median_s (relative error is minimised, shapes span orders of
+/// magnitude); coefficients are constrained to be >= 0 by solving every subset of the terms
+/// and keeping the best non-negative one (exact NNLS for three unknowns). A format needs at
+/// least 2 samples; fewer leaves it out.
+/// `include_cache_resident` fits cache-resident samples too (for a sweep that has nothing else,
+/// such as the CLI's test sweep; the rates are then those of the caches, not of memory).
+CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int threads = 0,
+                               double min_bytes = 0, bool include_cache_resident = false);
+
+/// JSON text of a profile (keys documented in docs/model.md, "Calibration").
+std::string profile_to_json(const CalibrationProfile& profile);
+/// Parses a profile; throws InputError naming `source`, the field and the value for malformed
+/// JSON, a missing or mistyped field, or another schema version.
+CalibrationProfile profile_from_json(const std::string& text, const std::string& source);
+/// Reads a JSON profile file (InputError for a missing or bad file).
+CalibrationProfile read_profile_json(const std::filesystem::path& path);
+
+/// Writes the profile into an SQLite database (created if missing; tables schema_version,
+/// machines, profiles, kernel_samples; one transaction). Returns the new profile's id.
+/// Throws InputError naming the file for an SQLite error or another schema version.
+int64_t write_profile_sqlite(const std::filesystem::path& path, const CalibrationProfile& profile);
+/// Reads profile `profile_id` (0: the latest) from an SQLite database written above.
+CalibrationProfile read_profile_sqlite(const std::filesystem::path& path, int64_t profile_id = 0);
+
+/// The identity of the machine that wants to use a profile.
+struct MachineIdentity {
+  std::string cpu_model;
+  std::string isa;
+};
+/// Throws InputError("<source>: profile was measured on <cpu> with <isa>, this machine is <cpu>
+/// with <isa>; pass --transfer to use it for another CPU") when cpu_model or isa differ.
+void check_profile_machine(const CalibrationProfile& profile, const MachineIdentity& here,
+                           const std::string& source);
+
+/// The efficiency the roofline predictor gets from a profile, for the measured machine itself
+/// (tp 1, the fitted thread count): CPU defaults (default_efficiency(kCpu)) plus the profile's
+/// calibrated rates. Throws InputError when the profile has no matmul fit.
+Efficiency calibrated_efficiency(const CalibrationProfile& profile);
+
+/// Transfer of a profile to a catalog CPU (docs/model.md, "Calibration", for the rule and its
+/// limits). With m = measured read bandwidth at the fitted thread count,
+///   bw_ratio = target peak bandwidth x share x default memory_bandwidth_fraction / m,
+///   compute_ratio = target cores x share / fitted threads (per-core compute parity: same
+///   kernels, same ISA class, similar clock),
+/// each fitted seconds-per-byte s is split into a memory part min(s, 1/m), divided by
+/// bw_ratio, and a CPU part (the rest: dequantisation, conversion), divided by compute_ratio;
+/// flops_per_s is multiplied by compute_ratio; the stream rate by bw_ratio; fixed overheads are
+/// kept. `share` is the fraction of the socket the replica gets (1: a whole socket). Throws
+/// InputError for a GPU target, share outside (0, 1], or a profile without a matmul fit or
+/// measured read bandwidth.
+Efficiency transfer_efficiency(const CalibrationProfile& profile, const HardwareSpec& target_cpu,
+                               double share = 1.0);
+
+}  // namespace llmcap::model

@@ -1,0 +1,65 @@
+// `llmcap calibrate`: runs the real kernels (the hidden test sweep: tiny in-cache shapes, so
+// that the test takes about a second) and checks the output and the JSON profile.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/cli.h"
+#include "model/calibration.h"
+#include "test_util.h"
+
+namespace llmcap::cli {
+namespace {
+
+using llmcap::testing::TempDir;
+using ::testing::HasSubstr;
+
+TEST(CliCalibrate, WritesTheProfileJsonAndSqliteAndPrintsTheTables) {
+  TempDir dir;
+  const auto json_path = dir.path() / "profile.json";
+  const auto db_path = dir.path() / "profiles.db";
+  std::ostringstream out, err;
+  const int code = run({"calibrate", "--test-sweep", "--threads", "1", "--out", json_path.string(),
+                        "--db", db_path.string(), "--quiet"},
+                       out, err);
+  ASSERT_EQ(code, kExitOk) << err.str();
+  EXPECT_EQ(err.str(), "");
+  EXPECT_THAT(out.str(), HasSubstr("Machine: "));
+  EXPECT_THAT(out.str(), HasSubstr("1 thread:  read "));
+  EXPECT_THAT(out.str(), HasSubstr("matmul    int4"));
+  EXPECT_THAT(out.str(), HasSubstr("Fit at 1 threads"));
+
+  std::ifstream f(json_path);
+  const auto doc = nlohmann::json::parse(f);
+  EXPECT_EQ(doc.at("schema_version"), 1);
+  const auto& m = doc.at("machine");
+  for (const char* key : {"cpu_model", "isa", "num_cores", "read_bandwidth_bytes_per_s"}) {
+    EXPECT_TRUE(m.contains(key)) << key;
+  }
+  EXPECT_GT(m.at("read_bandwidth_bytes_per_s").at("1").get<double>(), 0);
+  ASSERT_GT(doc.at("kernels").size(), 10u);
+  for (const auto& k : doc.at("kernels")) {
+    for (const char* key : {"op", "format", "backend", "rows", "cols", "batch", "threads",
+                            "median_s", "bytes", "bytes_per_s"}) {
+      EXPECT_TRUE(k.contains(key)) << key;
+    }
+  }
+  EXPECT_TRUE(doc.at("fit").at("matmul").contains("bf16"));
+  // Both stores read back as the same profile.
+  const model::CalibrationProfile from_json = model::read_profile_json(json_path);
+  const model::CalibrationProfile from_db = model::read_profile_sqlite(db_path);
+  EXPECT_EQ(from_json.kernels.size(), from_db.kernels.size());
+  EXPECT_EQ(from_json.machine.cpu_model, from_db.machine.cpu_model);
+}
+
+TEST(CliCalibrate, BadThreadsIsABadInputError) {
+  std::ostringstream out, err;
+  EXPECT_EQ(run({"calibrate", "--threads", "0"}, out, err), kExitBadInput);
+  EXPECT_THAT(err.str(), HasSubstr("llmcap: error: "));
+}
+
+}  // namespace
+}  // namespace llmcap::cli

@@ -1,0 +1,457 @@
+#include "kernels/decoder.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace llmcap::kernels {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Max |logit - reference| as a fraction of max |reference logit|. f32 weights: the kernels
+// accumulate in f32 (vs double here) and may reorder sums. bf16 weights: the stored weights are
+// the reference's too, but the kernels may round activations to bf16 for BF16 dot products.
+constexpr double kF32Tolerance = 2e-5;
+constexpr double kBf16Tolerance = 2e-2;
+// int8/int4 paths may quantise activations to int8 per row before every product.
+constexpr double kQuantisedTolerance = 8e-2;
+
+DecoderShape tiny_shape() {
+  DecoderShape s;
+  s.hidden = 64;
+  s.intermediate = 96;
+  s.num_layers = 2;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.head_dim = 16;
+  s.vocab = 50;
+  s.rope_theta = 10000.0f;
+  s.rms_eps = 1e-5f;
+  s.qkv_bias = false;
+  return s;
+}
+
+double bf16_value(uint16_t h) {
+  const uint32_t u = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+/// Rounds to bf16 (nearest even), as the KV cache stores appended keys and values.
+double round_bf16(double x) {
+  const float f = static_cast<float>(x);
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return bf16_value(static_cast<uint16_t>(u >> 16));
+}
+
+/// A dense double copy of a packed matrix (row-major rows x cols), from PackedWeights::at.
+struct Dense {
+  int64_t rows = 0, cols = 0;
+  std::vector<double> w;
+  explicit Dense(const PackedWeights& p) : rows(p.rows()), cols(p.cols()) {
+    w.resize(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) w[static_cast<size_t>(r * cols + c)] = p.at(r, c);
+    }
+  }
+  std::vector<double> apply(const std::vector<double>& x) const {
+    std::vector<double> y(static_cast<size_t>(rows), 0.0);
+    for (int64_t r = 0; r < rows; ++r) {
+      double s = 0;
+      for (int64_t c = 0; c < cols; ++c) s += w[static_cast<size_t>(r * cols + c)] * x[c];
+      y[static_cast<size_t>(r)] = s;
+    }
+    return y;
+  }
+};
+
+std::vector<double> rms_norm_ref(const std::vector<double>& x, std::span<const float> w,
+                                 double eps) {
+  double ss = 0;
+  for (double v : x) ss += v * v;
+  const double k = 1.0 / std::sqrt(ss / static_cast<double>(x.size()) + eps);
+  std::vector<double> y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * k * w[i];
+  return y;
+}
+
+/// Llama "rotate half" RoPE on heads of `hd` elements starting at x[offset].
+void rope_ref(std::vector<double>& x, size_t offset, int64_t heads, int64_t hd, int64_t pos,
+              double theta) {
+  for (int64_t h = 0; h < heads; ++h) {
+    for (int64_t i = 0; i < hd / 2; ++i) {
+      const double angle =
+          static_cast<double>(pos) * std::pow(theta, -2.0 * static_cast<double>(i) / hd);
+      double& a = x[offset + static_cast<size_t>(h * hd + i)];
+      double& b = x[offset + static_cast<size_t>(h * hd + i + hd / 2)];
+      const double a0 = a, b0 = b;
+      a = a0 * std::cos(angle) - b0 * std::sin(angle);
+      b = b0 * std::cos(angle) + a0 * std::sin(angle);
+    }
+  }
+}
+
+/// An independent decoder for one sequence: plain loops in double over the decoder's weights,
+/// with its own KV cache (initialised from the decoder's random prefix).
+class ReferenceSequence {
+ public:
+  ReferenceSequence(const ReferenceDecoder& dec, int64_t slot) : dec_(dec), s_(dec.shape()) {
+    for (int64_t l = 0; l < s_.num_layers; ++l) {
+      const auto& w = dec.layer(l);
+      layers_.push_back({Dense(w.qkv), Dense(w.o), Dense(w.gate_up), Dense(w.down)});
+    }
+    context_ = dec.contexts()[static_cast<size_t>(slot)];
+    const int64_t hd = s_.head_dim;
+    k_.resize(static_cast<size_t>(s_.num_layers));
+    v_.resize(static_cast<size_t>(s_.num_layers));
+    for (int64_t l = 0; l < s_.num_layers; ++l) {
+      const KvCacheView view = dec.kv_cache(l, slot);
+      k_[l].resize(static_cast<size_t>(s_.num_kv_heads));
+      v_[l].resize(static_cast<size_t>(s_.num_kv_heads));
+      for (int64_t g = 0; g < s_.num_kv_heads; ++g) {
+        for (int64_t t = 0; t < context_; ++t) {
+          std::vector<double> kt(static_cast<size_t>(hd)), vt(static_cast<size_t>(hd));
+          for (int64_t d = 0; d < hd; ++d) {
+            const int64_t i = (g * view.capacity_tokens + t) * hd + d;
+            if (view.type == KvType::kF32) {
+              kt[d] = static_cast<const float*>(view.k)[i];
+              vt[d] = static_cast<const float*>(view.v)[i];
+            } else {
+              kt[d] = bf16_value(static_cast<const uint16_t*>(view.k)[i]);
+              vt[d] = bf16_value(static_cast<const uint16_t*>(view.v)[i]);
+            }
+          }
+          k_[l][g].push_back(kt);
+          v_[l][g].push_back(vt);
+        }
+      }
+    }
+  }
+
+  /// Consumes `token` at position context, returns the logits; the context grows by one.
+  std::vector<double> step(int64_t token) {
+    const int64_t H = s_.hidden, hd = s_.head_dim, QD = s_.q_dim(), KD = s_.kv_dim();
+    const int64_t I = s_.intermediate, pos = context_;
+    std::vector<double> x(static_cast<size_t>(H));
+    for (int64_t c = 0; c < H; ++c) x[c] = dec_.lm_head().at(token, c);
+    for (int64_t l = 0; l < s_.num_layers; ++l) {
+      const auto& w = dec_.layer(l);
+      const auto& d = layers_[static_cast<size_t>(l)];
+      std::vector<double> qkv = d.qkv.apply(rms_norm_ref(x, w.attn_norm, s_.rms_eps));
+      for (size_t r = 0; r < w.qkv_bias.size(); ++r) qkv[r] += w.qkv_bias[r];
+      rope_ref(qkv, 0, s_.num_heads, hd, pos, s_.rope_theta);
+      rope_ref(qkv, static_cast<size_t>(QD), s_.num_kv_heads, hd, pos, s_.rope_theta);
+      const bool bf16 = dec_.kv_type() == KvType::kBf16;
+      for (int64_t g = 0; g < s_.num_kv_heads; ++g) {
+        std::vector<double> kt(static_cast<size_t>(hd)), vt(static_cast<size_t>(hd));
+        for (int64_t e = 0; e < hd; ++e) {
+          const double kv_k = qkv[static_cast<size_t>(QD + g * hd + e)];
+          const double kv_v = qkv[static_cast<size_t>(QD + KD + g * hd + e)];
+          kt[e] = bf16 ? round_bf16(kv_k) : static_cast<float>(kv_k);
+          vt[e] = bf16 ? round_bf16(kv_v) : static_cast<float>(kv_v);
+        }
+        k_[l][g].push_back(kt);
+        v_[l][g].push_back(vt);
+      }
+      std::vector<double> attn(static_cast<size_t>(QD), 0.0);
+      const int64_t group = s_.num_heads / s_.num_kv_heads;
+      for (int64_t h = 0; h < s_.num_heads; ++h) {
+        const auto& keys = k_[l][h / group];
+        const auto& values = v_[l][h / group];
+        std::vector<double> p(keys.size());
+        double m = -INFINITY;
+        for (size_t t = 0; t < keys.size(); ++t) {
+          double dot = 0;
+          for (int64_t e = 0; e < hd; ++e) dot += qkv[static_cast<size_t>(h * hd + e)] * keys[t][e];
+          p[t] = dot / std::sqrt(static_cast<double>(hd));
+          m = std::max(m, p[t]);
+        }
+        double z = 0;
+        for (double& v : p) z += (v = std::exp(v - m));
+        for (size_t t = 0; t < keys.size(); ++t) {
+          for (int64_t e = 0; e < hd; ++e) attn[h * hd + e] += p[t] / z * values[t][e];
+        }
+      }
+      const std::vector<double> o = d.o.apply(attn);
+      for (int64_t c = 0; c < H; ++c) x[c] += o[c];
+      const std::vector<double> gu = d.gate_up.apply(rms_norm_ref(x, w.mlp_norm, s_.rms_eps));
+      std::vector<double> act(static_cast<size_t>(I));
+      for (int64_t i = 0; i < I; ++i) {
+        const double g = gu[i];
+        act[i] = g / (1 + std::exp(-g)) * gu[I + i];
+      }
+      const std::vector<double> down = d.down.apply(act);
+      for (int64_t c = 0; c < H; ++c) x[c] += down[c];
+    }
+    ++context_;
+    return lm_head_.apply(rms_norm_ref(x, dec_.final_norm(), s_.rms_eps));
+  }
+
+ private:
+  struct LayerDense {
+    Dense qkv, o, gate_up, down;
+  };
+  const ReferenceDecoder& dec_;
+  DecoderShape s_;
+  std::vector<LayerDense> layers_;
+  Dense lm_head_{dec_.lm_head()};
+  int64_t context_ = 0;
+  // [layer][kv_head][token][element]
+  std::vector<std::vector<std::vector<std::vector<double>>>> k_, v_;
+};
+
+/// Max |a - ref| / max |ref| over one sequence's logits.
+double relative_error(std::span<const float> a, const std::vector<double>& ref) {
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    err = std::max(err, std::abs(a[i] - ref[i]));
+    scale = std::max(scale, std::abs(ref[i]));
+  }
+  return err / scale;
+}
+
+/// Runs `steps` steps of `dec` from `contexts`/`tokens` alongside the reference; returns the
+/// largest relative logit error.
+double max_error_against_reference(ReferenceDecoder& dec, std::vector<int64_t> contexts,
+                                   std::vector<int64_t> tokens, int steps, ThreadPool& pool) {
+  dec.set_contexts(contexts, tokens);
+  std::vector<ReferenceSequence> refs;
+  for (size_t b = 0; b < contexts.size(); ++b) refs.emplace_back(dec, static_cast<int64_t>(b));
+  const int64_t vocab = dec.shape().vocab;
+  double worst = 0;
+  for (int step = 0; step < steps; ++step) {
+    const std::vector<int64_t> consumed(dec.next_tokens().begin(), dec.next_tokens().end());
+    dec.step(pool);
+    EXPECT_EQ(dec.logits().size(), contexts.size() * static_cast<size_t>(vocab));
+    for (size_t b = 0; b < contexts.size(); ++b) {
+      EXPECT_EQ(dec.contexts()[b], contexts[b] + step + 1) << "sequence " << b;
+      const auto row = dec.logits().subspan(b * static_cast<size_t>(vocab), vocab);
+      worst = std::max(worst, relative_error(row, refs[b].step(consumed[b])));
+      // The next token is the greedy argmax of these logits.
+      EXPECT_EQ(dec.next_tokens()[b], std::max_element(row.begin(), row.end()) - row.begin());
+    }
+  }
+  return worst;
+}
+
+TEST(ReferenceDecoder, F32WeightsMatchStraightforwardImplementation) {
+  ThreadPool pool(2);
+  ReferenceDecoder dec(tiny_shape(), WeightFormat::kF32, KvType::kF32, 2, 16, 42);
+  EXPECT_LT(max_error_against_reference(dec, {5, 0}, {3, 17}, 3, pool), kF32Tolerance);
+}
+
+TEST(ReferenceDecoder, F32WithQkvBiasMatchesStraightforwardImplementation) {
+  ThreadPool pool(2);
+  DecoderShape s = tiny_shape();
+  s.qkv_bias = true;
+  s.rope_theta = 500000.0f;
+  ReferenceDecoder dec(s, WeightFormat::kF32, KvType::kF32, 1, 16, 7);
+  EXPECT_LT(max_error_against_reference(dec, {9}, {44}, 2, pool), kF32Tolerance);
+}
+
+TEST(ReferenceDecoder, Bf16WeightsMatchStraightforwardImplementation) {
+  ThreadPool pool(2);
+  ReferenceDecoder dec(tiny_shape(), WeightFormat::kBf16, KvType::kBf16, 2, 16, 43);
+  EXPECT_LT(max_error_against_reference(dec, {7, 1}, {0, 49}, 2, pool), kBf16Tolerance);
+}
+
+TEST(ReferenceDecoder, QuantisedWeightsRoughlyMatchStraightforwardImplementation) {
+  ThreadPool pool(2);
+  for (const WeightFormat f : {WeightFormat::kInt8, WeightFormat::kInt4}) {
+    ReferenceDecoder dec(tiny_shape(), f, KvType::kBf16, 1, 16, 44);
+    EXPECT_LT(max_error_against_reference(dec, {6}, {5}, 2, pool), kQuantisedTolerance)
+        << to_string(f);
+  }
+}
+
+TEST(ReferenceDecoder, ContextsGrowByOnePerStepUntilFull) {
+  ThreadPool pool(1);
+  ReferenceDecoder dec(tiny_shape(), WeightFormat::kF32, KvType::kBf16, 2, 4, 1);
+  EXPECT_THROW(dec.step(pool), std::logic_error);  // before set_contexts
+  EXPECT_TRUE(dec.logits().empty());
+  const std::vector<int64_t> contexts = {0, 2};
+  dec.set_contexts(contexts);
+  dec.step(pool);
+  EXPECT_EQ(std::vector<int64_t>(dec.contexts().begin(), dec.contexts().end()),
+            (std::vector<int64_t>{1, 3}));
+  dec.step(pool);  // sequence 1 reaches max_context 4
+  EXPECT_EQ(dec.contexts()[1], 4);
+  try {
+    dec.step(pool);
+    FAIL() << "expected logic_error";
+  } catch (const std::logic_error& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("sequence 1 is full (max_context 4)"));
+  }
+  dec.set_contexts(contexts);  // reset
+  EXPECT_TRUE(dec.logits().empty());
+  EXPECT_EQ(dec.contexts()[1], 2);
+  dec.step(pool);
+  EXPECT_EQ(dec.contexts()[0], 1);
+}
+
+TEST(ReferenceDecoder, BatchGivesTheSameResultsAsOneSequenceAtATime) {
+  ThreadPool pool(2);
+  ReferenceDecoder dec(tiny_shape(), WeightFormat::kF32, KvType::kF32, 3, 16, 5);
+  const std::vector<int64_t> contexts = {0, 4, 9}, tokens = {1, 2, 3};
+  const int64_t vocab = dec.shape().vocab;
+  constexpr int kSteps = 2;
+  std::vector<std::vector<float>> batched(kSteps);
+  dec.set_contexts(contexts, tokens);
+  for (int step = 0; step < kSteps; ++step) {
+    dec.step(pool);
+    batched[step].assign(dec.logits().begin(), dec.logits().end());
+  }
+  // Each alone, in slot 0 (whose KV the batch run overwrote: set_contexts restores the prefix).
+  for (size_t b = 0; b < contexts.size(); ++b) {
+    dec.set_contexts(std::span(&contexts[b], 1), std::span(&tokens[b], 1));
+    for (int step = 0; step < kSteps; ++step) {
+      dec.step(pool);
+      const auto alone = dec.logits();
+      ASSERT_EQ(alone.size(), static_cast<size_t>(vocab));
+      std::vector<double> expected(batched[step].begin() + static_cast<int64_t>(b) * vocab,
+                                   batched[step].begin() + static_cast<int64_t>(b + 1) * vocab);
+      EXPECT_LT(relative_error(alone, expected), kF32Tolerance)
+          << "sequence " << b << ", step " << step;
+    }
+  }
+}
+
+TEST(ReferenceDecoder, SetContextsRestoresTheRandomPrefixThatStepsOverwrote) {
+  ThreadPool pool(1);
+  ReferenceDecoder dec(tiny_shape(), WeightFormat::kF32, KvType::kBf16, 1, 16, 9);
+  const std::vector<int64_t> long_context = {9}, short_context = {4}, token = {11};
+  dec.set_contexts(long_context, token);
+  dec.step(pool);
+  const std::vector<float> first(dec.logits().begin(), dec.logits().end());
+  dec.set_contexts(short_context, token);
+  dec.step(pool);  // writes positions 4 and 5 of the prefix
+  dec.step(pool);
+  dec.set_contexts(long_context, token);
+  dec.step(pool);
+  EXPECT_TRUE(std::equal(first.begin(), first.end(), dec.logits().begin()));
+}
+
+TEST(ReferenceDecoder, SizesAndAccounting) {
+  DecoderShape s = tiny_shape();
+  s.qkv_bias = true;
+  ReferenceDecoder dec(s, WeightFormat::kBf16, KvType::kBf16, 2, 32, 3);
+  // 2 layers x (K + V) x 2 kv heads x 16 x 2 bytes.
+  EXPECT_EQ(dec.kv_bytes_per_token(), 2 * 2 * 2 * 16 * 2);
+  int64_t weights = dec.lm_head().bytes() + 4 * s.hidden;
+  for (int64_t l = 0; l < s.num_layers; ++l) {
+    const auto& w = dec.layer(l);
+    EXPECT_EQ(w.qkv.rows(), 4 * 16 + 2 * 2 * 16);
+    EXPECT_EQ(w.gate_up.rows(), 2 * s.intermediate);
+    weights += w.qkv.bytes() + w.o.bytes() + w.gate_up.bytes() + w.down.bytes() +
+               4 * (2 * s.hidden + s.qkv_rows());
+  }
+  EXPECT_EQ(dec.weight_bytes(), weights);
+
+  const std::vector<int64_t> contexts = {3, 10};
+  dec.set_contexts(contexts);
+  const auto ops = dec.account();
+  std::vector<std::string> names;
+  for (const auto& op : ops) names.push_back(op.op);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"embedding", "rms_norm", "qkv_proj", "rope", "kv_append",
+                                      "attention", "o_proj", "residual_add", "gate_up_proj",
+                                      "swiglu", "down_proj", "lm_head", "argmax"}));
+  const auto find = [&](const std::string& name) {
+    return *std::find_if(ops.begin(), ops.end(), [&](const OpAccount& a) { return a.op == name; });
+  };
+  // Attention reads K and V at context + 1 tokens: 2 x 2 heads x 16 x 2 bytes per token.
+  const int64_t kv_read = (4 + 11) * 2 * 2 * 16 * 2;
+  EXPECT_EQ(find("attention").bytes, s.num_layers * (kv_read + 2 * 2 * s.q_dim() * 4));
+  EXPECT_EQ(find("attention").flops, s.num_layers * 4 * s.num_heads * (4 + 11) * s.head_dim);
+  EXPECT_EQ(find("gate_up_proj").flops, s.num_layers * 2 * 2 * (2 * s.intermediate) * s.hidden);
+  EXPECT_EQ(find("lm_head").flops, 2 * 2 * s.vocab * s.hidden);
+  EXPECT_EQ(find("lm_head").bytes, dec.lm_head().bytes() + 2 * (s.vocab + s.hidden) * 4);
+  EXPECT_EQ(find("qkv_proj").flops,
+            s.num_layers * (2 * 2 * s.qkv_rows() * s.hidden + 2 * s.qkv_rows()));
+  // The projections and the LM head stream every weight matrix once per step.
+  int64_t streamed = 0;
+  for (const char* name : {"qkv_proj", "o_proj", "gate_up_proj", "down_proj", "lm_head"}) {
+    streamed += find(name).bytes;
+  }
+  EXPECT_GT(streamed, dec.weight_bytes() - 4 * (2 * s.num_layers + 1) * s.hidden);
+}
+
+void expect_invalid(const DecoderShape& s, WeightFormat f, const std::string& message,
+                    int64_t max_batch = 1, int64_t max_context = 8,
+                    int64_t max_bytes = ReferenceDecoder::kDefaultMaxBytes) {
+  try {
+    ReferenceDecoder dec(s, f, KvType::kBf16, max_batch, max_context, 1, max_bytes);
+    ADD_FAILURE() << "expected invalid_argument containing: " << message;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr(message));
+  }
+}
+
+TEST(ReferenceDecoder, RejectsBadShapesWithMessage) {
+  DecoderShape s = tiny_shape();
+  s.hidden = 0;
+  expect_invalid(s, WeightFormat::kF32, "hidden must be >= 1 (got 0)");
+  s = tiny_shape();
+  s.num_kv_heads = 3;
+  expect_invalid(s, WeightFormat::kF32, "num_heads (4) must be a multiple of num_kv_heads (3)");
+  s = tiny_shape();
+  s.head_dim = 15;
+  expect_invalid(s, WeightFormat::kF32, "head_dim must be even");
+  s = tiny_shape();
+  s.rms_eps = 0;
+  expect_invalid(s, WeightFormat::kF32, "rms_eps must be > 0");
+  s = tiny_shape();
+  s.rope_theta = -1;
+  expect_invalid(s, WeightFormat::kF32, "rope_theta must be > 0");
+  s = tiny_shape();
+  s.intermediate = 100;
+  expect_invalid(s, WeightFormat::kInt4, "int4 weights need intermediate to be a multiple of 32");
+  expect_invalid(tiny_shape(), WeightFormat::kF32, "max_batch must be >= 1 (got 0)", 0);
+  expect_invalid(tiny_shape(), WeightFormat::kF32, "max_context must be >= 1 (got -2)", 1, -2);
+}
+
+TEST(ReferenceDecoder, RejectsTooMuchMemoryWithBothNumbers) {
+  // f32 tiny weights alone are ~0.15 MB.
+  expect_invalid(tiny_shape(), WeightFormat::kF32, "more than max_bytes 100000", 1, 8, 100000);
+  try {
+    ReferenceDecoder dec(tiny_shape(), WeightFormat::kF32, KvType::kF32, 1, 8, 1, 100000);
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("needs "));
+  }
+  // Llama-3.1-70B-like shapes: the check comes before any allocation.
+  DecoderShape big = tiny_shape();
+  big.hidden = 8192;
+  big.intermediate = 28672;
+  big.num_layers = 80;
+  big.num_heads = 64;
+  big.num_kv_heads = 8;
+  big.head_dim = 128;
+  big.vocab = 128256;
+  expect_invalid(big, WeightFormat::kBf16, "more than max_bytes", 64, 131072);
+}
+
+TEST(ReferenceDecoder, SetContextsRejectsBadValues) {
+  ReferenceDecoder dec(tiny_shape(), WeightFormat::kF32, KvType::kF32, 2, 8, 1);
+  const std::vector<int64_t> three = {1, 1, 1}, full = {8}, negative = {-1}, one = {1};
+  const std::vector<int64_t> bad_token = {50};
+  EXPECT_THROW(dec.set_contexts({}), std::invalid_argument);
+  EXPECT_THROW(dec.set_contexts(three), std::invalid_argument);
+  EXPECT_THROW(dec.set_contexts(full), std::invalid_argument);
+  EXPECT_THROW(dec.set_contexts(negative), std::invalid_argument);
+  EXPECT_THROW(dec.set_contexts(one, bad_token), std::invalid_argument);
+  EXPECT_THROW(dec.set_contexts(one, three), std::invalid_argument);
+  EXPECT_NO_THROW(dec.set_contexts(one));
+}
+
+}  // namespace
+}  // namespace llmcap::kernels

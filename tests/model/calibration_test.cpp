@@ -1,0 +1,381 @@
+#include "model/calibration.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "model/input_error.h"
+#include "model/model_spec.h"
+#include "model/roofline.h"
+#include "test_util.h"
+
+namespace llmcap::model {
+namespace {
+
+using llmcap::testing::TempDir;
+using ::testing::HasSubstr;
+
+KernelSample sample(const std::string& op, const std::string& format, double bytes, double flops,
+                    double seconds, int threads = 2, bool cache = false) {
+  KernelSample s;
+  s.op = op;
+  s.format = format;
+  s.backend = "llmcap";
+  s.rows = 4096;
+  s.cols = 4096;
+  s.batch = 1;
+  s.threads = threads;
+  s.min_s = seconds * 0.95;
+  s.median_s = seconds;
+  s.bytes = bytes;
+  s.flops = flops;
+  s.bytes_per_s = bytes / seconds;
+  s.flops_per_s = flops / seconds;
+  s.cache_resident = cache;
+  return s;
+}
+
+/// Matmul samples of a known machine: 20 us overhead, 30 GB/s, 200 GFLOP/s (bf16) and
+/// attention at 5 us + bytes / 20 GB/s, with +-2 % deterministic noise.
+CalibrationProfile synthetic_profile() {
+  CalibrationProfile p;
+  p.created_at = "2026-11-29T00:00:00Z";
+  p.tool = "test";
+  p.machine.cpu_model = "AMD EPYC";
+  p.machine.isa = "avx2 fma f16c avx512f avx512bw avx512vl";
+  p.machine.num_cores = 2;
+  p.machine.l1d_bytes = 49152;
+  p.machine.l2_bytes = 1 << 20;
+  p.machine.l3_bytes = 32 << 20;
+  p.machine.read_bandwidth_bytes_per_s = {{1, 25e9}, {2, 40e9}};
+  p.machine.copy_bandwidth_bytes_per_s = {{1, 26e9}, {2, 45e9}};
+  int k = 0;
+  for (const double rows : {1024.0, 4096.0, 14336.0}) {
+    for (const double batch : {1.0, 4.0, 16.0}) {
+      const double bytes = rows * 4096 * 2 + 4 * batch * (rows + 4096);
+      const double flops = 2 * rows * 4096 * batch;
+      const double noise = 1 + 0.02 * ((k++ % 3) - 1);
+      p.kernels.push_back(
+          sample("matmul", "bf16", bytes, flops, (20e-6 + bytes / 30e9 + flops / 200e9) * noise));
+    }
+  }
+  for (const double context : {256.0, 1024.0, 4096.0, 16384.0}) {
+    const double bytes = 2 * 8 * context * 128 * 2;
+    const double noise = 1 + 0.01 * ((k++ % 3) - 1);
+    p.kernels.push_back(
+        sample("attention", "bf16", bytes, 4 * context * 32 * 128, (5e-6 + bytes / 20e9) * noise));
+  }
+  // Ignored by the fit: other thread count, cache-resident.
+  p.kernels.push_back(sample("matmul", "bf16", 1e6, 1e6, 1.0, 1));
+  p.kernels.push_back(sample("matmul", "bf16", 1e6, 1e6, 1.0, 2, /*cache=*/true));
+  p.fit = fit_calibration(p.kernels);
+  return p;
+}
+
+TEST(CalibrationFit, RecoversKnownParametersFromSyntheticSamples) {
+  const CalibrationProfile p = synthetic_profile();
+  EXPECT_EQ(p.fit.threads, 2);
+  ASSERT_EQ(p.fit.matmul.count("bf16"), 1u);
+  const RateFit& m = p.fit.matmul.at("bf16");
+  EXPECT_EQ(m.num_samples, 9);
+  EXPECT_NEAR(m.bytes_per_s, 30e9, 0.05 * 30e9);
+  EXPECT_NEAR(m.flops_per_s, 200e9, 0.10 * 200e9);
+  EXPECT_NEAR(m.overhead_s, 20e-6, 10e-6);
+  EXPECT_LT(m.median_rel_error, 0.03);
+  EXPECT_LT(m.p95_rel_error, 0.05);
+  const RateFit& a = p.fit.attention.at("bf16");
+  EXPECT_EQ(a.num_samples, 4);
+  EXPECT_NEAR(a.bytes_per_s, 20e9, 0.03 * 20e9);
+  EXPECT_NEAR(a.overhead_s, 5e-6, 2e-6);
+  EXPECT_EQ(a.flops_per_s, 0);
+  EXPECT_LT(p.fit.p95_rel_error, 0.05);
+}
+
+TEST(CalibrationFit, ExactDataIsRecoveredExactly) {
+  std::vector<KernelSample> s;
+  for (const double bytes : {1e7, 3e7, 1e8}) {
+    for (const double flops : {1e7, 1e9}) {
+      s.push_back(sample("matmul", "int8", bytes, flops, 1e-5 + bytes / 25e9 + flops / 1e11));
+    }
+  }
+  const RateFit f = fit_calibration(s).matmul.at("int8");
+  EXPECT_NEAR(f.bytes_per_s / 25e9, 1.0, 1e-6);
+  EXPECT_NEAR(f.flops_per_s / 1e11, 1.0, 1e-6);
+  EXPECT_NEAR(f.overhead_s / 1e-5, 1.0, 1e-6);
+  EXPECT_LT(f.p95_rel_error, 1e-9);
+}
+
+TEST(CalibrationFit, NegativeTermsAreDroppedNotFitted) {
+  // Time falls with flops at fixed bytes (noise): an unconstrained fit would give a negative
+  // flops coefficient; the fit keeps it at 0 (rate 0) and stays non-negative.
+  std::vector<KernelSample> s = {sample("matmul", "f32", 1e8, 1e8, 4.0e-3),
+                                 sample("matmul", "f32", 1e8, 2e9, 3.9e-3),
+                                 sample("matmul", "f32", 2e8, 1e8, 8.0e-3),
+                                 sample("matmul", "f32", 2e8, 2e9, 7.9e-3)};
+  const RateFit f = fit_calibration(s).matmul.at("f32");
+  EXPECT_EQ(f.flops_per_s, 0);
+  EXPECT_GE(f.overhead_s, 0);
+  EXPECT_GT(f.bytes_per_s, 0);
+}
+
+TEST(CalibrationJson, RoundTripKeepsEverythingAndUsesTheDocumentedKeys) {
+  const CalibrationProfile p = synthetic_profile();
+  const std::string text = profile_to_json(p);
+  const auto doc = nlohmann::json::parse(text);
+  for (const char* key : {"cpu_model", "isa", "num_cores", "read_bandwidth_bytes_per_s"}) {
+    EXPECT_TRUE(doc.at("machine").contains(key)) << key;
+  }
+  EXPECT_DOUBLE_EQ(doc.at("machine").at("read_bandwidth_bytes_per_s").at("2").get<double>(),
+                   40e9);
+  for (const char* key : {"op", "format", "backend", "rows", "cols", "batch", "threads",
+                          "median_s", "bytes", "bytes_per_s"}) {
+    EXPECT_TRUE(doc.at("kernels").at(0).contains(key)) << key;
+  }
+  const CalibrationProfile q = profile_from_json(text, "p.json");
+  EXPECT_EQ(q.machine.cpu_model, p.machine.cpu_model);
+  EXPECT_EQ(q.machine.read_bandwidth_bytes_per_s, p.machine.read_bandwidth_bytes_per_s);
+  ASSERT_EQ(q.kernels.size(), p.kernels.size());
+  EXPECT_EQ(q.kernels.back().cache_resident, true);
+  EXPECT_DOUBLE_EQ(q.kernels[3].median_s, p.kernels[3].median_s);
+  EXPECT_DOUBLE_EQ(q.fit.matmul.at("bf16").bytes_per_s, p.fit.matmul.at("bf16").bytes_per_s);
+  EXPECT_DOUBLE_EQ(q.fit.attention.at("bf16").overhead_s, p.fit.attention.at("bf16").overhead_s);
+}
+
+TEST(CalibrationJson, BadProfilesNameTheFileFieldAndValue) {
+  const std::string good = profile_to_json(synthetic_profile());
+  const auto error_of = [](const std::string& text) -> std::string {
+    try {
+      profile_from_json(text, "prof.json");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_THAT(error_of("{not json"), HasSubstr("prof.json: malformed JSON"));
+  auto doc = nlohmann::json::parse(good);
+  doc["schema_version"] = 7;
+  EXPECT_THAT(error_of(doc.dump()),
+              HasSubstr("prof.json: field \"schema_version\": expected 1, got 7"));
+  doc = nlohmann::json::parse(good);
+  doc["kernels"][2]["median_s"] = "fast";
+  EXPECT_THAT(error_of(doc.dump()),
+              HasSubstr("prof.json: field \"kernels[2].median_s\": expected a non-negative "
+                        "number, got \"fast\""));
+  doc = nlohmann::json::parse(good);
+  doc["machine"].erase("cpu_model");
+  EXPECT_THAT(error_of(doc.dump()), HasSubstr("field \"machine.cpu_model\": missing"));
+  doc = nlohmann::json::parse(good);
+  doc["machine"]["read_bandwidth_bytes_per_s"] = {{"two", 1e9}};
+  EXPECT_THAT(error_of(doc.dump()), HasSubstr("expected thread counts as keys, got \"two\""));
+  EXPECT_THROW(read_profile_json("/nonexistent/prof.json"), InputError);
+}
+
+TEST(CalibrationSqlite, RoundTripAndLatestProfile) {
+  TempDir dir;
+  const auto db = dir.path() / "cal.db";
+  CalibrationProfile p = synthetic_profile();
+  const int64_t first = write_profile_sqlite(db, p);
+  p.created_at = "2026-11-30T00:00:00Z";
+  p.kernels.pop_back();
+  const int64_t second = write_profile_sqlite(db, p);
+  EXPECT_GT(second, first);
+  const CalibrationProfile latest = read_profile_sqlite(db);
+  EXPECT_EQ(latest.created_at, "2026-11-30T00:00:00Z");
+  EXPECT_EQ(latest.kernels.size(), p.kernels.size());
+  EXPECT_EQ(latest.machine.isa, p.machine.isa);
+  EXPECT_EQ(latest.machine.l3_bytes, p.machine.l3_bytes);
+  EXPECT_EQ(latest.machine.copy_bandwidth_bytes_per_s, p.machine.copy_bandwidth_bytes_per_s);
+  EXPECT_DOUBLE_EQ(latest.kernels[4].bytes, p.kernels[4].bytes);
+  EXPECT_DOUBLE_EQ(latest.fit.matmul.at("bf16").flops_per_s,
+                   p.fit.matmul.at("bf16").flops_per_s);
+  const CalibrationProfile older = read_profile_sqlite(db, first);
+  EXPECT_EQ(older.kernels.size(), p.kernels.size() + 1);
+  EXPECT_THAT([&] { read_profile_sqlite(db, 99); },
+              ::testing::Throws<InputError>(::testing::Property(
+                  &InputError::what, HasSubstr("no profile with id 99"))));
+}
+
+TEST(CalibrationSqlite, NotADatabaseIsAnInputError) {
+  TempDir dir;
+  const auto path = dir.write("junk.db", "this is not sqlite, just text padded out to a page "
+                                         "so that SQLite reads a header and rejects it........");
+  try {
+    read_profile_sqlite(path);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path.string()));
+  }
+  EXPECT_THROW(read_profile_sqlite(dir.path() / "missing.db"), InputError);
+}
+
+TEST(CalibrationMachineCheck, AnotherMachineIsRejectedWithBothNames) {
+  const CalibrationProfile p = synthetic_profile();
+  EXPECT_NO_THROW(check_profile_machine(p, {p.machine.cpu_model, p.machine.isa}, "p.json"));
+  try {
+    check_profile_machine(p, {"Intel Xeon Platinum 8480+", "avx2 amx_bf16"}, "p.json");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("p.json: profile was measured on \"AMD EPYC\" with [avx2"));
+    EXPECT_THAT(e.what(), HasSubstr("this machine is \"Intel Xeon Platinum 8480+\""));
+    EXPECT_THAT(e.what(), HasSubstr("pass --transfer"));
+  }
+}
+
+// A one-layer model small enough to compute by hand.
+ModelSpec tiny_model() {
+  ModelSpec m;
+  m.id = "tiny";
+  m.hidden_size = 1024;
+  m.intermediate_size = 4096;
+  m.num_layers = 2;
+  m.num_attention_heads = 8;
+  m.num_kv_heads = 2;
+  m.head_dim = 128;
+  m.vocab_size = 32000;
+  m.max_position_embeddings = 4096;
+  return m;
+}
+
+Deployment cpu_deployment() {
+  Deployment d;
+  d.kind = DeviceKind::kCpu;
+  d.memory_bandwidth_bytes_per_s = 100e9;
+  d.peak_flops_per_s = {{"bf16", 1e12}, {"f32", 5e11}};
+  d.memory_bytes = int64_t{64} << 30;
+  return d;
+}
+
+TEST(CalibratedPredictor, UnsetCalibrationIsThePlainRoofline) {
+  const ModelSpec m = tiny_model();
+  const Efficiency e = default_efficiency(DeviceKind::kCpu);
+  EXPECT_FALSE(e.calibrated.has_value());
+  const RooflinePredictor plain(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
+  BatchShape b;
+  b.num_decode_seqs = 1;
+  b.num_decode_context_tokens = 100;
+  // One bf16 decode token is memory-bound: its time is the weight bytes / (100 GB/s x 0.7).
+  const std::vector<OpTime> ops = plain.breakdown(b);
+  for (const OpTime& op : ops) {
+    if (op.op == "lm_head") continue;
+    EXPECT_NEAR(op.time_s, std::max(op.bytes / 70e9, op.flops / 4e11), 1e-15) << op.op;
+  }
+}
+
+TEST(CalibratedPredictor, HandComputedDecodeStep) {
+  const ModelSpec m = tiny_model();
+  Efficiency e = default_efficiency(DeviceKind::kCpu);
+  CalibratedEfficiency cal;
+  cal.linear["bf16"] = {10e-6, 40e9, 100e9};
+  cal.attention["bf16"] = {5e-6, 20e9, 0};
+  cal.stream_bytes_per_s = 50e9;
+  e.calibrated = cal;
+  const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
+  BatchShape b;
+  b.num_decode_seqs = 1;
+  b.num_decode_context_tokens = 100;
+  const std::vector<OpTime> ops = p.breakdown(b);
+  const double bf16_floor = 1.0 / (1e12 * 0.4);
+  double sum_layer = 0;
+  for (const OpTime& op : ops) {
+    double expect = 0;
+    if (op.op == "qkv_proj") {
+      // fused Q, K, V: 3 matrices, 3 calls of 10 us.
+      expect = 3 * 10e-6 + op.bytes / 40e9 + op.flops / 100e9;
+    } else if (op.op == "out_proj") {
+      expect = 10e-6 + op.bytes / 40e9 + op.flops / 100e9;
+    } else if (op.op == "mlp") {
+      expect = 3 * 10e-6 + op.bytes / 40e9 + op.flops / 100e9;
+    } else if (op.op == "attention") {
+      // K and V of 100 tokens, 2 kv heads x 128 x 2 bytes, + q in, out: 2 x 8 x 128 x 2.
+      EXPECT_DOUBLE_EQ(op.bytes, 100.0 * 2 * 2 * 128 * 2 + 2 * 8 * 128 * 2);
+      expect = 5e-6 + op.bytes / 20e9;
+    } else if (op.op == "lm_head") {
+      // Head weights 32000 x 1024 bf16 + logits I/O at the linear rates (one call), plus
+      // embedding and final norm streaming at 50 GB/s.
+      const double head_bytes = 32000.0 * 1024 * 2 + (1024 + 32000) * 2;
+      const double head_flops = 2.0 * 32000 * 1024;
+      const double rest_bytes = 1024 * 2 + 2 * 1024 * 2;
+      expect = 10e-6 + head_bytes / 40e9 + head_flops / 100e9 +
+               std::max(rest_bytes / 50e9, 4.0 * 1024 * bf16_floor);
+      EXPECT_NEAR(op.time_s, expect, 1e-12);
+      continue;
+    } else {  // norms stream at 50 GB/s
+      expect = std::max(op.bytes / 50e9, op.flops * bf16_floor);
+    }
+    EXPECT_NEAR(op.time_s, expect, 1e-12) << op.op;
+    sum_layer += op.time_s;
+  }
+  // A decode step: the operators of a layer run one after another here (no parallel branches).
+  EXPECT_NEAR(p.step_time_s(b), e.step_overhead_s + 2 * sum_layer + ops.back().time_s, 1e-12);
+}
+
+TEST(CalibratedPredictor, ComputeFloorHoldsForLargePrefills) {
+  const ModelSpec m = tiny_model();
+  Efficiency e = default_efficiency(DeviceKind::kCpu);
+  CalibratedEfficiency cal;
+  cal.linear["bf16"] = {0, 40e9, 0};  // flops term dropped by the fit
+  e.calibrated = cal;
+  const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
+  BatchShape b;
+  b.num_prefill_seqs = 1;
+  b.num_prefill_tokens = 4096;
+  b.num_prefill_attention_pairs = 4096 * 4097 / 2;
+  b.num_prefill_seqs_completing = 1;
+  for (const OpTime& op : p.breakdown(b)) {
+    if (op.op == "mlp") {
+      EXPECT_NEAR(op.time_s, op.flops / 4e11, 1e-12);
+    }
+  }
+}
+
+TEST(CalibratedEfficiency, FromTheProfileOfThisMachine) {
+  const CalibrationProfile p = synthetic_profile();
+  const Efficiency e = calibrated_efficiency(p);
+  ASSERT_TRUE(e.calibrated.has_value());
+  const auto& r = e.calibrated->linear.at("bf16");
+  EXPECT_DOUBLE_EQ(r.bytes_per_s, p.fit.matmul.at("bf16").bytes_per_s);
+  EXPECT_DOUBLE_EQ(r.overhead_s, p.fit.matmul.at("bf16").overhead_s);
+  EXPECT_DOUBLE_EQ(e.calibrated->attention.at("bf16").bytes_per_s,
+                   p.fit.attention.at("bf16").bytes_per_s);
+  EXPECT_DOUBLE_EQ(e.calibrated->stream_bytes_per_s, 40e9);  // read bandwidth at 2 threads
+  EXPECT_DOUBLE_EQ(e.step_overhead_s, default_efficiency(DeviceKind::kCpu).step_overhead_s);
+  CalibrationProfile empty = p;
+  empty.fit.matmul.clear();
+  EXPECT_THROW(calibrated_efficiency(empty), InputError);
+}
+
+TEST(CalibratedEfficiency, TransferScalesBandwidthAndComputeByTheStatedRule) {
+  CalibrationProfile p = synthetic_profile();
+  // Round numbers: measured read 40 GB/s at 2 threads; bf16 fitted at 20 GB/s (so half of each
+  // byte's time is memory, half CPU work), 100 GFLOP/s, 10 us.
+  p.fit.matmul.clear();
+  p.fit.matmul["bf16"] = RateFit{10e-6, 20e9, 100e9, 9, 0.01, 0.02};
+  p.fit.attention["bf16"] = RateFit{5e-6, 40e9, 0, 4, 0.01, 0.02};
+  HardwareSpec target;
+  target.id = "big-cpu";
+  target.kind = DeviceKind::kCpu;
+  target.num_cores = 64;
+  target.peak_memory_bandwidth_bytes_per_s = 400e9;
+  const Efficiency e = transfer_efficiency(p, target, 0.5);
+  // bw_ratio = 400e9 x 0.5 x 0.7 / 40e9 = 3.5; compute_ratio = 64 x 0.5 / 2 = 16.
+  const auto& r = e.calibrated->linear.at("bf16");
+  const double memory_s = 1 / 40e9, cpu_s = 1 / 20e9 - 1 / 40e9;
+  EXPECT_NEAR(r.bytes_per_s, 1 / (memory_s / 3.5 + cpu_s / 16), 1.0);
+  EXPECT_DOUBLE_EQ(r.flops_per_s, 100e9 * 16);
+  EXPECT_DOUBLE_EQ(r.overhead_s, 10e-6);
+  // Attention at the measured read bandwidth: all memory, scales with bandwidth only.
+  EXPECT_NEAR(e.calibrated->attention.at("bf16").bytes_per_s, 40e9 * 3.5, 1.0);
+  EXPECT_NEAR(e.calibrated->stream_bytes_per_s, 40e9 * 3.5, 1.0);
+  EXPECT_THAT(e.calibrated->source, HasSubstr("big-cpu"));
+
+  HardwareSpec gpu = target;
+  gpu.kind = DeviceKind::kGpu;
+  EXPECT_THROW(transfer_efficiency(p, gpu), InputError);
+  EXPECT_THROW(transfer_efficiency(p, target, 0.0), InputError);
+  EXPECT_THROW(transfer_efficiency(p, target, 1.5), InputError);
+}
+
+}  // namespace
+}  // namespace llmcap::model
