@@ -10,14 +10,17 @@
 //      grouped-dp   bf16 only: AttentionOptions::bf16_qk_dot (vdpbf16ps for q.k)
 //      naive        KV replicated to 32 heads and called with num_kv_heads == 32: K and V read
 //                   once per query head, as an engine without GQA-aware kernels does
-//    For each: median (and min) time per layer, KV bytes the model needs / time (GB/s; for naive the
-//    bytes it actually reads are 4x more), and that as a fraction of the read bandwidth.
+//    For each: median (and min) time per layer, KV bytes the model needs / time (GB/s; for naive
+//    the bytes it actually reads are 4x more), and that as a fraction of the read bandwidth.
 // 3. Overhead of an empty ThreadPool::parallel_for.
 //
 // Usage: attention_bench [--threads N] [--isa scalar|avx2|avx512] [--contexts 128,1024,...]
 //                        [--hot]   (one layer repeated: shows the compute ceiling)
 //                        [--pad]   (capacity = context + 7 and V 3 rows off: K, V and heads
 //                                   not a power of two apart, i.e. no cache-set aliasing)
+//                        [--huge]  (KV caches on transparent huge pages, madvise)
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -25,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <random>
 #include <sstream>
 #include <string>
@@ -56,16 +60,19 @@ double read_bandwidth(ThreadPool& pool, int64_t bytes, int passes) {
   std::vector<uint64_t> sums(pool.num_threads());
   for (int p = 0; p < passes + 1; ++p) {
     auto t0 = std::chrono::steady_clock::now();
-    pool.parallel_for(words, [&](int64_t b, int64_t e, int t) {
-      uint64_t s[8] = {};
-      int64_t i = b;
-      for (; i + 8 <= e; i += 8)
-        for (int j = 0; j < 8; ++j) s[j] += data[i + j];
-      for (; i < e; ++i) s[0] += data[i];
-      uint64_t total = 0;
-      for (uint64_t x : s) total += x;
-      sums[t] += total;
-    }, 4096);
+    pool.parallel_for(
+        words,
+        [&](int64_t b, int64_t e, int t) {
+          uint64_t s[8] = {};
+          int64_t i = b;
+          for (; i + 8 <= e; i += 8)
+            for (int j = 0; j < 8; ++j) s[j] += data[i + j];
+          for (; i < e; ++i) s[0] += data[i];
+          uint64_t total = 0;
+          for (uint64_t x : s) total += x;
+          sums[t] += total;
+        },
+        4096);
     double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (p > 0) times.push_back(dt);  // the first pass warms up
   }
@@ -75,6 +82,29 @@ double read_bandwidth(ThreadPool& pool, int64_t bytes, int passes) {
   return bytes / median(times);
 }
 
+/// std::allocator that asks for transparent huge pages (--huge): 2 MiB-aligned blocks with
+/// madvise(MADV_HUGEPAGE), as an engine that allocates its KV cache pool up front would.
+bool g_huge = false;
+template <class T>
+struct KvAllocator {
+  using value_type = T;
+  KvAllocator() = default;
+  template <class U>
+  KvAllocator(const KvAllocator<U>&) {}
+  T* allocate(size_t n) {
+    const size_t bytes = (n * sizeof(T) + (size_t{2} << 20) - 1) & ~((size_t{2} << 20) - 1);
+    void* p = std::aligned_alloc(size_t{2} << 20, bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    if (g_huge) madvise(p, bytes, MADV_HUGEPAGE);
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) { std::free(p); }
+  template <class U>
+  bool operator==(const KvAllocator<U>&) const {
+    return true;
+  }
+};
+
 /// Extra tokens reserved per head (capacity = context + pad) and the rows V starts after K's
 /// allocation pattern; --pad sets them so that K, V and heads are not a power of two apart.
 int64_t g_pad_tokens = 0, g_v_offset_rows = 0;
@@ -82,8 +112,8 @@ int64_t g_pad_tokens = 0, g_v_offset_rows = 0;
 struct Layers {
   KvType type;
   int64_t heads, d, context, count;
-  std::vector<uint16_t> kb, vb;
-  std::vector<float> kf, vf;
+  std::vector<uint16_t, KvAllocator<uint16_t>> kb, vb;
+  std::vector<float, KvAllocator<float>> kf, vf;
   int64_t capacity() const { return context + g_pad_tokens; }
   int64_t per_layer_elems() const { return heads * capacity() * d; }
   KvCacheView view(int64_t layer) const {
@@ -169,6 +199,8 @@ int main(int argc, char** argv) {
     } else if (a == "--pad") {
       g_pad_tokens = 7;
       g_v_offset_rows = 3;
+    } else if (a == "--huge") {
+      g_huge = true;
     } else if (a == "--hot") {
       hot = true;
     } else if (a == "--contexts" && i + 1 < argc) {
@@ -176,7 +208,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: attention_bench [--threads N] [--isa scalar|avx2|avx512] "
-                   "[--contexts 128,1024,...] [--hot] [--pad]\n");
+                   "[--contexts 128,1024,...] [--hot] [--pad] [--huge]\n");
       return 2;
     }
   }
@@ -186,8 +218,8 @@ int main(int argc, char** argv) {
   }
   ThreadPool pool(threads);
   const CpuFeatures& f = cpu_features();
-  std::printf("cpu: %s\nflags: %s\nisa: %s, threads: %d\n", f.model_name.c_str(),
-              f.flags().c_str(), std::string(to_string(isa)).c_str(), threads);
+  std::printf("cpu: %s\nflags: %s\nisa: %s, threads: %d\n", f.model_name.c_str(), f.flags().c_str(),
+              std::string(to_string(isa)).c_str(), threads);
 
   const double bw = read_bandwidth(pool, int64_t{1} << 30, 5);
   std::printf("read bandwidth (sum over 1 GiB, median of 5): %.2f GB/s\n\n", bw / 1e9);
@@ -207,8 +239,8 @@ int main(int argc, char** argv) {
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (auto& x : q) x = u(rng);
 
-  std::printf("%-5s %7s %-11s %6s %11s %9s %8s %11s %9s\n", "kv", "context", "variant",
-              "layers", "us/layer", "KV GB/s", "of read", "min us/l", "min GB/s");
+  std::printf("%-5s %7s %-11s %6s %11s %9s %8s %11s %9s\n", "kv", "context", "variant", "layers",
+              "us/layer", "KV GB/s", "of read", "min us/l", "min GB/s");
   for (KvType type : {KvType::kBf16, KvType::kF32}) {
     for (int64_t context : contexts) {
       const int64_t elem = type == KvType::kF32 ? 4 : 2;

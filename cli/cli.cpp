@@ -53,6 +53,7 @@ std::string resolve_data_dir(const std::string& flag) {
 }
 
 struct PlanArgs {
+  std::string profile;
   std::string scenario;
   std::string json_out;
   std::string csv_out;
@@ -68,6 +69,11 @@ int run_plan(const PlanArgs& a, std::ostream& out, std::ostream& err) {
   plan::PlanOptions options;
   options.num_threads = a.threads;
   options.observer = a.quiet ? nullptr : &progress;
+  model::CalibrationProfile profile;
+  if (!a.profile.empty()) {
+    profile = model::read_profile_json(a.profile);
+    options.calibration = &profile;
+  }
   const plan::PlanResult result = plan::plan(scenario, catalog, options);
 
   // Render everything first, so that nothing is written unless all of it succeeded.
@@ -244,6 +250,11 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   plan_cmd
       ->add_option("--threads", plan_args.threads, "Worker threads (0: one per hardware thread)")
       ->check(CLI::NonNegativeNumber);
+  plan_cmd
+      ->add_option("--profile", plan_args.profile,
+                   "Calibration profile JSON (llmcap calibrate --out): CPU instance types use its "
+                   "measured rates, transferred to their CPU (docs/model.md, Calibration)")
+      ->option_text("FILE");
   plan_cmd->add_flag("--quiet", plan_args.quiet, "No progress lines on stderr");
 
   CalibrateArgs cal_args;

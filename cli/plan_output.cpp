@@ -185,6 +185,7 @@ std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& resul
         {"ttft_floor_s", r.ttft_floor_s},
         {"infeasible_reason", r.feasible ? json(nullptr) : json(r.infeasible_reason)},
         {"deployment_rule", r.deployment_rule},
+        {"predictor", r.predictor},
         {"num_simulations", r.num_simulations},
     };
     rows.push_back(std::move(row));

@@ -14,8 +14,10 @@ namespace llmcap::kernels {
 
 std::string_view to_string(KvType type) {
   switch (type) {
-    case KvType::kF32: return "f32";
-    case KvType::kBf16: return "bf16";
+    case KvType::kF32:
+      return "f32";
+    case KvType::kBf16:
+      return "bf16";
   }
   return "unknown";
 }
@@ -121,7 +123,8 @@ void decode_attention(std::span<const float> q, int64_t num_q_heads, const KvCac
     fail("isa " + std::string(to_string(isa)) + " is not supported by this CPU (" +
          cpu_features().flags() + ")");
   }
-  if (kv.num_kv_heads < 1) fail("num_kv_heads must be >= 1, got " + std::to_string(kv.num_kv_heads));
+  if (kv.num_kv_heads < 1)
+    fail("num_kv_heads must be >= 1, got " + std::to_string(kv.num_kv_heads));
   if (kv.head_dim < 1) fail("head_dim must be >= 1, got " + std::to_string(kv.head_dim));
   if (num_q_heads < 1 || num_q_heads % kv.num_kv_heads != 0) {
     fail("num_q_heads (" + std::to_string(num_q_heads) + ") must be a positive multiple of " +
@@ -150,15 +153,15 @@ void decode_attention(std::span<const float> q, int64_t num_q_heads, const KvCac
   void (*attend)(const detail::AttentionPiece&) = detail::attend_scalar;
   if (isa == Isa::kAvx2) attend = detail::attend_avx2;
   if (isa == Isa::kAvx512) attend = detail::attend_avx512;
-  const bool bf16_dot = options.bf16_qk_dot && isa == Isa::kAvx512 &&
-                        kv.type == KvType::kBf16 && cpu_features().avx512_bf16;
+  const bool bf16_dot = options.bf16_qk_dot && isa == Isa::kAvx512 && kv.type == KvType::kBf16 &&
+                        cpu_features().avx512_bf16;
 
   const int64_t heads = kv.num_kv_heads, context = kv.context_tokens;
   const int64_t group = num_q_heads / heads;
   const int64_t elem = kv.type == KvType::kF32 ? 4 : 2;
   const int64_t work = heads * context;
-  const int64_t threads = std::clamp<int64_t>(work / options.min_tokens_per_thread, 1,
-                                              pool.num_threads());
+  const int64_t threads =
+      std::clamp<int64_t>(work / options.min_tokens_per_thread, 1, pool.num_threads());
 
   // Cut the (head, token) pairs into `threads` equal contiguous ranges; a range that covers a
   // head only in part yields a partial result, merged below.

@@ -20,7 +20,6 @@ namespace {
 constexpr int kBlock = 16;
 constexpr int kMaxHeads = 4;
 constexpr int kMaxVecs = 2;
-constexpr int kPrefetchBlocks = 1;  // software prefetch distance, in blocks
 
 /// e^x, as exp_ps in attention_avx512.cpp (Cody-Waite, degree-7 Taylor, 2^n via the exponent
 /// bits); relative error ~2 ulp for -87 <= x <= 88.
@@ -38,14 +37,16 @@ inline __m256 exp_ps(__m256 x) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  const __m256i e =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
 template <bool kBf16>
 inline __m256 load8(const void* base, int64_t i) {
   if constexpr (kBf16) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(base) + i));
+    const __m128i h =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(base) + i));
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
   } else {
     return _mm256_loadu_ps(static_cast<const float*>(base) + i);
@@ -94,13 +95,26 @@ inline float hmax(__m256 v) {
 }
 
 struct Shape {
-  int64_t d;   // head_dim
-  int64_t dv;  // full vectors of 8 per row; elements [dv * 8, d) are scalar
+  int64_t d;          // head_dim
+  int64_t dv;         // full vectors of 8 per row; elements [dv * 8, d) are scalar
+  int64_t row_bytes;  // bytes of one K or V row
+  int64_t tokens;     // rows in the piece
 };
+
+/// Software prefetch of row t + 16 of a K or V stream, from inside the compute loops (see
+/// prefetch_row in attention_avx512.cpp: the hardware prefetchers lose these streams at every
+/// 4 KiB page, and a whole block's prefetches in one burst stall the core).
+inline void prefetch_row(const Shape& s, const void* base, int64_t t) {
+  constexpr int64_t kPrefetchRows = 16;
+  if (t + kPrefetchRows >= s.tokens) return;
+  const char* row = static_cast<const char*>(base) + (t + kPrefetchRows) * s.row_bytes;
+  for (int64_t b = 0; b < s.row_bytes; b += 64) _mm_prefetch(row + b, _MM_HINT_T0);
+}
 
 /// dots[h * 128 + tt * 8 + lane]: per-lane partial q_h . k_{t + tt} (scalar tail in lane 0).
 template <bool kBf16, int NH, int TT>
 inline void qk_tile(const Shape& s, const void* k, int64_t t, const float* q, float* dots) {
+  for (int j = 0; j < TT; ++j) prefetch_row(s, k, t + j);
   __m256 acc[NH][TT];
   for (int h = 0; h < NH; ++h)
     for (int j = 0; j < TT; ++j) acc[h][j] = _mm256_setzero_ps();
@@ -116,7 +130,8 @@ inline void qk_tile(const Shape& s, const void* k, int64_t t, const float* q, fl
     for (int j = 0; j < TT; ++j) {
       float* row = dots + h * 128 + j * 8;
       _mm256_storeu_ps(row, acc[h][j]);
-      for (int64_t i = s.dv * 8; i < s.d; ++i) row[0] += q[h * s.d + i] * load1<kBf16>(k, (t + j) * s.d + i);
+      for (int64_t i = s.dv * 8; i < s.d; ++i)
+        row[0] += q[h * s.d + i] * load1<kBf16>(k, (t + j) * s.d + i);
     }
   }
 }
@@ -129,6 +144,7 @@ inline void pv_tile(const Shape& s, const void* v, int64_t t0, int nb, int64_t c
   for (int h = 0; h < NH; ++h)
     for (int j = 0; j < NV; ++j) a[h][j] = _mm256_loadu_ps(acc + h * s.d + (c + j) * 8);
   for (int tt = 0; tt < nb; ++tt) {
+    if (c == 0) prefetch_row(s, v, t0 + tt);
     __m256 vv[NV];
     for (int j = 0; j < NV; ++j) vv[j] = load8<kBf16>(v, (t0 + tt) * s.d + (c + j) * 8);
     for (int h = 0; h < NH; ++h) {
@@ -151,10 +167,14 @@ template <bool kBf16>
 void pv(int nh, int nv, const Shape& s, const void* v, int64_t t0, int nb, int64_t c,
         const float* p, float* acc) {
   switch (nh) {
-    case 1: return pv_nv<kBf16, 1>(nv, s, v, t0, nb, c, p, acc);
-    case 2: return pv_nv<kBf16, 2>(nv, s, v, t0, nb, c, p, acc);
-    case 3: return pv_nv<kBf16, 3>(nv, s, v, t0, nb, c, p, acc);
-    default: return pv_nv<kBf16, 4>(nv, s, v, t0, nb, c, p, acc);
+    case 1:
+      return pv_nv<kBf16, 1>(nv, s, v, t0, nb, c, p, acc);
+    case 2:
+      return pv_nv<kBf16, 2>(nv, s, v, t0, nb, c, p, acc);
+    case 3:
+      return pv_nv<kBf16, 3>(nv, s, v, t0, nb, c, p, acc);
+    default:
+      return pv_nv<kBf16, 4>(nv, s, v, t0, nb, c, p, acc);
   }
 }
 
@@ -168,31 +188,21 @@ void qk_heads(const Shape& s, const void* k, int64_t t0, int nb, const float* q,
 template <bool kBf16>
 void qk(int nh, const Shape& s, const void* k, int64_t t0, int nb, const float* q, float* dots) {
   switch (nh) {
-    case 1: return qk_heads<kBf16, 1>(s, k, t0, nb, q, dots);
-    case 2: return qk_heads<kBf16, 2>(s, k, t0, nb, q, dots);
-    case 3: return qk_heads<kBf16, 3>(s, k, t0, nb, q, dots);
-    default: return qk_heads<kBf16, 4>(s, k, t0, nb, q, dots);
-  }
-}
-
-/// Prefetches K and V rows [t, t + kBlock) (clipped to `tokens`) into L1; see
-/// attention_avx512.cpp (the hardware prefetchers lose the K/V streams at every 4 KiB page).
-inline void prefetch_rows(const void* k, const void* v, int64_t row_bytes, int64_t t,
-                          int64_t tokens) {
-  if (t >= tokens) return;
-  const int64_t end = std::min(tokens, t + kBlock) * row_bytes;
-  const char* kc = static_cast<const char*>(k);
-  const char* vc = static_cast<const char*>(v);
-  for (int64_t b = t * row_bytes; b < end; b += 64) {
-    _mm_prefetch(kc + b, _MM_HINT_T0);
-    _mm_prefetch(vc + b, _MM_HINT_T0);
+    case 1:
+      return qk_heads<kBf16, 1>(s, k, t0, nb, q, dots);
+    case 2:
+      return qk_heads<kBf16, 2>(s, k, t0, nb, q, dots);
+    case 3:
+      return qk_heads<kBf16, 3>(s, k, t0, nb, q, dots);
+    default:
+      return qk_heads<kBf16, 4>(s, k, t0, nb, q, dots);
   }
 }
 
 template <bool kBf16>
 void attend(const AttentionPiece& pc) {
   const int64_t d = pc.head_dim, group = pc.group;
-  const Shape s{d, d / 8};
+  const Shape s{d, d / 8, d * (kBf16 ? 2 : 4), pc.tokens};
   thread_local std::vector<float> dots_buf, p_buf;
   if (static_cast<int64_t>(dots_buf.size()) < group * 128) dots_buf.resize(group * 128);
   if (static_cast<int64_t>(p_buf.size()) < group * kBlock) p_buf.resize(group * kBlock);
@@ -208,18 +218,15 @@ void attend(const AttentionPiece& pc) {
   const __m256 neg_inf = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
 
-  const int64_t row_bytes = d * (kBf16 ? 2 : 4);
   for (int64_t t0 = 0; t0 < pc.tokens; t0 += kBlock) {
     const int nb = static_cast<int>(std::min<int64_t>(kBlock, pc.tokens - t0));
-    prefetch_rows(pc.k, pc.v, row_bytes, t0 + kPrefetchBlocks * kBlock, pc.tokens);
     for (int64_t g0 = 0; g0 < group; g0 += kMaxHeads) {
       const int nh = static_cast<int>(std::min<int64_t>(kMaxHeads, group - g0));
       qk<kBf16>(nh, s, pc.k, t0, nb, pc.q + g0 * d, dots + g0 * 128);
     }
     // Lanes of half 0 are tokens 0-7 of the block, of half 1 tokens 8-15.
     const __m256 valid0 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(nb), lane));
-    const __m256 valid1 =
-        _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(nb - 8), lane));
+    const __m256 valid1 = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(nb - 8), lane));
     for (int64_t g = 0; g < group; ++g) {
       __m256 rows[16];
       for (int j = 0; j < 16; ++j) {
@@ -251,7 +258,8 @@ void attend(const AttentionPiece& pc) {
       for (int64_t i = s.dv * 8; i < d; ++i) {  // scalar tail of head_dim
         for (int h = 0; h < nh; ++h) {
           float a = pc.acc[(g0 + h) * d + i];
-          for (int tt = 0; tt < nb; ++tt) a += p[(g0 + h) * kBlock + tt] * load1<kBf16>(pc.v, (t0 + tt) * d + i);
+          for (int tt = 0; tt < nb; ++tt)
+            a += p[(g0 + h) * kBlock + tt] * load1<kBf16>(pc.v, (t0 + tt) * d + i);
           pc.acc[(g0 + h) * d + i] = a;
         }
       }

@@ -16,7 +16,7 @@ struct AttentionPiece {
   KvType type = KvType::kBf16;
   const void* k = nullptr;  ///< first row of the piece, rows of head_dim elements
   const void* v = nullptr;
-  int64_t tokens = 0;       ///< >= 1
+  int64_t tokens = 0;  ///< >= 1
   int64_t head_dim = 0;
   const float* q = nullptr;  ///< [group][head_dim]
   int64_t group = 0;

@@ -14,9 +14,12 @@ namespace llmcap::kernels {
 
 std::string_view to_string(Isa isa) {
   switch (isa) {
-    case Isa::kScalar: return "scalar";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx512: return "avx512";
+    case Isa::kScalar:
+      return "scalar";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
   }
   return "unknown";
 }
@@ -90,9 +93,9 @@ CpuFeatures detect() {
   f.amx_int8 = __builtin_cpu_supports("amx-int8");
 
   const unsigned long long xcr0 = read_xcr0();
-  const bool ymm_state = (xcr0 & 0x6) == 0x6;           // SSE + AVX state
-  const bool zmm_state = (xcr0 & 0xe6) == 0xe6;         // + opmask, ZMM_Hi256, Hi16_ZMM
-  const bool amx_state = (xcr0 & 0x60000) == 0x60000;   // XTILECFG + XTILEDATA
+  const bool ymm_state = (xcr0 & 0x6) == 0x6;          // SSE + AVX state
+  const bool zmm_state = (xcr0 & 0xe6) == 0xe6;        // + opmask, ZMM_Hi256, Hi16_ZMM
+  const bool amx_state = (xcr0 & 0x60000) == 0x60000;  // XTILECFG + XTILEDATA
   if (!ymm_state) f.avx2 = f.fma = f.f16c = f.avx_vnni = false;
   if (!zmm_state) f.avx512f = f.avx512bw = f.avx512vl = f.avx512_bf16 = f.avx512_vnni = false;
   if (!amx_state) f.amx_bf16 = f.amx_int8 = false;
@@ -110,9 +113,12 @@ const CpuFeatures& cpu_features() {
 bool isa_supported(Isa isa) {
   const CpuFeatures& f = cpu_features();
   switch (isa) {
-    case Isa::kScalar: return true;
-    case Isa::kAvx2: return f.avx2 && f.fma && f.f16c;
-    case Isa::kAvx512: return f.avx512f && f.avx512bw && f.avx512vl && f.fma;
+    case Isa::kScalar:
+      return true;
+    case Isa::kAvx2:
+      return f.avx2 && f.fma && f.f16c;
+    case Isa::kAvx512:
+      return f.avx512f && f.avx512bw && f.avx512vl && f.fma;
   }
   return false;
 }

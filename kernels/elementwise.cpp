@@ -57,9 +57,12 @@ const detail::ElementwiseKernels& kernels_for(Isa isa, const char* op) {
                                 " is not supported by this CPU (" + cpu_features().flags() + ")");
   }
   switch (isa) {
-    case Isa::kAvx2: return detail::kElementwiseAvx2;
-    case Isa::kAvx512: return detail::kElementwiseAvx512;
-    default: return detail::kElementwiseScalar;
+    case Isa::kAvx2:
+      return detail::kElementwiseAvx2;
+    case Isa::kAvx512:
+      return detail::kElementwiseAvx512;
+    default:
+      return detail::kElementwiseScalar;
   }
 }
 
@@ -102,8 +105,8 @@ void rope(std::span<float> x, int64_t num_heads, int64_t head_dim, int64_t rotar
                  std::to_string(num_heads) + " * " + std::to_string(head_dim) + ")");
   }
   if (rotary_dim < 2 || rotary_dim % 2 != 0 || rotary_dim > head_dim) {
-    fail(op, "rotary_dim (" + std::to_string(rotary_dim) + ") must be even, >= 2 and <= head_dim (" +
-                 std::to_string(head_dim) + ")");
+    fail(op, "rotary_dim (" + std::to_string(rotary_dim) +
+                 ") must be even, >= 2 and <= head_dim (" + std::to_string(head_dim) + ")");
   }
   if (position < 0) fail(op, "position must be >= 0, got " + std::to_string(position));
   if (!(theta > 0) || !std::isfinite(theta)) {
@@ -137,8 +140,7 @@ void rope(std::span<float> x, int64_t num_heads, int64_t head_dim, int64_t rotar
   k.rope(x.data(), num_heads, head_dim, half, table.cos.data(), table.sin.data());
 }
 
-void swiglu(std::span<const float> gate, std::span<const float> up, std::span<float> out,
-            Isa isa) {
+void swiglu(std::span<const float> gate, std::span<const float> up, std::span<float> out, Isa isa) {
   const char* op = "swiglu";
   if (gate.size() != up.size() || out.size() != gate.size()) {
     fail(op, "gate.size() (" + std::to_string(gate.size()) + "), up.size() (" +

@@ -53,7 +53,8 @@ void rms_norm(const float* x, const float* weight, int64_t rows, int64_t dim, fl
       const __m512 a = _mm512_maskz_loadu_ps(tail_mask(dim - i), xr + i);
       s0 = _mm512_fmadd_ps(a, a, s0);
     }
-    const float ss = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+    const float ss =
+        _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
     const __m512 inv = _mm512_set1_ps(static_cast<float>(1.0 / std::sqrt(double(ss) / dim + eps)));
     for (i = 0; i < dim; i += 16) {
       const __mmask16 m = tail_mask(dim - i);

@@ -73,6 +73,7 @@ struct Context {
   const sim::Workload& workload;
   const WorkloadSummary& summary;
   int64_t max_request_tokens;
+  const model::CalibrationProfile* calibration;
 };
 
 /// One instance type made ready to simulate, or the reason it cannot serve the scenario.
@@ -111,7 +112,7 @@ Candidate prepare(const Context& ctx, const model::InstanceType& instance) {
                         std::to_string(instance.vcpus) + " vCPU";
   }
 
-  const model::Efficiency efficiency = model::default_efficiency(instance.kind);
+  model::Efficiency efficiency = model::default_efficiency(instance.kind);
   try {
     c.deployment = model::make_deployment(instance, ctx.catalog, ctx.model, sc.weight_format,
                                           sc.kv_format, efficiency);
@@ -120,6 +121,14 @@ Candidate prepare(const Context& ctx, const model::InstanceType& instance) {
     return c;
   }
   row.deployment_rule = c.deployment.rule;
+  row.predictor = "roofline (datasheet defaults)";
+  if (ctx.calibration != nullptr && instance.kind == model::DeviceKind::kCpu) {
+    const model::HardwareSpec& cpu = ctx.catalog.hardware(instance.cpu_id, instance.id);
+    const double share =
+        c.deployment.memory_bandwidth_bytes_per_s / cpu.peak_memory_bandwidth_bytes_per_s;
+    efficiency = model::transfer_efficiency(*ctx.calibration, cpu, std::min(1.0, share));
+    row.predictor = "calibrated: " + efficiency.calibrated->source;
+  }
   row.num_replicas_per_instance = c.deployment.num_replicas;
   row.tp_degree = c.deployment.tp_degree;
 
@@ -217,11 +226,13 @@ bool meets_slo(const sim::Metrics& metrics, const sim::Slo& slo) {
 }
 
 sim::Metrics evaluate_fleet(const Scenario& scenario, const model::Catalog& catalog,
-                            const std::string& instance_type, int64_t num_instances) {
+                            const std::string& instance_type, int64_t num_instances,
+                            const model::CalibrationProfile* calibration) {
   const model::ModelSpec model = model::load_model_spec(scenario.model_config);
   const sim::Workload workload = load_workload(scenario.workload, scenario.seed);
   const WorkloadSummary summary = summarize_workload(workload, scenario.workload);
-  const Context ctx{scenario, catalog, model, workload, summary, max_request_tokens(workload)};
+  const Context ctx{scenario, catalog,  model,      workload,
+                    summary,  max_request_tokens(workload), calibration};
   const model::InstanceType& instance =
       catalog.instance(instance_type, scenario.file.string() + ": instance type");
   Candidate c = prepare(ctx, instance);
@@ -256,7 +267,8 @@ PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
   result.model_num_params = model.num_params();
   result.workload = summarize_workload(workload, scenario.workload);
   const Context ctx{scenario, catalog,         model,
-                    workload, result.workload, max_request_tokens(workload)};
+                    workload, result.workload, max_request_tokens(workload),
+                    options.calibration};
 
   result.rows.resize(candidates.size());
   std::atomic<size_t> next{0};

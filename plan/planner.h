@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "model/calibration.h"
 #include "model/hardware.h"
 #include "model/model_spec.h"
 #include "plan/scenario.h"
@@ -36,6 +37,7 @@ struct PlanRow {
   sim::Metrics metrics;           ///< of the chosen fleet (feasible rows)
   std::string infeasible_reason;  ///< why no fleet size works (infeasible rows)
   std::string deployment_rule;    ///< how the model sits on the instance
+  std::string predictor;          ///< "roofline (datasheet defaults)" or the calibration used
   int64_t num_simulations = 0;    ///< simulations the search ran
 };
 
@@ -66,6 +68,10 @@ class PlanObserver {
 struct PlanOptions {
   int num_threads = 0;  ///< 0: std::thread::hardware_concurrency()
   PlanObserver* observer = nullptr;
+  /// A calibration profile (llmcap calibrate): CPU instance types then use its measured rates,
+  /// transferred to their CPU and share of a socket (model::transfer_efficiency); GPU types
+  /// keep the datasheet roofline. Null: the roofline defaults for all. Not owned.
+  const model::CalibrationProfile* calibration = nullptr;
 };
 
 /// Whether a simulated fleet meets the scenario's SLO: no rejected request, p99 TTFT <=
@@ -77,7 +83,8 @@ bool meets_slo(const sim::Metrics& metrics, const sim::Slo& slo);
 /// model::InfeasibleError when the model cannot be placed on the instance, and the InputErrors
 /// of plan() for bad input.
 sim::Metrics evaluate_fleet(const Scenario& scenario, const model::Catalog& catalog,
-                            const std::string& instance_type, int64_t num_instances);
+                            const std::string& instance_type, int64_t num_instances,
+                            const model::CalibrationProfile* calibration = nullptr);
 
 /// Plans every candidate. Search per type: roofline floors first (infeasible with the numbers
 /// when a floor exceeds the SLO or the weights do not fit), then the fleet size is doubled from

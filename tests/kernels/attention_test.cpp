@@ -42,8 +42,8 @@ float from_bf16(uint16_t h) {
 struct Cache {
   KvType type;
   int64_t heads, d, capacity, context;
-  std::vector<float> kf, vf;        // f32 storage (+1 offset)
-  std::vector<uint16_t> kb, vb;     // bf16 storage (+1 offset)
+  std::vector<float> kf, vf;     // f32 storage (+1 offset)
+  std::vector<uint16_t> kb, vb;  // bf16 storage (+1 offset)
 
   Cache(KvType type_, int64_t heads_, int64_t d_, int64_t context_, uint32_t seed,
         float k_range = 1.0f)
@@ -126,8 +126,8 @@ Query make_q(int64_t n, uint32_t seed, float range = 1.0f) {
 std::vector<float> run(const Query& q, int64_t q_heads, const Cache& c, float scale,
                        ThreadPool& pool, Isa isa, AttentionOptions opt = {}) {
   std::vector<float> buf(q_heads * c.d + 1, NAN);
-  decode_attention(q.span(), q_heads, c.view(), scale, std::span<float>(buf.data() + 1, q_heads * c.d),
-                   pool, isa, opt);
+  decode_attention(q.span(), q_heads, c.view(), scale,
+                   std::span<float>(buf.data() + 1, q_heads * c.d), pool, isa, opt);
   return {buf.begin() + 1, buf.end()};
 }
 
@@ -177,9 +177,8 @@ TEST(DecodeAttention, EveryIsaMatchesScalarOnOddShapes) {
               if ((d == 72 || d == 13) && context > 127) continue;
               if (d == 64 && context == 4099) continue;
               SCOPED_TRACE(std::string(to_string(isa)) + " " + std::string(to_string(type)) +
-                           " d " + std::to_string(d) + " kv " + std::to_string(heads) +
-                           " group " + std::to_string(group) + " ctx " +
-                           std::to_string(context));
+                           " d " + std::to_string(d) + " kv " + std::to_string(heads) + " group " +
+                           std::to_string(group) + " ctx " + std::to_string(context));
               Cache c(type, heads, d, context, 1000 * d + 10 * heads + group + context);
               Query q = make_q(heads * group * d, 3 + context);
               const float scale = 1.0f / std::sqrt(float(d));

@@ -109,8 +109,8 @@ TEST(Rope, PositionOneRotatesByKnownAngles) {
 
 TEST(Rope, EveryIsaMatchesDoubleRotationOnOddShapes) {
   for (Isa isa : supported_isas()) {
-    for (auto [head_dim, rotary_dim] : {std::pair<int64_t, int64_t>{128, 128}, {80, 80}, {64, 32},
-                                        {96, 34}, {6, 2}}) {
+    for (auto [head_dim, rotary_dim] :
+         {std::pair<int64_t, int64_t>{128, 128}, {80, 80}, {64, 32}, {96, 34}, {6, 2}}) {
       for (int64_t position : {1, 17, 4099, 131071}) {
         SCOPED_TRACE(name(isa) + " head_dim " + std::to_string(head_dim) + " rotary " +
                      std::to_string(rotary_dim) + " pos " + std::to_string(position));

@@ -39,8 +39,8 @@ TEST(ThreadPool, ChunksCoverRangeExactlyOnceAndRespectGrain) {
     EXPECT_EQ(pool.num_threads(), threads);
     for (int64_t n : {1, 2, 3, 7, 16, 100, 1001}) {
       for (int64_t grain : {1, 4, 16, 2000}) {
-        SCOPED_TRACE("threads " + std::to_string(threads) + " n " + std::to_string(n) +
-                     " grain " + std::to_string(grain));
+        SCOPED_TRACE("threads " + std::to_string(threads) + " n " + std::to_string(n) + " grain " +
+                     std::to_string(grain));
         std::vector<Chunk> chunks = record(pool, n, grain);
         std::vector<int> hits(n, 0);
         std::vector<int> thread_seen(threads, 0);
@@ -121,9 +121,8 @@ TEST(ThreadPool, OneThreadPoolRunsInline) {
   ASSERT_EQ(chunks.size(), 1u);
   EXPECT_EQ(chunks[0].begin, 0);
   EXPECT_EQ(chunks[0].end, 10);
-  pool.parallel_for(5, [&](int64_t, int64_t, int) {
-    EXPECT_EQ(std::this_thread::get_id(), caller);
-  });
+  pool.parallel_for(5,
+                    [&](int64_t, int64_t, int) { EXPECT_EQ(std::this_thread::get_id(), caller); });
   EXPECT_THROW(pool.parallel_for(1, [](int64_t, int64_t, int) { throw std::logic_error("x"); }),
                std::logic_error);
 }

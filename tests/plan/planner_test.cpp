@@ -233,3 +233,53 @@ TEST(Plan, FleetLimitMakesAnOverloadedTypeInfeasible) {
 
 }  // namespace
 }  // namespace llmcap::plan
+
+namespace llmcap::plan {
+namespace {
+
+/// A profile of a 2-thread machine that streams bf16 weights at 20 GB/s (its measured read
+/// bandwidth) and computes at 100 GFLOP/s, with no fixed overheads.
+model::CalibrationProfile two_thread_profile() {
+  model::CalibrationProfile p;
+  p.machine.cpu_model = "test CPU";
+  p.machine.isa = "avx2";
+  p.machine.num_cores = 2;
+  p.machine.read_bandwidth_bytes_per_s = {{2, 20e9}};
+  p.fit.threads = 2;
+  model::RateFit bf16;
+  bf16.bytes_per_s = 20e9;
+  bf16.flops_per_s = 100e9;
+  bf16.num_samples = 6;
+  p.fit.matmul["bf16"] = bf16;
+  return p;
+}
+
+TEST(PlanWithProfile, CpuTypesUseTheTransferredRatesAndGpuTypesTheRoofline) {
+  const model::Catalog catalog = test_catalog();
+  const Scenario s = test_scenario();
+  const model::CalibrationProfile profile = two_thread_profile();
+  PlanOptions options;
+  options.calibration = &profile;
+  const PlanResult calibrated = plan(s, catalog, options);
+  const PlanResult datasheet = plan(s, catalog);
+  const PlanRow& cpu = row_of(calibrated, "cpu-slice");
+  EXPECT_THAT(cpu.predictor, StartsWith("calibrated: measured on \"test CPU\""));
+  EXPECT_THAT(cpu.predictor, HasSubstr("transferred to cpu"));
+  EXPECT_NE(cpu.tpot_floor_s, row_of(datasheet, "cpu-slice").tpot_floor_s);
+  // The slice gets 16/112 of 3e11 B/s; x 0.7 / 20e9 measured = bandwidth ratio 1.5, and
+  // 56 x 16/112 = 8 cores / 2 threads = compute ratio 4. A decode step at batch 1 streams the
+  // 15.0e9 bytes of layer matrices and LM head (all weights but the embedding table) and does
+  // 2 FLOPs per weight of them: 15.0e9 / (20e9 x 1.5) + 15.0e9 / (100e9 x 4) = 0.500 + 0.0375
+  // s, plus the engine's 1 ms step overhead and the small element-wise and attention traffic.
+  constexpr double kStreamedBytes = 16'060'522'496.0 - 128256.0 * 4096 * 2;
+  constexpr double kFlops = 2.0 * (32.0 * 218'103'808 + 128256.0 * 4096);
+  const double expected = kStreamedBytes / (20e9 * 1.5) + kFlops / (100e9 * 4) + 1e-3;
+  constexpr double kElementwiseShare = 0.005;  // norms, attention at context 1, embedding row
+  EXPECT_NEAR(cpu.tpot_floor_s, expected, kElementwiseShare * expected);
+  EXPECT_EQ(row_of(calibrated, "gpu-big").predictor, "roofline (datasheet defaults)");
+  EXPECT_EQ(row_of(calibrated, "gpu-big").num_instances,
+            row_of(datasheet, "gpu-big").num_instances);
+}
+
+}  // namespace
+}  // namespace llmcap::plan

@@ -1,0 +1,115 @@
+// `llmcap validate`: real decode steps of a tiny Llama-shaped model against a profile measured
+// just before (the test sweep), checked for the JSON keys and sane values; and its errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/cli.h"
+#include "test_util.h"
+
+namespace llmcap::cli {
+namespace {
+
+using llmcap::testing::TempDir;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr const char* kTinyLlama = R"({"model_type": "llama", "hidden_size": 128,
+  "intermediate_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
+  "num_key_value_heads": 2, "vocab_size": 512, "max_position_embeddings": 2048,
+  "tie_word_embeddings": true})";
+
+/// A profile of this machine from the (fast, in-cache) test sweep.
+std::filesystem::path test_profile(const TempDir& dir) {
+  const auto path = dir.path() / "profile.json";
+  std::ostringstream out, err;
+  EXPECT_EQ(run({"calibrate", "--test-sweep", "--threads", "1", "--out", path.string(),
+                 "--quiet"},
+                out, err),
+            kExitOk)
+      << err.str();
+  return path;
+}
+
+TEST(CliValidate, TimesEachGridPointAndWritesTheErrors) {
+  TempDir dir;
+  const auto model = dir.write("tiny.json", kTinyLlama);
+  const auto profile = test_profile(dir);
+  const auto json_path = dir.path() / "validate.json";
+  std::ostringstream out, err;
+  const int code = run({"validate", "--model", model.string(), "--profile", profile.string(),
+                        "--formats", "bf16,int8", "--batches", "1,3", "--contexts", "16,40",
+                        "--runs", "1", "--json", json_path.string(), "--quiet"},
+                       out, err);
+  ASSERT_EQ(code, kExitOk) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("|error| over 8 points: median "));
+  std::ifstream f(json_path);
+  const auto doc = nlohmann::json::parse(f);
+  ASSERT_EQ(doc.at("points").size(), 8u);  // 2 formats x 2 batches x 2 contexts
+  for (const auto& p : doc.at("points")) {
+    for (const char* key :
+         {"model", "format", "batch", "context_tokens", "measured_s", "predicted_s"}) {
+      EXPECT_TRUE(p.contains(key)) << key;
+    }
+    EXPECT_EQ(p.at("model"), "tiny");
+    EXPECT_GT(p.at("measured_s").get<double>(), 0);
+    EXPECT_GT(p.at("predicted_s").get<double>(), 0);
+  }
+  EXPECT_GE(doc.at("median_abs_error").get<double>(), 0);
+  EXPECT_GE(doc.at("p95_abs_error").get<double>(), doc.at("median_abs_error").get<double>());
+}
+
+TEST(CliValidate, GptNeoxIsRefusedWithTheReason) {
+  TempDir dir;
+  const auto model = dir.write("neox.json", R"({"model_type": "gpt_neox", "hidden_size": 128,
+    "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "vocab_size": 512, "max_position_embeddings": 2048})");
+  const auto profile = test_profile(dir);
+  std::ostringstream out, err;
+  EXPECT_EQ(run({"validate", "--model", model.string(), "--profile", profile.string(),
+                 "--formats", "bf16", "--quiet"},
+                out, err),
+            kExitBadInput);
+  EXPECT_THAT(err.str(), StartsWith("llmcap: error: " + model.string()));
+  EXPECT_THAT(err.str(), HasSubstr("Llama-architecture"));
+}
+
+TEST(CliValidate, Fp8HasNoCpuKernel) {
+  TempDir dir;
+  const auto model = dir.write("tiny.json", kTinyLlama);
+  const auto profile = test_profile(dir);
+  std::ostringstream out, err;
+  EXPECT_EQ(run({"validate", "--model", model.string(), "--profile", profile.string(),
+                 "--formats", "fp8", "--quiet"},
+                out, err),
+            kExitBadInput);
+  EXPECT_THAT(err.str(), HasSubstr("fp8"));
+}
+
+TEST(CliValidate, ProfileOfAnotherMachineIsRefused) {
+  TempDir dir;
+  const auto model = dir.write("tiny.json", kTinyLlama);
+  const auto profile = test_profile(dir);
+  std::string text;
+  {
+    std::ifstream f(profile);
+    std::stringstream buffer;
+    buffer << f.rdbuf();
+    text = buffer.str();
+  }
+  auto doc = nlohmann::json::parse(text);
+  doc["machine"]["cpu_model"] = "Some Other CPU 9000";
+  std::ofstream(profile) << doc.dump();
+  std::ostringstream out, err;
+  EXPECT_EQ(run({"validate", "--model", model.string(), "--profile", profile.string(), "--quiet"},
+                out, err),
+            kExitBadInput);
+  EXPECT_THAT(err.str(), HasSubstr("Some Other CPU 9000"));
+  EXPECT_THAT(err.str(), HasSubstr("--transfer"));
+}
+
+}  // namespace
+}  // namespace llmcap::cli
