@@ -20,6 +20,11 @@ struct Shape {
   bool cache_resident;  ///< no rotation: the same operands every call
 };
 
+/// One attention layout: query heads, KV heads, head dimension.
+struct AttentionShape {
+  int64_t q_heads, kv_heads, head_dim;
+};
+
 /// What one sweep size covers.
 struct Sweep {
   std::string name;
@@ -27,54 +32,74 @@ struct Sweep {
   int64_t bandwidth_buffer_bytes;
   int bandwidth_repetitions;
   std::vector<Shape> matmul_shapes;
-  std::vector<int64_t> batches;
-  std::vector<int64_t> contexts;  ///< attention context tokens (rotated, from memory)
-  int64_t rotation_bytes;         ///< operands of one rotated shape total at least this
-  int repetitions;                ///< interleaved rounds per shape
+  std::vector<int64_t> batches;        ///< at the largest thread count
+  std::vector<int64_t> small_batches;  ///< at the smaller thread counts (report only)
+  std::vector<AttentionShape> attention_shapes;
+  std::vector<int64_t> contexts;     ///< attention context tokens (rotated, from memory)
+  int64_t rotation_bytes;            ///< operands of one rotated shape total at least this
+  int64_t attention_rotation_bytes;  ///< the same for the KV caches of one attention shape
+  int repetitions;                   ///< interleaved rounds per shape
   int min_runs;
   double min_total_s;
 };
 
 constexpr int64_t kMiB = int64_t{1} << 20;
-// Attention shape of one Llama-3-8B layer (GQA 32/8 heads of 128).
-constexpr int64_t kQHeads = 32, kKvHeads = 8, kHeadDim = 128;
-constexpr int kMaxCopies = 1024;
+constexpr int kMaxCopies = 16384;
 
 Sweep make_sweep(SweepSize size, int max_threads) {
   Sweep s;
-  // 128 MiB of rotated operands: 4x the 32 MiB L3 of one Zen 4/5 CCD or of a Xeon's
-  // per-core slice sum on up to 16 cores; VMs often report the host's whole L3 through
-  // sysconf, so the size is fixed rather than derived from it (docs/model.md, "Calibration").
-  s.rotation_bytes = 128 * kMiB;
+  // 1 GiB of rotated operands: the weights of a served model (0.3-2.5 GB for 0.5-1B models in
+  // int4..bf16, more for larger ones), not a set that a large L3 can hold. VMs report the
+  // host's whole L3 (this development VM: 508 MiB) and may get part of it when neighbours are
+  // idle: a 4096x2048 bf16 product read 55 GB/s over 128 MiB of copies, 50 over 512 MiB and
+  // 45 over 1.5 GiB, so a smaller set overstates the rate a model's weights get
+  // (docs/model.md, "Calibration").
+  s.rotation_bytes = 1024 * kMiB;
+  // KV caches: 256 MiB, the K and V of one layer of a batch (32 sequences of 4096 tokens of a
+  // 1B model in bf16) and far beyond an L2; filling more costs seconds per shape.
+  s.attention_rotation_bytes = 256 * kMiB;
+  // Decode batches go to 64 (a CPU engine's usual max_num_seqs); the fit needs the whole range
+  // because the kernels' cost per weight changes with the batch (register tiles of 4 rows).
+  s.batches = {1, 2, 4, 8, 16, 32, 64};
+  s.small_batches = {1, 16};
   switch (size) {
     case SweepSize::kFull:
       s.name = "full";
       for (int t = 1; t <= max_threads; ++t) s.threads.push_back(t);
       s.bandwidth_buffer_bytes = 512 * kMiB;
       s.bandwidth_repetitions = 7;
-      s.matmul_shapes = {{512, 512, true},      {1024, 1024, true},    {1024, 1024, false},
-                         {1024, 4096, false},   {4096, 4096, false},   {14336, 4096, false},
-                         {4096, 14336, false}};
-      s.batches = {1, 4, 16};
-      s.contexts = {256, 1024, 4096, 16384};
+      // Families of transformer matrices (rows = outputs x cols = inputs) at widths 1024, 2048
+      // and 4096: square (attention projections), tall (fused QKV, gate/up: ~3-4x hidden
+      // outputs), wide (down projections: ~3-4x hidden inputs), and a tall-skinny LM head;
+      // plus one shape kept in cache (report only).
+      s.matmul_shapes = {{512, 512, true},     {1024, 1024, false}, {4096, 1024, false},
+                         {1024, 4096, false},  {2048, 2048, false}, {8192, 2048, false},
+                         {2048, 8192, false},  {4096, 4096, false}, {14336, 4096, false},
+                         {4096, 14336, false}, {65536, 2048, false}};
+      // GQA layouts: 4 query heads per KV head at head_dim 128 and 64, 6 and 8 per KV head.
+      s.attention_shapes = {{32, 8, 128}, {32, 8, 64}, {12, 2, 128}, {16, 2, 64}};
+      s.contexts = {128, 512, 2048, 8192};
       s.repetitions = 2;
       s.min_runs = 5;
-      s.min_total_s = 0.04;
+      s.min_total_s = 0.03;
       break;
     case SweepSize::kQuick:
       s.name = "quick";
       s.threads = {max_threads};
       s.bandwidth_buffer_bytes = 256 * kMiB;
       s.bandwidth_repetitions = 3;
-      s.rotation_bytes = 64 * kMiB;  // 2x a 32 MiB L3: enough to miss, half the set-up time
-      // Generating the rotated copies is most of a quick run: two shapes from memory (the
-      // smallest and the largest of a Llama-3-8B layer), three batches.
-      s.matmul_shapes = {{512, 512, true}, {1024, 4096, false}, {4096, 14336, false}};
-      s.batches = {1, 4, 16};
-      s.contexts = {1024, 16384};
+      s.rotation_bytes = 256 * kMiB;  // a quarter of the set-up time
+      s.attention_rotation_bytes = 64 * kMiB;
+      // Generating the rotated copies is most of a quick run: one tall and one wide shape
+      // and a square one, at width 2048.
+      s.matmul_shapes = {
+          {512, 512, true}, {2048, 2048, false}, {8192, 2048, false}, {2048, 8192, false}};
+      s.batches = {1, 4, 16, 64};
+      s.attention_shapes = {{32, 8, 128}, {16, 2, 64}};
+      s.contexts = {128, 2048, 8192};
       s.repetitions = 1;
       s.min_runs = 3;
-      s.min_total_s = 0.02;
+      s.min_total_s = 0.01;
       break;
     case SweepSize::kTest:
       s.name = "test";
@@ -83,8 +108,10 @@ Sweep make_sweep(SweepSize size, int max_threads) {
       s.bandwidth_repetitions = 1;
       s.matmul_shapes = {{128, 256, true}, {256, 512, true}};
       s.batches = {1, 4};
+      s.attention_shapes = {{32, 8, 128}, {8, 2, 64}};
       s.contexts = {64, 256};
       s.rotation_bytes = 0;  // no rotation: everything stays in the caches
+      s.attention_rotation_bytes = 0;
       s.repetitions = 1;
       s.min_runs = 2;
       s.min_total_s = 0;
@@ -190,11 +217,11 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
       copies.push_back(PackedWeights::random(format, shape.rows, shape.cols, 1));
       const int n = copies_for(copies.front().bytes(), sweep.rotation_bytes, shape.cache_resident);
       copies.resize(static_cast<std::size_t>(n));
-      // Generating the copies dominates the sweep's set-up: spread it over the threads.
+      // Copies of the first (a memcpy each; the values do not change the timing), made over
+      // the threads.
       pools.back()->parallel_for(n - 1, [&](int64_t b, int64_t e, int) {
         for (int64_t i = b; i < e; ++i) {
-          copies[static_cast<std::size_t>(i + 1)] =
-              PackedWeights::random(format, shape.rows, shape.cols, static_cast<uint64_t>(i + 2));
+          copies[static_cast<std::size_t>(i + 1)] = copies.front().clone();
         }
       });
       say("matmul " + fname + " " + shape_text(shape.rows, shape.cols) +
@@ -205,10 +232,17 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
       std::vector<std::vector<Cell>> cells(sweep.batches.size(),
                                            std::vector<Cell>(sweep.threads.size()));
       std::size_t next = 0;
+      // Smaller thread counts are measured at a few batches only (reported, not fitted).
+      const auto measured = [&](std::size_t b, std::size_t t) {
+        return t + 1 == sweep.threads.size() ||
+               std::find(sweep.small_batches.begin(), sweep.small_batches.end(),
+                         sweep.batches[b]) != sweep.small_batches.end();
+      };
       for (int rep = 0; rep < sweep.repetitions; ++rep) {
         for (std::size_t b = 0; b < sweep.batches.size(); ++b) {
           const int64_t batch = sweep.batches[b];
           for (std::size_t t = 0; t < sweep.threads.size(); ++t) {
+            if (!measured(b, t)) continue;
             ThreadPool& pool = *pools[t];
             const std::span<const float> xs(x.data(), static_cast<std::size_t>(batch * shape.cols));
             const std::span<float> ys(y.data(), static_cast<std::size_t>(batch * shape.rows));
@@ -222,72 +256,77 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
       for (std::size_t b = 0; b < sweep.batches.size(); ++b) {
         const int64_t batch = sweep.batches[b];
         for (std::size_t t = 0; t < sweep.threads.size(); ++t) {
+          if (!measured(b, t)) continue;
           const double bytes =
               weight_bytes + 4.0 * static_cast<double>(batch * (shape.cols + shape.rows));
           const double flops = 2.0 * static_cast<double>(shape.rows * shape.cols * batch);
-          run.samples.push_back(make_sample("matmul", fname, shape.rows, shape.cols, batch,
-                                            sweep.threads[t], cells[b][t].min_s,
-                                            median(cells[b][t].medians), bytes, flops,
-                                            shape.cache_resident));
+          run.samples.push_back(make_sample(
+              "matmul", fname, shape.rows, shape.cols, batch, sweep.threads[t], cells[b][t].min_s,
+              median(cells[b][t].medians), bytes, flops, shape.cache_resident));
         }
       }
     }
   }
 
-  // Decode attention, one Llama-3-8B layer's heads, caches rotated from memory.
-  std::vector<float> q(static_cast<std::size_t>(kQHeads * kHeadDim), 0.01f);
-  std::vector<float> out(q.size());
-  const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
-  for (const KvType type : {KvType::kBf16, KvType::kF32}) {
-    const std::string tname(to_string(type));
-    const int64_t elem = type == KvType::kF32 ? 4 : 2;
-    for (const int64_t context : sweep.contexts) {
-      const int64_t elements = kKvHeads * context * kHeadDim;
-      const int64_t kv_bytes = 2 * elements * elem;
-      const bool cached = sweep.rotation_bytes <= 0;
-      const int n = copies_for(kv_bytes, sweep.rotation_bytes, cached);
-      say("attention " + tname + " KV, " + std::to_string(context) + " tokens" +
-          (cached ? " (in cache)" : " x " + std::to_string(n) + " copies"));
-      // Storage as 32-bit words either way; bf16 uses half of it.
-      std::vector<std::vector<uint32_t>> k(static_cast<std::size_t>(n)),
-          v(static_cast<std::size_t>(n));
-      const std::size_t words = static_cast<std::size_t>((elements * elem + 3) / 4);
-      // 0x3C233C23: two bf16 0.00995; as f32 ~0.00997. Finite, small values either way.
-      for (int i = 0; i < n; ++i) {
-        k[static_cast<std::size_t>(i)].assign(words, 0x3C233C23u);
-        v[static_cast<std::size_t>(i)].assign(words, 0x3C233C23u);
-      }
-      std::vector<KvCacheView> views;
-      for (int i = 0; i < n; ++i) {
-        KvCacheView view;
-        view.type = type;
-        view.k = k[static_cast<std::size_t>(i)].data();
-        view.v = v[static_cast<std::size_t>(i)].data();
-        view.num_kv_heads = kKvHeads;
-        view.head_dim = kHeadDim;
-        view.capacity_tokens = context;
-        view.context_tokens = context;
-        views.push_back(view);
-      }
-      std::vector<Cell> cells(sweep.threads.size());
-      std::size_t next = 0;
-      for (int rep = 0; rep < sweep.repetitions; ++rep) {
-        for (std::size_t t = 0; t < sweep.threads.size(); ++t) {
-          ThreadPool& pool = *pools[t];
-          cells[t].add(time_kernel(
-              [&] {
-                decode_attention(q, kQHeads, views[next++ % views.size()], scale, out, pool, isa);
-              },
-              1, sweep.min_runs, sweep.min_total_s));
+  // Decode attention over several GQA layouts and contexts, caches rotated from memory.
+  for (const AttentionShape& as : sweep.attention_shapes) {
+    const int64_t q_heads = as.q_heads, kv_heads = as.kv_heads, head_dim = as.head_dim;
+    std::vector<float> q(static_cast<std::size_t>(q_heads * head_dim), 0.01f);
+    std::vector<float> out(q.size());
+    const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+    for (const KvType type : {KvType::kBf16, KvType::kF32}) {
+      const std::string tname(to_string(type));
+      const int64_t elem = type == KvType::kF32 ? 4 : 2;
+      for (const int64_t context : sweep.contexts) {
+        const int64_t elements = kv_heads * context * head_dim;
+        const int64_t kv_bytes = 2 * elements * elem;
+        const bool cached = sweep.attention_rotation_bytes <= 0;
+        const int n = copies_for(kv_bytes, sweep.attention_rotation_bytes, cached);
+        say("attention " + tname + " KV " + std::to_string(q_heads) + "/" +
+            std::to_string(kv_heads) + "x" + std::to_string(head_dim) + ", " +
+            std::to_string(context) + " tokens" +
+            (cached ? " (in cache)" : " x " + std::to_string(n) + " copies"));
+        // Storage as 32-bit words either way; bf16 uses half of it.
+        std::vector<std::vector<uint32_t>> k(static_cast<std::size_t>(n)),
+            v(static_cast<std::size_t>(n));
+        const std::size_t words = static_cast<std::size_t>((elements * elem + 3) / 4);
+        // 0x3C233C23: two bf16 0.00995; as f32 ~0.00997. Finite, small values either way.
+        for (int i = 0; i < n; ++i) {
+          k[static_cast<std::size_t>(i)].assign(words, 0x3C233C23u);
+          v[static_cast<std::size_t>(i)].assign(words, 0x3C233C23u);
         }
-      }
-      const double bytes = static_cast<double>(views.front().bytes_read()) +
-                           2.0 * 4.0 * static_cast<double>(q.size());
-      const double flops = 4.0 * static_cast<double>(context * kQHeads * kHeadDim);
-      for (std::size_t t = 0; t < sweep.threads.size(); ++t) {
-        run.samples.push_back(make_sample("attention", tname, kKvHeads * kHeadDim, context,
-                                          kQHeads, sweep.threads[t], cells[t].min_s,
-                                          median(cells[t].medians), bytes, flops, cached));
+        std::vector<KvCacheView> views;
+        for (int i = 0; i < n; ++i) {
+          KvCacheView view;
+          view.type = type;
+          view.k = k[static_cast<std::size_t>(i)].data();
+          view.v = v[static_cast<std::size_t>(i)].data();
+          view.num_kv_heads = kv_heads;
+          view.head_dim = head_dim;
+          view.capacity_tokens = context;
+          view.context_tokens = context;
+          views.push_back(view);
+        }
+        std::vector<Cell> cells(sweep.threads.size());
+        std::size_t next = 0;
+        for (int rep = 0; rep < sweep.repetitions; ++rep) {
+          for (std::size_t t = 0; t < sweep.threads.size(); ++t) {
+            ThreadPool& pool = *pools[t];
+            cells[t].add(time_kernel(
+                [&] {
+                  decode_attention(q, q_heads, views[next++ % views.size()], scale, out, pool, isa);
+                },
+                1, sweep.min_runs, sweep.min_total_s));
+          }
+        }
+        const double bytes = static_cast<double>(views.front().bytes_read()) +
+                             2.0 * 4.0 * static_cast<double>(q.size());
+        const double flops = 4.0 * static_cast<double>(context * q_heads * head_dim);
+        for (std::size_t t = 0; t < sweep.threads.size(); ++t) {
+          run.samples.push_back(make_sample("attention", tname, kv_heads * head_dim, context,
+                                            q_heads, sweep.threads[t], cells[t].min_s,
+                                            median(cells[t].medians), bytes, flops, cached));
+        }
       }
     }
   }
@@ -297,18 +336,17 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
   say("rms_norm, swiglu");
   for (const int64_t rows : {int64_t{1}, int64_t{16}}) {
     constexpr int64_t kDim = 4096;
-    std::vector<float> xs(static_cast<std::size_t>(rows * kDim), 0.5f), w(kDim, 1.0f),
-        o(xs.size());
+    std::vector<float> xs(static_cast<std::size_t>(rows * kDim), 0.5f), w(kDim, 1.0f), o(xs.size());
     const Timing t = time_kernel([&] { rms_norm(xs, w, kDim, 1e-5f, o, isa); }, 2,
                                  sweep.min_runs * 4, sweep.min_total_s / 4);
-    run.samples.push_back(make_sample("rms_norm", "f32", rows, kDim, rows, 1, t.min_s,
-                                      t.median_s, 4.0 * (2.0 * static_cast<double>(rows * kDim) + kDim),
+    run.samples.push_back(make_sample("rms_norm", "f32", rows, kDim, rows, 1, t.min_s, t.median_s,
+                                      4.0 * (2.0 * static_cast<double>(rows * kDim) + kDim),
                                       4.0 * static_cast<double>(rows * kDim), true));
     constexpr int64_t kFf = 14336;
     std::vector<float> g(static_cast<std::size_t>(rows * kFf), 0.5f), u(g.size(), 0.25f),
         so(g.size());
-    const Timing ts = time_kernel([&] { swiglu(g, u, so, isa); }, 2, sweep.min_runs * 4,
-                                  sweep.min_total_s / 4);
+    const Timing ts =
+        time_kernel([&] { swiglu(g, u, so, isa); }, 2, sweep.min_runs * 4, sweep.min_total_s / 4);
     run.samples.push_back(make_sample("swiglu", "f32", 1, kFf, rows, 1, ts.min_s, ts.median_s,
                                       4.0 * 3.0 * static_cast<double>(rows * kFf),
                                       6.0 * static_cast<double>(rows * kFf), true));

@@ -14,14 +14,14 @@ namespace llmcap::kernels {
 
 /// Which shapes the sweep covers.
 enum class SweepSize {
-  kFull,   ///< threads 1..N; ~20 matmul shapes x 4 formats x 3 batches, attention to 16K tokens
+  kFull,   ///< threads 1..N; 11 matmul shapes x 4 formats x batches 1..64, 4 GQA layouts
   kQuick,  ///< threads N only; fewer shapes and repetitions (seconds)
   kTest,   ///< tiny shapes that stay in the caches: checks the plumbing with the real kernels
 };
 
 struct CalibrationOptions {
-  bool quick = false;   ///< SweepSize::kQuick (ignored when `size` is kTest)
-  int max_threads = 0;  ///< 0: every logical CPU this process may use
+  bool quick = false;                 ///< SweepSize::kQuick (ignored when `size` is kTest)
+  int max_threads = 0;                ///< 0: every logical CPU this process may use
   SweepSize size = SweepSize::kFull;  ///< kFull is replaced by kQuick when `quick` is set
   /// Called with one line per stage ("bandwidth", "matmul bf16 4096x14336", ...); may be empty.
   std::function<void(const std::string&)> progress;
@@ -49,10 +49,10 @@ struct KernelSample {
 struct CalibrationRun {
   MachineInfo machine;  ///< with read/copy bandwidth for the thread counts measured
   std::vector<KernelSample> samples;
-  int max_threads = 0;           ///< the largest thread count measured (the one to fit)
-  int64_t rotation_bytes = 0;    ///< operands rotated over at least this many bytes
-  double seconds = 0;            ///< wall time of the whole sweep
-  std::string sweep;             ///< "full", "quick", "test"
+  int max_threads = 0;         ///< the largest thread count measured (the one to fit)
+  int64_t rotation_bytes = 0;  ///< operands rotated over at least this many bytes
+  double seconds = 0;          ///< wall time of the whole sweep
+  std::string sweep;           ///< "full", "quick", "test"
 };
 
 /// Runs the sweep. Interleaved: every repetition times every thread count and batch of a shape

@@ -101,6 +101,41 @@ void add_in_place(std::span<float> x, std::span<const float> y) {
   for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
 }
 
+/// Index of the first largest element of `row` (as std::max_element): a 16-lane running maximum
+/// the compiler vectorises, then a scan for its first occurrence.
+int64_t argmax(std::span<const float> row) {
+  constexpr size_t kLanes = 16;
+  const size_t n = row.size();
+  float best = row[0];
+  size_t i = 0;
+  if (n >= kLanes) {
+    float lane[kLanes];
+    for (size_t j = 0; j < kLanes; ++j) lane[j] = row[j];
+    for (i = kLanes; i + kLanes <= n; i += kLanes) {
+      for (size_t j = 0; j < kLanes; ++j) lane[j] = row[i + j] > lane[j] ? row[i + j] : lane[j];
+    }
+    for (size_t j = 0; j < kLanes; ++j) best = lane[j] > best ? lane[j] : best;
+  }
+  for (; i < n; ++i) best = row[i] > best ? row[i] : best;
+  for (size_t k = 0; k < n; ++k) {
+    if (row[k] == best) return static_cast<int64_t>(k);
+  }
+  return static_cast<int64_t>(std::max_element(row.begin(), row.end()) - row.begin());  // NaNs
+}
+
+/// Runs fn(b) for each row b of a batch, the rows split over the pool's threads (element-wise
+/// operators run on the pool like the projections, as an engine runs them).
+template <class Fn>
+void for_rows(ThreadPool& pool, int64_t batch, const Fn& fn) {
+  if (batch == 1) {
+    fn(int64_t{0});
+    return;
+  }
+  pool.parallel_for(batch, [&fn](int64_t begin, int64_t end, int) {
+    for (int64_t b = begin; b < end; ++b) fn(b);
+  });
+}
+
 }  // namespace
 
 void ReferenceDecoder::KvFree::operator()(uint8_t* p) const noexcept { std::free(p); }
@@ -320,9 +355,11 @@ void ReferenceDecoder::step(ThreadPool& pool, Isa isa) {
 
   for (int64_t l = 0; l < s.num_layers; ++l) {
     const DecoderLayerWeights& w = layers_[static_cast<size_t>(l)];
-    rms_norm(x, w.attn_norm, H, s.rms_eps, h, isa);
+    for_rows(pool, batch, [&](int64_t b) {
+      rms_norm(x.subspan(b * H, H), w.attn_norm, H, s.rms_eps, h.subspan(b * H, H), isa);
+    });
     matmul(w.qkv, h, batch, qkv, pool, isa);
-    for (int64_t b = 0; b < batch; ++b) {
+    for_rows(pool, batch, [&](int64_t b) {
       float* row = qkv.data() + b * R;
       if (s.qkv_bias) {
         for (int64_t r = 0; r < R; ++r) row[r] += w.qkv_bias[static_cast<size_t>(r)];
@@ -354,10 +391,15 @@ void ReferenceDecoder::step(ThreadPool& pool, Isa isa) {
       }
       int64_t& pristine = pristine_[static_cast<size_t>(b)];
       pristine = std::min(pristine, pos);
+    });
+    // Attention: one call per sequence, each parallel over the pool.
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t pos = contexts_[static_cast<size_t>(b)];
+      const std::span<float> q(qkv.data() + b * R, static_cast<size_t>(QD));
       KvCacheView view;
       view.type = kv_type_;
-      view.k = kc;
-      view.v = vc;
+      view.k = kv_k(l, b);
+      view.v = kv_v(l, b);
       view.num_kv_heads = s.num_kv_heads;
       view.head_dim = hd;
       view.capacity_tokens = max_context_;
@@ -365,25 +407,29 @@ void ReferenceDecoder::step(ThreadPool& pool, Isa isa) {
       decode_attention(q, s.num_heads, view, scale, attn.subspan(b * QD, QD), pool, isa);
     }
     matmul(w.o, attn, batch, proj, pool, isa);
-    add_in_place(x, proj);
-    rms_norm(x, w.mlp_norm, H, s.rms_eps, h, isa);
+    for_rows(pool, batch, [&](int64_t b) {
+      add_in_place(x.subspan(b * H, H), proj.subspan(b * H, H));
+      rms_norm(x.subspan(b * H, H), w.mlp_norm, H, s.rms_eps, h.subspan(b * H, H), isa);
+    });
     matmul(w.gate_up, h, batch, gu, pool, isa);
-    for (int64_t b = 0; b < batch; ++b) {
+    for_rows(pool, batch, [&](int64_t b) {
       swiglu(gu.subspan(b * 2 * I, I), gu.subspan(b * 2 * I + I, I), act.subspan(b * I, I), isa);
-    }
+    });
     matmul(w.down, act, batch, proj, pool, isa);
-    add_in_place(x, proj);
+    for_rows(pool, batch,
+             [&](int64_t b) { add_in_place(x.subspan(b * H, H), proj.subspan(b * H, H)); });
   }
 
-  rms_norm(x, final_norm_, H, s.rms_eps, h, isa);
+  for_rows(pool, batch, [&](int64_t b) {
+    rms_norm(x.subspan(b * H, H), final_norm_, H, s.rms_eps, h.subspan(b * H, H), isa);
+  });
   matmul(lm_head_, h, batch, logits, pool, isa);
   logits_batch_ = batch;
 
-  for (int64_t b = 0; b < batch; ++b) {
-    const auto row = logits.subspan(b * s.vocab, s.vocab);
-    next_tokens_[static_cast<size_t>(b)] = std::max_element(row.begin(), row.end()) - row.begin();
-    ++contexts_[static_cast<size_t>(b)];
-  }
+  for_rows(pool, batch, [&](int64_t b) {
+    next_tokens_[static_cast<size_t>(b)] = argmax(logits.subspan(b * s.vocab, s.vocab));
+  });
+  for (int64_t b = 0; b < batch; ++b) ++contexts_[static_cast<size_t>(b)];
 }
 
 std::span<const float> ReferenceDecoder::logits() const {

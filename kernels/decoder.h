@@ -64,10 +64,11 @@ struct DecoderLayerWeights {
 /// argmax of its previous logits (or the one given to set_contexts).
 /// Projections run as one `matmul` over all sequences of the batch (weights streamed once per
 /// step); attention runs once per sequence over that sequence's KV cache. Element-wise operators
-/// run on the calling thread. Weights and the KV prefix are random (latency does not depend on
-/// the values): matrices uniform in [-1, 1) (PackedWeights::random), biases uniform in [-1, 1),
-/// RMSNorm weights uniform in [0.5, 1.5) / sqrt(hidden) so that activations stay near unit
-/// scale; all activations are f32.
+/// (RMSNorm, bias, RoPE, KV append, residual, SwiGLU, argmax) run on the pool, split over the
+/// sequences of the batch, as an engine runs them (a batch of 1 runs them on the calling thread).
+/// Weights and the KV prefix are random (latency does not depend on the values): matrices uniform
+/// in [-1, 1) (PackedWeights::random), biases uniform in [-1, 1), RMSNorm weights uniform in
+/// [0.5, 1.5) / sqrt(hidden) so that activations stay near unit scale; all activations are f32.
 class ReferenceDecoder {
  public:
   static constexpr int64_t kDefaultMaxBytes = int64_t{16} << 30;  ///< 16 GiB

@@ -26,10 +26,14 @@ float bf16_to_f32(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t
 
 int64_t storage_bytes_for(WeightFormat format, int64_t rows, int64_t cols) {
   switch (format) {
-    case WeightFormat::kF32: return rows * cols * 4;
-    case WeightFormat::kBf16: return rows * cols * 2;
-    case WeightFormat::kInt8: return rows * cols;
-    case WeightFormat::kInt4: return rows * (cols / 32) * static_cast<int64_t>(sizeof(BlockQ4));
+    case WeightFormat::kF32:
+      return rows * cols * 4;
+    case WeightFormat::kBf16:
+      return rows * cols * 2;
+    case WeightFormat::kInt8:
+      return rows * cols;
+    case WeightFormat::kInt4:
+      return rows * (cols / 32) * static_cast<int64_t>(sizeof(BlockQ4));
   }
   return 0;
 }
@@ -84,7 +88,8 @@ void pack_row(WeightFormat format, const float* src, int64_t r, int64_t cols, ui
         }
         BlockQ4 block;
         block.scale_bf16 = scale_bf16;
-        for (int i = 0; i < 16; ++i) block.nibbles[i] = static_cast<uint8_t>(q[i] | (q[i + 16] << 4));
+        for (int i = 0; i < 16; ++i)
+          block.nibbles[i] = static_cast<uint8_t>(q[i] | (q[i + 16] << 4));
         std::memcpy(&blocks[j], &block, sizeof(BlockQ4));
       }
       return;
@@ -154,7 +159,8 @@ std::string isa_name(Isa isa) {
   switch (isa) {
     case Isa::kScalar:
     case Isa::kAvx2:
-    case Isa::kAvx512: return std::string(to_string(isa));
+    case Isa::kAvx512:
+      return std::string(to_string(isa));
   }
   return "#" + std::to_string(static_cast<int>(isa));
 }
@@ -163,10 +169,14 @@ std::string isa_name(Isa isa) {
 
 std::string_view to_string(WeightFormat format) {
   switch (format) {
-    case WeightFormat::kF32: return "f32";
-    case WeightFormat::kBf16: return "bf16";
-    case WeightFormat::kInt8: return "int8";
-    case WeightFormat::kInt4: return "int4";
+    case WeightFormat::kF32:
+      return "f32";
+    case WeightFormat::kBf16:
+      return "bf16";
+    case WeightFormat::kInt8:
+      return "int8";
+    case WeightFormat::kInt4:
+      return "int4";
   }
   return "unknown";
 }
@@ -218,7 +228,8 @@ PackedWeights PackedWeights::random(WeightFormat format, int64_t rows, int64_t c
   const size_t alloc = static_cast<size_t>((p.storage_bytes_ + 63) / 64 * 64);
   p.storage_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, alloc)));
   if (!p.storage_) throw std::bad_alloc();
-  std::memset(p.storage_.get() + p.storage_bytes_, 0, alloc - static_cast<size_t>(p.storage_bytes_));
+  std::memset(p.storage_.get() + p.storage_bytes_, 0,
+              alloc - static_cast<size_t>(p.storage_bytes_));
   if (format == WeightFormat::kInt8) p.scales_.assign(static_cast<size_t>(rows), 0.0f);
   std::vector<float> row(static_cast<size_t>(cols));
   uint64_t state = seed;
@@ -237,18 +248,33 @@ PackedWeights PackedWeights::random(WeightFormat format, int64_t rows, int64_t c
   return p;
 }
 
+PackedWeights PackedWeights::clone() const {
+  PackedWeights p;
+  p.format_ = format_;
+  p.rows_ = rows_;
+  p.cols_ = cols_;
+  p.storage_bytes_ = storage_bytes_;
+  const size_t alloc = static_cast<size_t>((storage_bytes_ + 63) / 64 * 64);
+  p.storage_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, alloc)));
+  if (!p.storage_) throw std::bad_alloc();
+  std::memcpy(p.storage_.get(), storage_.get(), alloc);
+  p.scales_ = scales_;
+  return p;
+}
+
 int64_t PackedWeights::bytes() const {
   return storage_bytes_ + static_cast<int64_t>(scales_.size() * sizeof(float));
 }
 
 float PackedWeights::at(int64_t r, int64_t c) const {
   if (r < 0 || r >= rows_ || c < 0 || c >= cols_) {
-    throw std::out_of_range("PackedWeights::at: (" + std::to_string(r) + ", " +
-                            std::to_string(c) + ") outside rows " + std::to_string(rows_) +
-                            " x cols " + std::to_string(cols_));
+    throw std::out_of_range("PackedWeights::at: (" + std::to_string(r) + ", " + std::to_string(c) +
+                            ") outside rows " + std::to_string(rows_) + " x cols " +
+                            std::to_string(cols_));
   }
   switch (format_) {
-    case WeightFormat::kF32: return reinterpret_cast<const float*>(storage_.get())[r * cols_ + c];
+    case WeightFormat::kF32:
+      return reinterpret_cast<const float*>(storage_.get())[r * cols_ + c];
     case WeightFormat::kBf16:
       return bf16_to_f32(reinterpret_cast<const uint16_t*>(storage_.get())[r * cols_ + c]);
     case WeightFormat::kInt8:
@@ -276,15 +302,13 @@ void matmul(const PackedWeights& w, std::span<const float> x, int64_t batch, std
   }
   if (static_cast<int64_t>(x.size()) != batch * cols) {
     throw std::invalid_argument("matmul: x has " + std::to_string(x.size()) +
-                                " elements, expected batch " + std::to_string(batch) +
-                                " x cols " + std::to_string(cols) + " = " +
-                                std::to_string(batch * cols));
+                                " elements, expected batch " + std::to_string(batch) + " x cols " +
+                                std::to_string(cols) + " = " + std::to_string(batch * cols));
   }
   if (static_cast<int64_t>(y.size()) != batch * rows) {
     throw std::invalid_argument("matmul: y has " + std::to_string(y.size()) +
-                                " elements, expected batch " + std::to_string(batch) +
-                                " x rows " + std::to_string(rows) + " = " +
-                                std::to_string(batch * rows));
+                                " elements, expected batch " + std::to_string(batch) + " x rows " +
+                                std::to_string(rows) + " = " + std::to_string(batch * rows));
   }
   if (isa != Isa::kScalar && isa != Isa::kAvx2 && isa != Isa::kAvx512) {
     throw std::invalid_argument("matmul: unknown isa " + isa_name(isa));
@@ -299,9 +323,15 @@ void matmul(const PackedWeights& w, std::span<const float> x, int64_t batch, std
     const float* xs = x.data() + b0 * cols;
     float* ys = y.data() + b0 * rows;
     switch (isa) {
-      case Isa::kScalar: matmul_scalar(w, xs, nb, ys, pool); break;
-      case Isa::kAvx2: detail::matmul_avx2(w, xs, nb, ys, pool); break;
-      case Isa::kAvx512: detail::matmul_avx512(w, xs, nb, ys, pool, extensions); break;
+      case Isa::kScalar:
+        matmul_scalar(w, xs, nb, ys, pool);
+        break;
+      case Isa::kAvx2:
+        detail::matmul_avx2(w, xs, nb, ys, pool);
+        break;
+      case Isa::kAvx512:
+        detail::matmul_avx512(w, xs, nb, ys, pool, extensions);
+        break;
     }
   }
 }

@@ -44,6 +44,10 @@ class PackedWeights {
   /// Weights drawn uniformly from [-1, 1) (deterministic for a seed), packed. For benchmarks
   /// and the reference decoder, where latency does not depend on the values.
   static PackedWeights random(WeightFormat format, int64_t rows, int64_t cols, uint64_t seed);
+  /// A copy in new memory (the type is not copyable: copies are explicit). For benchmarks that
+  /// rotate over many copies so that each call reads from memory (a memcpy, far cheaper than
+  /// drawing new random weights).
+  PackedWeights clone() const;
 
   WeightFormat format() const { return format_; }
   int64_t rows() const { return rows_; }
@@ -85,8 +89,7 @@ namespace detail {
 // Per-ISA kernels, each in its own translation unit compiled with that ISA's flags
 // (matmul_avx2.cpp, matmul_avx512.cpp). Called by matmul() after its argument checks with
 // 1 <= batch <= 64; x is batch x cols f32 (any alignment), y batch x rows f32.
-void matmul_avx2(const PackedWeights& w, const float* x, int64_t batch, float* y,
-                 ThreadPool& pool);
+void matmul_avx2(const PackedWeights& w, const float* x, int64_t batch, float* y, ThreadPool& pool);
 /// `use_extensions`: use AVX512_BF16 (bf16) and AVX512_VNNI (int8, int4) where the CPU has them;
 /// false forces the plain AVX-512 f32-FMA path these fall back to on CPUs without them.
 void matmul_avx512(const PackedWeights& w, const float* x, int64_t batch, float* y,

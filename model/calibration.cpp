@@ -69,7 +69,9 @@ Eigen::VectorXd nnls_relative(const Eigen::MatrixXd& x, const Eigen::VectorXd& t
   return best;
 }
 
-double rate_of(double seconds_per_unit) { return seconds_per_unit > 0 ? 1.0 / seconds_per_unit : 0; }
+double rate_of(double seconds_per_unit) {
+  return seconds_per_unit > 0 ? 1.0 / seconds_per_unit : 0;
+}
 
 /// Fits samples of one kind; `with_flops` adds the flops column. Appends the relative errors
 /// of the fitted samples to `all_errors`.
@@ -115,7 +117,8 @@ CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int thr
   fit.min_bytes = min_bytes;
   std::map<std::string, std::vector<const KernelSample*>> matmul, attention;
   for (const KernelSample& s : samples) {
-    if (s.threads != threads || (s.cache_resident && !include_cache_resident) || s.bytes < min_bytes || !(s.median_s > 0)) {
+    if (s.threads != threads || (s.cache_resident && !include_cache_resident) ||
+        s.bytes < min_bytes || !(s.median_s > 0)) {
       continue;
     }
     if (s.op == "matmul") matmul[s.format].push_back(&s);
@@ -126,7 +129,7 @@ CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int thr
     if (list.size() >= 2) fit.matmul[format] = fit_one(list, /*with_flops=*/true, errors);
   }
   for (const auto& [format, list] : attention) {
-    if (list.size() >= 2) fit.attention[format] = fit_one(list, /*with_flops=*/false, errors);
+    if (list.size() >= 2) fit.attention[format] = fit_one(list, /*with_flops=*/true, errors);
   }
   fit.median_rel_error = quantile(errors, 0.5);
   fit.p95_rel_error = quantile(errors, 0.95);
@@ -275,8 +278,9 @@ void check_schema_version(int64_t version, const std::string& source) {
   if (version != kCalibrationSchemaVersion) {
     throw InputError(source + ": field \"schema_version\": expected " +
                      std::to_string(kCalibrationSchemaVersion) + ", got " +
-                     std::to_string(version) + " (a profile of another llmcap version; "
-                                               "run llmcap calibrate again)");
+                     std::to_string(version) +
+                     " (a profile of another llmcap version; "
+                     "run llmcap calibrate again)");
   }
 }
 
@@ -337,9 +341,9 @@ CalibrationProfile profile_from_json(const std::string& text, const std::string&
   p.machine.isa = m.str("isa");
   p.machine.num_cores = static_cast<int>(m.integer("num_cores"));
   if (p.machine.num_cores < 1) m.fail("num_cores", "a positive integer", m.at("num_cores"));
-  for (auto [key, out] : {std::pair{"l1d_bytes", &p.machine.l1d_bytes},
-                          std::pair{"l2_bytes", &p.machine.l2_bytes},
-                          std::pair{"l3_bytes", &p.machine.l3_bytes}}) {
+  for (auto [key, out] :
+       {std::pair{"l1d_bytes", &p.machine.l1d_bytes}, std::pair{"l2_bytes", &p.machine.l2_bytes},
+        std::pair{"l3_bytes", &p.machine.l3_bytes}}) {
     if (m.has(key)) *out = m.integer(key);
   }
   p.machine.read_bandwidth_bytes_per_s = m.bandwidth("read_bandwidth_bytes_per_s");
@@ -732,7 +736,7 @@ Efficiency calibrated_efficiency(const CalibrationProfile& profile) {
     cal.linear[format] = CalibratedRates{f.overhead_s, f.bytes_per_s, f.flops_per_s};
   }
   for (const auto& [format, f] : profile.fit.attention) {
-    cal.attention[format] = CalibratedRates{f.overhead_s, f.bytes_per_s, 0.0};
+    cal.attention[format] = CalibratedRates{f.overhead_s, f.bytes_per_s, f.flops_per_s};
   }
   cal.stream_bytes_per_s = measured_read_bandwidth(profile);
   cal.source = "measured on \"" + profile.machine.cpu_model + "\" with " +
@@ -785,6 +789,7 @@ Efficiency transfer_efficiency(const CalibrationProfile& profile, const Hardware
   for (auto& [format, r] : cal.attention) {
     (void)format;
     r.bytes_per_s = transfer_bytes_rate(r.bytes_per_s);
+    r.flops_per_s *= compute_ratio;
   }
   cal.stream_bytes_per_s *= bw_ratio;
   char buf[256];

@@ -43,13 +43,15 @@ struct KernelSample {
   double min_s = 0, median_s = 0;
   double bytes = 0, flops = 0;
   double bytes_per_s = 0, flops_per_s = 0;  ///< bytes / median_s, flops / median_s
-  bool cache_resident = false;  ///< measured on data that fits the caches (not fitted)
+  bool cache_resident = false;              ///< measured on data that fits the caches (not fitted)
 };
 
 /// median_s ~= overhead_s + bytes / bytes_per_s + flops / flops_per_s, fitted for one weight
-/// format (matmul) or KV type (attention; there flops_per_s is 0: not fitted, and bytes_per_s is
-/// 1 / seconds per KV byte). A rate of 0 means the term was dropped (its coefficient would have
-/// been negative). Errors are |predicted - measured| / measured over the fitted samples.
+/// format (matmul) or KV type (attention: overhead_s per call, i.e. per sequence; bytes_per_s
+/// the rate of the K/V stream; flops_per_s that of the QK^T and PV products, which grow with the
+/// query heads sharing a KV head, so GQA layouts of different group sizes are told apart). A
+/// rate of 0 means the term was dropped (its coefficient would have been negative). Errors are
+/// |predicted - measured| / measured over the fitted samples.
 struct RateFit {
   double overhead_s = 0;
   double bytes_per_s = 0;

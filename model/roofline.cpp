@@ -228,12 +228,13 @@ struct OpCost {
   double bytes_per_kv_token = 0;
   double seconds_per_flop = 0;  ///< 1 / (peak x compute_fraction)
   bool all_reduce = false;
+  bool per_sequence = false;  ///< one kernel call per sequence (attention)
   // Calibrated rates (Efficiency::calibrated); used when `calibrated` is set, with
   // seconds_per_flop above as a floor.
   bool calibrated = false;
-  double cal_overhead_s = 0;      ///< per call x calls
-  double cal_s_per_byte = 0;      ///< 0: no bytes term
-  double cal_s_per_flop = 0;      ///< 0: no flops term
+  double cal_overhead_s = 0;  ///< per call x calls
+  double cal_s_per_byte = 0;  ///< 0: no bytes term
+  double cal_s_per_flop = 0;  ///< 0: no flops term
 };
 
 /// 1 / rate, or 0 for a rate of 0 (term dropped).
@@ -252,6 +253,7 @@ struct BatchTerms {
   double tokens;     ///< T
   double pairs;      ///< decode context + prefill attention pairs
   double kv_tokens;  ///< decode context + prefill cached + prefill tokens
+  double seqs;       ///< decode + prefill sequences (attention calls)
 };
 
 double peak_for(const std::map<std::string, double>& peaks, std::string_view dtype) {
@@ -354,7 +356,13 @@ struct RooflinePredictor::Impl {
           }
           c.seconds_per_flop = linear_s_per_flop;
           if (linear_rates != nullptr) {
-            apply_rates(c, *linear_rates, static_cast<double>(node.matrices.size()));
+            // One kernel call per fused group: a matrix sharing the previous one's input
+            // (k and v after q, up after gate) runs in the same call.
+            double calls = 0;
+            for (const LinearMatrix& mat : node.matrices) {
+              if (!mat.shares_input_with_previous) calls += 1;
+            }
+            apply_rates(c, *linear_rates, std::max(1.0, calls));
           }
           break;
         case OpKind::kAttention: {
@@ -366,6 +374,7 @@ struct RooflinePredictor::Impl {
               2 * kv_heads_per_device * static_cast<double>(m.head_dim) * bytes_per_element(kf);
           c.bytes_per_token = 2 * (heads_x_dim / tp) * act;
           c.seconds_per_flop = bf16_s_per_flop;
+          c.per_sequence = true;
           if (attention_rates != nullptr) apply_rates(c, *attention_rates, 1);
           break;
         }
@@ -394,7 +403,8 @@ struct RooflinePredictor::Impl {
     return {static_cast<double>(b.num_new_tokens()),
             static_cast<double>(b.num_decode_context_tokens + b.num_prefill_attention_pairs),
             static_cast<double>(b.num_decode_context_tokens + b.num_prefill_cached_tokens +
-                                b.num_prefill_tokens)};
+                                b.num_prefill_tokens),
+            static_cast<double>(b.num_decode_seqs + b.num_prefill_seqs)};
   }
 
   /// Fills flops, bytes, time and memory_bound of node `v`.
@@ -408,7 +418,8 @@ struct RooflinePredictor::Impl {
       return;
     }
     if (c.calibrated) {
-      out.time_s = calibrated_s(c, out.bytes, out.flops, 1.0, out.memory_bound);
+      const double calls = c.per_sequence ? std::max(1.0, t.seqs) : 1.0;
+      out.time_s = calibrated_s(c, out.bytes, out.flops, calls, out.memory_bound);
       return;
     }
     const double memory_s = out.bytes * seconds_per_byte;
@@ -448,9 +459,9 @@ struct RooflinePredictor::Impl {
       out.memory_bound = rest_memory_bound;
       double head_s = 0;
       if (logits > 0) {
-        head_s = part(lm_head_fixed,
-                      lm_head_fixed.bytes_per_token * logits + lm_head_fixed.fixed_bytes,
-                      lm_head_fixed.flops_per_token * logits, out.memory_bound);
+        head_s =
+            part(lm_head_fixed, lm_head_fixed.bytes_per_token * logits + lm_head_fixed.fixed_bytes,
+                 lm_head_fixed.flops_per_token * logits, out.memory_bound);
       }
       out.time_s = head_s + rest_s;
       return;

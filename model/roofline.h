@@ -31,7 +31,7 @@ struct CalibratedEfficiency {
   /// Linear nodes and the LM head, by weight format name ("f32", "bf16", "int8", "int4"); a
   /// format missing here keeps the datasheet roofline.
   std::map<std::string, CalibratedRates> linear;
-  /// Attention, by KV format name ("f32", "bf16"); flops_per_s is not used.
+  /// Attention, by KV format name ("f32", "bf16"); overhead_s is per sequence (one call each).
   std::map<std::string, CalibratedRates> attention;
   /// Streaming rate of norms, embedding and other element-wise traffic (measured read
   /// bandwidth); 0: the datasheet bandwidth x memory_bandwidth_fraction.
@@ -144,7 +144,9 @@ struct OpTime {
 /// format (linear nodes, LM head) or KV format (attention) has calibrated rates r costs
 ///   max(r.overhead_s x calls + bytes / r.bytes_per_s + flops / r.flops_per_s,
 ///       flops / (peak x compute_fraction))
-/// with calls = the node's weight matrices (linear), 1 (attention, LM head) and a rate of 0
+/// with calls = the node's fused groups of weight matrices (linear: a matrix sharing the previous
+/// one's input, k and v after q or up after gate, runs in the same call), the sequences of the
+/// batch (attention runs once per sequence over its own KV cache), 1 (LM head) and a rate of 0
 /// dropping its term; the datasheet compute term stays as a floor for large prefills, beyond
 /// the measured batches. Norms, embedding and the final norm stream at stream_bytes_per_s when
 /// it is positive. Operators without calibrated rates keep the roofline above.

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "model/input_error.h"
 #include "model/model_spec.h"
@@ -38,7 +39,9 @@ KernelSample sample(const std::string& op, const std::string& format, double byt
 }
 
 /// Matmul samples of a known machine: 20 us overhead, 30 GB/s, 200 GFLOP/s (bf16) and
-/// attention at 5 us + bytes / 20 GB/s, with +-2 % deterministic noise.
+/// attention at 5 us + bytes / 20 GB/s + flops / 80 GFLOP/s over two GQA layouts (4 and 8
+/// query heads per KV head, so bytes and flops are not proportional), with +-2 % deterministic
+/// noise.
 CalibrationProfile synthetic_profile() {
   CalibrationProfile p;
   p.created_at = "2026-11-29T00:00:00Z";
@@ -61,11 +64,15 @@ CalibrationProfile synthetic_profile() {
           sample("matmul", "bf16", bytes, flops, (20e-6 + bytes / 30e9 + flops / 200e9) * noise));
     }
   }
-  for (const double context : {256.0, 1024.0, 4096.0, 16384.0}) {
-    const double bytes = 2 * 8 * context * 128 * 2;
-    const double noise = 1 + 0.01 * ((k++ % 3) - 1);
-    p.kernels.push_back(
-        sample("attention", "bf16", bytes, 4 * context * 32 * 128, (5e-6 + bytes / 20e9) * noise));
+  for (const auto& [q_heads, kv_heads, head_dim] :
+       {std::tuple{32.0, 8.0, 128.0}, std::tuple{16.0, 2.0, 64.0}}) {
+    for (const double context : {128.0, 1024.0, 4096.0, 16384.0}) {
+      const double bytes = 2 * kv_heads * context * head_dim * 2;
+      const double flops = 4 * context * q_heads * head_dim;
+      const double noise = 1 + 0.01 * ((k++ % 3) - 1);
+      p.kernels.push_back(
+          sample("attention", "bf16", bytes, flops, (5e-6 + bytes / 20e9 + flops / 80e9) * noise));
+    }
   }
   // Ignored by the fit: other thread count, cache-resident.
   p.kernels.push_back(sample("matmul", "bf16", 1e6, 1e6, 1.0, 1));
@@ -86,10 +93,11 @@ TEST(CalibrationFit, RecoversKnownParametersFromSyntheticSamples) {
   EXPECT_LT(m.median_rel_error, 0.03);
   EXPECT_LT(m.p95_rel_error, 0.05);
   const RateFit& a = p.fit.attention.at("bf16");
-  EXPECT_EQ(a.num_samples, 4);
-  EXPECT_NEAR(a.bytes_per_s, 20e9, 0.03 * 20e9);
+  EXPECT_EQ(a.num_samples, 8);
+  EXPECT_NEAR(a.bytes_per_s, 20e9, 0.10 * 20e9);
+  EXPECT_NEAR(a.flops_per_s, 80e9, 0.10 * 80e9);
   EXPECT_NEAR(a.overhead_s, 5e-6, 2e-6);
-  EXPECT_EQ(a.flops_per_s, 0);
+  EXPECT_LT(a.p95_rel_error, 0.03);
   EXPECT_LT(p.fit.p95_rel_error, 0.05);
 }
 
@@ -110,10 +118,9 @@ TEST(CalibrationFit, ExactDataIsRecoveredExactly) {
 TEST(CalibrationFit, NegativeTermsAreDroppedNotFitted) {
   // Time falls with flops at fixed bytes (noise): an unconstrained fit would give a negative
   // flops coefficient; the fit keeps it at 0 (rate 0) and stays non-negative.
-  std::vector<KernelSample> s = {sample("matmul", "f32", 1e8, 1e8, 4.0e-3),
-                                 sample("matmul", "f32", 1e8, 2e9, 3.9e-3),
-                                 sample("matmul", "f32", 2e8, 1e8, 8.0e-3),
-                                 sample("matmul", "f32", 2e8, 2e9, 7.9e-3)};
+  std::vector<KernelSample> s = {
+      sample("matmul", "f32", 1e8, 1e8, 4.0e-3), sample("matmul", "f32", 1e8, 2e9, 3.9e-3),
+      sample("matmul", "f32", 2e8, 1e8, 8.0e-3), sample("matmul", "f32", 2e8, 2e9, 7.9e-3)};
   const RateFit f = fit_calibration(s).matmul.at("f32");
   EXPECT_EQ(f.flops_per_s, 0);
   EXPECT_GE(f.overhead_s, 0);
@@ -127,10 +134,9 @@ TEST(CalibrationJson, RoundTripKeepsEverythingAndUsesTheDocumentedKeys) {
   for (const char* key : {"cpu_model", "isa", "num_cores", "read_bandwidth_bytes_per_s"}) {
     EXPECT_TRUE(doc.at("machine").contains(key)) << key;
   }
-  EXPECT_DOUBLE_EQ(doc.at("machine").at("read_bandwidth_bytes_per_s").at("2").get<double>(),
-                   40e9);
-  for (const char* key : {"op", "format", "backend", "rows", "cols", "batch", "threads",
-                          "median_s", "bytes", "bytes_per_s"}) {
+  EXPECT_DOUBLE_EQ(doc.at("machine").at("read_bandwidth_bytes_per_s").at("2").get<double>(), 40e9);
+  for (const char* key : {"op", "format", "backend", "rows", "cols", "batch", "threads", "median_s",
+                          "bytes", "bytes_per_s"}) {
     EXPECT_TRUE(doc.at("kernels").at(0).contains(key)) << key;
   }
   const CalibrationProfile q = profile_from_json(text, "p.json");
@@ -188,19 +194,19 @@ TEST(CalibrationSqlite, RoundTripAndLatestProfile) {
   EXPECT_EQ(latest.machine.l3_bytes, p.machine.l3_bytes);
   EXPECT_EQ(latest.machine.copy_bandwidth_bytes_per_s, p.machine.copy_bandwidth_bytes_per_s);
   EXPECT_DOUBLE_EQ(latest.kernels[4].bytes, p.kernels[4].bytes);
-  EXPECT_DOUBLE_EQ(latest.fit.matmul.at("bf16").flops_per_s,
-                   p.fit.matmul.at("bf16").flops_per_s);
+  EXPECT_DOUBLE_EQ(latest.fit.matmul.at("bf16").flops_per_s, p.fit.matmul.at("bf16").flops_per_s);
   const CalibrationProfile older = read_profile_sqlite(db, first);
   EXPECT_EQ(older.kernels.size(), p.kernels.size() + 1);
   EXPECT_THAT([&] { read_profile_sqlite(db, 99); },
-              ::testing::Throws<InputError>(::testing::Property(
-                  &InputError::what, HasSubstr("no profile with id 99"))));
+              ::testing::Throws<InputError>(
+                  ::testing::Property(&InputError::what, HasSubstr("no profile with id 99"))));
 }
 
 TEST(CalibrationSqlite, NotADatabaseIsAnInputError) {
   TempDir dir;
-  const auto path = dir.write("junk.db", "this is not sqlite, just text padded out to a page "
-                                         "so that SQLite reads a header and rejects it........");
+  const auto path = dir.write("junk.db",
+                              "this is not sqlite, just text padded out to a page "
+                              "so that SQLite reads a header and rejects it........");
   try {
     read_profile_sqlite(path);
     FAIL() << "expected InputError";
@@ -281,12 +287,13 @@ TEST(CalibratedPredictor, HandComputedDecodeStep) {
   for (const OpTime& op : ops) {
     double expect = 0;
     if (op.op == "qkv_proj") {
-      // fused Q, K, V: 3 matrices, 3 calls of 10 us.
-      expect = 3 * 10e-6 + op.bytes / 40e9 + op.flops / 100e9;
+      // fused Q, K, V: 3 matrices sharing one input, one call of 10 us.
+      expect = 10e-6 + op.bytes / 40e9 + op.flops / 100e9;
     } else if (op.op == "out_proj") {
       expect = 10e-6 + op.bytes / 40e9 + op.flops / 100e9;
     } else if (op.op == "mlp") {
-      expect = 3 * 10e-6 + op.bytes / 40e9 + op.flops / 100e9;
+      // fused gate and up (one input), then down: two calls.
+      expect = 2 * 10e-6 + op.bytes / 40e9 + op.flops / 100e9;
     } else if (op.op == "attention") {
       // K and V of 100 tokens, 2 kv heads x 128 x 2 bytes, + q in, out: 2 x 8 x 128 x 2.
       EXPECT_DOUBLE_EQ(op.bytes, 100.0 * 2 * 2 * 128 * 2 + 2 * 8 * 128 * 2);
@@ -309,6 +316,25 @@ TEST(CalibratedPredictor, HandComputedDecodeStep) {
   }
   // A decode step: the operators of a layer run one after another here (no parallel branches).
   EXPECT_NEAR(p.step_time_s(b), e.step_overhead_s + 2 * sum_layer + ops.back().time_s, 1e-12);
+}
+
+TEST(CalibratedPredictor, AttentionCostsOneCallPerSequenceAndItsFlops) {
+  const ModelSpec m = tiny_model();
+  Efficiency e = default_efficiency(DeviceKind::kCpu);
+  CalibratedEfficiency cal;
+  cal.linear["bf16"] = {10e-6, 40e9, 100e9};
+  cal.attention["bf16"] = {5e-6, 20e9, 50e9};
+  e.calibrated = cal;
+  const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
+  BatchShape b;
+  b.num_decode_seqs = 4;
+  b.num_decode_context_tokens = 400;
+  for (const OpTime& op : p.breakdown(b)) {
+    if (op.op != "attention") continue;
+    // 4 sequences: 4 calls; QK^T and PV: 4 x 400 pairs x 8 heads x 128.
+    EXPECT_DOUBLE_EQ(op.flops, 4.0 * 400 * 8 * 128);
+    EXPECT_NEAR(op.time_s, 4 * 5e-6 + op.bytes / 20e9 + op.flops / 50e9, 1e-12);
+  }
 }
 
 TEST(CalibratedPredictor, ComputeFloorHoldsForLargePrefills) {
@@ -339,6 +365,8 @@ TEST(CalibratedEfficiency, FromTheProfileOfThisMachine) {
   EXPECT_DOUBLE_EQ(r.overhead_s, p.fit.matmul.at("bf16").overhead_s);
   EXPECT_DOUBLE_EQ(e.calibrated->attention.at("bf16").bytes_per_s,
                    p.fit.attention.at("bf16").bytes_per_s);
+  EXPECT_DOUBLE_EQ(e.calibrated->attention.at("bf16").flops_per_s,
+                   p.fit.attention.at("bf16").flops_per_s);
   EXPECT_DOUBLE_EQ(e.calibrated->stream_bytes_per_s, 40e9);  // read bandwidth at 2 threads
   EXPECT_DOUBLE_EQ(e.step_overhead_s, default_efficiency(DeviceKind::kCpu).step_overhead_s);
   CalibrationProfile empty = p;
@@ -352,7 +380,7 @@ TEST(CalibratedEfficiency, TransferScalesBandwidthAndComputeByTheStatedRule) {
   // byte's time is memory, half CPU work), 100 GFLOP/s, 10 us.
   p.fit.matmul.clear();
   p.fit.matmul["bf16"] = RateFit{10e-6, 20e9, 100e9, 9, 0.01, 0.02};
-  p.fit.attention["bf16"] = RateFit{5e-6, 40e9, 0, 4, 0.01, 0.02};
+  p.fit.attention["bf16"] = RateFit{5e-6, 40e9, 50e9, 4, 0.01, 0.02};
   HardwareSpec target;
   target.id = "big-cpu";
   target.kind = DeviceKind::kCpu;
@@ -367,6 +395,7 @@ TEST(CalibratedEfficiency, TransferScalesBandwidthAndComputeByTheStatedRule) {
   EXPECT_DOUBLE_EQ(r.overhead_s, 10e-6);
   // Attention at the measured read bandwidth: all memory, scales with bandwidth only.
   EXPECT_NEAR(e.calibrated->attention.at("bf16").bytes_per_s, 40e9 * 3.5, 1.0);
+  EXPECT_DOUBLE_EQ(e.calibrated->attention.at("bf16").flops_per_s, 50e9 * 16);
   EXPECT_NEAR(e.calibrated->stream_bytes_per_s, 40e9 * 3.5, 1.0);
   EXPECT_THAT(e.calibrated->source, HasSubstr("big-cpu"));
 
