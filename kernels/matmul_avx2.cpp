@@ -16,6 +16,7 @@
 #include <new>
 
 #include "kernels/matmul.h"
+#include "kernels/scratch.h"
 
 namespace llmcap::kernels::detail {
 namespace {
@@ -25,32 +26,8 @@ constexpr int kBT = 2;  // activation rows per micro-kernel call (8 accumulators
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-class Buffer {
- public:
-  Buffer() = default;
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() { std::free(p_); }
-  void* get(int64_t bytes) {
-    if (bytes > size_) {
-      std::free(p_);
-      size_ = round_up(bytes, 4096);
-      p_ = std::aligned_alloc(64, static_cast<size_t>(size_));
-      if (p_ == nullptr) {
-        size_ = 0;
-        throw std::bad_alloc();
-      }
-    }
-    return p_;
-  }
-
- private:
-  void* p_ = nullptr;
-  int64_t size_ = 0;
-};
-
-thread_local Buffer t_act;
-thread_local Buffer t_tile;
+thread_local ScratchBuffer t_act;
+thread_local ScratchBuffer t_tile;
 
 struct Ctx {
   const PackedWeights* w = nullptr;
@@ -62,7 +39,8 @@ struct Ctx {
 };
 
 inline __m256i tail_mask(int64_t n) {  // first min(n, 8) lanes set
-  alignas(32) static const int32_t table[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+  alignas(32) static const int32_t table[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
+                                                0,  0,  0,  0,  0,  0,  0,  0};
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(table + 8 - std::min<int64_t>(n, 8)));
 }
 
@@ -75,8 +53,7 @@ inline float hsum(__m256 v) {
 
 template <int R, int BT>
 struct MkF32 {
-  static void run(const float* w, int64_t ldw, const float* a, int64_t lda, int64_t k,
-                  float* out) {
+  static void run(const float* w, int64_t ldw, const float* a, int64_t lda, int64_t k, float* out) {
     __m256 acc[R][BT];
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r)
@@ -129,13 +106,15 @@ void call_bt(int bt, const float* w, int64_t ldw, const float* a, int64_t lda, i
 void dequant_segment(const PackedWeights& w, int64_t r, int64_t k0, int64_t kl, float* dst) {
   const int64_t cols = w.cols();
   switch (w.format()) {
-    case WeightFormat::kF32: break;  // not used: f32 weights are read in place
+    case WeightFormat::kF32:
+      break;  // not used: f32 weights are read in place
     case WeightFormat::kBf16: {
       const uint16_t* src = static_cast<const uint16_t*>(w.data()) + r * cols + k0;
       int64_t c = 0;
       for (; c + 8 <= kl; c += 8) {
         const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + c));
-        _mm256_store_ps(dst + c, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
+        _mm256_store_ps(dst + c,
+                        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
       }
       for (; c < kl; ++c) {
         const uint32_t u = static_cast<uint32_t>(src[c]) << 16;
@@ -160,8 +139,8 @@ void dequant_segment(const PackedWeights& w, int64_t r, int64_t k0, int64_t kl, 
       const __m128i low4 = _mm_set1_epi8(0x0f);
       const __m256 eight = _mm256_set1_ps(8.0f);
       for (int64_t j = 0; j < kl / 32; ++j) {
-        const __m256 scale =
-            _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int32_t>(blocks[j].scale_bf16) << 16));
+        const __m256 scale = _mm256_castsi256_ps(
+            _mm256_set1_epi32(static_cast<int32_t>(blocks[j].scale_bf16) << 16));
         const __m128i n = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[j].nibbles));
         const __m128i half[2] = {_mm_and_si128(n, low4), _mm_and_si128(_mm_srli_epi16(n, 4), low4)};
         for (int h = 0; h < 2; ++h) {

@@ -20,6 +20,7 @@
 #include <new>
 
 #include "kernels/matmul.h"
+#include "kernels/scratch.h"
 
 // GCC 12's AVX-512 reduction / conversion intrinsics start from _mm512_undefined_*(), which it
 // reports as uninitialised at -O2 and above (a false positive inside the compiler's headers).
@@ -34,33 +35,8 @@ constexpr int kBT = 4;  // activation rows per micro-kernel call
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// Grow-only 64-byte-aligned scratch.
-class Buffer {
- public:
-  Buffer() = default;
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() { std::free(p_); }
-  void* get(int64_t bytes) {
-    if (bytes > size_) {
-      std::free(p_);
-      size_ = round_up(bytes, 4096);
-      p_ = std::aligned_alloc(64, static_cast<size_t>(size_));
-      if (p_ == nullptr) {
-        size_ = 0;
-        throw std::bad_alloc();
-      }
-    }
-    return p_;
-  }
-
- private:
-  void* p_ = nullptr;
-  int64_t size_ = 0;
-};
-
-thread_local Buffer t_act;   // prepared activations (calling thread; read by all)
-thread_local Buffer t_tile;  // dequantised / unpacked weight tile (per worker)
+thread_local ScratchBuffer t_act;   // prepared activations (calling thread; read by all)
+thread_local ScratchBuffer t_tile;  // dequantised / unpacked weight tile (per worker)
 
 struct Ctx {
   const PackedWeights* w = nullptr;
@@ -387,22 +363,26 @@ void dequant_segment(const PackedWeights& w, int64_t r, int64_t k0, int64_t kl, 
 // ---------------------------------------------------------------------------------------------
 // Per-format tile drivers: tile<R>(ctx, r0) computes rows [r0, r0 + R) for the whole batch.
 
-struct F32Direct {
+/// Weights used as stored (f32 with MkF32, bf16 with MkBf16 and bf16 activations).
+template <typename T, template <int, int> class Mk>
+struct DirectTile {
   template <int R>
   static void tile(const Ctx& c, int64_t r0) {
-    const float* w = static_cast<const float*>(c.w->data()) + r0 * c.cols;
-    const float* act = static_cast<const float*>(c.act);
+    const T* w = static_cast<const T*>(c.w->data()) + r0 * c.cols;
+    const T* act = static_cast<const T*>(c.act);
     for (int64_t k0 = 0; k0 < c.cols; k0 += c.kc) {
       const int64_t kl = std::min(c.kc, c.cols - k0);
       for (int64_t b0 = 0; b0 < c.batch; b0 += kBT) {
         const int bt = static_cast<int>(std::min<int64_t>(kBT, c.batch - b0));
         float out[kBT * R];
-        call_bt<MkF32, R>(bt, w + k0, c.cols, act + b0 * c.lda + k0, c.lda, kl, out);
+        call_bt<Mk, R>(bt, w + k0, c.cols, act + b0 * c.lda + k0, c.lda, kl, out);
         store(c, r0, R, b0, bt, out, R, k0 == 0);
       }
     }
   }
 };
+using F32Direct = DirectTile<float, MkF32>;
+using Bf16Dot = DirectTile<uint16_t, MkBf16>;
 
 struct DequantF32 {
   template <int R>
@@ -417,23 +397,6 @@ struct DequantF32 {
         float out[kBT * R];
         call_bt<MkF32, R>(bt, static_cast<const float*>(t), c.kc, act + b0 * c.lda + k0, c.lda, kl,
                           out);
-        store(c, r0, R, b0, bt, out, R, k0 == 0);
-      }
-    }
-  }
-};
-
-struct Bf16Dot {
-  template <int R>
-  static void tile(const Ctx& c, int64_t r0) {
-    const uint16_t* w = static_cast<const uint16_t*>(c.w->data()) + r0 * c.cols;
-    const uint16_t* act = static_cast<const uint16_t*>(c.act);
-    for (int64_t k0 = 0; k0 < c.cols; k0 += c.kc) {
-      const int64_t kl = std::min(c.kc, c.cols - k0);
-      for (int64_t b0 = 0; b0 < c.batch; b0 += kBT) {
-        const int bt = static_cast<int>(std::min<int64_t>(kBT, c.batch - b0));
-        float out[kBT * R];
-        call_bt<MkBf16, R>(bt, w + k0, c.cols, act + b0 * c.lda + k0, c.lda, kl, out);
         store(c, r0, R, b0, bt, out, R, k0 == 0);
       }
     }
