@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -181,9 +182,10 @@ int main(int argc, char** argv) {
   MachineInfo machine;
   const int64_t bw_bytes = opt.quick ? (int64_t{256} << 20) : (int64_t{1} << 30);
   measure_bandwidth(machine, opt.threads, bw_bytes, opt.quick ? 3 : 5);
-  const double read_bw = machine.read_bandwidth_bytes_per_s.at(opt.threads);
+  const double start_read_bw = machine.read_bandwidth_bytes_per_s.at(opt.threads);
   std::printf("  measured read bandwidth (%d threads, %lld MiB buffer): %.1f GB/s\n\n", opt.threads,
-              static_cast<long long>(bw_bytes >> 20), read_bw / 1e9);
+              static_cast<long long>(bw_bytes >> 20), start_read_bw / 1e9);
+  const ReadProbe probe(bw_bytes);
 
   ThreadPool pool(opt.threads);
   Eigen::setNbThreads(1);
@@ -204,7 +206,7 @@ int main(int argc, char** argv) {
   if (opt.quick) {
     shapes.resize(1);
     batches = {1, 16};
-    reps = 3;
+    reps = 5;
   }
   const WeightFormat formats[] = {WeightFormat::kF32, WeightFormat::kBf16, WeightFormat::kInt8,
                                   WeightFormat::kInt4};
@@ -218,23 +220,35 @@ int main(int argc, char** argv) {
                 static_cast<double>(sh.rows * sh.cols * 4) / (1 << 20));
     std::vector<PackedWeights> weights;
     for (WeightFormat f : formats) weights.push_back(PackedWeights::random(f, sh.rows, sh.cols, 1 + si));
+    // Every backend of every batch size runs once per repetition, interleaved with read-
+    // bandwidth probes (one before each format), so that drift hits all of them alike and the
+    // batch-16 / batch-1 ratios compare runs minutes apart at most.
+    std::deque<std::vector<float>> xs, outputs;
+    std::vector<std::pair<int64_t, std::vector<Backend>>> groups;
+    std::vector<double> probe_s;
+#ifdef LLMCAP_HAVE_DNNL
+    std::vector<std::unique_ptr<DnnlMatmul>> dnnl_ops;
+#endif
     for (int64_t batch : batches) {
       std::mt19937 gen(static_cast<uint32_t>(batch));
       std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-      std::vector<float> x(static_cast<size_t>(batch * sh.cols));
+      std::vector<float>& x = xs.emplace_back(static_cast<size_t>(batch * sh.cols));
       for (auto& v : x) v = dist(gen);
       std::vector<Backend> backends;
-      std::vector<std::vector<float>> outputs;
-      outputs.reserve(32);
       auto out = [&]() -> float* {
         outputs.emplace_back(static_cast<size_t>(batch * sh.rows));
         return outputs.back().data();
       };
-#ifdef LLMCAP_HAVE_DNNL
-      std::vector<std::unique_ptr<DnnlMatmul>> dnnl_ops;
-#endif
       for (const PackedWeights& w : weights) {
         const std::string fname(to_string(w.format()));
+        backends.push_back({"-", "read-probe", probe.bytes(),
+                            [&probe, &pool, &probe_s] {
+                              const auto t0 = std::chrono::steady_clock::now();
+                              probe.read_bytes_per_s(pool);
+                              probe_s.push_back(std::chrono::duration<double>(
+                                  std::chrono::steady_clock::now() - t0).count());
+                            },
+                            {}});
         float* y = out();
         backends.push_back({fname, "llmcap", w.bytes(), [&w, &x, &pool, batch, y, &sh] {
                               matmul(w, x, batch, std::span<float>(y, batch * sh.rows), pool);
@@ -270,21 +284,35 @@ int main(int argc, char** argv) {
                               }, {}});
         }
       }
+      groups.emplace_back(batch, std::move(backends));
+    }
+    for (auto& [batch, backends] : groups) {
       for (Backend& b : backends) b.run();  // warm-up (thread start, first-touch, JIT)
-      for (int rep = 0; rep < reps; ++rep) {
+    }
+    probe_s.clear();
+    for (int rep = 0; rep < reps; ++rep) {
+      for (auto& [batch, backends] : groups) {
         for (Backend& b : backends) {
           const auto t0 = std::chrono::steady_clock::now();
           b.run();
-          b.seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+          b.seconds.push_back(
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         }
       }
+    }
+    const double read_bw = static_cast<double>(probe.bytes()) / median(probe_s);
+    std::printf("  read bandwidth, median of %zu probes interleaved with the runs below: %.1f GB/s"
+                " (%% read BW is against this)\n",
+                probe_s.size(), read_bw / 1e9);
+    for (auto& [batch, backends] : groups) {
       std::printf("\n  batch %lld\n  %-6s %-14s %10s %10s %9s\n", static_cast<long long>(batch),
                   "format", "backend", "median ms", "GB/s", "% read BW");
       for (const Backend& b : backends) {
+        if (b.name == "read-probe") continue;
         const double s = median(b.seconds);
         const double gbs = static_cast<double>(b.bytes) / s / 1e9;
-        std::printf("  %-6s %-14s %10.3f %10.1f %8.0f%%\n", b.format.c_str(), b.name.c_str(), s * 1e3,
-                    gbs, 100.0 * gbs * 1e9 / read_bw);
+        std::printf("  %-6s %-14s %10.3f %10.1f %8.0f%%\n", b.format.c_str(), b.name.c_str(),
+                    s * 1e3, gbs, 100.0 * gbs * 1e9 / read_bw);
         if (b.name == "llmcap") llmcap_s[sh.note][b.format][batch] = s;
       }
     }

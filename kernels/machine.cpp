@@ -69,9 +69,18 @@ Buffer allocate(int64_t bytes) {
 
 // Sums n floats (n a multiple of 128) with eight independent accumulators, so that the adds
 // keep up with memory; the result is used by the caller (a real read, not optimised away).
+// Every cache line is also prefetched kReadPrefetch bytes ahead: on the 2-vCPU EPYC VM this
+// was measured on, hardware prefetching alone reached ~25 GB/s where software prefetching
+// reached ~32 GB/s (median of 15, side by side), and the kernels prefetch too, so without it
+// the "read bandwidth" understated what the machine delivers.
+constexpr int kReadPrefetch = 2048;
+
 __attribute__((target("avx512f"))) float sum_avx512(const float* p, int64_t n) {
   __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
   for (int64_t i = 0; i < n; i += 128) {
+    for (int line = 0; line < 8; ++line) {
+      _mm_prefetch(reinterpret_cast<const char*>(p + i + 16 * line) + kReadPrefetch, _MM_HINT_T0);
+    }
     a0 = _mm512_add_ps(a0, _mm512_load_ps(p + i));
     a1 = _mm512_add_ps(a1, _mm512_load_ps(p + i + 16));
     a2 = _mm512_add_ps(a2, _mm512_load_ps(p + i + 32));
@@ -93,6 +102,9 @@ __attribute__((target("avx512f"))) float sum_avx512(const float* p, int64_t n) {
 __attribute__((target("avx2"))) float sum_avx2(const float* p, int64_t n) {
   __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
   for (int64_t i = 0; i < n; i += 64) {
+    for (int line = 0; line < 4; ++line) {
+      _mm_prefetch(reinterpret_cast<const char*>(p + i + 16 * line) + kReadPrefetch, _MM_HINT_T0);
+    }
     a0 = _mm256_add_ps(a0, _mm256_load_ps(p + i));
     a1 = _mm256_add_ps(a1, _mm256_load_ps(p + i + 8));
     a2 = _mm256_add_ps(a2, _mm256_load_ps(p + i + 16));
@@ -129,6 +141,27 @@ SumFn best_sum() {
   return sum_scalar;
 }
 
+constexpr int64_t kBlock = 512;  // bytes: whole 128-float steps of the sum kernels
+
+// Sums `blocks` blocks of buf split evenly over the pool's threads; returns the seconds taken
+// and adds the sum to *total (so that the reads cannot be elided).
+double timed_parallel_sum(ThreadPool& pool, SumFn sum, const float* buf, int64_t blocks,
+                          double* total) {
+  const int t = pool.num_threads();
+  std::vector<float> partial(static_cast<std::size_t>(t), 0.0f);
+  const auto start = std::chrono::steady_clock::now();
+  pool.parallel_for(t, [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t first = blocks * i / t, last = blocks * (i + 1) / t;
+      partial[static_cast<std::size_t>(i)] =
+          sum(buf + first * (kBlock / 4), (last - first) * (kBlock / 4));
+    }
+  });
+  const double s = seconds_since(start);
+  for (const float p : partial) *total += p;
+  return s;
+}
+
 }  // namespace
 
 MachineInfo describe_machine() {
@@ -156,7 +189,6 @@ void measure_bandwidth(MachineInfo& machine, int max_threads, int64_t buffer_byt
         "least 1 MiB");
   }
   // Whole 512-byte blocks per thread, so every chunk is a multiple of the 128-float step.
-  constexpr int64_t kBlock = 512;
   const int64_t blocks = buffer_bytes / kBlock;
   const int64_t read_bytes = blocks * kBlock;
   const int64_t copy_blocks = blocks / 2;  // copy: source and destination share the budget
@@ -182,21 +214,12 @@ void measure_bandwidth(MachineInfo& machine, int max_threads, int64_t buffer_byt
     // Interleaved: every thread count in every round, so drift hits all of them alike.
     for (int t = 1; t <= max_threads; ++t) {
       ThreadPool& pool = *pools[static_cast<std::size_t>(t - 1)];
-      std::vector<float> partial(static_cast<std::size_t>(t), 0.0f);
-      auto start = std::chrono::steady_clock::now();
-      pool.parallel_for(t, [&](int64_t b, int64_t e, int) {
-        for (int64_t i = b; i < e; ++i) {
-          const int64_t first = blocks * i / t, last = blocks * (i + 1) / t;
-          partial[static_cast<std::size_t>(i)] =
-              sum(read_buf.get() + first * (kBlock / 4), (last - first) * (kBlock / 4));
-        }
-      });
-      read_s[static_cast<std::size_t>(t - 1)].push_back(seconds_since(start));
       double total = 0;
-      for (const float p : partial) total += p;
+      read_s[static_cast<std::size_t>(t - 1)].push_back(
+          timed_parallel_sum(pool, sum, read_buf.get(), blocks, &total));
       sink.store(sink.load() + total);
 
-      start = std::chrono::steady_clock::now();
+      auto start = std::chrono::steady_clock::now();
       pool.parallel_for(t, [&](int64_t b, int64_t e, int) {
         for (int64_t i = b; i < e; ++i) {
           const int64_t first = copy_blocks * i / t, last = copy_blocks * (i + 1) / t;
@@ -217,6 +240,24 @@ void measure_bandwidth(MachineInfo& machine, int max_threads, int64_t buffer_byt
     machine.copy_bandwidth_bytes_per_s[t] =
         2.0 * static_cast<double>(copy_bytes) / median(copy_s[i]);
   }
+}
+
+ReadProbe::ReadProbe(int64_t buffer_bytes) {
+  if (buffer_bytes < (int64_t{1} << 20)) {
+    throw std::invalid_argument("ReadProbe: expected a buffer of at least 1 MiB, got " +
+                                std::to_string(buffer_bytes) + " bytes");
+  }
+  blocks_ = buffer_bytes / kBlock;
+  Buffer b = allocate(blocks_ * kBlock);
+  std::fill(b.get(), b.get() + blocks_ * kBlock / 4, 1.0f);
+  buffer_ = std::shared_ptr<float>(b.release(), FreeDeleter{});
+}
+
+double ReadProbe::read_bytes_per_s(ThreadPool& pool) const {
+  double total = 0;
+  const double s = timed_parallel_sum(pool, best_sum(), buffer_.get(), blocks_, &total);
+  if (!(total > 0)) throw std::logic_error("ReadProbe: read check failed");
+  return static_cast<double>(blocks_ * kBlock) / s;
 }
 
 }  // namespace llmcap::kernels

@@ -3,7 +3,10 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+
+#include "kernels/thread_pool.h"
 
 namespace llmcap::kernels {
 
@@ -26,5 +29,21 @@ MachineInfo describe_machine();
 /// (default 512 MiB, far beyond any L3 here), `repetitions` interleaved rounds, medians kept.
 void measure_bandwidth(MachineInfo& machine, int max_threads, int64_t buffer_bytes = int64_t{512}
                        << 20, int repetitions = 5);
+
+/// A buffer far beyond the caches whose read time can be taken again and again (the same sum
+/// kernel as measure_bandwidth's "read"), so that benchmarks can interleave bandwidth probes
+/// with the kernels they compare against it: the bandwidth of a shared machine drifts minute
+/// to minute. Throws std::invalid_argument for a buffer under 1 MiB.
+class ReadProbe {
+ public:
+  explicit ReadProbe(int64_t buffer_bytes);
+  /// Reads the whole buffer once on all of pool's threads; bytes read per second.
+  double read_bytes_per_s(ThreadPool& pool) const;
+  int64_t bytes() const { return blocks_ * 512; }
+
+ private:
+  int64_t blocks_ = 0;
+  std::shared_ptr<float> buffer_;
+};
 
 }  // namespace llmcap::kernels

@@ -31,7 +31,7 @@ int64_t storage_bytes_for(WeightFormat format, int64_t rows, int64_t cols) {
     case WeightFormat::kBf16:
       return rows * cols * 2;
     case WeightFormat::kInt8:
-      return rows * cols;
+      return (rows + 15) / 16 * 16 * ((cols + 3) / 4 * 4);  // 16-row tiles, 4-column groups
     case WeightFormat::kInt4:
       return rows * (cols / 32) * static_cast<int64_t>(sizeof(BlockQ4));
   }
@@ -51,7 +51,7 @@ void check_shape(WeightFormat format, int64_t rows, int64_t cols) {
 
 // Packs row r of `src` (cols floats) into the storage of a PackedWeights.
 void pack_row(WeightFormat format, const float* src, int64_t r, int64_t cols, uint8_t* storage,
-              float* scales) {
+              float* scales, int32_t* sums) {
   switch (format) {
     case WeightFormat::kF32:
       std::memcpy(storage + r * cols * 4, src, static_cast<size_t>(cols) * 4);
@@ -66,11 +66,15 @@ void pack_row(WeightFormat format, const float* src, int64_t r, int64_t cols, ui
       for (int64_t c = 0; c < cols; ++c) max_abs = std::max(max_abs, std::fabs(src[c]));
       const float scale = max_abs / 127.0f;
       scales[r] = scale;
-      auto* dst = reinterpret_cast<int8_t*>(storage) + r * cols;
+      auto* dst = reinterpret_cast<int8_t*>(storage);
+      int32_t sum = 0;
       for (int64_t c = 0; c < cols; ++c) {
         const float q = scale > 0.0f ? std::round(src[c] / scale) : 0.0f;
-        dst[c] = static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
+        const auto v = static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
+        dst[int8_offset(r, c, cols)] = v;
+        sum += v;
       }
+      sums[r] = sum;
       return;
     }
     case WeightFormat::kInt4: {
@@ -111,9 +115,11 @@ void dequantise_row(const PackedWeights& w, int64_t r, float* out) {
       return;
     }
     case WeightFormat::kInt8: {
-      const auto* src = static_cast<const int8_t*>(w.data()) + r * cols;
+      const auto* src = static_cast<const int8_t*>(w.data());
       const float scale = w.row_scales()[static_cast<size_t>(r)];
-      for (int64_t c = 0; c < cols; ++c) out[c] = scale * static_cast<float>(src[c]);
+      for (int64_t c = 0; c < cols; ++c) {
+        out[c] = scale * static_cast<float>(src[int8_offset(r, c, cols)]);
+      }
       return;
     }
     case WeightFormat::kInt4: {
@@ -209,9 +215,13 @@ PackedWeights PackedWeights::pack(WeightFormat format, std::span<const float> w,
   p.storage_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, alloc)));
   if (!p.storage_) throw std::bad_alloc();
   std::memset(p.storage_.get(), 0, alloc);
-  if (format == WeightFormat::kInt8) p.scales_.assign(static_cast<size_t>(rows), 0.0f);
+  if (format == WeightFormat::kInt8) {
+    p.scales_.assign(static_cast<size_t>(rows), 0.0f);
+    p.sums_.assign(static_cast<size_t>(rows), 0);
+  }
   for (int64_t r = 0; r < rows; ++r) {
-    pack_row(format, w.data() + r * cols, r, cols, p.storage_.get(), p.scales_.data());
+    pack_row(format, w.data() + r * cols, r, cols, p.storage_.get(), p.scales_.data(),
+             p.sums_.data());
   }
   return p;
 }
@@ -228,9 +238,13 @@ PackedWeights PackedWeights::random(WeightFormat format, int64_t rows, int64_t c
   const size_t alloc = static_cast<size_t>((p.storage_bytes_ + 63) / 64 * 64);
   p.storage_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, alloc)));
   if (!p.storage_) throw std::bad_alloc();
-  std::memset(p.storage_.get() + p.storage_bytes_, 0,
-              alloc - static_cast<size_t>(p.storage_bytes_));
-  if (format == WeightFormat::kInt8) p.scales_.assign(static_cast<size_t>(rows), 0.0f);
+  // int8 tiles have padding rows and columns inside the storage; other formats only the tail.
+  const size_t keep = format == WeightFormat::kInt8 ? 0 : static_cast<size_t>(p.storage_bytes_);
+  std::memset(p.storage_.get() + keep, 0, alloc - keep);
+  if (format == WeightFormat::kInt8) {
+    p.scales_.assign(static_cast<size_t>(rows), 0.0f);
+    p.sums_.assign(static_cast<size_t>(rows), 0);
+  }
   std::vector<float> row(static_cast<size_t>(cols));
   uint64_t state = seed;
   for (int64_t r = 0; r < rows; ++r) {
@@ -243,7 +257,8 @@ PackedWeights PackedWeights::random(WeightFormat format, int64_t rows, int64_t c
       z ^= z >> 31;
       v = static_cast<float>(z >> 40) * 0x1.0p-23f - 1.0f;
     }
-    pack_row(format, row.data(), r, cols, p.storage_.get(), p.scales_.data());
+    pack_row(format, row.data(), r, cols, p.storage_.get(), p.scales_.data(),
+             p.sums_.data());
   }
   return p;
 }
@@ -259,11 +274,13 @@ PackedWeights PackedWeights::clone() const {
   if (!p.storage_) throw std::bad_alloc();
   std::memcpy(p.storage_.get(), storage_.get(), alloc);
   p.scales_ = scales_;
+  p.sums_ = sums_;
   return p;
 }
 
 int64_t PackedWeights::bytes() const {
-  return storage_bytes_ + static_cast<int64_t>(scales_.size() * sizeof(float));
+  return storage_bytes_ + static_cast<int64_t>(scales_.size() * sizeof(float) +
+                                              sums_.size() * sizeof(int32_t));
 }
 
 float PackedWeights::at(int64_t r, int64_t c) const {
@@ -279,7 +296,8 @@ float PackedWeights::at(int64_t r, int64_t c) const {
       return bf16_to_f32(reinterpret_cast<const uint16_t*>(storage_.get())[r * cols_ + c]);
     case WeightFormat::kInt8:
       return scales_[static_cast<size_t>(r)] *
-             static_cast<float>(reinterpret_cast<const int8_t*>(storage_.get())[r * cols_ + c]);
+             static_cast<float>(
+                 reinterpret_cast<const int8_t*>(storage_.get())[int8_offset(r, c, cols_)]);
     case WeightFormat::kInt4: {
       BlockQ4 block;
       std::memcpy(&block, storage_.get() + (r * (cols_ / 32) + c / 32) * sizeof(BlockQ4),

@@ -16,7 +16,11 @@ namespace llmcap::kernels {
 ///  - kF32: 4 bytes per weight.
 ///  - kBf16: 2 bytes per weight (the upper half of an IEEE f32, round-to-nearest-even).
 ///  - kInt8: 1 byte per weight (symmetric, round to nearest) + one f32 scale per output row:
-///    w[r][c] = scale[r] * q[r][c].
+///    w[r][c] = scale[r] * q[r][c]. Stored in tiles of 16 rows (the layout of VNNI dot
+///    products, which read 16 output rows per instruction, so that the weights stream
+///    sequentially): tile t holds rows [16t, 16t + 16) as groups of 4 columns, 64 bytes per
+///    group, row 16t + i at bytes [4i, 4i + 4) of each group (see int8_offset). Rows are padded
+///    to a multiple of 16 and columns to a multiple of 4 with zeros.
 ///  - kInt4: blocks of 32 consecutive weights of a row, each a BlockQ4: one bf16 scale and 16
 ///    bytes of 4-bit values; w = scale * (q - 8), q in [0, 15] (the GGML Q4_0 layout, with a
 ///    bf16 instead of an f16 scale). cols must be a multiple of 32.
@@ -24,6 +28,12 @@ enum class WeightFormat { kF32, kBf16, kInt8, kInt4 };
 std::string_view to_string(WeightFormat format);  ///< "f32" | "bf16" | "int8" | "int4"
 /// Throws std::invalid_argument("unknown weight format \"x\"; known: f32, bf16, int8, int4").
 WeightFormat parse_weight_format(std::string_view name);
+
+/// Byte offset of weight (r, c) in the kInt8 layout of a matrix with `cols` columns.
+constexpr int64_t int8_offset(int64_t r, int64_t c, int64_t cols) {
+  const int64_t groups = (cols + 3) / 4;
+  return ((r / 16) * groups + c / 4) * 64 + (r % 16) * 4 + c % 4;
+}
 
 /// One block of 32 4-bit weights: nibbles[i] holds weight i in its low 4 bits and weight i+16
 /// in its high 4 bits.
@@ -58,9 +68,12 @@ class PackedWeights {
   float at(int64_t r, int64_t c) const;
 
   // Raw storage for kernels: data() points at rows*cols elements (f32, uint16 bf16, int8) or at
-  // rows * cols/32 BlockQ4; row_scales() at rows f32 scales (kInt8 only, else empty).
+  // rows * cols/32 BlockQ4; row_scales() at rows f32 scales and row_sums() at rows int32 sums of
+  // the quantised values of each row (kInt8 only, else empty; the sums let VNNI kernels undo
+  // the +128 offset of unsigned activations without summing the weights at every call).
   const void* data() const { return storage_.get(); }
   std::span<const float> row_scales() const { return scales_; }
+  std::span<const int32_t> row_sums() const { return sums_; }
 
  private:
   WeightFormat format_ = WeightFormat::kF32;
@@ -72,6 +85,7 @@ class PackedWeights {
   std::unique_ptr<uint8_t, AlignedFree> storage_;  ///< 64-byte aligned
   int64_t storage_bytes_ = 0;
   std::vector<float> scales_;
+  std::vector<int32_t> sums_;
 };
 
 /// y[b * rows + r] = sum_c x[b * cols + c] * w(r, c), for b in [0, batch).

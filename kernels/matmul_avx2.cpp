@@ -123,15 +123,22 @@ void dequant_segment(const PackedWeights& w, int64_t r, int64_t k0, int64_t kl, 
       break;
     }
     case WeightFormat::kInt8: {
-      const int8_t* src = static_cast<const int8_t*>(w.data()) + r * cols + k0;
+      // Tiles of 16 rows x 4-column groups of 64 bytes (matmul.h): the 4 weights of a group
+      // are adjacent, groups 64 bytes apart. k0 is a multiple of 4 (kc is).
+      const int64_t groups = (cols + 3) / 4;
+      const int8_t* src = static_cast<const int8_t*>(w.data()) + (r / 16) * groups * 64 +
+                          (r % 16) * 4 + (k0 / 4) * 64;
       const float s = w.row_scales()[static_cast<size_t>(r)];
       const __m256 scale = _mm256_set1_ps(s);
       int64_t c = 0;
       for (; c + 8 <= kl; c += 8) {
-        const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + c));
+        int32_t g0, g1;
+        std::memcpy(&g0, src + (c / 4) * 64, 4);
+        std::memcpy(&g1, src + (c / 4 + 1) * 64, 4);
+        const __m128i b = _mm_setr_epi32(g0, g1, 0, 0);
         _mm256_store_ps(dst + c, _mm256_mul_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b))));
       }
-      for (; c < kl; ++c) dst[c] = s * static_cast<float>(src[c]);
+      for (; c < kl; ++c) dst[c] = s * static_cast<float>(src[(c / 4) * 64 + c % 4]);
       break;
     }
     case WeightFormat::kInt4: {

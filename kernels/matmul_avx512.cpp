@@ -193,50 +193,85 @@ struct MkBf16 {
   }
 };
 
-// u8 activations (xq + 128) x s8 weights with vpdpbusd; with kSum also sum_c w[r][c] (the
-// offset correction), computed on the first batch slice only.
-template <int R, int BT, bool kSum>
-struct MkI8 {
-  static void run(const int8_t* w, int64_t ldw, const uint8_t* a, int64_t lda, int64_t k,
-                  int32_t* out, int32_t* wsum) {
-    __m512i acc[R][BT];
-    __m512i sacc[R];
-    const __m512i ones = _mm512_set1_epi8(1);
+// Software prefetch distance of the int8 and int4 weight streams (bytes ahead in each row):
+// with the hardware prefetcher alone, int4 batch 1 reached ~36% of read bandwidth, with this
+// ~50-57%.
+constexpr int kPrefetch = 1024;
+
+// Prefetches `kPrefetch` bytes ahead of `off` in a weight row of a tile of R rows. When the
+// kernel covers whole rows (len == stride) the rows of consecutive tiles lie back to back, so
+// past its end the stream of row r continues into row r + R of the next tile: without this the
+// first kPrefetch bytes of every tile's rows came from demand misses (rows are only 8-14 KiB
+// at 4 and 8 bits).
+template <int R>
+inline void prefetch_row(const char* row, int64_t off, int64_t len, int64_t stride) {
+  const int64_t ahead = off + kPrefetch;
+  const char* p = ahead < len || len != stride ? row + ahead : row + R * stride + (ahead - len);
+  _mm_prefetch(p, _MM_HINT_T0);
+}
+
+// int8 tile kernel: u8 activations (xq + 128) x s8 weights with vpdpbusd over one 16-row tile
+// (matmul.h layout: group g of 4 columns is the 64 bytes w + 64 g, lane i = row i). acc[b]
+// gets, for BT activation rows, lane i += sum over the groups of (a[b][4g..4g+3] . w[i][4g..]).
+// U interleaved accumulators per activation row hide the vpdpbusd latency when BT is small.
+template <int BT>
+struct MkI8Tile {
+  static constexpr int U = BT >= 8 ? 1 : (BT >= 4 ? 2 : 4);
+  static void run(const int8_t* w, int64_t ngroups, const uint8_t* a, int64_t lda, bool prefetch,
+                  __m512i* acc_io) {
+    __m512i acc[BT][U];
 #pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-      sacc[r] = _mm512_setzero_si512();
-#pragma GCC unroll 16
-      for (int b = 0; b < BT; ++b) acc[r][b] = _mm512_setzero_si512();
+    for (int b = 0; b < BT; ++b) {
+      acc[b][0] = acc_io[b];
+#pragma GCC unroll 4
+      for (int u = 1; u < U; ++u) acc[b][u] = _mm512_setzero_si512();
     }
-    int64_t c = 0;
-    auto step = [&](__mmask64 m) {
-      __m512i wv[R];
-#pragma GCC unroll 16
-      for (int r = 0; r < R; ++r) {
-        wv[r] = _mm512_maskz_loadu_epi8(m, w + r * ldw + c);
-        if constexpr (kSum) sacc[r] = _mm512_dpbusd_epi32(sacc[r], ones, wv[r]);
-      }
+    int64_t g = 0;
+    for (; g + U <= ngroups; g += U) {
+      if (prefetch) _mm_prefetch(reinterpret_cast<const char*>(w + g * 64) + kPrefetch, _MM_HINT_T0);
+      __m512i wv[U];
+#pragma GCC unroll 4
+      for (int u = 0; u < U; ++u) wv[u] = _mm512_load_si512(w + (g + u) * 64);
 #pragma GCC unroll 16
       for (int b = 0; b < BT; ++b) {
-        const __m512i av = _mm512_load_si512(a + b * lda + c);
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) acc[r][b] = _mm512_dpbusd_epi32(acc[r][b], av, wv[r]);
+#pragma GCC unroll 4
+        for (int u = 0; u < U; ++u) {
+          int32_t a4;
+          std::memcpy(&a4, a + b * lda + (g + u) * 4, 4);
+          acc[b][u] = _mm512_dpbusd_epi32(acc[b][u], _mm512_set1_epi32(a4), wv[u]);
+        }
       }
-    };
-    for (; c + 64 <= k; c += 64) step(~0ull);
-    if (c < k) step((1ull << (k - c)) - 1ull);
+    }
+    for (; g < ngroups; ++g) {
+      const __m512i wv = _mm512_load_si512(w + g * 64);
 #pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-      if constexpr (kSum) wsum[r] = _mm512_reduce_add_epi32(sacc[r]);
+      for (int b = 0; b < BT; ++b) {
+        int32_t a4;
+        std::memcpy(&a4, a + b * lda + g * 4, 4);
+        acc[b][0] = _mm512_dpbusd_epi32(acc[b][0], _mm512_set1_epi32(a4), wv);
+      }
+    }
 #pragma GCC unroll 16
-      for (int b = 0; b < BT; ++b) out[b * R + r] = _mm512_reduce_add_epi32(acc[r][b]);
+    for (int b = 0; b < BT; ++b) {
+#pragma GCC unroll 4
+      for (int u = 1; u < U; ++u) acc[b][0] = _mm512_add_epi32(acc[b][0], acc[b][u]);
+      acc_io[b] = acc[b][0];
     }
   }
 };
 
-// Software prefetch distance of the int4 weight streams (bytes ahead in each row): the
-// hardware prefetcher alone left batch 1 at ~36% of read bandwidth, this at ~50-57%.
-constexpr int kI4Prefetch = 1024;
+// Calls MkI8Tile<bt>::run for a run-time bt in [1, 16].
+template <int BT = 16>
+void call_i8_tile(int bt, const int8_t* w, int64_t ngroups, const uint8_t* a, int64_t lda,
+                  bool prefetch, __m512i* acc) {
+  if constexpr (BT >= 1) {
+    if (bt == BT) {
+      MkI8Tile<BT>::run(w, ngroups, a, lda, prefetch, acc);
+    } else {
+      call_i8_tile<BT - 1>(bt, w, ngroups, a, lda, prefetch, acc);
+    }
+  }
+}
 
 template <int R, int BT>
 struct MkI4D {
@@ -261,7 +296,7 @@ struct MkI4D {
       __m512 s[R];
 #pragma GCC unroll 16
       for (int r = 0; r < R; ++r) {
-        _mm_prefetch(reinterpret_cast<const char*>(w + r * ldb + j) + kI4Prefetch, _MM_HINT_T0);
+        prefetch_row<R>(reinterpret_cast<const char*>(w + r * ldb), j * 18, nb * 18, ldb * 18);
         const __m512i raw = _mm512_maskz_loadu_epi8(m, w + r * ldb + j);
         qv[r] = _mm512_and_si512(_mm512_srlv_epi16(_mm512_permutexvar_epi16(nib_idx, raw), shifts),
                                  low4);
@@ -309,10 +344,6 @@ void call_bt(int bt, Args... args) {
       break;
   }
 }
-template <int R, int BT>
-using MkI8Sum = MkI8<R, BT, true>;
-template <int R, int BT>
-using MkI8NoSum = MkI8<R, BT, false>;
 
 // ---------------------------------------------------------------------------------------------
 // Weight dequantisation into an f32 tile (fallback when BF16 / VNNI are absent).
@@ -332,10 +363,18 @@ void dequant_segment(const PackedWeights& w, int64_t r, int64_t k0, int64_t kl, 
       break;
     }
     case WeightFormat::kInt8: {
-      const int8_t* src = static_cast<const int8_t*>(w.data()) + r * cols + k0;
+      // 16-row tiles of 4-column groups, 64 bytes apart (matmul.h); k0 is a multiple of 4.
+      // A gather of 4 groups gives 16 consecutive weights of the row.
+      const int64_t groups = (cols + 3) / 4;
+      const int8_t* src = static_cast<const int8_t*>(w.data()) + (r / 16) * groups * 64 +
+                          (r % 16) * 4 + (k0 / 4) * 64;
       const __m512 scale = _mm512_set1_ps(w.row_scales()[static_cast<size_t>(r)]);
+      const __m128i idx = _mm_setr_epi32(0, 64, 128, 192);
       for (int64_t c = 0; c < kl; c += 16) {
-        const __m128i b = _mm_maskz_loadu_epi8(tail16(kl - c), src + c);
+        const int64_t left_groups = (kl - c + 3) / 4;
+        const __mmask8 m = left_groups >= 4 ? 0xf : static_cast<__mmask8>((1u << left_groups) - 1);
+        const __m128i b =
+            _mm_mmask_i32gather_epi32(_mm_setzero_si128(), m, idx, src + (c / 4) * 64, 1);
         _mm512_store_ps(dst + c, _mm512_mul_ps(scale, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b))));
       }
       break;
@@ -403,32 +442,38 @@ struct DequantF32 {
   }
 };
 
-struct I8Dot {
-  template <int R>
-  static void tile(const Ctx& c, int64_t r0) {
-    const int8_t* w = static_cast<const int8_t*>(c.w->data()) + r0 * c.cols;
-    const float* ws = c.w->row_scales().data() + r0;
+// One 16-row tile of an int8 matrix for the whole batch: activation rows in slices of up to
+// 16, each slice over column chunks of c.kc (all columns unless they could overflow int32),
+// the weight tile streamed from memory by the first slice and re-read from L2 by the others.
+struct I8Tiles {
+  static constexpr int kSlice = 16;
+  static void tile(const Ctx& c, int64_t t) {
+    const int64_t groups = (c.cols + 3) / 4;
+    const int8_t* w = static_cast<const int8_t*>(c.w->data()) + t * 16 * groups * 4;
+    const int64_t r0 = t * 16;
+    const int nr = static_cast<int>(std::min<int64_t>(16, c.rows - r0));
+    const __mmask16 rmask = tail16(nr);
+    const __m512 ws = _mm512_maskz_loadu_ps(rmask, c.w->row_scales().data() + r0);
+    const __m512i wsum128 = _mm512_slli_epi32(
+        _mm512_maskz_loadu_epi32(rmask, c.w->row_sums().data() + r0), 7);  // 128 * row sums
     const uint8_t* act = static_cast<const uint8_t*>(c.act);
-    for (int64_t k0 = 0; k0 < c.cols; k0 += c.kc) {
-      const int64_t kl = std::min(c.kc, c.cols - k0);
-      int32_t wsum[R];
-      for (int64_t b0 = 0; b0 < c.batch; b0 += kBT) {
-        const int bt = static_cast<int>(std::min<int64_t>(kBT, c.batch - b0));
-        int32_t dot[kBT * R];
-        if (b0 == 0) {
-          call_bt<MkI8Sum, R>(bt, w + k0, c.cols, act + k0, c.lda, kl, dot, wsum);
-        } else {
-          call_bt<MkI8NoSum, R>(bt, w + k0, c.cols, act + b0 * c.lda + k0, c.lda, kl, dot,
-                                static_cast<int32_t*>(nullptr));
-        }
-        float out[kBT * R];
-        for (int b = 0; b < bt; ++b) {
-          for (int r = 0; r < R; ++r) {
-            out[b * R + r] =
-                ws[r] * c.sx[b0 + b] * static_cast<float>(dot[b * R + r] - 128 * wsum[r]);
-          }
-        }
-        store(c, r0, R, b0, bt, out, R, k0 == 0);
+    const int64_t kg = c.kc / 4;  // groups per chunk
+    for (int64_t b0 = 0; b0 < c.batch; b0 += kSlice) {
+      const int bt = static_cast<int>(std::min<int64_t>(kSlice, c.batch - b0));
+      __m512 yf[kSlice];
+      for (int b = 0; b < bt; ++b) yf[b] = _mm512_setzero_ps();
+      for (int64_t g0 = 0; g0 < groups; g0 += kg) {
+        const int64_t ng = std::min(kg, groups - g0);
+        __m512i acc[kSlice];
+        for (int b = 0; b < bt; ++b) acc[b] = _mm512_setzero_si512();
+        call_i8_tile(bt, w + g0 * 64, ng, act + b0 * c.lda + g0 * 4, c.lda, b0 == 0, acc);
+        for (int b = 0; b < bt; ++b) yf[b] = _mm512_add_ps(yf[b], _mm512_cvtepi32_ps(acc[b]));
+      }
+      for (int b = 0; b < bt; ++b) {
+        // y = scale_w * scale_x * (sum (xq + 128) w - 128 sum w)
+        const __m512 d = _mm512_sub_ps(yf[b], _mm512_cvtepi32_ps(wsum128));
+        const __m512 y = _mm512_mul_ps(_mm512_mul_ps(d, ws), _mm512_set1_ps(c.sx[b0 + b]));
+        _mm512_mask_storeu_ps(c.y + (b0 + b) * c.rows + r0, rmask, y);
       }
     }
   }
@@ -513,9 +558,13 @@ void matmul_avx512(const PackedWeights& w, const float* x, int64_t batch, float*
         prep_int8(x, batch, c.cols, c.lda, true, base, sx, static_cast<int32_t*>(nullptr), 0);
         c.act = base;
         c.sx = sx;
-        // int32 sums stay exact for chunks of <= 32768 columns (255 * 127 * 32768 < 2^31).
-        c.kc = one_slice ? std::min<int64_t>(c.cols, 32768) : 4096;
-        run<I8Dot>(c, pool);
+        // int32 sums stay exact for chunks of <= 32768 columns (255 * 127 * 32768 < 2^31);
+        // chunks are summed in f32.
+        c.kc = 32768;
+        const int64_t tiles = (c.rows + 15) / 16;
+        pool.parallel_for(tiles, [&c](int64_t begin, int64_t end, int) {
+          for (int64_t t = begin; t < end; ++t) I8Tiles::tile(c, t);
+        });
         return;
       }
       break;

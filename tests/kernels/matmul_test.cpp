@@ -171,7 +171,44 @@ TEST(PackedWeights, Int8PerRowScale) {
   for (int c = 4; c < 8; ++c) EXPECT_EQ(q[c], 0);
   EXPECT_FLOAT_EQ(p.at(0, 1), 57.0f * 2.0f / 127.0f);
   EXPECT_EQ(p.at(1, 3), 0.0f);
-  EXPECT_EQ(p.bytes(), 8 + 2 * 4);
+  ASSERT_EQ(p.row_sums().size(), 2u);
+  EXPECT_EQ(p.row_sums()[0], -127 + 57 + 0 + 19);
+  EXPECT_EQ(p.row_sums()[1], 0);
+  // One 16-row tile of one 4-column group (rows padded with zeros), f32 scales, int32 sums.
+  EXPECT_EQ(p.bytes(), 16 * 4 + 2 * 4 + 2 * 4);
+}
+
+TEST(PackedWeights, Int8TilesOf16RowsAndGroupsOf4ColumnsWithZeroPadding) {
+  // 17 x 6: two tiles of 16 rows (the second holds one real row), two groups of 4 columns
+  // (the second holds 2 real columns). w[r][c] = (r * 6 + c + 1) for r < 17, all <= 102, each
+  // row's max is its last column, so q = round(127 * w / max).
+  constexpr int64_t kRows = 17, kCols = 6;
+  std::vector<float> w(kRows * kCols);
+  for (int64_t i = 0; i < kRows * kCols; ++i) w[static_cast<size_t>(i)] = static_cast<float>(i + 1);
+  const auto p = PackedWeights::pack(WeightFormat::kInt8, w, kRows, kCols);
+  EXPECT_EQ(p.bytes(), 32 * 8 + kRows * 4 + kRows * 4);
+  const auto* raw = static_cast<const int8_t*>(p.data());
+  EXPECT_EQ(int8_offset(0, 0, kCols), 0);
+  EXPECT_EQ(int8_offset(1, 0, kCols), 4);     // next row: next 4 bytes of the group
+  EXPECT_EQ(int8_offset(0, 4, kCols), 64);    // next group of 4 columns
+  EXPECT_EQ(int8_offset(16, 5, kCols), 193);  // tile 1 (2 groups of 64 bytes on), group 1
+  EXPECT_EQ(raw[int8_offset(0, 5, kCols)], 127);
+  EXPECT_EQ(raw[int8_offset(16, 5, kCols)], 127);
+  EXPECT_EQ(raw[int8_offset(16, 0, kCols)], 121);  // 97 / 102 * 127 = 120.8
+  for (int64_t c = 0; c < kCols; ++c) {
+    for (int64_t r = 0; r < kRows; ++r) {
+      const float scale = static_cast<float>(r * kCols + kCols) / 127.0f;  // as the packer does
+      const float expect = std::round(static_cast<float>(r * kCols + c + 1) / scale);
+      EXPECT_EQ(raw[int8_offset(r, c, kCols)], static_cast<int8_t>(expect)) << r << "," << c;
+    }
+  }
+  // Padding: columns 6, 7 of every row and rows 17..31 of tile 1 are zero.
+  for (int64_t r = 0; r < 32; ++r) {
+    for (int64_t c = 0; c < 8; ++c) {
+      if (r < kRows && c < kCols) continue;
+      EXPECT_EQ(raw[int8_offset(r, c, kCols)], 0) << r << "," << c;
+    }
+  }
 }
 
 TEST(PackedWeights, Int4BlockLayoutIsExact) {
@@ -240,7 +277,8 @@ TEST(PackedWeights, RandomIsDeterministicAndInRange) {
 TEST(PackedWeights, Bytes) {
   EXPECT_EQ(PackedWeights::random(WeightFormat::kF32, 3, 64, 1).bytes(), 3 * 64 * 4);
   EXPECT_EQ(PackedWeights::random(WeightFormat::kBf16, 3, 64, 1).bytes(), 3 * 64 * 2);
-  EXPECT_EQ(PackedWeights::random(WeightFormat::kInt8, 3, 64, 1).bytes(), 3 * 64 + 3 * 4);
+  // int8: a 16-row tile (rows padded), f32 scales and int32 row sums.
+  EXPECT_EQ(PackedWeights::random(WeightFormat::kInt8, 3, 64, 1).bytes(), 16 * 64 + 3 * 4 + 3 * 4);
   EXPECT_EQ(PackedWeights::random(WeightFormat::kInt4, 3, 64, 1).bytes(), 3 * 2 * 18);
 }
 
