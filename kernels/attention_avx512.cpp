@@ -103,43 +103,59 @@ inline void prefetch_row(const Shape& s, const void* base, int64_t t) {
 /// dots[h * 256 + tt * 16 + lane]: per-lane partial q_h . k_{t + tt} for NH heads, TT rows.
 template <bool kBf16, int NH, int TT>
 inline void qk_tile(const Shape& s, const void* k, int64_t t, const float* q, float* dots) {
+  #pragma GCC unroll 16
   for (int j = 0; j < TT; ++j) prefetch_row(s, k, t + j);
   __m512 acc[NH][TT];
+  #pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
+    #pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) acc[h][j] = _mm512_setzero_ps();
   for (int64_t i = 0; i < s.dv; ++i) {
     const __mmask16 m = s.mask(i);
     __m512 kv[TT];
+    #pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) kv[j] = load16<kBf16>(k, (t + j) * s.d + i * 16, m);
+    #pragma GCC unroll 16
     for (int h = 0; h < NH; ++h) {
       const __m512 qv = _mm512_maskz_loadu_ps(m, q + h * s.d + i * 16);
+      #pragma GCC unroll 16
       for (int j = 0; j < TT; ++j) acc[h][j] = _mm512_fmadd_ps(qv, kv[j], acc[h][j]);
     }
   }
+  #pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
+    #pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) _mm512_storeu_ps(dots + h * 256 + j * 16, acc[h][j]);
 }
 
 /// As qk_tile with bf16 q (qb rows of dv32 * 32, zero padded) and vdpbf16ps.
 template <int NH, int TT>
 inline void qk_tile_dp(const Shape& s, const void* k, int64_t t, const uint16_t* qb, float* dots) {
+  #pragma GCC unroll 16
   for (int j = 0; j < TT; ++j) prefetch_row(s, k, t + j);
   const uint16_t* kb = static_cast<const uint16_t*>(k);
   __m512 acc[NH][TT];
+  #pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
+    #pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) acc[h][j] = _mm512_setzero_ps();
   for (int64_t i = 0; i < s.dv32; ++i) {
     const __mmask32 m = i == s.dv32 - 1 ? s.tail32 : static_cast<__mmask32>(0xFFFFFFFFu);
     __m512i kv[TT];
+    #pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) kv[j] = _mm512_maskz_loadu_epi16(m, kb + (t + j) * s.d + i * 32);
+    #pragma GCC unroll 16
     for (int h = 0; h < NH; ++h) {
       const __m512i qv = _mm512_loadu_si512(qb + h * s.dv32 * 32 + i * 32);
+      #pragma GCC unroll 16
       for (int j = 0; j < TT; ++j) {
         acc[h][j] = _mm512_dpbf16_ps(acc[h][j], (__m512bh)kv[j], (__m512bh)qv);
       }
     }
   }
+  #pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
+    #pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) _mm512_storeu_ps(dots + h * 256 + j * 16, acc[h][j]);
 }
 
@@ -149,20 +165,28 @@ inline void pv_tile(const Shape& s, const void* v, int64_t t0, int nb, int64_t c
                     float* acc) {
   __m512 a[NH][NV];
   __mmask16 mk[NV];
+  #pragma GCC unroll 16
   for (int j = 0; j < NV; ++j) mk[j] = s.mask(c + j);
+  #pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
+    #pragma GCC unroll 16
     for (int j = 0; j < NV; ++j)
       a[h][j] = _mm512_maskz_loadu_ps(mk[j], acc + h * s.d + (c + j) * 16);
   for (int tt = 0; tt < nb; ++tt) {
     if (c == 0) prefetch_row(s, v, t0 + tt);
     __m512 vv[NV];
+    #pragma GCC unroll 16
     for (int j = 0; j < NV; ++j) vv[j] = load16<kBf16>(v, (t0 + tt) * s.d + (c + j) * 16, mk[j]);
+    #pragma GCC unroll 16
     for (int h = 0; h < NH; ++h) {
       const __m512 pb = _mm512_set1_ps(p[h * kBlock + tt]);
+      #pragma GCC unroll 16
       for (int j = 0; j < NV; ++j) a[h][j] = _mm512_fmadd_ps(pb, vv[j], a[h][j]);
     }
   }
+  #pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
+    #pragma GCC unroll 16
     for (int j = 0; j < NV; ++j)
       _mm512_mask_storeu_ps(acc + h * s.d + (c + j) * 16, mk[j], a[h][j]);
 }
@@ -336,27 +360,35 @@ inline __mmask32 chunk_mask(const Shape& s, int64_t c) {
 /// dots as in qk_tile; qp rows of dv32 * 32 floats in even/odd order.
 template <int NH, int TT>
 inline void qk_tile_eo(const Shape& s, const uint16_t* k, int64_t t, const float* qp, float* dots) {
+  #pragma GCC unroll 16
   for (int j = 0; j < TT; ++j) prefetch_row(s, k, t + j);
   __m512 acc[NH][TT];
+  #pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
+    #pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) acc[h][j] = _mm512_setzero_ps();
   const int64_t row = s.dv32 * 32;
   for (int64_t c = 0; c < s.dv32; ++c) {
     const __mmask32 m = chunk_mask(s, c);
     __m512 ke[TT], ko[TT];
+    #pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) {
       split_bf16(_mm512_maskz_loadu_epi16(m, k + (t + j) * s.d + c * 32), ke[j], ko[j]);
     }
+    #pragma GCC unroll 16
     for (int h = 0; h < NH; ++h) {
       const __m512 qe = _mm512_loadu_ps(qp + h * row + c * 32);
       const __m512 qo = _mm512_loadu_ps(qp + h * row + c * 32 + 16);
+      #pragma GCC unroll 16
       for (int j = 0; j < TT; ++j) {
         acc[h][j] = _mm512_fmadd_ps(qe, ke[j], acc[h][j]);
         acc[h][j] = _mm512_fmadd_ps(qo, ko[j], acc[h][j]);
       }
     }
   }
+  #pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
+    #pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) _mm512_storeu_ps(dots + h * 256 + j * 16, acc[h][j]);
 }
 
@@ -367,22 +399,30 @@ inline void pv_tile_eo(const Shape& s, const uint16_t* v, int64_t t0, int nb, in
   const int64_t row = s.dv32 * 32;
   __m512 a[NH][2 * NC];
   __mmask32 mk[NC];
+  #pragma GCC unroll 16
   for (int j = 0; j < NC; ++j) mk[j] = chunk_mask(s, c + j);
+  #pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
+    #pragma GCC unroll 16
     for (int j = 0; j < 2 * NC; ++j) a[h][j] = _mm512_loadu_ps(accp + h * row + c * 32 + j * 16);
   for (int tt = 0; tt < nb; ++tt) {
     if (c == 0) prefetch_row(s, v, t0 + tt);
     __m512 vv[2 * NC];
+    #pragma GCC unroll 16
     for (int j = 0; j < NC; ++j) {
       split_bf16(_mm512_maskz_loadu_epi16(mk[j], v + (t0 + tt) * s.d + (c + j) * 32), vv[2 * j],
                  vv[2 * j + 1]);
     }
+    #pragma GCC unroll 16
     for (int h = 0; h < NH; ++h) {
       const __m512 pb = _mm512_set1_ps(p[h * kBlock + tt]);
+      #pragma GCC unroll 16
       for (int j = 0; j < 2 * NC; ++j) a[h][j] = _mm512_fmadd_ps(pb, vv[j], a[h][j]);
     }
   }
+  #pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
+    #pragma GCC unroll 16
     for (int j = 0; j < 2 * NC; ++j) _mm512_storeu_ps(accp + h * row + c * 32 + j * 16, a[h][j]);
 }
 

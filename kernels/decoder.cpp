@@ -48,17 +48,20 @@ uint16_t f32_to_bf16(float f) {
   return static_cast<uint16_t>(u >> 16);
 }
 
-/// Bytes of a rows x cols matrix in `format` (PackedWeights::bytes without allocating it).
+
+/// PackedWeights::bytes_for in double (absurd shapes must not overflow before they are
+/// refused): int8 and int4 pad rows to 16-row tiles (matmul.h).
 double packed_bytes(WeightFormat format, double rows, double cols) {
+  const double tile_rows = std::ceil(rows / 16) * 16;
   switch (format) {
     case WeightFormat::kF32:
       return 4 * rows * cols;
     case WeightFormat::kBf16:
       return 2 * rows * cols;
     case WeightFormat::kInt8:
-      return rows * cols + 4 * rows;
+      return tile_rows * std::ceil(cols / 4) * 4 + 8 * rows;
     case WeightFormat::kInt4:
-      return rows * (cols / 32) * 18;
+      return tile_rows / 16 * std::ceil(cols / 64) * 576;
   }
   return 0;
 }

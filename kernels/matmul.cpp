@@ -33,7 +33,7 @@ int64_t storage_bytes_for(WeightFormat format, int64_t rows, int64_t cols) {
     case WeightFormat::kInt8:
       return (rows + 15) / 16 * 16 * ((cols + 3) / 4 * 4);  // 16-row tiles, 4-column groups
     case WeightFormat::kInt4:
-      return rows * (cols / 32) * static_cast<int64_t>(sizeof(BlockQ4));
+      return (rows + 15) / 16 * ((cols + 63) / 64) * 576;  // 16-row tiles of 64-column blocks
   }
   return 0;
 }
@@ -78,23 +78,20 @@ void pack_row(WeightFormat format, const float* src, int64_t r, int64_t cols, ui
       return;
     }
     case WeightFormat::kInt4: {
-      auto* blocks = reinterpret_cast<BlockQ4*>(storage) + r * (cols / 32);
+      // storage is zeroed: nibbles are OR-ed into place.
       for (int64_t j = 0; j < cols / 32; ++j) {
         const float* v = src + j * 32;
         float max_abs = 0.0f;
         for (int i = 0; i < 32; ++i) max_abs = std::max(max_abs, std::fabs(v[i]));
         const uint16_t scale_bf16 = f32_to_bf16(max_abs / 7.0f);
         const float scale = bf16_to_f32(scale_bf16);  // quantise against the stored scale
-        uint8_t q[32];
+        std::memcpy(storage + int4_location(r, j * 32, cols).scale_byte, &scale_bf16, 2);
         for (int i = 0; i < 32; ++i) {
           const float qi = scale > 0.0f ? std::round(v[i] / scale) + 8.0f : 8.0f;
-          q[i] = static_cast<uint8_t>(std::clamp(qi, 0.0f, 15.0f));
+          const auto q = static_cast<uint8_t>(std::clamp(qi, 0.0f, 15.0f));
+          const Int4Location at = int4_location(r, j * 32 + i, cols);
+          storage[at.byte] = static_cast<uint8_t>(storage[at.byte] | (q << at.shift));
         }
-        BlockQ4 block;
-        block.scale_bf16 = scale_bf16;
-        for (int i = 0; i < 16; ++i)
-          block.nibbles[i] = static_cast<uint8_t>(q[i] | (q[i + 16] << 4));
-        std::memcpy(&blocks[j], &block, sizeof(BlockQ4));
       }
       return;
     }
@@ -122,18 +119,9 @@ void dequantise_row(const PackedWeights& w, int64_t r, float* out) {
       }
       return;
     }
-    case WeightFormat::kInt4: {
-      const auto* blocks = static_cast<const BlockQ4*>(w.data()) + r * (cols / 32);
-      for (int64_t j = 0; j < cols / 32; ++j) {
-        const float scale = bf16_to_f32(blocks[j].scale_bf16);
-        for (int i = 0; i < 16; ++i) {
-          const uint8_t b = blocks[j].nibbles[i];
-          out[j * 32 + i] = scale * static_cast<float>((b & 0x0f) - 8);
-          out[j * 32 + i + 16] = scale * static_cast<float>((b >> 4) - 8);
-        }
-      }
+    case WeightFormat::kInt4:
+      for (int64_t c = 0; c < cols; ++c) out[c] = w.at(r, c);
       return;
-    }
   }
 }
 
@@ -238,8 +226,10 @@ PackedWeights PackedWeights::random(WeightFormat format, int64_t rows, int64_t c
   const size_t alloc = static_cast<size_t>((p.storage_bytes_ + 63) / 64 * 64);
   p.storage_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, alloc)));
   if (!p.storage_) throw std::bad_alloc();
-  // int8 tiles have padding rows and columns inside the storage; other formats only the tail.
-  const size_t keep = format == WeightFormat::kInt8 ? 0 : static_cast<size_t>(p.storage_bytes_);
+  // int8 / int4 tiles have padding inside the storage (and int4 nibbles are OR-ed into place);
+  // other formats only pad the tail.
+  const bool tiled = format == WeightFormat::kInt8 || format == WeightFormat::kInt4;
+  const size_t keep = tiled ? 0 : static_cast<size_t>(p.storage_bytes_);
   std::memset(p.storage_.get() + keep, 0, alloc - keep);
   if (format == WeightFormat::kInt8) {
     p.scales_.assign(static_cast<size_t>(rows), 0.0f);
@@ -278,6 +268,12 @@ PackedWeights PackedWeights::clone() const {
   return p;
 }
 
+int64_t PackedWeights::bytes_for(WeightFormat format, int64_t rows, int64_t cols) {
+  check_shape(format, rows, cols);
+  const int64_t per_row = format == WeightFormat::kInt8 ? 8 : 0;  // f32 scale + int32 sum
+  return storage_bytes_for(format, rows, cols) + per_row * rows;
+}
+
 int64_t PackedWeights::bytes() const {
   return storage_bytes_ + static_cast<int64_t>(scales_.size() * sizeof(float) +
                                               sums_.size() * sizeof(int32_t));
@@ -299,12 +295,11 @@ float PackedWeights::at(int64_t r, int64_t c) const {
              static_cast<float>(
                  reinterpret_cast<const int8_t*>(storage_.get())[int8_offset(r, c, cols_)]);
     case WeightFormat::kInt4: {
-      BlockQ4 block;
-      std::memcpy(&block, storage_.get() + (r * (cols_ / 32) + c / 32) * sizeof(BlockQ4),
-                  sizeof(BlockQ4));
-      const int i = static_cast<int>(c % 32);
-      const int q = i < 16 ? (block.nibbles[i] & 0x0f) : (block.nibbles[i - 16] >> 4);
-      return bf16_to_f32(block.scale_bf16) * static_cast<float>(q - 8);
+      const Int4Location at = int4_location(r, c, cols_);
+      uint16_t scale_bf16;
+      std::memcpy(&scale_bf16, storage_.get() + at.scale_byte, 2);
+      const int q = (storage_.get()[at.byte] >> at.shift) & 0x0f;
+      return bf16_to_f32(scale_bf16) * static_cast<float>(q - 8);
     }
   }
   return 0.0f;

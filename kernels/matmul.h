@@ -21,9 +21,15 @@ namespace llmcap::kernels {
 ///    sequentially): tile t holds rows [16t, 16t + 16) as groups of 4 columns, 64 bytes per
 ///    group, row 16t + i at bytes [4i, 4i + 4) of each group (see int8_offset). Rows are padded
 ///    to a multiple of 16 and columns to a multiple of 4 with zeros.
-///  - kInt4: blocks of 32 consecutive weights of a row, each a BlockQ4: one bf16 scale and 16
-///    bytes of 4-bit values; w = scale * (q - 8), q in [0, 15] (the GGML Q4_0 layout, with a
-///    bf16 instead of an f16 scale). cols must be a multiple of 32.
+///  - kInt4: 4-bit weights in blocks of 32 consecutive weights of a row with one bf16 scale
+///    each: w = scale * (q - 8), q in [0, 15] (the quantisation of GGML's Q4_0, with a bf16
+///    scale: 0.5625 bytes per weight). cols must be a multiple of 32. Stored, like kInt8, in
+///    tiles of 16 rows for VNNI dot products: a tile is a run of 576-byte super-blocks, one per
+///    64 columns (the last one padded with zero weights and scales): 64 bytes of scales (block
+///    h = columns [32h, 32h + 32) of the super-block: row i's bf16 scale at byte 32h + 2i),
+///    then 8 groups of 64 bytes; group 4h + g holds, for row i at bytes [4i, 4i + 4), columns
+///    32h + 4g + k (k = 0..3) in the low nibbles and 32h + 16 + 4g + k in the high nibbles (see
+///    int4_location). Rows are padded to a multiple of 16 with zeros.
 enum class WeightFormat { kF32, kBf16, kInt8, kInt4 };
 std::string_view to_string(WeightFormat format);  ///< "f32" | "bf16" | "int8" | "int4"
 /// Throws std::invalid_argument("unknown weight format \"x\"; known: f32, bf16, int8, int4").
@@ -35,13 +41,22 @@ constexpr int64_t int8_offset(int64_t r, int64_t c, int64_t cols) {
   return ((r / 16) * groups + c / 4) * 64 + (r % 16) * 4 + c % 4;
 }
 
-/// One block of 32 4-bit weights: nibbles[i] holds weight i in its low 4 bits and weight i+16
-/// in its high 4 bits.
-struct BlockQ4 {
-  uint16_t scale_bf16;
-  uint8_t nibbles[16];
+/// Where weight (r, c) of a kInt4 matrix with `cols` columns lives: the byte holding its
+/// nibble (bits [shift, shift + 4)) and the first byte of its block's bf16 scale, as offsets
+/// into data().
+struct Int4Location {
+  int64_t byte = 0;
+  int shift = 0;
+  int64_t scale_byte = 0;
 };
-static_assert(sizeof(BlockQ4) == 18, "BlockQ4 must be 18 bytes: 0.5625 bytes per weight");
+constexpr Int4Location int4_location(int64_t r, int64_t c, int64_t cols) {
+  const int64_t super_blocks = (cols + 63) / 64;
+  const int64_t base = ((r / 16) * super_blocks + c / 64) * 576;
+  const int64_t h = (c % 64) / 32, in_block = c % 32;
+  const int64_t group = 4 * h + (in_block % 16) / 4;
+  return {base + 64 + group * 64 + (r % 16) * 4 + in_block % 4, in_block < 16 ? 0 : 4,
+          base + 32 * h + (r % 16) * 2};
+}
 
 /// A weight matrix of `rows` output features x `cols` input features, stored row-major in one
 /// of the formats above, 64-byte aligned. Movable, not copyable.
@@ -62,13 +77,15 @@ class PackedWeights {
   WeightFormat format() const { return format_; }
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
-  /// Bytes a product streams from memory: the packed weights and their scales.
+  /// Bytes a product streams from memory: the packed weights (with their padding) and scales.
   int64_t bytes() const;
+  /// bytes() of a rows x cols matrix in `format`, without packing one (same checks as pack).
+  static int64_t bytes_for(WeightFormat format, int64_t rows, int64_t cols);
   /// Element (r, c) as f32 after dequantisation (for tests).
   float at(int64_t r, int64_t c) const;
 
-  // Raw storage for kernels: data() points at rows*cols elements (f32, uint16 bf16, int8) or at
-  // rows * cols/32 BlockQ4; row_scales() at rows f32 scales and row_sums() at rows int32 sums of
+  // Raw storage for kernels: data() points at rows*cols elements (f32, uint16 bf16) or at the
+  // int8 / int4 tiles described at WeightFormat; row_scales() at rows f32 scales and row_sums() at rows int32 sums of
   // the quantised values of each row (kInt8 only, else empty; the sums let VNNI kernels undo
   // the +128 offset of unsigned activations without summing the weights at every call).
   const void* data() const { return storage_.get(); }

@@ -142,13 +142,26 @@ void dequant_segment(const PackedWeights& w, int64_t r, int64_t k0, int64_t kl, 
       break;
     }
     case WeightFormat::kInt4: {
-      const BlockQ4* blocks = static_cast<const BlockQ4*>(w.data()) + r * (cols / 32) + k0 / 32;
+      // 16-row tiles of 576-byte super-blocks (matmul.h int4_location): block j's scale at
+      // 32 (j % 2) + 2 (r % 16), its 16 nibble bytes as 4 bytes of row r in each of 4 groups
+      // 64 bytes apart, which concatenated are the Q4_0 byte order (low nibbles = columns
+      // 0..15 of the block, high nibbles = 16..31). k0 is a multiple of 32 (kc is).
+      const auto* base = static_cast<const uint8_t*>(w.data()) +
+                         (r / 16) * ((cols + 63) / 64) * 576 + (r % 16) * 4;
+      const auto* scales = static_cast<const uint8_t*>(w.data()) +
+                           (r / 16) * ((cols + 63) / 64) * 576 + (r % 16) * 2;
       const __m128i low4 = _mm_set1_epi8(0x0f);
       const __m256 eight = _mm256_set1_ps(8.0f);
       for (int64_t j = 0; j < kl / 32; ++j) {
-        const __m256 scale = _mm256_castsi256_ps(
-            _mm256_set1_epi32(static_cast<int32_t>(blocks[j].scale_bf16) << 16));
-        const __m128i n = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[j].nibbles));
+        const int64_t blk = k0 / 32 + j;
+        const int64_t sb = (blk / 2) * 576, h = blk % 2;
+        uint16_t scale_bf16;
+        std::memcpy(&scale_bf16, scales + sb + 32 * h, 2);
+        const __m256 scale =
+            _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int32_t>(scale_bf16) << 16));
+        int32_t g[4];
+        for (int q = 0; q < 4; ++q) std::memcpy(&g[q], base + sb + 64 + (4 * h + q) * 64, 4);
+        const __m128i n = _mm_setr_epi32(g[0], g[1], g[2], g[3]);
         const __m128i half[2] = {_mm_and_si128(n, low4), _mm_and_si128(_mm_srli_epi16(n, 4), low4)};
         for (int h = 0; h < 2; ++h) {
           const __m128i v = half[h];

@@ -45,8 +45,8 @@ struct Ctx {
   const void* act = nullptr;      // batch x lda elements (f32, bf16, u8 or s8)
   int64_t lda = 0;                // elements per activation row, multiple of 64, zero padded
   const float* sx = nullptr;      // int8 / int4 dot paths: activation row scales
-  const int32_t* corr = nullptr;  // int4 dot path: -8 * (sum of each 4 quantised activations)
-  int64_t ldc = 0;                // int32 per activation row of corr (lda / 4)
+  const int32_t* corr = nullptr;  // int4 dot path: -8 * (sum of each block of 32 activations)
+  int64_t ldc = 0;                // int32 per activation row of corr (lda / 32)
   int64_t kc = 0;                 // column chunk
 };
 
@@ -90,8 +90,8 @@ void prep_bf16(const float* x, int64_t batch, int64_t cols, int64_t lda, uint16_
 
 // Symmetric per-row int8 quantisation: xq = round(x * 127 / max|x|), sx = max|x| / 127. With
 // `offset`, stores xq + 128 (u8, for vpdpbusd's unsigned operand). With corr, also stores
-// -8 * (xq[4i] + ... + xq[4i+3]) as int32 i: the offset correction of the int4 path, in the
-// lane order of vpdpbusd.
+// -8 * (xq[32j] + ... + xq[32j+31]) as int32 j: the offset correction of the int4 path (whose
+// weights enter vpdpbusd as q in [0, 15] for q - 8).
 void prep_int8(const float* x, int64_t batch, int64_t cols, int64_t lda, bool offset, uint8_t* out,
                float* sx, int32_t* corr, int64_t ldc) {
   const __m512i lo_clamp = _mm512_set1_epi32(-127), hi_clamp = _mm512_set1_epi32(127);
@@ -118,9 +118,12 @@ void prep_int8(const float* x, int64_t batch, int64_t cols, int64_t lda, bool of
         _mm_store_si128(reinterpret_cast<__m128i*>(ob + c + 16 * h), bytes);
       }
       if (corr != nullptr) {
+        // Lane i: sum of bytes 4i..4i+3 (u8 ones x s8 activations); lanes 0-7 are block 2c/64,
+        // lanes 8-15 the next.
         const __m512i sums =
             _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, _mm512_load_si512(ob + c));
-        _mm512_store_si512(corr + b * ldc + c / 4, _mm512_mullo_epi32(sums, _mm512_set1_epi32(-8)));
+        corr[b * ldc + c / 32] = -8 * _mm512_mask_reduce_add_epi32(0x00ff, sums);
+        corr[b * ldc + c / 32 + 1] = -8 * _mm512_mask_reduce_add_epi32(0xff00, sums);
       }
     }
   }
@@ -198,18 +201,6 @@ struct MkBf16 {
 // ~50-57%.
 constexpr int kPrefetch = 1024;
 
-// Prefetches `kPrefetch` bytes ahead of `off` in a weight row of a tile of R rows. When the
-// kernel covers whole rows (len == stride) the rows of consecutive tiles lie back to back, so
-// past its end the stream of row r continues into row r + R of the next tile: without this the
-// first kPrefetch bytes of every tile's rows came from demand misses (rows are only 8-14 KiB
-// at 4 and 8 bits).
-template <int R>
-inline void prefetch_row(const char* row, int64_t off, int64_t len, int64_t stride) {
-  const int64_t ahead = off + kPrefetch;
-  const char* p = ahead < len || len != stride ? row + ahead : row + R * stride + (ahead - len);
-  _mm_prefetch(p, _MM_HINT_T0);
-}
-
 // int8 tile kernel: u8 activations (xq + 128) x s8 weights with vpdpbusd over one 16-row tile
 // (matmul.h layout: group g of 4 columns is the 64 bytes w + 64 g, lane i = row i). acc[b]
 // gets, for BT activation rows, lane i += sum over the groups of (a[b][4g..4g+3] . w[i][4g..]).
@@ -273,57 +264,71 @@ void call_i8_tile(int bt, const int8_t* w, int64_t ngroups, const uint8_t* a, in
   }
 }
 
-template <int R, int BT>
-struct MkI4D {
-  static void run(const BlockQ4* w, int64_t ldb, const int8_t* a, int64_t lda, const int32_t* corr,
-                  int64_t ldc, int64_t nb, float* out) {
-    __m512 acc[R][BT];
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 16
-      for (int b = 0; b < BT; ++b) acc[r][b] = _mm512_setzero_ps();
-    // Nibbles are word aligned (block 0: words 1-8, block 1: words 10-17), so vpermw suffices.
-    const __m512i nib_idx =
-        _mm512_set_epi16(17, 16, 15, 14, 13, 12, 11, 10, 17, 16, 15, 14, 13, 12, 11, 10, 8, 7, 6, 5,
-                         4, 3, 2, 1, 8, 7, 6, 5, 4, 3, 2, 1);
-    const __m512i sc_idx = _mm512_set_epi16(9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 0, 0, 0,
-                                            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
-    constexpr int64_t k4 = 0x0004000400040004;
-    const __m512i shifts = _mm512_set_epi64(k4, k4, 0, 0, k4, k4, 0, 0);
+// int4 tile kernel over one 16-row tile (matmul.h layout: 576-byte super-blocks of 64 columns,
+// scales first). s8 activations x u8 nibbles q with vpdpbusd; per block of 32 columns the
+// int32 sum starts from corr = -8 * sum(activations) (so it is sum (q - 8) a), is converted to
+// f32 and multiplied by the 16 rows' scales into acc[b]. The weights are unpacked once per
+// block for all BT activation rows.
+template <int BT>
+struct MkI4Tile {
+  static void run(const uint8_t* w, int64_t nsb, const int8_t* a, int64_t lda, const int32_t* corr,
+                  int64_t ldc, bool prefetch, __m512* acc) {
     const __m512i low4 = _mm512_set1_epi8(0x0f);
-    auto step = [&](int64_t j, __mmask64 m) {
-      __m512i qv[R];
-      __m512 s[R];
-#pragma GCC unroll 16
-      for (int r = 0; r < R; ++r) {
-        prefetch_row<R>(reinterpret_cast<const char*>(w + r * ldb), j * 18, nb * 18, ldb * 18);
-        const __m512i raw = _mm512_maskz_loadu_epi8(m, w + r * ldb + j);
-        qv[r] = _mm512_and_si512(_mm512_srlv_epi16(_mm512_permutexvar_epi16(nib_idx, raw), shifts),
-                                 low4);
-        s[r] = _mm512_castsi512_ps(
-            _mm512_maskz_permutexvar_epi16(static_cast<__mmask32>(0xaaaaaaaau), sc_idx, raw));
-      }
-      const int64_t c = j * 32;
-#pragma GCC unroll 16
-      for (int b = 0; b < BT; ++b) {
-        const __m512i av = _mm512_load_si512(a + b * lda + c);
-        const __m512i cb = _mm512_load_si512(corr + b * ldc + c / 4);
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
-          const __m512i d = _mm512_dpbusd_epi32(cb, qv[r], av);
-          acc[r][b] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), s[r], acc[r][b]);
+    for (int64_t sb = 0; sb < nsb; ++sb) {
+      const uint8_t* p = w + sb * 576;
+      if (prefetch) {
+#pragma GCC unroll 9
+        for (int line = 0; line < 9; ++line) {
+          _mm_prefetch(reinterpret_cast<const char*>(p) + kPrefetch + 64 * line, _MM_HINT_T0);
         }
       }
-    };
-    int64_t j = 0;
-    for (; j + 2 <= nb; j += 2) step(j, 0xfffffffffull);
-    if (j < nb) step(j, 0x3ffffull);
+      const __m512i sc_raw = _mm512_load_si512(p);
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        const __m256i sc16 = h == 0 ? _mm512_castsi512_si256(sc_raw)
+                                    : _mm512_extracti64x4_epi64(sc_raw, 1);
+        const __m512 scale =
+            _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(sc16), 16));
+        __m512i lo[4], hi[4];
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) {
+          const __m512i z = _mm512_load_si512(p + 64 + (4 * h + q) * 64);
+          lo[q] = _mm512_and_si512(z, low4);
+          hi[q] = _mm512_and_si512(_mm512_srli_epi16(z, 4), low4);
+        }
+        const int64_t blk = 2 * sb + h;
 #pragma GCC unroll 16
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 16
-      for (int b = 0; b < BT; ++b) out[b * R + r] = _mm512_reduce_add_ps(acc[r][b]);
+        for (int b = 0; b < BT; ++b) {
+          const int8_t* ab = a + b * lda + blk * 32;
+          __m512i d0 = _mm512_set1_epi32(corr[b * ldc + blk]);
+          __m512i d1 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+          for (int q = 0; q < 4; ++q) {
+            int32_t a_lo, a_hi;
+            std::memcpy(&a_lo, ab + 4 * q, 4);
+            std::memcpy(&a_hi, ab + 16 + 4 * q, 4);
+            d0 = _mm512_dpbusd_epi32(d0, lo[q], _mm512_set1_epi32(a_lo));
+            d1 = _mm512_dpbusd_epi32(d1, hi[q], _mm512_set1_epi32(a_hi));
+          }
+          acc[b] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(d0, d1)), scale, acc[b]);
+        }
+      }
+    }
   }
 };
+
+// Calls MkI4Tile<bt>::run for a run-time bt in [1, 16].
+template <int BT = 16>
+void call_i4_tile(int bt, const uint8_t* w, int64_t nsb, const int8_t* a, int64_t lda,
+                  const int32_t* corr, int64_t ldc, bool prefetch, __m512* acc) {
+  if constexpr (BT >= 1) {
+    if (bt == BT) {
+      MkI4Tile<BT>::run(w, nsb, a, lda, corr, ldc, prefetch, acc);
+    } else {
+      call_i4_tile<BT - 1>(bt, w, nsb, a, lda, corr, ldc, prefetch, acc);
+    }
+  }
+}
 
 // Calls K<R, bt>::run for a run-time bt in [1, kBT].
 template <template <int, int> class K, int R, class... Args>
@@ -380,13 +385,22 @@ void dequant_segment(const PackedWeights& w, int64_t r, int64_t k0, int64_t kl, 
       break;
     }
     case WeightFormat::kInt4: {
-      const BlockQ4* blocks = static_cast<const BlockQ4*>(w.data()) + r * (cols / 32) + k0 / 32;
+      // 576-byte super-blocks of 16-row tiles (matmul.h int4_location); a gather of row r's 4
+      // bytes from the 4 groups of block j gives its 16 nibble bytes in Q4_0 order. k0 is a
+      // multiple of 32.
+      const int64_t tile = (r / 16) * ((cols + 63) / 64) * 576;
+      const auto* bytes = static_cast<const uint8_t*>(w.data()) + tile;
+      const __m128i idx = _mm_setr_epi32(0, 64, 128, 192);
       const __m128i low4 = _mm_set1_epi8(0x0f);
       const __m512 eight = _mm512_set1_ps(8.0f);
       for (int64_t j = 0; j < kl / 32; ++j) {
-        const __m512 scale = _mm512_castsi512_ps(
-            _mm512_set1_epi32(static_cast<int32_t>(blocks[j].scale_bf16) << 16));
-        const __m128i n = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blocks[j].nibbles));
+        const int64_t blk = k0 / 32 + j, sb = (blk / 2) * 576, h = blk % 2;
+        uint16_t scale_bf16;
+        std::memcpy(&scale_bf16, bytes + sb + 32 * h + (r % 16) * 2, 2);
+        const __m512 scale =
+            _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int32_t>(scale_bf16) << 16));
+        const __m128i n = _mm_i32gather_epi32(
+            reinterpret_cast<const int*>(bytes + sb + 64 + 4 * h * 64 + (r % 16) * 4), idx, 1);
         const __m128i lo = _mm_and_si128(n, low4);
         const __m128i hi = _mm_and_si128(_mm_srli_epi16(n, 4), low4);
         const __m512 flo = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(lo)), eight);
@@ -479,24 +493,24 @@ struct I8Tiles {
   }
 };
 
-struct I4Direct {
-  template <int R>
-  static void tile(const Ctx& c, int64_t r0) {
-    const int64_t nblk_row = c.cols / 32;
-    const BlockQ4* wb = static_cast<const BlockQ4*>(c.w->data()) + r0 * nblk_row;
+// One 16-row tile of an int4 matrix for the whole batch, activation rows in slices of up to
+// 16 (the tile is streamed from memory by the first slice, re-read from L2 by the others).
+struct I4Tiles {
+  static constexpr int kSlice = 16;
+  static void tile(const Ctx& c, int64_t t) {
+    const int64_t nsb = (c.cols + 63) / 64;
+    const uint8_t* w = static_cast<const uint8_t*>(c.w->data()) + t * nsb * 576;
+    const int64_t r0 = t * 16;
+    const __mmask16 rmask = tail16(c.rows - r0);
     const int8_t* act = static_cast<const int8_t*>(c.act);
-    for (int64_t k0 = 0; k0 < c.cols; k0 += c.kc) {
-      const int64_t kl = std::min(c.kc, c.cols - k0);
-      for (int64_t b0 = 0; b0 < c.batch; b0 += kBT) {
-        const int bt = static_cast<int>(std::min<int64_t>(kBT, c.batch - b0));
-        float dot[kBT * R];
-        call_bt<MkI4D, R>(bt, wb + k0 / 32, nblk_row, act + b0 * c.lda + k0, c.lda,
-                          c.corr + b0 * c.ldc + k0 / 4, c.ldc, kl / 32, dot);
-        float out[kBT * R];
-        for (int b = 0; b < bt; ++b) {
-          for (int r = 0; r < R; ++r) out[b * R + r] = c.sx[b0 + b] * dot[b * R + r];
-        }
-        store(c, r0, R, b0, bt, out, R, k0 == 0);
+    for (int64_t b0 = 0; b0 < c.batch; b0 += kSlice) {
+      const int bt = static_cast<int>(std::min<int64_t>(kSlice, c.batch - b0));
+      __m512 acc[kSlice];
+      for (int b = 0; b < bt; ++b) acc[b] = _mm512_setzero_ps();
+      call_i4_tile(bt, w, nsb, act + b0 * c.lda, c.lda, c.corr + b0 * c.ldc, c.ldc, b0 == 0, acc);
+      for (int b = 0; b < bt; ++b) {
+        _mm512_mask_storeu_ps(c.y + (b0 + b) * c.rows + r0, rmask,
+                              _mm512_mul_ps(acc[b], _mm512_set1_ps(c.sx[b0 + b])));
       }
     }
   }
@@ -571,18 +585,18 @@ void matmul_avx512(const PackedWeights& w, const float* x, int64_t batch, float*
     case WeightFormat::kInt4:
       if (use_extensions && f.avx512_vnni) {
         const int64_t act_bytes = round_up(batch * c.lda, 64);
-        c.ldc = c.lda / 4;
-        auto* base = static_cast<uint8_t*>(t_act.get(2 * act_bytes + batch * 4));
-        auto* corr = reinterpret_cast<int32_t*>(base + act_bytes);  // batch x lda/4 int32
-        auto* sx = reinterpret_cast<float*>(base + 2 * act_bytes);
+        c.ldc = c.lda / 32;
+        auto* base = static_cast<uint8_t*>(t_act.get(act_bytes + batch * c.ldc * 4 + batch * 4));
+        auto* corr = reinterpret_cast<int32_t*>(base + act_bytes);  // batch x lda/32 int32
+        auto* sx = reinterpret_cast<float*>(base + act_bytes + batch * c.ldc * 4);
         prep_int8(x, batch, c.cols, c.lda, false, base, sx, corr, c.ldc);
         c.act = base;
         c.sx = sx;
         c.corr = corr;
-        // Whole rows for one batch slice; else 4096-column chunks stay in L1/L2 for the
-        // later slices (each slice unpacks them again in registers).
-        c.kc = one_slice ? c.cols : 4096;
-        run<I4Direct>(c, pool);
+        const int64_t tiles = (c.rows + 15) / 16;
+        pool.parallel_for(tiles, [&c](int64_t begin, int64_t end, int) {
+          for (int64_t t = begin; t < end; ++t) I4Tiles::tile(c, t);
+        });
         return;
       }
       break;

@@ -220,17 +220,36 @@ TEST(PackedWeights, Int4BlockLayoutIsExact) {
   w[32 + 5] = 0.3f;
   w[32 + 6] = -0.2f;
   const auto p = PackedWeights::pack(WeightFormat::kInt4, w, 1, 64);
-  ASSERT_EQ(p.bytes(), 2 * 18);
-  BlockQ4 blocks[2];
-  std::memcpy(blocks, p.data(), sizeof(blocks));
-  EXPECT_EQ(blocks[0].scale_bf16, 0x3f80);  // 1.0
-  EXPECT_EQ(blocks[1].scale_bf16, 0x3f00);  // 0.5
-  for (int i = 0; i < 16; ++i) {
-    const int lo = i % 15 - 7 + 8, hi = (i + 16) % 15 - 7 + 8;
-    EXPECT_EQ(blocks[0].nibbles[i], lo | (hi << 4)) << "byte " << i;
+  ASSERT_EQ(p.bytes(), 576);  // one 16-row tile of one 64-column super-block
+  const auto* raw = static_cast<const uint8_t*>(p.data());
+  // Scales: block 0 of row 0 at byte 0, block 1 at byte 32; rows 1..15 (padding) zero.
+  uint16_t s0, s1;
+  std::memcpy(&s0, raw, 2);
+  std::memcpy(&s1, raw + 32, 2);
+  EXPECT_EQ(s0, 0x3f80);  // 1.0
+  EXPECT_EQ(s1, 0x3f00);  // 0.5
+  // Block 0, row 0: group g (bytes 64 + 64 g .. +4) holds columns 4g..4g+3 (low nibbles) and
+  // 16 + 4g.. (high nibbles).
+  for (int g = 0; g < 4; ++g) {
+    for (int k = 0; k < 4; ++k) {
+      const int c = 4 * g + k;
+      const int lo = c % 15 - 7 + 8, hi = (c + 16) % 15 - 7 + 8;
+      EXPECT_EQ(raw[64 + 64 * g + k], lo | (hi << 4)) << "group " << g << " byte " << k;
+    }
   }
-  EXPECT_EQ(blocks[1].nibbles[5] & 0x0f, 8 + 1);
-  EXPECT_EQ(blocks[1].nibbles[6] & 0x0f, 8 + 0);
+  // Block 1 (groups 4..7): column 32 + 5 is group 5, byte 1; 32 + 6 is group 5, byte 2.
+  EXPECT_EQ(raw[64 + 64 * 5 + 1] & 0x0f, 8 + 1);
+  EXPECT_EQ(raw[64 + 64 * 5 + 2] & 0x0f, 8 + 0);
+  EXPECT_EQ(int4_location(0, 37, 64).byte, 64 + 64 * 5 + 1);
+  EXPECT_EQ(int4_location(0, 37 + 16, 64).shift, 4);
+  EXPECT_EQ(int4_location(17, 40, 128).byte, 2 * 576 + 64 + 64 * 6 + 4 + 0);
+  EXPECT_EQ(int4_location(17, 40, 128).scale_byte, 2 * 576 + 32 + 2);
+  for (int r = 1; r < 16; ++r) {
+    for (int c = 0; c < 64; ++c) {
+      const Int4Location at = int4_location(r, c, 64);
+      EXPECT_EQ((raw[at.byte] >> at.shift) & 0x0f, 0) << "padding row " << r;
+    }
+  }
   for (int c = 0; c < 64; ++c) {
     float expected = w[static_cast<size_t>(c)];
     if (c == 37) expected = 0.5f;
@@ -279,7 +298,13 @@ TEST(PackedWeights, Bytes) {
   EXPECT_EQ(PackedWeights::random(WeightFormat::kBf16, 3, 64, 1).bytes(), 3 * 64 * 2);
   // int8: a 16-row tile (rows padded), f32 scales and int32 row sums.
   EXPECT_EQ(PackedWeights::random(WeightFormat::kInt8, 3, 64, 1).bytes(), 16 * 64 + 3 * 4 + 3 * 4);
-  EXPECT_EQ(PackedWeights::random(WeightFormat::kInt4, 3, 64, 1).bytes(), 3 * 2 * 18);
+  EXPECT_EQ(PackedWeights::random(WeightFormat::kInt4, 3, 64, 1).bytes(), 576);
+  EXPECT_EQ(PackedWeights::random(WeightFormat::kInt4, 17, 96, 1).bytes(), 2 * 2 * 576);
+  for (WeightFormat f :
+       {WeightFormat::kF32, WeightFormat::kBf16, WeightFormat::kInt8, WeightFormat::kInt4}) {
+    EXPECT_EQ(PackedWeights::bytes_for(f, 33, 160), PackedWeights::random(f, 33, 160, 1).bytes())
+        << to_string(f);
+  }
 }
 
 template <class F>
