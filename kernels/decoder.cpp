@@ -352,8 +352,7 @@ void ReferenceDecoder::step(ThreadPool& pool, Isa isa) {
 
   // Embedding (tied to the LM head).
   for (int64_t b = 0; b < batch; ++b) {
-    const int64_t token = next_tokens_[static_cast<size_t>(b)];
-    for (int64_t c = 0; c < H; ++c) x[static_cast<size_t>(b * H + c)] = lm_head_.at(token, c);
+    lm_head_.dequantise_row(next_tokens_[static_cast<size_t>(b)], x.subspan(b * H, H));
   }
 
   for (int64_t l = 0; l < s.num_layers; ++l) {

@@ -119,9 +119,24 @@ void dequantise_row(const PackedWeights& w, int64_t r, float* out) {
       }
       return;
     }
-    case WeightFormat::kInt4:
-      for (int64_t c = 0; c < cols; ++c) out[c] = w.at(r, c);
+    case WeightFormat::kInt4: {
+      const auto* raw = static_cast<const uint8_t*>(w.data());
+      for (int64_t j = 0; j < cols / 32; ++j) {
+        const Int4Location first = int4_location(r, j * 32, cols);
+        uint16_t scale_bf16;
+        std::memcpy(&scale_bf16, raw + first.scale_byte, 2);
+        const float scale = bf16_to_f32(scale_bf16);
+        // Group g of the block: row r's 4 bytes, columns 4g..4g+3 (low) and 16+4g.. (high).
+        for (int g = 0; g < 4; ++g) {
+          const uint8_t* b = raw + first.byte + g * 64;
+          for (int k = 0; k < 4; ++k) {
+            out[j * 32 + 4 * g + k] = scale * static_cast<float>((b[k] & 0x0f) - 8);
+            out[j * 32 + 16 + 4 * g + k] = scale * static_cast<float>((b[k] >> 4) - 8);
+          }
+        }
+      }
       return;
+    }
   }
 }
 
@@ -266,6 +281,16 @@ PackedWeights PackedWeights::clone() const {
   p.scales_ = scales_;
   p.sums_ = sums_;
   return p;
+}
+
+void PackedWeights::dequantise_row(int64_t r, std::span<float> out) const {
+  if (r < 0 || r >= rows_ || static_cast<int64_t>(out.size()) != cols_) {
+    throw std::invalid_argument("PackedWeights::dequantise_row: row " + std::to_string(r) +
+                                " of " + std::to_string(rows_) + " into " +
+                                std::to_string(out.size()) + " floats, expected cols " +
+                                std::to_string(cols_));
+  }
+  llmcap::kernels::dequantise_row(*this, r, out.data());
 }
 
 int64_t PackedWeights::bytes_for(WeightFormat format, int64_t rows, int64_t cols) {

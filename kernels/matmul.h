@@ -83,6 +83,9 @@ class PackedWeights {
   static int64_t bytes_for(WeightFormat format, int64_t rows, int64_t cols);
   /// Element (r, c) as f32 after dequantisation (for tests).
   float at(int64_t r, int64_t c) const;
+  /// Row r as f32 after dequantisation (an embedding lookup). Throws std::invalid_argument
+  /// unless 0 <= r < rows and out.size() == cols.
+  void dequantise_row(int64_t r, std::span<float> out) const;
 
   // Raw storage for kernels: data() points at rows*cols elements (f32, uint16 bf16) or at the
   // int8 / int4 tiles described at WeightFormat; row_scales() at rows f32 scales and row_sums() at rows int32 sums of

@@ -496,5 +496,22 @@ TEST(Matmul, LargeBatchEqualsRowByRow) {
   }
 }
 
+TEST(PackedWeights, DequantiseRowMatchesElementAccessAndChecksItsArguments) {
+  for (WeightFormat f :
+       {WeightFormat::kF32, WeightFormat::kBf16, WeightFormat::kInt8, WeightFormat::kInt4}) {
+    const auto p = PackedWeights::random(f, 19, 96, 7);
+    std::vector<float> row(96);
+    for (int64_t r : {0, 15, 16, 18}) {
+      p.dequantise_row(r, row);
+      for (int64_t c = 0; c < 96; ++c) {
+        ASSERT_EQ(row[static_cast<size_t>(c)], p.at(r, c)) << to_string(f) << " " << r << "," << c;
+      }
+    }
+    std::vector<float> short_row(95);
+    EXPECT_THROW(p.dequantise_row(0, short_row), std::invalid_argument);
+    EXPECT_THROW(p.dequantise_row(19, row), std::invalid_argument);
+  }
+}
+
 }  // namespace
 }  // namespace llmcap::kernels
