@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "kernels/decoder.h"
+#include "kernels/machine.h"
+#include "model/calibration.h"
 #include "model/input_error.h"
 #include "model/model_spec.h"
 #include "model/roofline.h"
@@ -93,6 +95,13 @@ ValidationResult run_validation(const ValidationOptions& options,
   const int64_t max_batch = *std::max_element(options.batches.begin(), options.batches.end());
   const int64_t max_context = *std::max_element(options.contexts.begin(), options.contexts.end());
 
+  kernels::ReadProbe probe(int64_t{256} << 20);
+  std::vector<double> all_probes;
+  const auto median_of = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+
   for (const auto& path : options.models) {
     const model::ModelSpec spec = model::load_model_spec(path);
     const kernels::DecoderShape shape = decoder_shape(spec, path.string());
@@ -107,65 +116,129 @@ ValidationResult run_validation(const ValidationOptions& options,
       kernels::ReferenceDecoder decoder(shape, kernel_format(format), kernels::KvType::kBf16,
                                         max_batch, max_context + options.runs + 2,
                                         options.seed);
+      struct Cell {
+        int64_t batch, context;
+        std::vector<double> step_s;
+        std::vector<std::vector<double>> section_s{kernels::StepSections::kCount};
+      };
+      std::vector<Cell> cells;
       for (const int64_t batch : options.batches) {
-        for (const int64_t context : options.contexts) {
-          const std::vector<int64_t> contexts(static_cast<size_t>(batch), context);
-          decoder.set_contexts(contexts);
-          decoder.step(pool);  // warm-up: caches, page faults of the KV pages touched
-          std::vector<double> times;
-          for (int run = 0; run < options.runs; ++run) {
-            decoder.set_contexts(contexts);
-            const auto start = std::chrono::steady_clock::now();
-            decoder.step(pool);
-            times.push_back(
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        for (const int64_t context : options.contexts) cells.push_back({batch, context, {}});
+      }
+      const auto contexts_of = [](const Cell& c) {
+        return std::vector<int64_t>(static_cast<size_t>(c.batch), c.context);
+      };
+      for (const Cell& c : cells) {  // warm-up: caches, page faults of the KV pages touched
+        decoder.set_contexts(contexts_of(c));
+        decoder.step(pool);
+      }
+      std::vector<double> probes;
+      for (int run = 0; run < options.runs; ++run) {
+        probes.push_back(probe.read_bytes_per_s(pool));
+        for (Cell& c : cells) {
+          decoder.set_contexts(contexts_of(c));
+          kernels::StepSections sections;
+          const auto start = std::chrono::steady_clock::now();
+          decoder.step(pool, kernels::best_isa(), &sections);
+          c.step_s.push_back(
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+          for (int i = 0; i < kernels::StepSections::kCount; ++i) {
+            c.section_s[static_cast<size_t>(i)].push_back(sections.seconds[i]);
           }
-          std::sort(times.begin(), times.end());
-          model::BatchShape step;
-          step.num_decode_seqs = batch;
-          step.num_decode_context_tokens = batch * (context + 1);
-          ValidationPoint p;
-          p.model = spec.id;
-          p.format = format_name;
-          p.batch = batch;
-          p.context_tokens = context;
-          p.measured_s = times[times.size() / 2];
-          p.predicted_s = predictor.step_time_s(step);
-          result.points.push_back(p);
-          if (options.progress) {
-            std::ostringstream line;
-            line << p.model << " " << p.format << " batch " << batch << " context " << context
-                 << ": measured " << p.measured_s * 1e3 << " ms, predicted "
-                 << p.predicted_s * 1e3 << " ms";
-            options.progress(line.str());
+        }
+      }
+      all_probes.insert(all_probes.end(), probes.begin(), probes.end());
+      model::Efficiency drift = model::drift_corrected_efficiency(profile, median_of(probes));
+      drift.step_overhead_s = 0;
+      const model::RooflinePredictor drift_predictor(spec, format, model::KvFormat::kBf16, machine,
+                                                     drift);
+      for (const Cell& c : cells) {
+        model::BatchShape step;
+        step.num_decode_seqs = c.batch;
+        step.num_decode_context_tokens = c.batch * (c.context + 1);
+        ValidationPoint p;
+        p.model = spec.id;
+        p.format = format_name;
+        p.batch = c.batch;
+        p.context_tokens = c.context;
+        p.measured_s = median_of(c.step_s);
+        p.predicted_s = predictor.step_time_s(step);
+        p.predicted_drift_corrected_s = drift_predictor.step_time_s(step);
+        // Predicted seconds per section: layer operators x layers, the MLP's matrices summed.
+        std::vector<double> predicted(kernels::StepSections::kCount, 0.0);
+        const auto section_index = [](const std::string& op) {
+          const std::string name =
+              op == "gate_proj" || op == "up_proj" || op == "down_proj" ? "mlp" : op;
+          for (int i = 0; i < kernels::StepSections::kCount; ++i) {
+            if (name == kernels::StepSections::kNames[i]) return i;
           }
+          return -1;
+        };
+        for (const model::OpTime& op : predictor.breakdown(step)) {
+          const int i = section_index(op.op);
+          if (i < 0) continue;
+          const double layers = op.op == "lm_head" ? 1.0 : static_cast<double>(spec.num_layers);
+          predicted[static_cast<size_t>(i)] += op.time_s * layers;
+        }
+        for (int i = 0; i < kernels::StepSections::kCount; ++i) {
+          p.section_names.emplace_back(kernels::StepSections::kNames[i]);
+          p.section_measured_s.push_back(median_of(c.section_s[static_cast<size_t>(i)]));
+          p.section_predicted_s.push_back(predicted[static_cast<size_t>(i)]);
+        }
+        result.points.push_back(p);
+        if (options.progress) {
+          std::ostringstream line;
+          line << p.model << " " << p.format << " batch " << c.batch << " context " << c.context
+               << ": measured " << p.measured_s * 1e3 << " ms, predicted "
+               << p.predicted_s * 1e3 << " ms";
+          options.progress(line.str());
         }
       }
     }
   }
+  result.profile_read_bytes_per_s = machine.memory_bandwidth_bytes_per_s *
+                                    efficiency.memory_bandwidth_fraction;
+  if (!all_probes.empty()) result.validation_read_bytes_per_s = median_of(all_probes);
   std::vector<double> errors;
   for (const auto& p : result.points) errors.push_back(p.error());
   result.median_abs_error = abs_quantile(errors, 0.5);
   result.p95_abs_error = abs_quantile(errors, 0.95);
+  std::vector<double> drift_errors;
+  for (const auto& p : result.points) drift_errors.push_back(p.drift_corrected_error());
+  result.drift_corrected_median_abs_error = abs_quantile(drift_errors, 0.5);
+  result.drift_corrected_p95_abs_error = abs_quantile(drift_errors, 0.95);
   return result;
 }
 
 std::string validation_to_json(const ValidationResult& result) {
   nlohmann::json points = nlohmann::json::array();
   for (const auto& p : result.points) {
+    nlohmann::json sections = nlohmann::json::object();
+    for (size_t i = 0; i < p.section_names.size(); ++i) {
+      sections[p.section_names[i]] = {{"measured_s", p.section_measured_s[i]},
+                                      {"predicted_s", p.section_predicted_s[i]}};
+    }
     points.push_back({{"model", p.model},
                       {"format", p.format},
                       {"batch", p.batch},
                       {"context_tokens", p.context_tokens},
                       {"measured_s", p.measured_s},
                       {"predicted_s", p.predicted_s},
-                      {"error", p.error()}});
+                      {"error", p.error()},
+                      {"predicted_drift_corrected_s", p.predicted_drift_corrected_s},
+                      {"sections", sections}});
   }
-  const nlohmann::json doc = {{"points", points},
-                              {"median_abs_error", result.median_abs_error},
-                              {"p95_abs_error", result.p95_abs_error},
-                              {"threads", result.threads},
-                              {"profile", result.profile}};
+  const nlohmann::json doc = {
+      {"points", points},
+      {"median_abs_error", result.median_abs_error},
+      {"p95_abs_error", result.p95_abs_error},
+      {"drift_corrected_median_abs_error", result.drift_corrected_median_abs_error},
+      {"drift_corrected_p95_abs_error", result.drift_corrected_p95_abs_error},
+      {"read_bandwidth_bytes_per_s",
+       {{"profile", result.profile_read_bytes_per_s},
+        {"during_validation", result.validation_read_bytes_per_s}}},
+      {"threads", result.threads},
+      {"profile", result.profile}};
   return doc.dump(2) + "\n";
 }
 
@@ -174,23 +247,50 @@ void print_validation(const ValidationResult& result, std::ostream& out) {
       << " threads) against the calibrated predictor (" << result.profile << "):\n\n";
   out << std::left << std::setw(16) << "model" << std::setw(7) << "format" << std::right
       << std::setw(6) << "batch" << std::setw(9) << "context" << std::setw(14) << "measured ms"
-      << std::setw(15) << "predicted ms" << std::setw(9) << "error" << "\n";
+      << std::setw(15) << "predicted ms" << std::setw(9) << "error" << std::setw(15)
+      << "drift-corr." << "\n";
   for (const auto& p : result.points) {
-    char err[32];
+    char err[32], drift[32], measured[32], predicted[32];
     std::snprintf(err, sizeof err, "%+.1f%%", 100 * p.error());
-    char measured[32];
-    char predicted[32];
+    std::snprintf(drift, sizeof drift, "%+.1f%%", 100 * p.drift_corrected_error());
     std::snprintf(measured, sizeof measured, "%.2f", p.measured_s * 1e3);
     std::snprintf(predicted, sizeof predicted, "%.2f", p.predicted_s * 1e3);
     out << std::left << std::setw(16) << p.model << std::setw(7) << p.format << std::right
         << std::setw(6) << p.batch << std::setw(9) << p.context_tokens << std::setw(14)
-        << measured << std::setw(15) << predicted << std::setw(9) << err << "\n";
+        << measured << std::setw(15) << predicted << std::setw(9) << err << std::setw(15) << drift
+        << "\n";
   }
-  char summary[128];
+  char summary[320];
   std::snprintf(summary, sizeof summary,
-                "\n|error| over %zu points: median %.1f%%, p95 %.1f%%\n", result.points.size(),
-                100 * result.median_abs_error, 100 * result.p95_abs_error);
+                "\n|error| over %zu points: median %.1f%%, p95 %.1f%%\n"
+                "read bandwidth: %.1f GB/s in the profile, %.1f GB/s during these runs (median of "
+                "probes); with the predictor rescaled to it (drift-corr.): median %.1f%%, p95 "
+                "%.1f%%\n",
+                result.points.size(), 100 * result.median_abs_error, 100 * result.p95_abs_error,
+                result.profile_read_bytes_per_s / 1e9, result.validation_read_bytes_per_s / 1e9,
+                100 * result.drift_corrected_median_abs_error,
+                100 * result.drift_corrected_p95_abs_error);
   out << summary;
+  if (result.points.empty() || result.points.front().section_names.empty()) return;
+  out << "\nBy operator (median over the points): share of the measured step, error of the "
+         "predicted time\n";
+  const auto& names = result.points.front().section_names;
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::vector<double> share, error;
+    for (const auto& p : result.points) {
+      share.push_back(p.section_measured_s[i] / p.measured_s);
+      if (p.section_measured_s[i] > 0) {
+        error.push_back(p.section_predicted_s[i] / p.section_measured_s[i] - 1.0);
+      }
+    }
+    std::sort(share.begin(), share.end());
+    std::sort(error.begin(), error.end());
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-20s %5.1f%% of the step   error %+6.1f%%\n",
+                  names[i].c_str(), 100 * share[share.size() / 2],
+                  error.empty() ? 0.0 : 100 * error[error.size() / 2]);
+    out << line;
+  }
 }
 
 }  // namespace llmcap::cli

@@ -1,6 +1,7 @@
 #include "kernels/decoder.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -330,7 +331,7 @@ void ReferenceDecoder::set_contexts(std::span<const int64_t> context_tokens,
   logits_batch_ = 0;
 }
 
-void ReferenceDecoder::step(ThreadPool& pool, Isa isa) {
+void ReferenceDecoder::step(ThreadPool& pool, Isa isa, StepSections* sections) {
   if (contexts_.empty()) throw std::logic_error("ReferenceDecoder::step before set_contexts");
   const auto batch = static_cast<int64_t>(contexts_.size());
   for (int64_t b = 0; b < batch; ++b) {
@@ -349,17 +350,29 @@ void ReferenceDecoder::step(ThreadPool& pool, Isa isa) {
                          attn = bs(attn_, QD), gu = bs(gu_, 2 * I), act = bs(act_, I),
                          logits = bs(logits_, s.vocab);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  // Section timing: mark(i) charges the time since the previous mark to section i.
+  enum Section { kInputNorm, kQkv, kAttention, kOut, kPostNorm, kMlp, kLmHead };
+  auto last = std::chrono::steady_clock::now();
+  const auto mark = [&](Section i) {
+    if (sections == nullptr) return;
+    const auto now = std::chrono::steady_clock::now();
+    sections->seconds[i] += std::chrono::duration<double>(now - last).count();
+    last = now;
+  };
+  if (sections != nullptr) *sections = StepSections{};
 
   // Embedding (tied to the LM head).
   for (int64_t b = 0; b < batch; ++b) {
     lm_head_.dequantise_row(next_tokens_[static_cast<size_t>(b)], x.subspan(b * H, H));
   }
+  mark(kLmHead);
 
   for (int64_t l = 0; l < s.num_layers; ++l) {
     const DecoderLayerWeights& w = layers_[static_cast<size_t>(l)];
     for_rows(pool, batch, [&](int64_t b) {
       rms_norm(x.subspan(b * H, H), w.attn_norm, H, s.rms_eps, h.subspan(b * H, H), isa);
     });
+    mark(kInputNorm);
     matmul(w.qkv, h, batch, qkv, pool, isa);
     for_rows(pool, batch, [&](int64_t b) {
       float* row = qkv.data() + b * R;
@@ -394,6 +407,7 @@ void ReferenceDecoder::step(ThreadPool& pool, Isa isa) {
       int64_t& pristine = pristine_[static_cast<size_t>(b)];
       pristine = std::min(pristine, pos);
     });
+    mark(kQkv);
     // Attention: one call per sequence, each parallel over the pool.
     for (int64_t b = 0; b < batch; ++b) {
       const int64_t pos = contexts_[static_cast<size_t>(b)];
@@ -408,11 +422,14 @@ void ReferenceDecoder::step(ThreadPool& pool, Isa isa) {
       view.context_tokens = pos + 1;
       decode_attention(q, s.num_heads, view, scale, attn.subspan(b * QD, QD), pool, isa);
     }
+    mark(kAttention);
     matmul(w.o, attn, batch, proj, pool, isa);
+    mark(kOut);
     for_rows(pool, batch, [&](int64_t b) {
       add_in_place(x.subspan(b * H, H), proj.subspan(b * H, H));
       rms_norm(x.subspan(b * H, H), w.mlp_norm, H, s.rms_eps, h.subspan(b * H, H), isa);
     });
+    mark(kPostNorm);
     matmul(w.gate_up, h, batch, gu, pool, isa);
     for_rows(pool, batch, [&](int64_t b) {
       swiglu(gu.subspan(b * 2 * I, I), gu.subspan(b * 2 * I + I, I), act.subspan(b * I, I), isa);
@@ -420,6 +437,7 @@ void ReferenceDecoder::step(ThreadPool& pool, Isa isa) {
     matmul(w.down, act, batch, proj, pool, isa);
     for_rows(pool, batch,
              [&](int64_t b) { add_in_place(x.subspan(b * H, H), proj.subspan(b * H, H)); });
+    mark(kMlp);
   }
 
   for_rows(pool, batch, [&](int64_t b) {
@@ -431,6 +449,7 @@ void ReferenceDecoder::step(ThreadPool& pool, Isa isa) {
   for_rows(pool, batch, [&](int64_t b) {
     next_tokens_[static_cast<size_t>(b)] = argmax(logits.subspan(b * s.vocab, s.vocab));
   });
+  mark(kLmHead);
   for (int64_t b = 0; b < batch; ++b) ++contexts_[static_cast<size_t>(b)];
 }
 

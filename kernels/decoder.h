@@ -43,6 +43,24 @@ struct OpAccount {
   int64_t flops = 0;  ///< floating-point (or integer dot-product) operations, a multiply-add = 2
 };
 
+/// Wall time of the sections of one ReferenceDecoder::step, summed over layers, named as the
+/// operators of the step-time predictor's layer graph (model/op_graph.h) so the two can be
+/// compared operator by operator:
+///  - input_norm: the RMSNorm before attention;
+///  - qkv_proj: the QKV product (+ bias), RoPE and the KV-cache append;
+///  - attention: decode attention of every sequence;
+///  - out_proj: the output projection;
+///  - post_attention_norm: the residual add and the RMSNorm before the MLP;
+///  - mlp: gate/up product, SwiGLU, down product and the residual add;
+///  - lm_head: embedding lookup, final RMSNorm, LM-head product and argmax (once per step).
+struct StepSections {
+  static constexpr int kCount = 7;
+  static constexpr const char* kNames[kCount] = {"input_norm", "qkv_proj",
+                                                 "attention",  "out_proj",
+                                                 "post_attention_norm", "mlp", "lm_head"};
+  double seconds[kCount] = {};
+};
+
 /// One layer's weights. Matrices are PackedWeights of `rows` outputs x `cols` inputs (y = x W^T).
 struct DecoderLayerWeights {
   std::vector<float> attn_norm;  ///< hidden, RMSNorm weight before attention
@@ -99,7 +117,9 @@ class ReferenceDecoder {
   /// runs all layers, writes logits (batch x vocab); contexts grow by one and the next tokens
   /// become the argmax of the logits. Throws std::logic_error before set_contexts or when a
   /// sequence has reached max_context (call set_contexts to reset).
-  void step(ThreadPool& pool, Isa isa = best_isa());
+  /// With `sections`, also records the wall time of each section (steady clock, a few
+  /// nanoseconds per section boundary).
+  void step(ThreadPool& pool, Isa isa = best_isa(), StepSections* sections = nullptr);
 
   /// Logits of the last step, [batch][vocab] row-major; empty before the first step.
   std::span<const float> logits() const;

@@ -746,30 +746,13 @@ Efficiency calibrated_efficiency(const CalibrationProfile& profile) {
   return e;
 }
 
-Efficiency transfer_efficiency(const CalibrationProfile& profile, const HardwareSpec& target_cpu,
-                               double share) {
-  const std::string context = "transfer of the calibration profile of \"" +
-                              format_or_none(profile.machine.cpu_model) + "\" to \"" +
-                              target_cpu.id + "\"";
-  if (target_cpu.kind != DeviceKind::kCpu) {
-    throw InputError(context + ": expected a CPU, got a GPU (GPUs keep the datasheet roofline)");
-  }
-  if (!(share > 0 && share <= 1)) {
-    throw InputError(context + ": share: expected a fraction in (0, 1], got " +
-                     std::to_string(share));
-  }
-  const double measured_bw = measured_read_bandwidth(profile);
-  if (!(measured_bw > 0)) {
-    throw InputError(context + ": field \"machine.read_bandwidth_bytes_per_s\": no measurement");
-  }
-  if (!(target_cpu.peak_memory_bandwidth_bytes_per_s > 0) || target_cpu.num_cores < 1) {
-    throw InputError(context + ": the target needs a positive peak memory bandwidth and cores");
-  }
+namespace {
+/// The calibrated efficiency of `profile` with its memory-bound work scaled by bw_ratio and its
+/// CPU work by compute_ratio (the rule of transfer_efficiency); `note` is appended to the source.
+Efficiency scaled_efficiency(const CalibrationProfile& profile, double bw_ratio,
+                             double compute_ratio, const std::string& note) {
   Efficiency e = calibrated_efficiency(profile);
-  const double threads = std::max(1, profile.fit.threads);
-  const double bw_ratio = target_cpu.peak_memory_bandwidth_bytes_per_s * share *
-                          e.memory_bandwidth_fraction / measured_bw;
-  const double compute_ratio = target_cpu.num_cores * share / threads;
+  const double measured_bw = measured_read_bandwidth(profile);
   CalibratedEfficiency& cal = *e.calibrated;
   // A fitted rate per byte is split into the memory stream (1 / measured read bandwidth),
   // which scales with bandwidth, and the rest, CPU work per byte (dequantisation, conversion),
@@ -792,16 +775,63 @@ Efficiency transfer_efficiency(const CalibrationProfile& profile, const Hardware
     r.flops_per_s *= compute_ratio;
   }
   cal.stream_bytes_per_s *= bw_ratio;
+  cal.source += note;
+  return e;
+}
+}  // namespace
+
+Efficiency transfer_efficiency(const CalibrationProfile& profile, const HardwareSpec& target_cpu,
+                               double share) {
+  const std::string context = "transfer of the calibration profile of \"" +
+                              format_or_none(profile.machine.cpu_model) + "\" to \"" +
+                              target_cpu.id + "\"";
+  if (target_cpu.kind != DeviceKind::kCpu) {
+    throw InputError(context + ": expected a CPU, got a GPU (GPUs keep the datasheet roofline)");
+  }
+  if (!(share > 0 && share <= 1)) {
+    throw InputError(context + ": share: expected a fraction in (0, 1], got " +
+                     std::to_string(share));
+  }
+  const double measured_bw = measured_read_bandwidth(profile);
+  if (!(measured_bw > 0)) {
+    throw InputError(context + ": field \"machine.read_bandwidth_bytes_per_s\": no measurement");
+  }
+  if (!(target_cpu.peak_memory_bandwidth_bytes_per_s > 0) || target_cpu.num_cores < 1) {
+    throw InputError(context + ": the target needs a positive peak memory bandwidth and cores");
+  }
+  const double threads = std::max(1, profile.fit.threads);
+  const double bw_ratio = target_cpu.peak_memory_bandwidth_bytes_per_s * share *
+                          default_efficiency(DeviceKind::kCpu).memory_bandwidth_fraction /
+                          measured_bw;
+  const double compute_ratio = target_cpu.num_cores * share / threads;
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 ", transferred to %s x %.3g: bandwidth x %.3g (%.4g GB/s x %.2f / %.4g GB/s "
                 "measured), compute x %.3g (%.4g cores / %d threads)",
                 target_cpu.id.c_str(), share, bw_ratio,
                 target_cpu.peak_memory_bandwidth_bytes_per_s * share / 1e9,
-                e.memory_bandwidth_fraction, measured_bw / 1e9, compute_ratio,
-                target_cpu.num_cores * share, static_cast<int>(threads));
-  cal.source += buf;
-  return e;
+                default_efficiency(DeviceKind::kCpu).memory_bandwidth_fraction, measured_bw / 1e9,
+                compute_ratio, target_cpu.num_cores * share, static_cast<int>(threads));
+  return scaled_efficiency(profile, bw_ratio, compute_ratio, buf);
+}
+
+Efficiency drift_corrected_efficiency(const CalibrationProfile& profile,
+                                      double read_bytes_per_s_now) {
+  const double measured_bw = measured_read_bandwidth(profile);
+  if (!(measured_bw > 0)) {
+    throw InputError("calibration profile: field \"machine.read_bandwidth_bytes_per_s\": no "
+                     "measurement at the fitted thread count");
+  }
+  if (!(read_bytes_per_s_now > 0)) {
+    throw InputError("drift correction: expected a positive read bandwidth, got " +
+                     std::to_string(read_bytes_per_s_now) + " bytes/s");
+  }
+  const double bw_ratio = read_bytes_per_s_now / measured_bw;
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                ", bandwidth drift-corrected x %.3g (%.4g GB/s now / %.4g GB/s at calibration)",
+                bw_ratio, read_bytes_per_s_now / 1e9, measured_bw / 1e9);
+  return scaled_efficiency(profile, bw_ratio, 1.0, buf);
 }
 
 }  // namespace llmcap::model

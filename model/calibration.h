@@ -134,4 +134,12 @@ Efficiency calibrated_efficiency(const CalibrationProfile& profile);
 Efficiency transfer_efficiency(const CalibrationProfile& profile, const HardwareSpec& target_cpu,
                                double share = 1.0);
 
+/// The profile's calibrated efficiency for its own machine when that machine's read bandwidth
+/// has drifted (a shared VM: neighbours' traffic moves it minute to minute) from the value in
+/// the profile to `read_bytes_per_s_now` (measured at the same thread count): the transfer rule
+/// above with bw_ratio = now / profile and compute_ratio = 1. Throws InputError for a profile
+/// without measured read bandwidth or a non-positive bandwidth.
+Efficiency drift_corrected_efficiency(const CalibrationProfile& profile,
+                                      double read_bytes_per_s_now);
+
 }  // namespace llmcap::model

@@ -57,9 +57,27 @@ TEST(CliValidate, TimesEachGridPointAndWritesTheErrors) {
     EXPECT_EQ(p.at("model"), "tiny");
     EXPECT_GT(p.at("measured_s").get<double>(), 0);
     EXPECT_GT(p.at("predicted_s").get<double>(), 0);
+    EXPECT_GT(p.at("predicted_drift_corrected_s").get<double>(), 0);
+    // Sections: every operator of the step, measured and predicted, the measured ones within
+    // the step (they tile it; the step's median is taken over the same runs: one run here).
+    const auto& sections = p.at("sections");
+    ASSERT_EQ(sections.size(), 7u);
+    double measured_sum = 0;
+    for (const char* name : {"input_norm", "qkv_proj", "attention", "out_proj",
+                             "post_attention_norm", "mlp", "lm_head"}) {
+      ASSERT_TRUE(sections.contains(name)) << name;
+      EXPECT_GT(sections.at(name).at("measured_s").get<double>(), 0) << name;
+      EXPECT_GT(sections.at(name).at("predicted_s").get<double>(), 0) << name;
+      measured_sum += sections.at(name).at("measured_s").get<double>();
+    }
+    EXPECT_LE(measured_sum, p.at("measured_s").get<double>());
   }
   EXPECT_GE(doc.at("median_abs_error").get<double>(), 0);
   EXPECT_GE(doc.at("p95_abs_error").get<double>(), doc.at("median_abs_error").get<double>());
+  EXPECT_GT(doc.at("read_bandwidth_bytes_per_s").at("profile").get<double>(), 0);
+  EXPECT_GT(doc.at("read_bandwidth_bytes_per_s").at("during_validation").get<double>(), 0);
+  EXPECT_THAT(out.str(), HasSubstr("By operator"));
+  EXPECT_THAT(out.str(), HasSubstr("drift-corr."));
 }
 
 TEST(CliValidate, GptNeoxIsRefusedWithTheReason) {

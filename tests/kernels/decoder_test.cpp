@@ -1,5 +1,6 @@
 #include "kernels/decoder.h"
 
+#include <chrono>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -297,6 +298,32 @@ TEST(ReferenceDecoder, ContextsGrowByOnePerStepUntilFull) {
   EXPECT_EQ(dec.contexts()[1], 2);
   dec.step(pool);
   EXPECT_EQ(dec.contexts()[0], 1);
+}
+
+TEST(ReferenceDecoder, SectionTimesCoverTheStepAndDoNotChangeItsResults) {
+  ThreadPool pool(2);
+  ReferenceDecoder dec(tiny_shape(), WeightFormat::kBf16, KvType::kBf16, 2, 64, 3);
+  const std::vector<int64_t> contexts = {5, 40};
+  dec.set_contexts(contexts);
+  dec.step(pool);
+  const std::vector<float> plain(dec.logits().begin(), dec.logits().end());
+  dec.set_contexts(contexts);
+  StepSections sections;
+  sections.seconds[0] = 123.0;  // stale values are cleared by step
+  const auto start = std::chrono::steady_clock::now();
+  dec.step(pool, best_isa(), &sections);
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(std::vector<float>(dec.logits().begin(), dec.logits().end()), plain);
+  double sum_s = 0;
+  for (int i = 0; i < StepSections::kCount; ++i) {
+    EXPECT_GT(sections.seconds[i], 0.0) << StepSections::kNames[i];
+    sum_s += sections.seconds[i];
+  }
+  // The sections tile the step: their sum is at most its wall time (the difference is the
+  // argument checks before the first mark and the context update after the last).
+  EXPECT_LE(sum_s, wall_s);
+  EXPECT_STREQ(StepSections::kNames[2], "attention");
 }
 
 TEST(ReferenceDecoder, BatchGivesTheSameResultsAsOneSequenceAtATime) {

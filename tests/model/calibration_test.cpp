@@ -406,5 +406,33 @@ TEST(CalibratedEfficiency, TransferScalesBandwidthAndComputeByTheStatedRule) {
   EXPECT_THROW(transfer_efficiency(p, target, 1.5), InputError);
 }
 
+TEST(CalibratedEfficiency, DriftCorrectionScalesOnlyTheMemoryPartOfEachRate) {
+  CalibrationProfile p = synthetic_profile();
+  p.fit.matmul.clear();
+  p.fit.matmul["bf16"] = RateFit{10e-6, 20e9, 100e9, 9, 0.01, 0.02};  // half memory, half CPU
+  p.fit.attention["bf16"] = RateFit{5e-6, 40e9, 50e9, 4, 0.01, 0.02};  // all memory
+  // Profile: 40 GB/s at 2 threads. Now 30 GB/s: bw_ratio 0.75, compute unchanged.
+  const Efficiency e = drift_corrected_efficiency(p, 30e9);
+  const auto& r = e.calibrated->linear.at("bf16");
+  EXPECT_NEAR(r.bytes_per_s, 1 / ((1 / 40e9) / 0.75 + (1 / 20e9 - 1 / 40e9)), 1.0);
+  EXPECT_DOUBLE_EQ(r.flops_per_s, 100e9);
+  EXPECT_DOUBLE_EQ(r.overhead_s, 10e-6);
+  EXPECT_NEAR(e.calibrated->attention.at("bf16").bytes_per_s, 30e9, 1.0);
+  EXPECT_NEAR(e.calibrated->stream_bytes_per_s, 30e9, 1.0);
+  EXPECT_THAT(e.calibrated->source, HasSubstr("drift-corrected x 0.75"));
+  // No drift: the calibrated rates themselves.
+  EXPECT_NEAR(drift_corrected_efficiency(p, 40e9).calibrated->linear.at("bf16").bytes_per_s, 20e9,
+              1.0);
+  try {
+    drift_corrected_efficiency(p, 0);
+    FAIL() << "expected InputError";
+  } catch (const InputError& err) {
+    EXPECT_THAT(err.what(), HasSubstr("expected a positive read bandwidth"));
+  }
+  CalibrationProfile no_bw = p;
+  no_bw.machine.read_bandwidth_bytes_per_s.clear();
+  EXPECT_THROW(drift_corrected_efficiency(no_bw, 30e9), InputError);
+}
+
 }  // namespace
 }  // namespace llmcap::model
