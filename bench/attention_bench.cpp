@@ -1,18 +1,19 @@
 // attention_bench: how close decode attention gets to the machine's read bandwidth.
 //
-// 1. Read bandwidth: a multi-threaded sum over 1 GiB (uint64 words, 8 independent sums per
-//    thread), median of 5 passes.
-// 2. Decode attention with Llama-3.1-8B shapes (32 query heads, 8 KV heads, head_dim 128), bf16
+// 1. Decode attention with Llama-3.1-8B shapes (32 query heads, 8 KV heads, head_dim 128), bf16
 //    and f32 KV, contexts 128 / 1024 / 4096 / 32768. Like a real decode step, each timed pass
 //    goes through several layers' caches (up to 32, enough for >= 256 MiB) so that the cache
 //    streams from DRAM, not the LLC; times are per layer. Variants:
 //      grouped      decode_attention as shipped (K and V read once per KV head)
 //      grouped-dp   bf16 only: AttentionOptions::bf16_qk_dot (vdpbf16ps for q.k)
+//      grouped-pv   bf16 only: AttentionOptions::bf16_pv_dot (vdpbf16ps for p.V)
+//      grouped-dp2  bf16 only: both
 //      naive        KV replicated to 32 heads and called with num_kv_heads == 32: K and V read
 //                   once per query head, as an engine without GQA-aware kernels does
 //    For each: median (and min) time per layer, KV bytes the model needs / time (GB/s; for naive
-//    the bytes it actually reads are 4x more), and that as a fraction of the read bandwidth.
-// 3. Overhead of an empty ThreadPool::parallel_for.
+//    the bytes it actually reads are 4x more), and that as a fraction of the read bandwidth
+//    measured by probes interleaved with the runs (9 rounds: probe, then every variant once).
+// 2. Overhead of an empty ThreadPool::parallel_for.
 //
 // Usage: attention_bench [--threads N] [--isa scalar|avx2|avx512] [--contexts 128,1024,...]
 //                        [--hot]   (one layer repeated: shows the compute ceiling)
@@ -38,6 +39,7 @@
 #include "kernels/attention.h"
 #include "kernels/cpu_features.h"
 #include "kernels/harness.h"
+#include "kernels/machine.h"
 #include "kernels/thread_pool.h"
 
 using namespace llmcap::kernels;
@@ -47,39 +49,6 @@ namespace {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
-}
-
-/// Bytes per second of a multi-threaded read of `bytes` (median of `passes`).
-double read_bandwidth(ThreadPool& pool, int64_t bytes, int passes) {
-  const int64_t words = bytes / 8;
-  std::vector<uint64_t> data(words);
-  pool.parallel_for(words, [&](int64_t b, int64_t e, int) {
-    for (int64_t i = b; i < e; ++i) data[i] = static_cast<uint64_t>(i) * 2654435761u;
-  });
-  std::vector<double> times;
-  std::vector<uint64_t> sums(pool.num_threads());
-  for (int p = 0; p < passes + 1; ++p) {
-    auto t0 = std::chrono::steady_clock::now();
-    pool.parallel_for(
-        words,
-        [&](int64_t b, int64_t e, int t) {
-          uint64_t s[8] = {};
-          int64_t i = b;
-          for (; i + 8 <= e; i += 8)
-            for (int j = 0; j < 8; ++j) s[j] += data[i + j];
-          for (; i < e; ++i) s[0] += data[i];
-          uint64_t total = 0;
-          for (uint64_t x : s) total += x;
-          sums[t] += total;
-        },
-        4096);
-    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (p > 0) times.push_back(dt);  // the first pass warms up
-  }
-  uint64_t checksum = 0;
-  for (uint64_t s : sums) checksum += s;
-  if (checksum == 42) std::printf(" ");  // keep the sums alive
-  return bytes / median(times);
 }
 
 /// std::allocator that asks for transparent huge pages (--huge): 2 MiB-aligned blocks with
@@ -221,8 +190,6 @@ int main(int argc, char** argv) {
   std::printf("cpu: %s\nflags: %s\nisa: %s, threads: %d\n", f.model_name.c_str(), f.flags().c_str(),
               std::string(to_string(isa)).c_str(), threads);
 
-  const double bw = read_bandwidth(pool, int64_t{1} << 30, 5);
-  std::printf("read bandwidth (sum over 1 GiB, median of 5): %.2f GB/s\n\n", bw / 1e9);
 
   // Empty parallel_for: the fixed cost every kernel call pays.
   {
@@ -239,8 +206,14 @@ int main(int argc, char** argv) {
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (auto& x : q) x = u(rng);
 
-  std::printf("%-5s %7s %-11s %6s %11s %9s %8s %11s %9s\n", "kv", "context", "variant", "layers",
-              "us/layer", "KV GB/s", "of read", "min us/l", "min GB/s");
+  // Interleaved rounds: per (KV type, context), every variant runs once per round after a
+  // read-bandwidth probe (kernels::ReadProbe, the calibration's read kernel), so that the
+  // machine's drift hits all of them alike; medians over the rounds, "of read" against the
+  // median probe of the same rounds.
+  const ReadProbe probe(int64_t{256} << 20);
+  constexpr int kRounds = 9;
+  std::printf("%-5s %7s %-12s %6s %11s %9s %8s %11s %9s %9s\n", "kv", "context", "variant",
+              "layers", "us/layer", "KV GB/s", "of read", "min us/l", "min GB/s", "read GB/s");
   for (KvType type : {KvType::kBf16, KvType::kF32}) {
     for (int64_t context : contexts) {
       const int64_t elem = type == KvType::kF32 ? 4 : 2;
@@ -250,32 +223,48 @@ int main(int argc, char** argv) {
               : std::clamp<int64_t>(((int64_t{256} << 20) + layer_bytes - 1) / layer_bytes, 1, 32);
       struct Variant {
         const char* name;
-        int64_t replicate;
-        bool dp;
-      };
-      std::vector<Variant> variants = {{"grouped", 1, false}};
-      if (type == KvType::kBf16 && isa == Isa::kAvx512 && f.avx512_bf16) {
-        variants.push_back({"grouped-dp", 1, true});
-      }
-      variants.push_back({"naive", q_heads / kv_heads, false});
-      for (const Variant& v : variants) {
-        Layers cache = make_layers(type, kv_heads, v.replicate, d, context, layers, pool);
+        const Layers* cache;
         AttentionOptions opt;
-        opt.bf16_qk_dot = v.dp;
-        Timing t = time_kernel(
-            [&] {
-              for (int64_t l = 0; l < layers; ++l) {
-                decode_attention(q, q_heads, cache.view(l), scale, out, pool, isa, opt);
-              }
-            },
-            1, 5, 0.3, 200);
-        const double per_layer = t.median_s / layers;
+        std::vector<double> seconds;
+      };
+      const Layers grouped = make_layers(type, kv_heads, 1, d, context, layers, pool);
+      const Layers naive = make_layers(type, kv_heads, q_heads / kv_heads, d, context, layers, pool);
+      std::vector<Variant> variants = {{"grouped", &grouped, {}, {}}};
+      if (type == KvType::kBf16 && isa == Isa::kAvx512 && f.avx512_bf16) {
+        AttentionOptions qk, pv, both;
+        qk.bf16_qk_dot = true;
+        pv.bf16_pv_dot = true;
+        both.bf16_qk_dot = both.bf16_pv_dot = true;
+        variants.push_back({"grouped-dp", &grouped, qk, {}});
+        variants.push_back({"grouped-pv", &grouped, pv, {}});
+        variants.push_back({"grouped-dp2", &grouped, both, {}});
+      }
+      variants.push_back({"naive", &naive, {}, {}});
+      const auto pass = [&](const Variant& v) {
+        for (int64_t l = 0; l < layers; ++l) {
+          decode_attention(q, q_heads, v.cache->view(l), scale, out, pool, isa, v.opt);
+        }
+      };
+      for (const Variant& v : variants) pass(v);  // warm-up
+      std::vector<double> probes;
+      for (int round = 0; round < kRounds; ++round) {
+        probes.push_back(probe.read_bytes_per_s(pool));
+        for (Variant& v : variants) {
+          const auto t0 = std::chrono::steady_clock::now();
+          pass(v);
+          v.seconds.push_back(
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+      }
+      const double bw = median(probes);
+      for (const Variant& v : variants) {
+        const double per_layer = median(v.seconds) / layers;
+        const double best = *std::min_element(v.seconds.begin(), v.seconds.end()) / layers;
         const double gbs = layer_bytes / per_layer;
-        const double best = t.min_s / layers;
-        std::printf("%-5s %7lld %-11s %6lld %11.2f %9.2f %7.1f%% %11.2f %9.2f\n",
+        std::printf("%-5s %7lld %-12s %6lld %11.2f %9.2f %7.1f%% %11.2f %9.2f %9.2f\n",
                     std::string(to_string(type)).c_str(), static_cast<long long>(context), v.name,
                     static_cast<long long>(layers), per_layer * 1e6, gbs / 1e9, 100 * gbs / bw,
-                    best * 1e6, layer_bytes / best / 1e9);
+                    best * 1e6, layer_bytes / best / 1e9, bw / 1e9);
         std::fflush(stdout);
       }
     }

@@ -153,8 +153,10 @@ void decode_attention(std::span<const float> q, int64_t num_q_heads, const KvCac
   void (*attend)(const detail::AttentionPiece&) = detail::attend_scalar;
   if (isa == Isa::kAvx2) attend = detail::attend_avx2;
   if (isa == Isa::kAvx512) attend = detail::attend_avx512;
-  const bool bf16_dot = options.bf16_qk_dot && isa == Isa::kAvx512 && kv.type == KvType::kBf16 &&
-                        cpu_features().avx512_bf16;
+  const bool bf16_ok =
+      isa == Isa::kAvx512 && kv.type == KvType::kBf16 && cpu_features().avx512_bf16;
+  const bool bf16_dot = options.bf16_qk_dot && bf16_ok;
+  const bool bf16_pv_dot = options.bf16_pv_dot && bf16_ok;
 
   const int64_t heads = kv.num_kv_heads, context = kv.context_tokens;
   const int64_t group = num_q_heads / heads;
@@ -203,6 +205,7 @@ void decode_attention(std::span<const float> q, int64_t num_q_heads, const KvCac
         a.group = group;
         a.scale = scale;
         a.bf16_dot = bf16_dot;
+        a.bf16_pv_dot = bf16_pv_dot;
         if (pc.slot < 0) {
           a.acc = out.data() + pc.kv_head * group * d;
           a.max = stats.data();

@@ -50,6 +50,11 @@ struct AttentionOptions {
   /// 2^-9 relative). Measured on AMD EPYC (Zen 4 class, 2 threads, Llama-3.1-8B shapes): 0-5%
   /// faster, so off by default. Ignored elsewhere.
   bool bf16_qk_dot = false;
+  /// bf16 KV on a CPU with AVX512_BF16, isa kAvx512: round the softmax weights p to bf16 and
+  /// form p.V with vdpbf16ps over pairs of tokens (V rows interleaved in registers) instead of
+  /// widening V to f32 and one FMA per token: half the multiply instructions, each weight
+  /// carrying a 2^-9 relative rounding. Ignored elsewhere.
+  bool bf16_pv_dot = false;
   /// A thread is given at least this many (kv head, token) pairs before another thread joins:
   /// smaller calls run on fewer threads. >= 1.
   int64_t min_tokens_per_thread = 512;

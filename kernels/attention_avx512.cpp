@@ -447,6 +447,85 @@ void pv_eo(int nh, int nc, const Shape& s, const uint16_t* v, int64_t t0, int nb
   }
 }
 
+// ---- bf16 KV, p.V with vdpbf16ps over token pairs ------------------------------------------
+// V rows t and t+1 of a 32-dim chunk are interleaved with vpunpck{l,h}wd: per 128-bit lane L,
+// "lo" holds the pairs (v_t[d], v_t+1[d]) of dims 8L..8L+3 and "hi" those of dims 8L+4..8L+7,
+// as 16 bf16 pairs each; vdpbf16ps with the broadcast pair (p_t, p_t+1) in bf16 adds
+// p_t v_t[d] + p_t+1 v_t+1[d] to f32 lane 4L + i. Accumulators are kept in this "pair order"
+// (pair_index) and put back in natural order at the end of the piece.
+
+/// Position in the pair order of natural index i within rows of 32-dim chunks.
+inline int64_t pair_index(int64_t i) {
+  const int64_t c = i / 32, r = i % 32, lane = r / 8, k = r % 8;
+  return c * 32 + (k / 4) * 16 + lane * 4 + k % 4;
+}
+
+/// accq[h][c*32 .. (c+NC)*32) (pair order) += sum_{tt < nb} p[h][tt] v_{t0+tt}, with pw[h * 8 +
+/// j] the bf16 pair (p[h][2j], p[h][2j+1]) as one 32-bit word (0 past nb).
+template <int NH, int NC>
+inline void pv_tile_dp(const Shape& s, const uint16_t* v, int64_t t0, int nb, int64_t c,
+                       const uint32_t* pw, float* accq) {
+  const int64_t row = s.dv32 * 32;
+  __m512 a[NH][2 * NC];
+  __mmask32 mk[NC];
+#pragma GCC unroll 16
+  for (int j = 0; j < NC; ++j) mk[j] = chunk_mask(s, c + j);
+#pragma GCC unroll 16
+  for (int h = 0; h < NH; ++h)
+#pragma GCC unroll 16
+    for (int j = 0; j < 2 * NC; ++j) a[h][j] = _mm512_loadu_ps(accq + h * row + c * 32 + j * 16);
+  for (int tt = 0; tt < nb; tt += 2) {
+    if (c == 0) {
+      prefetch_row(s, v, t0 + tt);
+      prefetch_row(s, v, t0 + tt + 1);
+    }
+    __m512i lo[NC], hi[NC];
+#pragma GCC unroll 16
+    for (int j = 0; j < NC; ++j) {
+      const __m512i r0 = _mm512_maskz_loadu_epi16(mk[j], v + (t0 + tt) * s.d + (c + j) * 32);
+      const __m512i r1 = tt + 1 < nb
+                             ? _mm512_maskz_loadu_epi16(mk[j], v + (t0 + tt + 1) * s.d + (c + j) * 32)
+                             : _mm512_setzero_si512();
+      lo[j] = _mm512_unpacklo_epi16(r0, r1);
+      hi[j] = _mm512_unpackhi_epi16(r0, r1);
+    }
+#pragma GCC unroll 16
+    for (int h = 0; h < NH; ++h) {
+      const __m512i pb = _mm512_set1_epi32(static_cast<int>(pw[h * 8 + tt / 2]));
+#pragma GCC unroll 16
+      for (int j = 0; j < NC; ++j) {
+        a[h][2 * j] = _mm512_dpbf16_ps(a[h][2 * j], (__m512bh)lo[j], (__m512bh)pb);
+        a[h][2 * j + 1] = _mm512_dpbf16_ps(a[h][2 * j + 1], (__m512bh)hi[j], (__m512bh)pb);
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int h = 0; h < NH; ++h)
+#pragma GCC unroll 16
+    for (int j = 0; j < 2 * NC; ++j) _mm512_storeu_ps(accq + h * row + c * 32 + j * 16, a[h][j]);
+}
+
+template <int NH>
+void pv_dp_nc(int nc, const Shape& s, const uint16_t* v, int64_t t0, int nb, int64_t c,
+              const uint32_t* pw, float* accq) {
+  if (nc == 1) return pv_tile_dp<NH, 1>(s, v, t0, nb, c, pw, accq);
+  return pv_tile_dp<NH, 2>(s, v, t0, nb, c, pw, accq);
+}
+
+void pv_dp(int nh, int nc, const Shape& s, const uint16_t* v, int64_t t0, int nb, int64_t c,
+           const uint32_t* pw, float* accq) {
+  switch (nh) {
+    case 1:
+      return pv_dp_nc<1>(nc, s, v, t0, nb, c, pw, accq);
+    case 2:
+      return pv_dp_nc<2>(nc, s, v, t0, nb, c, pw, accq);
+    case 3:
+      return pv_dp_nc<3>(nc, s, v, t0, nb, c, pw, accq);
+    default:
+      return pv_dp_nc<4>(nc, s, v, t0, nb, c, pw, accq);
+  }
+}
+
 template <bool kDot, int NH>
 void qk_eo_heads(const Shape& s, const uint16_t* k, int64_t t0, int nb, const float* qp,
                  const uint16_t* qb, float* dots) {
@@ -488,7 +567,7 @@ inline int64_t eo_index(int64_t i) {
   return c * 32 + (r % 2) * 16 + r / 2;
 }
 
-template <bool kDot>
+template <bool kDot, bool kPvDot>
 void attend_bf16(const AttentionPiece& pc) {
   const int64_t d = pc.head_dim, group = pc.group;
   Shape s = make_shape(d);
@@ -500,6 +579,8 @@ void attend_bf16(const AttentionPiece& pc) {
 
   thread_local std::vector<float> dots_buf, p_buf, qp_buf, accp_buf;
   thread_local std::vector<uint16_t> qb_buf;
+  thread_local std::vector<uint32_t> pw_buf;  // kPvDot: bf16 pairs of p, 8 words per head
+  if (static_cast<int64_t>(pw_buf.size()) < group * 8) pw_buf.resize(group * 8);
   if (static_cast<int64_t>(dots_buf.size()) < group * 256) dots_buf.resize(group * 256);
   if (static_cast<int64_t>(p_buf.size()) < group * kBlock) p_buf.resize(group * kBlock);
   if (static_cast<int64_t>(qp_buf.size()) < group * row) qp_buf.resize(group * row);
@@ -555,18 +636,31 @@ void attend_bf16(const AttentionPiece& pc) {
       const __m512 pe =
           _mm512_maskz_mov_ps(valid, exp_ps(_mm512_sub_ps(sc, _mm512_set1_ps(pc.max[g]))));
       pc.sum[g] += _mm512_reduce_add_ps(pe);
-      _mm512_storeu_ps(p + g * kBlock, pe);
+      if constexpr (kPvDot) {
+        const __m256bh pb = _mm512_cvtneps_pbh(pe);  // 16 bf16 = 8 pair words (0 past nb)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(pw_buf.data() + g * 8),
+                            reinterpret_cast<const __m256i&>(pb));
+      } else {
+        _mm512_storeu_ps(p + g * kBlock, pe);
+      }
     }
     for (int64_t g0 = 0; g0 < group; g0 += kMaxHeads) {
       const int nh = static_cast<int>(std::min<int64_t>(kMaxHeads, group - g0));
       for (int64_t c = 0; c < s.dv32; c += 2) {
         const int nc = static_cast<int>(std::min<int64_t>(2, s.dv32 - c));
-        pv_eo(nh, nc, s, v, t0, nb, c, p + g0 * kBlock, accp + g0 * row);
+        if constexpr (kPvDot) {
+          pv_dp(nh, nc, s, v, t0, nb, c, pw_buf.data() + g0 * 8, accp + g0 * row);
+        } else {
+          pv_eo(nh, nc, s, v, t0, nb, c, p + g0 * kBlock, accp + g0 * row);
+        }
       }
     }
   }
-  for (int64_t g = 0; g < group; ++g)
-    for (int64_t i = 0; i < d; ++i) pc.acc[g * d + i] = accp[g * row + eo_index(i)];
+  for (int64_t g = 0; g < group; ++g) {
+    for (int64_t i = 0; i < d; ++i) {
+      pc.acc[g * d + i] = accp[g * row + (kPvDot ? pair_index(i) : eo_index(i))];
+    }
+  }
 }
 }  // namespace
 
@@ -574,9 +668,15 @@ void attend_avx512(const AttentionPiece& piece) {
   if (piece.type == KvType::kF32) {
     attend<false, false>(piece);
   } else if (piece.bf16_dot) {
-    attend_bf16<true>(piece);
+    if (piece.bf16_pv_dot) {
+      attend_bf16<true, true>(piece);
+    } else {
+      attend_bf16<true, false>(piece);
+    }
+  } else if (piece.bf16_pv_dot) {
+    attend_bf16<false, true>(piece);
   } else {
-    attend_bf16<false>(piece);
+    attend_bf16<false, false>(piece);
   }
 }
 

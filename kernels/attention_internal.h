@@ -21,7 +21,8 @@ struct AttentionPiece {
   const float* q = nullptr;  ///< [group][head_dim]
   int64_t group = 0;
   float scale = 1;
-  bool bf16_dot = false;  ///< AVX-512 only: vdpbf16ps for q.k (bf16 KV)
+  bool bf16_dot = false;     ///< AVX-512 only: vdpbf16ps for q.k (bf16 KV)
+  bool bf16_pv_dot = false;  ///< AVX-512 only: vdpbf16ps for p.V over token pairs (bf16 KV)
   float* acc = nullptr;   ///< [group][head_dim], overwritten
   float* max = nullptr;   ///< [group], overwritten
   float* sum = nullptr;   ///< [group], overwritten

@@ -195,6 +195,31 @@ TEST(DecodeAttention, EveryIsaMatchesScalarOnOddShapes) {
   }
 }
 
+TEST(DecodeAttention, Bf16PvDotOptionStaysCloseAloneAndWithQkDot) {
+  // Odd contexts leave a token without a partner in the last pair; d 13 and 80 exercise the
+  // masked tail chunk; 1000 spans several blocks of the online softmax.
+  ThreadPool pool(2);
+  for (bool qk_dot : {false, true}) {
+    AttentionOptions opt;
+    opt.bf16_pv_dot = true;
+    opt.bf16_qk_dot = qk_dot;
+    for (Isa isa : supported_isas()) {
+      for (int64_t d : {64, 80, 128, 13}) {
+        for (int64_t context : {1, 3, 127, 1000}) {
+          SCOPED_TRACE(std::string(to_string(isa)) + " qk_dot " + std::to_string(qk_dot) + " d " +
+                       std::to_string(d) + " ctx " + std::to_string(context));
+          Cache c(KvType::kBf16, 2, d, context, 7 + context);
+          Query q = make_q(2 * 4 * d, 11);
+          const float scale = 1.0f / std::sqrt(float(d));
+          std::vector<float> want = run(q, 8, c, scale, pool, Isa::kScalar);
+          std::vector<float> got = run(q, 8, c, scale, pool, isa, opt);
+          EXPECT_LE(max_abs_diff(got, want), kBf16DotAbsTol);
+        }
+      }
+    }
+  }
+}
+
 TEST(DecodeAttention, Bf16DotProductOptionStaysClose) {
   ThreadPool pool(2);
   AttentionOptions opt;
