@@ -12,6 +12,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "cli/bench_sim.h"
 #include "cli/plan_output.h"
 #include "cli/profile.h"
 #include "cli/validate.h"
@@ -316,6 +317,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       ->option_text("DIR");
   val_cmd->add_flag("--quiet", val_args.quiet, "No progress lines on stderr");
 
+  BenchSimArgs bench_sim_args;
+  CLI::App* bench_sim_cmd = add_bench_sim_command(app, bench_sim_args);
+
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -334,6 +338,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   try {
     if (plan_cmd->parsed()) return run_plan(plan_args, out, err);
     if (val_cmd->parsed()) return run_validate(val_args, out, err);
+    if (bench_sim_cmd->parsed()) {
+      return run_bench_sim_command(bench_sim_args, resolve_data_dir(bench_sim_args.data_dir), out);
+    }
     if (cal_cmd->parsed()) {
       std::string command_line = "llmcap";
       for (const std::string& arg : args) command_line += " " + arg;

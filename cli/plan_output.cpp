@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -46,16 +47,53 @@ std::vector<const plan::PlanRow*> sorted_rows(const plan::PlanResult& result) {
   return rows;
 }
 
+/// The scenario file's name for the workload kind: "trace", the arrival process ("poisson",
+/// "gamma", "weibull"), "closed_loop", or "classes" for client classes.
 std::string workload_kind(const plan::WorkloadSpec& w) {
+  if (!w.classes.empty()) return "classes";
   switch (w.kind) {
     case plan::WorkloadSpec::Kind::kTrace:
       return "trace";
-    case plan::WorkloadSpec::Kind::kPoisson:
-      return "poisson";
+    case plan::WorkloadSpec::Kind::kArrivalProcess:
+      return std::string(sim::to_string(w.arrival.kind));
     case plan::WorkloadSpec::Kind::kClosedLoop:
       return "closed_loop";
   }
   return "";
+}
+
+/// Shortest text of a number, as an ostream prints it by default (e.g. 0.05, 2).
+std::string number(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+/// `"text"` with inner quotes doubled (RFC 4180).
+std::string csv_quoted(const std::string& text) {
+  std::string quoted = "\"";
+  for (char c : text) quoted += (c == '"') ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+/// Per-class CSV columns, appended after the fixed ones (docs/metrics.md, Plan output).
+constexpr const char* kClassCsvColumns[] = {
+    "name",       "slo_ttft_p99_s", "slo_tpot_p99_s", "num_requests",
+    "ttft_p99_s", "tpot_p99_s",     "slo_attainment", "goodput_requests_per_s"};
+
+/// One indented line per client class of a feasible row: the class's p99 TTFT and TPOT with
+/// its bounds, its SLO attainment and goodput.
+void print_class_lines(const plan::PlanRow& r, std::ostream& out) {
+  size_t name_width = 0;
+  for (const auto& c : r.classes) name_width = std::max(name_width, c.name.size());
+  for (const auto& c : r.classes) {
+    const sim::Metrics& m = c.metrics;
+    out << "    class " << pad(c.name, name_width) << "  p99 TTFT " << fixed(m.ttft.p99_s, 2)
+        << " s (SLO " << number(c.slo.ttft_s) << " s), p99 TPOT " << fixed(m.tpot.p99_s * 1e3, 1)
+        << " ms (SLO " << number(c.slo.tpot_s * 1e3) << " ms), SLO attainment "
+        << fixed(m.slo_attainment * 100.0, 2) << "%, goodput " << fixed(m.goodput_requests_per_s, 3)
+        << " req/s, " << m.num_requests << " requests\n";
+  }
 }
 
 }  // namespace
@@ -66,8 +104,13 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
       << fixed(static_cast<double>(result.model_num_params) / 1e9, 2) << "e9 parameters, "
       << model::to_string(sc.weight_format) << " weights, " << model::to_string(sc.kv_format)
       << " KV cache)\n";
-  out << "Workload: " << sc.workload.path.filename().string() << " (" << workload_kind(sc.workload)
-      << ")";
+  const bool has_classes = !sc.workload.classes.empty();
+  out << "Workload: ";
+  if (has_classes) {
+    out << sc.workload.classes.size() << " client classes";
+  } else {
+    out << sc.workload.path.filename().string() << " (" << workload_kind(sc.workload) << ")";
+  }
   if (w.num_requests > 0) {
     out << ", " << w.num_requests << " requests over " << fixed(w.span_s, 0) << " s ("
         << fixed(static_cast<double>(w.num_requests) / std::max(w.span_s, 1e-9), 2) << " req/s)";
@@ -78,8 +121,26 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
   }
   out << ", mean prompt " << fixed(w.mean_prompt_tokens, 0) << " tokens, mean output "
       << fixed(w.mean_output_tokens, 0) << " tokens\n";
-  out << "SLO: p99 TTFT <= " << sc.slo.ttft_s << " s, p99 TPOT <= " << sc.slo.tpot_s
-      << " s. Prices: USD, on-demand unless marked *.\n\n";
+  if (has_classes) {
+    for (size_t c = 0; c < sc.workload.classes.size(); ++c) {
+      const plan::ClientClassSpec& spec = sc.workload.classes[c];
+      out << "  class " << spec.name << ": " << spec.workload.path.filename().string() << " ("
+          << workload_kind(spec.workload) << ")";
+      if (c < w.classes.size()) {
+        const plan::ClassWorkloadSummary& cs = w.classes[c];
+        out << ", " << cs.num_requests << " requests, mean prompt "
+            << fixed(cs.mean_prompt_tokens, 0) << " tokens, mean output "
+            << fixed(cs.mean_output_tokens, 0) << " tokens";
+      }
+      out << "; SLO: p99 TTFT <= " << spec.slo.ttft_s << " s, p99 TPOT <= " << spec.slo.tpot_s
+          << " s\n";
+    }
+    out << "SLO: each class its own (above); a fleet passes when every class meets it. Prices: "
+           "USD, on-demand unless marked *.\n\n";
+  } else {
+    out << "SLO: p99 TTFT <= " << sc.slo.ttft_s << " s, p99 TPOT <= " << sc.slo.tpot_s
+        << " s. Prices: USD, on-demand unless marked *.\n\n";
+  }
 
   size_t id_width = 14;
   size_t hw_width = 9;
@@ -105,6 +166,7 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
                      fixed(r->metrics.tpot.p99_s * 1e3, 1),
                  17, true)
           << "\n";
+      print_class_lines(*r, out);
     } else {
       out << "  infeasible: " << r->infeasible_reason << "\n";
     }
@@ -147,6 +209,16 @@ std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& resul
       {"seed", sc.seed},
       {"hours_per_year", sc.hours_per_year},
   };
+  if (!sc.workload.classes.empty()) {
+    json classes = json::array();
+    for (const plan::ClientClassSpec& c : sc.workload.classes) {
+      classes.push_back({{"name", c.name},
+                         {"workload_kind", workload_kind(c.workload)},
+                         {"workload_path", c.workload.path.string()},
+                         {"slo", {{"ttft_p99_s", c.slo.ttft_s}, {"tpot_p99_s", c.slo.tpot_s}}}});
+    }
+    scenario["classes"] = std::move(classes);
+  }
   json workload = {
       {"num_requests", result.workload.num_requests},
       {"span_s", result.workload.span_s},
@@ -154,6 +226,17 @@ std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& resul
       {"mean_output_tokens", result.workload.mean_output_tokens},
       {"p99_prompt_tokens", result.workload.p99_prompt_tokens},
   };
+  if (!result.workload.classes.empty()) {
+    json classes = json::array();
+    for (const plan::ClassWorkloadSummary& c : result.workload.classes) {
+      classes.push_back({{"name", c.name},
+                         {"num_requests", c.num_requests},
+                         {"mean_prompt_tokens", c.mean_prompt_tokens},
+                         {"mean_output_tokens", c.mean_output_tokens},
+                         {"p99_prompt_tokens", c.p99_prompt_tokens}});
+    }
+    workload["classes"] = std::move(classes);
+  }
   json rows = json::array();
   for (const auto& r : result.rows) {
     json row = {
@@ -188,6 +271,31 @@ std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& resul
         {"predictor", r.predictor},
         {"num_simulations", r.num_simulations},
     };
+    if (!r.classes.empty()) {
+      // Metrics are null for infeasible rows, as the row's own.
+      auto value = [&r](auto v) { return r.feasible ? json(v) : json(nullptr); };
+      json classes = json::array();
+      for (const plan::ClassRow& c : r.classes) {
+        const sim::Metrics& m = c.metrics;
+        classes.push_back({
+            {"name", c.name},
+            {"slo", {{"ttft_p99_s", c.slo.ttft_s}, {"tpot_p99_s", c.slo.tpot_s}}},
+            {"ttft_floor_s", c.ttft_floor_s},
+            {"num_requests", value(m.num_requests)},
+            {"num_completed", value(m.num_completed)},
+            {"num_rejected", value(m.num_rejected)},
+            {"ttft_p50_s", value(m.ttft.p50_s)},
+            {"ttft_p99_s", value(m.ttft.p99_s)},
+            {"tpot_p50_s", value(m.tpot.p50_s)},
+            {"tpot_p99_s", value(m.tpot.p99_s)},
+            {"e2e_latency_p99_s", value(m.e2e_latency.p99_s)},
+            {"slo_attainment", value(m.slo_attainment)},
+            {"goodput_requests_per_s", value(m.goodput_requests_per_s)},
+            {"throughput_output_tokens_per_s", value(m.throughput_output_tokens_per_s)},
+        });
+      }
+      row["classes"] = std::move(classes);
+    }
     rows.push_back(std::move(row));
   }
   json doc = {{"scenario", scenario}, {"workload", workload}, {"results", rows}};
@@ -199,21 +307,37 @@ std::string plan_to_csv(const plan::PlanResult& result) {
   o.precision(10);
   o << "instance_type,device_kind,feasible,num_instances,usd_per_hour,"
        "usd_per_million_output_tokens,annual_usd,ttft_p50_s,ttft_p99_s,tpot_p50_s,tpot_p99_s,"
-       "infeasible_reason\n";
+       "infeasible_reason";
+  const size_t num_classes = result.workload.classes.size();
+  for (size_t c = 0; c < num_classes; ++c) {
+    for (const char* column : kClassCsvColumns) o << ",class_" << c << "_" << column;
+  }
+  o << "\n";
   for (const auto& r : result.rows) {
-    std::string reason = r.infeasible_reason;
-    std::string quoted = "\"";
-    for (char c : reason) quoted += (c == '"') ? std::string("\"\"") : std::string(1, c);
-    quoted += "\"";
     o << r.instance_type << ',' << model::to_string(r.device_kind) << ','
       << (r.feasible ? "true" : "false") << ',';
     if (r.feasible) {
       o << r.num_instances << ',' << r.usd_per_hour << ',' << r.usd_per_million_output_tokens << ','
         << r.annual_usd << ',' << r.metrics.ttft.p50_s << ',' << r.metrics.ttft.p99_s << ','
-        << r.metrics.tpot.p50_s << ',' << r.metrics.tpot.p99_s << ",\n";
+        << r.metrics.tpot.p50_s << ',' << r.metrics.tpot.p99_s << ",";
     } else {
-      o << ",,,,,,,," << quoted << "\n";
+      o << ",,,,,,,," << csv_quoted(r.infeasible_reason);
     }
+    for (size_t c = 0; c < num_classes; ++c) {
+      if (c >= r.classes.size()) {
+        o << std::string(std::size(kClassCsvColumns), ',');
+        continue;
+      }
+      const plan::ClassRow& k = r.classes[c];
+      o << ',' << csv_quoted(k.name) << ',' << k.slo.ttft_s << ',' << k.slo.tpot_s << ',';
+      if (r.feasible) {
+        o << k.metrics.num_requests << ',' << k.metrics.ttft.p99_s << ',' << k.metrics.tpot.p99_s
+          << ',' << k.metrics.slo_attainment << ',' << k.metrics.goodput_requests_per_s;
+      } else {
+        o << ",,,,";
+      }
+    }
+    o << "\n";
   }
   return o.str();
 }

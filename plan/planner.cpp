@@ -22,6 +22,14 @@ std::string format_s(double seconds) {
   return o.str();
 }
 
+/// Nearest-rank p99 of `values` (any order); 0 when empty.
+int64_t p99_of(std::vector<int64_t> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t rank = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(values.size())));
+  return values[std::max<size_t>(rank, 1) - 1];
+}
+
 WorkloadSummary summarize_workload(const sim::Workload& w, const WorkloadSpec& spec) {
   WorkloadSummary s;
   std::vector<int64_t> prompts;
@@ -47,9 +55,29 @@ WorkloadSummary summarize_workload(const sim::Workload& w, const WorkloadSpec& s
     for (int64_t p : prompts) sum_in += static_cast<double>(p);
     s.mean_prompt_tokens = sum_in / static_cast<double>(prompts.size());
     s.mean_output_tokens = sum_out / static_cast<double>(prompts.size());
-    std::sort(prompts.begin(), prompts.end());
-    const size_t rank = static_cast<size_t>(std::ceil(0.99 * static_cast<double>(prompts.size())));
-    s.p99_prompt_tokens = prompts[std::max<size_t>(rank, 1) - 1];
+    s.p99_prompt_tokens = p99_of(std::move(prompts));
+  }
+  // Client classes (always an open loop): the requests of class c are those with
+  // client_class == c.
+  for (size_t c = 0; c < spec.classes.size(); ++c) {
+    ClassWorkloadSummary cs;
+    cs.name = spec.classes[c].name;
+    std::vector<int64_t> class_prompts;
+    double class_in = 0;
+    double class_out = 0;
+    for (const auto& r : w.open_loop) {
+      if (r.client_class != static_cast<int32_t>(c)) continue;
+      class_prompts.push_back(r.num_prompt_tokens);
+      class_in += static_cast<double>(r.num_prompt_tokens);
+      class_out += static_cast<double>(r.num_output_tokens);
+    }
+    cs.num_requests = static_cast<int64_t>(class_prompts.size());
+    if (cs.num_requests > 0) {
+      cs.mean_prompt_tokens = class_in / static_cast<double>(cs.num_requests);
+      cs.mean_output_tokens = class_out / static_cast<double>(cs.num_requests);
+    }
+    cs.p99_prompt_tokens = p99_of(std::move(class_prompts));
+    s.classes.push_back(std::move(cs));
   }
   return s;
 }
@@ -74,7 +102,26 @@ struct Context {
   const WorkloadSummary& summary;
   int64_t max_request_tokens;
   const model::CalibrationProfile* calibration;
+  /// Scenario::class_slos(): one per client class, or {scenario.slo} without classes.
+  const std::vector<sim::Slo>& class_slos;
+
+  bool has_classes() const { return !scenario.workload.classes.empty(); }
+  /// " of class \"name\"" for a scenario with classes, "" without (messages).
+  std::string of_class(size_t c) const {
+    return has_classes() ? " of class \"" + scenario.workload.classes[c].name + "\"" : "";
+  }
 };
+
+/// Roofline time of the prefill of one prompt of `num_tokens` tokens alone in a step.
+double prefill_floor_s(const model::StepTimePredictor& predictor, int64_t num_tokens) {
+  const int64_t p = std::max<int64_t>(num_tokens, 1);
+  model::BatchShape prefill;
+  prefill.num_prefill_seqs = 1;
+  prefill.num_prefill_tokens = p;
+  prefill.num_prefill_attention_pairs = p * (p + 1) / 2;
+  prefill.num_prefill_seqs_completing = 1;
+  return predictor.step_time_s(prefill);
+}
 
 /// One instance type made ready to simulate, or the reason it cannot serve the scenario.
 struct Candidate {
@@ -85,11 +132,21 @@ struct Candidate {
 
   bool ready() const { return row.infeasible_reason.empty(); }
 
-  sim::Metrics simulate(const Context& ctx, int64_t num_instances) {
+  FleetEvaluation simulate(const Context& ctx, int64_t num_instances) {
     fleet.num_replicas = num_instances * deployment.num_replicas;
     ++row.num_simulations;
-    return sim::compute_metrics(sim::simulate(ctx.workload, fleet, *predictor, ctx.scenario.seed),
-                                ctx.scenario.slo);
+    const sim::SimResult result = sim::simulate(ctx.workload, fleet, *predictor, ctx.scenario.seed);
+    FleetEvaluation e;
+    e.metrics = sim::compute_metrics(result, ctx.scenario.slo);
+    e.classes = sim::compute_class_metrics(result, ctx.workload, ctx.class_slos);
+    return e;
+  }
+
+  /// Copies the per-class metrics of `e` into the row (scenarios with classes).
+  void keep_class_metrics(const FleetEvaluation& e) {
+    for (size_t c = 0; c < row.classes.size() && c < e.classes.size(); ++c) {
+      row.classes[c].metrics = e.classes[c];
+    }
   }
 };
 
@@ -104,6 +161,12 @@ Candidate prepare(const Context& ctx, const model::InstanceType& instance) {
   row.instance_usd_per_hour = instance.usd_per_hour;
   row.price_model = instance.price_model;
   row.instance_note = instance.note;
+  for (const ClientClassSpec& spec : sc.workload.classes) {
+    ClassRow cr;
+    cr.name = spec.name;
+    cr.slo = spec.slo;
+    row.classes.push_back(std::move(cr));
+  }
   if (instance.kind == model::DeviceKind::kGpu) {
     const auto& gpu = ctx.catalog.hardware(instance.gpu_id, instance.id);
     row.hardware_name = std::to_string(instance.num_gpus) + " x " + gpu.name;
@@ -144,24 +207,34 @@ Candidate prepare(const Context& ctx, const model::InstanceType& instance) {
   decode1.num_decode_seqs = 1;
   decode1.num_decode_context_tokens = 1;
   row.tpot_floor_s = c.predictor->step_time_s(decode1);
-  model::BatchShape prefill;
-  const int64_t p = std::max<int64_t>(ctx.summary.p99_prompt_tokens, 1);
-  prefill.num_prefill_seqs = 1;
-  prefill.num_prefill_tokens = p;
-  prefill.num_prefill_attention_pairs = p * (p + 1) / 2;
-  prefill.num_prefill_seqs_completing = 1;
-  row.ttft_floor_s = c.predictor->step_time_s(prefill);
+  row.ttft_floor_s = prefill_floor_s(*c.predictor, ctx.summary.p99_prompt_tokens);
 
-  if (row.tpot_floor_s > sc.slo.tpot_s) {
-    row.infeasible_reason = "TPOT floor at batch 1 is " + format_s(row.tpot_floor_s) + " > SLO " +
-                            format_s(sc.slo.tpot_s) + " (" + c.deployment.rule + ")";
-    return c;
+  // The TPOT floor against every class's bound, then each class's p99 prompt against its own
+  // TTFT bound (without classes: the workload's p99 prompt against Scenario::slo).
+  for (size_t k = 0; k < ctx.class_slos.size(); ++k) {
+    if (row.tpot_floor_s > ctx.class_slos[k].tpot_s) {
+      row.infeasible_reason = "TPOT floor at batch 1 is " + format_s(row.tpot_floor_s) + " > SLO " +
+                              format_s(ctx.class_slos[k].tpot_s) + ctx.of_class(k) + " (" +
+                              c.deployment.rule + ")";
+      return c;
+    }
   }
-  if (row.ttft_floor_s > sc.slo.ttft_s) {
-    row.infeasible_reason = "TTFT floor for the p99 prompt (" + std::to_string(p) +
-                            " tokens, prefilled alone) is " + format_s(row.ttft_floor_s) +
-                            " > SLO " + format_s(sc.slo.ttft_s);
-    return c;
+  for (size_t k = 0; k < ctx.class_slos.size(); ++k) {
+    int64_t p = ctx.summary.p99_prompt_tokens;
+    double floor_s = row.ttft_floor_s;
+    if (ctx.has_classes()) {
+      if (ctx.summary.classes[k].num_requests == 0) continue;  // nothing to serve
+      p = ctx.summary.classes[k].p99_prompt_tokens;
+      floor_s = prefill_floor_s(*c.predictor, p);
+      row.classes[k].ttft_floor_s = floor_s;
+    }
+    if (floor_s > ctx.class_slos[k].ttft_s) {
+      row.infeasible_reason = "TTFT floor for the p99 prompt" + ctx.of_class(k) + " (" +
+                              std::to_string(std::max<int64_t>(p, 1)) +
+                              " tokens, prefilled alone) is " + format_s(floor_s) + " > SLO " +
+                              format_s(ctx.class_slos[k].ttft_s);
+      return c;
+    }
   }
   const int64_t needed_blocks =
       (ctx.max_request_tokens + sc.serving.block_size_tokens - 1) / sc.serving.block_size_tokens;
@@ -174,6 +247,32 @@ Candidate prepare(const Context& ctx, const model::InstanceType& instance) {
   return c;
 }
 
+/// What a fleet that fails meets_class_slos misses. Without classes: "p99 TTFT x s, p99 TPOT
+/// y s". With classes: each class that misses its SLO, e.g. `class "chat": p99 TTFT 3.1 s
+/// (SLO 2 s), p99 TPOT 0.04 s (SLO 0.05 s)`, joined by "; ", with its rejected requests.
+std::string slo_miss_text(const Context& ctx, const FleetEvaluation& e) {
+  if (!ctx.has_classes()) {
+    return "p99 TTFT " + format_s(e.metrics.ttft.p99_s) + ", p99 TPOT " +
+           format_s(e.metrics.tpot.p99_s);
+  }
+  std::string text;
+  for (size_t k = 0; k < e.classes.size() && k < ctx.class_slos.size(); ++k) {
+    const sim::Metrics& m = e.classes[k];
+    const sim::Slo& slo = ctx.class_slos[k];
+    if (m.num_rejected == 0 && m.ttft.p99_s <= slo.ttft_s && m.tpot.p99_s <= slo.tpot_s) continue;
+    text += (text.empty() ? "" : "; ") + std::string("class \"") +
+            ctx.scenario.workload.classes[k].name + "\": p99 TTFT " + format_s(m.ttft.p99_s) +
+            " (SLO " + format_s(slo.ttft_s) + "), p99 TPOT " + format_s(m.tpot.p99_s) + " (SLO " +
+            format_s(slo.tpot_s) + ")";
+    if (m.num_rejected > 0) text += ", " + std::to_string(m.num_rejected) + " rejected";
+  }
+  if (text.empty()) {  // no class misses: nothing completed
+    text = std::to_string(e.metrics.num_completed) + " of " +
+           std::to_string(e.metrics.num_requests) + " requests completed";
+  }
+  return text;
+}
+
 PlanRow plan_one(const Context& ctx, const model::InstanceType& instance) {
   const Scenario& sc = ctx.scenario;
   Candidate c = prepare(ctx, instance);
@@ -183,13 +282,14 @@ PlanRow plan_one(const Context& ctx, const model::InstanceType& instance) {
   // Double until the SLO holds, then bisect between the last failing and first passing size.
   int64_t failing = 0;
   int64_t passing = 1;
-  sim::Metrics best = c.simulate(ctx, passing);
-  while (!meets_slo(best, sc.slo)) {
+  FleetEvaluation best = c.simulate(ctx, passing);
+  while (!meets_class_slos(best, ctx.class_slos)) {
     if (passing >= sc.max_instances) {
-      row.infeasible_reason = "SLO not met with " + std::to_string(passing) +
-                              " instances (the scenario's max_instances): p99 TTFT " +
-                              format_s(best.ttft.p99_s) + ", p99 TPOT " + format_s(best.tpot.p99_s);
-      row.metrics = best;
+      row.infeasible_reason =
+          "SLO not met with " + std::to_string(passing) +
+          " instances (the scenario's max_instances): " + slo_miss_text(ctx, best);
+      row.metrics = best.metrics;
+      c.keep_class_metrics(best);
       return std::move(row);
     }
     failing = passing;
@@ -198,8 +298,8 @@ PlanRow plan_one(const Context& ctx, const model::InstanceType& instance) {
   }
   while (passing - failing > 1) {
     const int64_t mid = failing + (passing - failing) / 2;
-    sim::Metrics m = c.simulate(ctx, mid);
-    if (meets_slo(m, sc.slo)) {
+    FleetEvaluation m = c.simulate(ctx, mid);
+    if (meets_class_slos(m, ctx.class_slos)) {
       passing = mid;
       best = std::move(m);
     } else {
@@ -209,10 +309,11 @@ PlanRow plan_one(const Context& ctx, const model::InstanceType& instance) {
 
   row.feasible = true;
   row.num_instances = passing;
-  row.metrics = best;
+  row.metrics = best.metrics;
+  c.keep_class_metrics(best);
   row.usd_per_hour = static_cast<double>(passing) * instance.usd_per_hour;
   row.annual_usd = row.usd_per_hour * sc.hours_per_year;
-  const double tokens_per_hour = best.throughput_output_tokens_per_s * 3600.0;
+  const double tokens_per_hour = best.metrics.throughput_output_tokens_per_s * 3600.0;
   row.usd_per_million_output_tokens =
       tokens_per_hour > 0 ? row.usd_per_hour / tokens_per_hour * 1e6 : 0.0;
   return std::move(row);
@@ -225,14 +326,38 @@ bool meets_slo(const sim::Metrics& metrics, const sim::Slo& slo) {
          metrics.ttft.p99_s <= slo.ttft_s && metrics.tpot.p99_s <= slo.tpot_s;
 }
 
-sim::Metrics evaluate_fleet(const Scenario& scenario, const model::Catalog& catalog,
-                            const std::string& instance_type, int64_t num_instances,
-                            const model::CalibrationProfile* calibration) {
+bool meets_class_slos(const FleetEvaluation& fleet, const std::vector<sim::Slo>& class_slos) {
+  if (fleet.classes.size() != class_slos.size()) {
+    throw InputError("meets_class_slos: metrics of " + std::to_string(fleet.classes.size()) +
+                     " client classes, SLOs of " + std::to_string(class_slos.size()) +
+                     "; expected one SLO per class");
+  }
+  if (fleet.metrics.num_rejected != 0 || fleet.metrics.num_completed == 0) return false;
+  for (size_t c = 0; c < class_slos.size(); ++c) {
+    const sim::Metrics& m = fleet.classes[c];
+    if (m.num_rejected != 0 || m.ttft.p99_s > class_slos[c].ttft_s ||
+        m.tpot.p99_s > class_slos[c].tpot_s) {
+      return false;
+    }
+  }
+  return true;
+}
+
+FleetEvaluation evaluate_fleet(const Scenario& scenario, const model::Catalog& catalog,
+                               const std::string& instance_type, int64_t num_instances,
+                               const model::CalibrationProfile* calibration) {
   const model::ModelSpec model = model::load_model_spec(scenario.model_config);
   const sim::Workload workload = load_workload(scenario.workload, scenario.seed);
   const WorkloadSummary summary = summarize_workload(workload, scenario.workload);
-  const Context ctx{scenario, catalog,  model,      workload,
-                    summary,  max_request_tokens(workload), calibration};
+  const std::vector<sim::Slo> class_slos = scenario.class_slos();
+  const Context ctx{.scenario = scenario,
+                    .catalog = catalog,
+                    .model = model,
+                    .workload = workload,
+                    .summary = summary,
+                    .max_request_tokens = max_request_tokens(workload),
+                    .calibration = calibration,
+                    .class_slos = class_slos};
   const model::InstanceType& instance =
       catalog.instance(instance_type, scenario.file.string() + ": instance type");
   Candidate c = prepare(ctx, instance);
@@ -266,9 +391,15 @@ PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
   result.model_id = model.id;
   result.model_num_params = model.num_params();
   result.workload = summarize_workload(workload, scenario.workload);
-  const Context ctx{scenario, catalog,         model,
-                    workload, result.workload, max_request_tokens(workload),
-                    options.calibration};
+  const std::vector<sim::Slo> class_slos = scenario.class_slos();
+  const Context ctx{.scenario = scenario,
+                    .catalog = catalog,
+                    .model = model,
+                    .workload = workload,
+                    .summary = result.workload,
+                    .max_request_tokens = max_request_tokens(workload),
+                    .calibration = options.calibration,
+                    .class_slos = class_slos};
 
   result.rows.resize(candidates.size());
   std::atomic<size_t> next{0};

@@ -11,6 +11,7 @@
 #include "model/formats.h"
 #include "sim/metrics.h"
 #include "sim/simulator.h"
+#include "sim/workload.h"
 
 namespace llmcap::plan {
 
@@ -21,19 +22,46 @@ class InputError : public std::runtime_error {
   explicit InputError(const std::string& message) : std::runtime_error(message) {}
 };
 
+struct ClientClassSpec;
+
 /// Where requests come from. Paths are resolved against the scenario file's folder.
 struct WorkloadSpec {
-  enum class Kind { kTrace, kPoisson, kClosedLoop };
+  /// kTrace: replay a trace. kArrivalProcess: open-loop arrivals of a renewal process
+  /// (`arrival`: Poisson, Gamma or Weibull) with lengths from a file. kClosedLoop: users with
+  /// think time. kPoisson is the old name of kArrivalProcess (the same value).
+  enum class Kind { kTrace, kArrivalProcess, kClosedLoop, kPoisson = kArrivalProcess };
   Kind kind = Kind::kTrace;
-  /// kTrace: an Azure 2023 or Vidur trace. kPoisson / kClosedLoop: any file with lengths.
+  /// kTrace: an Azure 2023 or Vidur trace. kArrivalProcess / kClosedLoop: any file with
+  /// lengths.
   std::filesystem::path path;
   double rate_multiplier = 1.0;    ///< kTrace: > 0, divides arrival offsets
   std::optional<double> window_s;  ///< kTrace: keep arrivals before this offset (after scaling)
-  double rate_per_s = 0;           ///< kPoisson: > 0
-  int64_t num_requests = 0;        ///< kPoisson: > 0
-  int64_t num_users = 0;           ///< kClosedLoop: > 0
-  double think_time_s = 0;         ///< kClosedLoop: mean think time, >= 0
-  double duration_s = 0;           ///< kClosedLoop: > 0
+  /// kArrivalProcess: mean rate at load multiplier 1, requests per second, > 0.
+  double rate_per_s = 0;
+  /// kArrivalProcess: stop after this many; 0 = no count limit (duration_s > 0 then).
+  int64_t num_requests = 0;
+  int64_t num_users = 0;    ///< kClosedLoop: > 0
+  double think_time_s = 0;  ///< kClosedLoop: mean think time, >= 0
+  /// kClosedLoop: > 0, no request is sent at or after it. kArrivalProcess: keep arrivals
+  /// before this offset; 0 = no time limit (num_requests > 0 then).
+  double duration_s = 0;
+  sim::ArrivalProcess arrival;  ///< kArrivalProcess: which renewal process, and its shape
+  /// kArrivalProcess: empty, or 24 hourly rate multipliers (>= 0, not all 0; see
+  /// sim::ArrivalOptions::hourly_multipliers).
+  std::vector<double> load_profile;
+  /// Several client classes: when non-empty, the workload is the merge of the classes'
+  /// arrivals in arrival order (sim::merge_client_classes), request client_class = index
+  /// here. kind and path then mirror classes[0] (for displays that show one source) and the
+  /// other fields above are unused.
+  std::vector<ClientClassSpec> classes;
+};
+
+/// One client class: its own source of requests (kTrace or kArrivalProcess, no classes of
+/// its own) and its own SLO.
+struct ClientClassSpec {
+  std::string name;  ///< unique within the scenario
+  WorkloadSpec workload;
+  sim::Slo slo;  ///< p99 TTFT and p99 TPOT bounds of this class, seconds
 };
 
 struct Scenario {
@@ -44,22 +72,37 @@ struct Scenario {
   model::WeightFormat weight_format = model::WeightFormat::kBf16;
   model::KvFormat kv_format = model::KvFormat::kBf16;
   WorkloadSpec workload;
-  sim::Slo slo;                ///< p99 TTFT and p99 TPOT bounds, seconds
-  sim::ServingConfig serving;  ///< num_kv_blocks is filled per instance by the planner
+  /// p99 TTFT and p99 TPOT bounds, seconds. With client classes: the tightest of the classes'
+  /// bounds (min TTFT, min TPOT), kept for summaries only: the planner judges each class by its
+  /// own SLO (class_slos()), since all requests meeting the tightest bound together does not
+  /// mean each class meets its own.
+  sim::Slo slo;
+  /// num_kv_blocks is filled per instance by the planner; policy from "serving.batching".
+  sim::ServingConfig serving;
   sim::RouterKind router = sim::RouterKind::kLeastOutstanding;
   /// Instance ids to try; empty means every instance type in the catalog.
   std::vector<std::string> candidates;
   uint64_t seed = 1;
   double hours_per_year = 8760;  ///< hours in service per year, for the annual cost
   int64_t max_instances = 256;   ///< largest fleet the search tries per instance type
+
+  /// One SLO per client class, indexed like RequestSpec::client_class: the classes' own SLOs,
+  /// or {slo} for a scenario without classes. For sim::compute_class_metrics.
+  std::vector<sim::Slo> class_slos() const;
 };
 
 /// Reads a scenario JSON file (format: docs/scenarios.md). Throws InputError naming the file,
 /// field and value for a missing file, malformed JSON, a missing, mistyped or out-of-range
-/// field, and an unknown name (weight format, router, workload kind: lists the known ones).
+/// field, a field that does not belong to the workload kind (e.g. "cv" for "poisson"), a load
+/// profile without 24 non-negative entries, a client class without its SLO (or with a
+/// duplicate name, or a scenario-level "slo" beside classes), and an unknown name (weight
+/// format, router, batching policy, workload kind: lists the known ones).
 Scenario load_scenario(const std::filesystem::path& path);
 
-/// Builds the simulator's workload from the spec. Throws sim::InputError for a bad trace.
+/// Builds the simulator's workload from the spec: a trace, generated arrivals
+/// (sim::generate_arrivals with `seed`), a closed loop, or the merge of the classes' arrivals
+/// (class c drawn with sim::substream_seed(seed, c), so class 0 draws what it would alone).
+/// Throws sim::InputError for a bad trace or length file.
 sim::Workload load_workload(const WorkloadSpec& spec, uint64_t seed);
 
 }  // namespace llmcap::plan

@@ -1,6 +1,10 @@
 #include "sim/metrics.h"
 
 #include <algorithm>
+#include <sstream>
+#include <string>
+
+#include "sim/input_error.h"
 
 namespace llmcap::sim {
 namespace {
@@ -30,23 +34,24 @@ Distribution summarize_values(std::vector<double> values_s) {
   return d;
 }
 
-Metrics compute_metrics(const SimResult& result, const Slo& slo) {
-  Metrics m;
-  m.num_requests = static_cast<int64_t>(result.requests.size());
-  m.num_preemptions = result.num_preemptions;
+namespace {
 
+/// Latencies, counts and SLO attainment over the records with class_of(i) == wanted (every
+/// record when class_of is null), judged by `slo`; rates over `duration_s`.
+Metrics metrics_over(const SimResult& result, const std::vector<int32_t>* class_of, int32_t wanted,
+                     const Slo& slo, double duration_s) {
+  Metrics m;
   std::vector<double> ttft, tpot, e2e, queueing;
-  ttft.reserve(result.requests.size());
-  tpot.reserve(result.requests.size());
-  e2e.reserve(result.requests.size());
-  queueing.reserve(result.requests.size());
   int64_t num_meeting_slo = 0;
   int64_t num_output_tokens = 0;
-  SimTime first_arrival = SimTime::Max();
-  SimTime last_completion = SimTime::Zero();
-  for (const RequestRecord& r : result.requests) {
-    first_arrival = std::min(first_arrival, r.arrival);
-    last_completion = std::max(last_completion, r.completion);
+  if (class_of == nullptr) {
+    for (auto* v : {&ttft, &tpot, &e2e, &queueing}) v->reserve(result.requests.size());
+  }
+  for (size_t i = 0; i < result.requests.size(); ++i) {
+    if (class_of != nullptr && (*class_of)[i] != wanted) continue;
+    const RequestRecord& r = result.requests[i];
+    ++m.num_requests;
+    m.num_preemptions += r.num_preemptions;
     if (r.rejected) {
       ++m.num_rejected;
       continue;  // no latencies; never meets the SLO
@@ -66,26 +71,94 @@ Metrics compute_metrics(const SimResult& result, const Slo& slo) {
     }
     if (meets) ++num_meeting_slo;
   }
+  m.ttft = summarize_values(std::move(ttft));
+  m.tpot = summarize_values(std::move(tpot));
+  m.e2e_latency = summarize_values(std::move(e2e));
+  m.queueing_delay = summarize_values(std::move(queueing));
+  m.duration_s = duration_s;
+  if (m.num_requests > 0) {
+    m.slo_attainment = static_cast<double>(num_meeting_slo) / static_cast<double>(m.num_requests);
+  }
+  if (duration_s > 0) {
+    m.throughput_requests_per_s = static_cast<double>(m.num_completed) / duration_s;
+    m.throughput_output_tokens_per_s = static_cast<double>(num_output_tokens) / duration_s;
+    m.goodput_requests_per_s = static_cast<double>(num_meeting_slo) / duration_s;
+  }
+  return m;
+}
+
+/// First arrival to last completion over every record; 0 without records.
+double run_duration_s(const SimResult& result) {
+  if (result.requests.empty()) return 0;
+  SimTime first_arrival = SimTime::Max();
+  SimTime last_completion = SimTime::Zero();
+  for (const RequestRecord& r : result.requests) {
+    first_arrival = std::min(first_arrival, r.arrival);
+    last_completion = std::max(last_completion, r.completion);
+  }
+  return (last_completion - first_arrival).seconds();
+}
+
+std::string to_text(double x) {
+  std::ostringstream out;
+  out << x;
+  return out.str();
+}
+
+}  // namespace
+
+Metrics compute_metrics(const SimResult& result, const Slo& slo) {
+  Metrics m = metrics_over(result, nullptr, 0, slo, run_duration_s(result));
+  m.num_preemptions = result.num_preemptions;
   std::vector<double> itl;
   itl.reserve(result.itl_ns.size());
   for (const int64_t gap_ns : result.itl_ns) itl.push_back(SimTime::Nanoseconds(gap_ns).seconds());
-
-  m.ttft = summarize_values(std::move(ttft));
-  m.tpot = summarize_values(std::move(tpot));
   m.itl = summarize_values(std::move(itl));
-  m.e2e_latency = summarize_values(std::move(e2e));
-  m.queueing_delay = summarize_values(std::move(queueing));
-
-  if (m.num_requests > 0) {
-    m.duration_s = (last_completion - first_arrival).seconds();
-    m.slo_attainment = static_cast<double>(num_meeting_slo) / static_cast<double>(m.num_requests);
-  }
-  if (m.duration_s > 0) {
-    m.throughput_requests_per_s = static_cast<double>(m.num_completed) / m.duration_s;
-    m.throughput_output_tokens_per_s = static_cast<double>(num_output_tokens) / m.duration_s;
-    m.goodput_requests_per_s = static_cast<double>(num_meeting_slo) / m.duration_s;
-  }
   return m;
+}
+
+std::vector<Metrics> compute_class_metrics(const SimResult& result, const Workload& workload,
+                                           const std::vector<Slo>& class_slos) {
+  const std::string context = "compute_class_metrics: ";
+  if (class_slos.empty()) {
+    throw InputError(context + "class_slos: expected one SLO per client class, got none");
+  }
+  const auto num_classes = static_cast<int64_t>(class_slos.size());
+  std::vector<int32_t> class_of(result.requests.size(), 0);
+  if (!workload.closed_loop) {
+    const std::vector<RequestSpec>& offered = workload.open_loop;
+    if (offered.size() != result.requests.size()) {
+      throw InputError(context + "the result has " + std::to_string(result.requests.size()) +
+                       " requests, the workload " + std::to_string(offered.size()) +
+                       "; expected the result of simulating this workload");
+    }
+    for (size_t i = 0; i < offered.size(); ++i) {
+      const RequestRecord& r = result.requests[i];
+      if (r.arrival != offered[i].arrival || r.num_prompt_tokens != offered[i].num_prompt_tokens) {
+        throw InputError(context + "request " + std::to_string(i) + ": arrival " +
+                         to_text(r.arrival.seconds()) + " s, prompt " +
+                         std::to_string(r.num_prompt_tokens) +
+                         " tokens in the result; expected the workload's arrival " +
+                         to_text(offered[i].arrival.seconds()) + " s, prompt " +
+                         std::to_string(offered[i].num_prompt_tokens) + " tokens");
+      }
+      const int32_t c = offered[i].client_class;
+      if (c < 0 || c >= num_classes) {
+        throw InputError(context + "request " + std::to_string(i) + ": client_class " +
+                         std::to_string(c) + ": expected 0 to " + std::to_string(num_classes - 1) +
+                         " (one SLO per class)");
+      }
+      class_of[i] = c;
+    }
+  }
+  const double duration_s = run_duration_s(result);
+  std::vector<Metrics> per_class;
+  per_class.reserve(class_slos.size());
+  for (int32_t c = 0; c < static_cast<int32_t>(num_classes); ++c) {
+    per_class.push_back(
+        metrics_over(result, &class_of, c, class_slos[static_cast<size_t>(c)], duration_s));
+  }
+  return per_class;
 }
 
 }  // namespace llmcap::sim

@@ -43,6 +43,30 @@ struct Metrics {
   double slo_attainment = 0;          ///< fraction of requests meeting the SLO
 };
 
+/// Metrics of a whole run against one SLO (definitions: docs/metrics.md).
 Metrics compute_metrics(const SimResult& result, const Slo& slo);
+
+/// Metrics of each client class against its own SLO: element c covers the requests with
+/// client_class == c, judged by class_slos[c] (a request meets it when TTFT <= ttft_s and,
+/// with >= 2 output tokens, TPOT <= tpot_s; rejected requests never do). Classes are taken
+/// from the offered workload, not from the records: result.requests[i] is the record of
+/// workload.open_loop[i] (the simulator numbers requests in arrival order, ties in input
+/// order, and an open loop from load_trace, generate_arrivals or merge_client_classes is
+/// sorted); a closed loop is all class 0.
+///
+/// Per class: latency distributions, counts (num_requests, num_completed, num_rejected),
+/// num_preemptions (summed over the class's records), slo_attainment (class requests meeting
+/// the class SLO / class requests). Rates (throughput_*, goodput_requests_per_s) are divided
+/// by the duration of the whole run (first arrival to last completion over every class), so
+/// the classes' rates add up to the fleet's and are comparable; duration_s is that duration.
+/// ITL is left empty (count 0): SimResult::itl_ns does not say which request a gap belongs
+/// to.
+///
+/// Throws InputError when class_slos is empty, when a request's client_class is negative or
+/// >= class_slos.size() ("request i: client_class c: expected 0 to n-1"), or when the result
+/// does not belong to the workload (a different number of requests, or record i's arrival
+/// or prompt length differs from open_loop[i]).
+std::vector<Metrics> compute_class_metrics(const SimResult& result, const Workload& workload,
+                                           const std::vector<Slo>& class_slos);
 
 }  // namespace llmcap::sim

@@ -1,7 +1,10 @@
 // Deterministic random streams of the simulator: std::mt19937_64 (whose output sequence the
 // C++ standard fixes) plus hand-written transforms, so a seed gives the same numbers with
 // every standard library. Never use std::*_distribution here: their algorithms are
-// implementation-defined.
+// implementation-defined. The transforms call std::sqrt (exact under IEEE 754), std::log and
+// std::pow (within about 1 ulp, but not fixed bit for bit by any standard): another C math
+// library could change the last bit of a variate and, rarely, the nanosecond an arrival is
+// rounded to.
 #pragma once
 
 #include <cmath>
@@ -18,14 +21,22 @@ inline uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/// The seed of the `index`-th of several independent sources drawn from one scenario seed
+/// (e.g. client classes): `seed` itself for index 0, so a single source draws exactly what it
+/// drew before there were several, and splitmix64(seed ^ splitmix64(index)) otherwise.
+inline uint64_t substream_seed(uint64_t seed, uint64_t index) {
+  return index == 0 ? seed : splitmix64(seed ^ splitmix64(index));
+}
+
 /// Stream ids: each use of randomness draws from its own generator so that, e.g., changing
 /// how lengths are drawn does not shift the arrival times.
 enum class Stream : uint64_t {
-  kPoissonInterArrival = 1,
-  kPoissonLengths = 2,
+  kInterArrival = 1,    ///< gaps of an open-loop arrival process (Poisson, Gamma, Weibull)
+  kArrivalLengths = 2,  ///< length draws of an open-loop arrival process
   kClosedLoopStart = 3,
   kClosedLoopThink = 4,
   kClosedLoopLengths = 5,
+  kRouter = 6,  ///< random choices of a router (e.g. power-of-two choices)
 };
 
 /// One independent random stream: generator seeded with splitmix64(seed ^ stream id).
@@ -39,6 +50,49 @@ class RandomStream {
 
   /// Exponential with the given mean (inverse CDF: -mean * ln(1 - u)). mean >= 0.
   double exponential(double mean) { return -mean * std::log(1.0 - uniform01()); }
+
+  /// Standard normal N(0, 1) by Marsaglia's polar method (Marsaglia & Bray, SIAM Review 6(3),
+  /// 1964); of the pair it makes, the second is discarded so the stream holds no state
+  /// beyond the engine. Uses about 2.55 uniforms per call on average.
+  double standard_normal() {
+    while (true) {
+      const double u = 2.0 * uniform01() - 1.0;
+      const double v = 2.0 * uniform01() - 1.0;
+      const double s = u * u + v * v;
+      if (s > 0.0 && s < 1.0) return u * std::sqrt(-2.0 * std::log(s) / s);
+    }
+  }
+
+  /// Gamma with shape alpha > 0 and scale theta >= 0 (mean alpha * theta, variance
+  /// alpha * theta^2). Marsaglia & Tsang, "A simple method for generating gamma variables",
+  /// ACM TOMS 26(3), 2000: for alpha >= 1, d = alpha - 1/3, c = 1 / sqrt(9 d); repeat
+  /// x ~ N(0, 1), v = (1 + c x)^3 until v > 0 and (u < 1 - 0.0331 x^4 or
+  /// ln u < x^2 / 2 + d (1 - v + ln v)); return d v theta. For alpha < 1 the same paper's
+  /// boost: Gamma(alpha) = Gamma(alpha + 1) * U^(1/alpha), U uniform on (0, 1].
+  double gamma(double alpha, double theta) {
+    if (alpha < 1.0) {
+      const double boost = std::pow(1.0 - uniform01(), 1.0 / alpha);  // U in (0, 1]
+      return gamma(alpha + 1.0, theta) * boost;
+    }
+    const double d = alpha - 1.0 / 3.0;
+    const double c = 1.0 / std::sqrt(9.0 * d);
+    while (true) {
+      const double x = standard_normal();
+      double v = 1.0 + c * x;
+      if (v <= 0.0) continue;
+      v = v * v * v;
+      const double u = uniform01();
+      const double x2 = x * x;
+      if (u < 1.0 - 0.0331 * x2 * x2) return d * v * theta;
+      if (std::log(u) < 0.5 * x2 + d * (1.0 - v + std::log(v))) return d * v * theta;
+    }
+  }
+
+  /// Weibull with shape k > 0 and scale lambda >= 0 by its inverse CDF:
+  /// lambda * (-ln(1 - u))^(1/k). Mean lambda * Gamma(1 + 1/k).
+  double weibull(double k, double lambda) {
+    return lambda * std::pow(-std::log(1.0 - uniform01()), 1.0 / k);
+  }
 
   /// Uniform index in [0, n) without modulo bias worth mentioning (multiply-high). n >= 1.
   uint64_t index(uint64_t n) {

@@ -1,4 +1,5 @@
-// A fleet of model replicas serving requests with continuous batching over a paged KV cache.
+// A fleet of model replicas serving requests with static, continuous or chunked-prefill batching
+// over a paged KV cache, behind a router.
 #pragma once
 
 #include <cstdint>
@@ -11,19 +12,53 @@
 
 namespace llmcap::sim {
 
+/// How a replica forms each step, chosen by name (semantics in full at simulate() and in
+/// docs/simulator.md).
+///  - kStatic: request-level batching (Orca, Yu et al. OSDI 2022, calls it that): a batch of
+///    waiting requests is admitted (FCFS, the same limits as kContinuous) only when the
+///    replica is empty; it runs one prefill step and then decode steps until every member has
+///    finished; nothing joins a batch in progress.
+///  - kContinuous: iteration-level batching as vLLM v0's default scheduler does it (Kwon et
+///    al., SOSP 2023): prefill-first, new sequences join at any step.
+///  - kChunkedPrefill: Sarathi-Serve (Agrawal et al., OSDI 2024) / vLLM's chunked-prefill
+///    scheduler: each step has a budget of max_num_batched_tokens new tokens, taken first by
+///    one token per running decode, then by prefill chunks of partially prefilled sequences
+///    (oldest first), then by chunks of newly admitted waiting ones; decodes and prefill
+///    chunks share one step.
+enum class BatchingPolicy { kStatic, kContinuous, kChunkedPrefill };
+/// "static" | "continuous" | "chunked_prefill". Throws InputError("<context>: unknown batching
+/// policy "x"; known: static, continuous, chunked_prefill").
+BatchingPolicy parse_batching_policy(const std::string& name, const std::string& context);
+/// The name parse_batching_policy() reads ("static", "continuous", "chunked_prefill").
+const char* batching_policy_name(BatchingPolicy policy);
+
 /// Engine limits of one replica (the names are vLLM's).
 struct ServingConfig {
-  int64_t max_num_seqs = 256;              ///< sequences running at once
-  int64_t max_num_batched_tokens = 16384;  ///< new tokens per step (prefill admission budget)
-  int64_t block_size_tokens = 16;          ///< tokens per KV-cache block
-  int64_t num_kv_blocks = 0;               ///< KV-cache blocks of the replica (> 0)
+  BatchingPolicy policy = BatchingPolicy::kContinuous;
+  int64_t max_num_seqs = 256;  ///< sequences running at once
+  /// New tokens per step: the prefill admission budget (kStatic, kContinuous), or the chunk
+  /// budget shared by decodes and prefill chunks (kChunkedPrefill, where it must be >=
+  /// max_num_seqs so that every running decode fits in a step).
+  int64_t max_num_batched_tokens = 16384;
+  int64_t block_size_tokens = 16;  ///< tokens per KV-cache block
+  int64_t num_kv_blocks = 0;       ///< KV-cache blocks of the replica (> 0)
 };
 
-/// Router across the replicas of a fleet, chosen by name.
-enum class RouterKind { kRoundRobin, kLeastOutstanding };
-/// "round_robin" | "least_outstanding". Throws InputError("<context>: unknown router "x";
-/// known: round_robin, least_outstanding").
+/// Router across the replicas of a fleet, chosen by name (semantics at simulate()).
+///  - kRoundRobin: replicas in turn.
+///  - kLeastOutstanding: the replica with the fewest requests routed to it and not finished.
+///  - kLeastKvLoad: the replica whose KV cache has the most free blocks after those its
+///    waiting requests' prompts need; ties go to the lowest index.
+///  - kPowerOfTwo: power of two choices (Mitzenmacher, IEEE TPDS 2001): two distinct replicas
+///    drawn at random (seeded stream Stream::kRouter), the one with fewer outstanding
+///    requests; ties go to the lower index.
+enum class RouterKind { kRoundRobin, kLeastOutstanding, kLeastKvLoad, kPowerOfTwo };
+/// "round_robin" | "least_outstanding" | "least_kv_load" | "power_of_two". Throws
+/// InputError("<context>: unknown router "x"; known: round_robin, least_outstanding,
+/// least_kv_load, power_of_two").
 RouterKind parse_router(const std::string& name, const std::string& context);
+/// The name parse_router() reads.
+const char* router_name(RouterKind router);
 
 struct FleetConfig {
   int64_t num_replicas = 1;
@@ -35,8 +70,9 @@ struct FleetConfig {
 struct RequestRecord {
   int64_t id = 0;  ///< index in arrival order (per simulation)
   int64_t replica = -1;
+  int32_t client_class = 0;  ///< RequestSpec::client_class (0 in a closed loop)
   SimTime arrival;
-  SimTime first_scheduled;  ///< start of the step that first ran its prefill
+  SimTime first_scheduled;  ///< start of the step that first ran (a chunk of) its prefill
   SimTime first_token;      ///< end of the step that emitted its first output token
   SimTime completion;       ///< end of the step that emitted its last output token
   int64_t num_prompt_tokens = 0;
@@ -46,22 +82,58 @@ struct RequestRecord {
   bool rejected = false;        ///< prompt + output can never fit in the replica's KV cache
 };
 
+/// Options of one run that change what is recorded, never what happens.
+struct SimOptions {
+  /// Keep every inter-token gap in SimResult::itl_ns: memory grows with output tokens (8 bytes
+  /// each), so very large runs turn it off (the per-request max_itl is kept either way).
+  bool record_itl_ns = true;
+  /// Width of the windows of the per-replica time series (SimResult::time_series); zero (the
+  /// default) records none. Must be >= 0.
+  SimTime time_series_interval = SimTime::Zero();
+};
+
+/// One window [start, end) of one replica's time series. Means are time averages over the
+/// window (integrals of piecewise-constant signals, exact to the nanosecond), so a window
+/// without a step boundary is still described; the last window ends at SimResult::end_time
+/// and its means are over that shorter span.
+struct InstanceWindow {
+  SimTime start;
+  SimTime end;
+  int64_t num_steps = 0;           ///< steps that started in the window
+  double mean_num_waiting = 0;     ///< requests routed here and not admitted (queue length)
+  int64_t max_num_waiting = 0;     ///< largest queue length held for a positive time
+  double mean_batch_size = 0;      ///< sequences in the step in flight (0 while idle)
+  double mean_kv_utilization = 0;  ///< KV blocks held / num_kv_blocks
+  double busy_fraction = 0;        ///< fraction of the window with a step in flight
+};
+
 struct SimResult {
   std::vector<RequestRecord> requests;  ///< one per request, in id order
-  /// Every inter-token gap (ns) of every request, in the order they happened. Used for ITL
-  /// percentiles.
+  /// Every inter-token gap (ns) of every request, in the order they happened (within one step
+  /// in the replica's admission order). Used for ITL percentiles. Empty unless
+  /// SimOptions::record_itl_ns.
   std::vector<int64_t> itl_ns;
   SimTime end_time;  ///< completion of the last step
   int64_t num_steps = 0;
   int64_t num_preemptions = 0;
   int64_t num_rejected = 0;
+  /// time_series[r][w]: window w of replica r, windows of SimOptions::time_series_interval
+  /// from 0 to end_time (at least one). Empty when the interval is zero.
+  std::vector<std::vector<InstanceWindow>> time_series;
 };
 
 /// Runs the fleet on the workload until every request has finished (or been rejected).
 /// Deterministic for a given (workload, config, predictor, seed); no global state, so several
 /// simulations may run on several threads at once (the predictor is only called const).
-/// Throws InputError for a bad configuration or workload (non-positive limits, a request with
-/// fewer than 1 prompt or output token, negative think time, ...).
+/// Throws InputError, before anything runs, for a bad configuration or workload: non-positive
+/// limits, an unknown policy or router value, a chunked_prefill chunk budget below one token
+/// or below max_num_seqs, a negative time-series interval, a request with fewer than 1 prompt
+/// or output token, a negative think time, ...
+///
+/// Cost: O(log) work per request and O(1) amortised work per step (plus O(log) per step for
+/// the event queue and the max-ITL bookkeeping), whatever the batch size, so a run costs in
+/// steps and requests, not tokens; SimOptions::record_itl_ns and the time series add O(output
+/// tokens) and O(windows) memory respectively (docs/simulator.md).
 ///
 /// Semantics (a discrete-event simulation; events ordered by (time, phase, sequence), see
 /// event_queue.h):
@@ -71,42 +143,76 @@ struct SimResult {
 ///    an exponentially distributed time with mean think_time_s and sends the next one; lengths
 ///    are drawn uniformly from `lengths`; no request is sent at or after duration_s, requests
 ///    in flight finish. `seed` drives the closed loop's random streams (start offsets, think
-///    times and lengths each have their own stream); an open loop uses no randomness.
+///    times and lengths each have their own stream) and the power-of-two router's
+///    (Stream::kRouter); an open loop with another router uses no randomness.
 ///  - Rejection. A request whose prompt + output tokens need more KV blocks than a replica's
 ///    whole cache (ceil((prompt + output) / block_size_tokens) > num_kv_blocks) is rejected on
 ///    arrival without being routed: rejected = true, replica = -1, first_scheduled,
 ///    first_token and completion = arrival.
-///  - Routing. kRoundRobin: replica (k mod num_replicas) for the k-th routed request in arrival
-///    order. kLeastOutstanding: the replica with the fewest requests routed to it and not yet
-///    finished; ties go to the lowest index.
+///  - Routing, in arrival order. kRoundRobin: replica (k mod num_replicas) for the k-th routed
+///    request. kLeastOutstanding: the replica with the fewest requests routed to it and not
+///    yet finished. kLeastKvLoad: the replica with the largest num_free_blocks - (sum over its
+///    waiting queue of ceil(prefill tokens / block_size_tokens)), prefill tokens being the
+///    prompt plus, after a preemption, the tokens emitted so far. kPowerOfTwo: with one
+///    replica, it; otherwise a = index(n), b = index(n - 1), b += (b >= a) from the router
+///    stream (two distinct replicas), the one with fewer outstanding requests. Ties go to the
+///    lowest index.
 ///  - KV cache. A sequence's KV holds its prompt and every emitted token but the last (whose
 ///    KV the next decode step writes); t tokens need ceil(t / block_size_tokens) blocks.
+///    Admission reserves the blocks of the whole prefill, also under kChunkedPrefill (as vLLM
+///    v0's block manager, on which Sarathi-Serve is built, and Vidur's Sarathi scheduler), so
+///    only decodes ever grow a sequence's KV.
 ///  - Steps. An idle replica with work schedules a step decision at the current time in the
-///    kSchedule phase, so every arrival of that instant is seen. The decision is vLLM v0's
-///    default (prefill first): admit waiting sequences in FCFS order while running + admitted
-///    < max_num_seqs, the admitted prompt tokens <= max_num_batched_tokens (a first prompt
-///    over the budget is admitted alone) and ceil(prompt tokens / block) blocks are free; stop
-///    at the first that does not fit (no skipping). A preempted sequence's "prompt" is its
-///    prompt plus the tokens it has emitted (recompute). If any were admitted, the step is a
-///    prefill-only step: num_prefill_attention_pairs = sum c(c+1)/2, no cached tokens,
-///    num_prefill_seqs_completing = number admitted. Otherwise it is a decode step over all
-///    running sequences (oldest first), each writing one more KV entry: a sequence that needs a
-///    new block when none is free preempts the most recently admitted running sequence (all
-///    its blocks freed, num_preemptions + 1, back to the FRONT of the waiting queue), possibly
-///    itself, until it fits. num_decode_context_tokens = sum of prompt + emitted tokens.
-///    The step lasts SimTime::Seconds(predictor.step_time_s(shape)).
-///  - Step end (kStepComplete). Every sequence of the step emits one output token: a decode
-///    its next one, a first prefill its first one (first_token), and a recompute prefill the
-///    next one after those it emitted before preemption (as vLLM samples at the end of any
-///    prefill; first_token is not re-emitted). Each token after the first records the gap to
-///    the sequence's previous token in itl_ns and max_itl (a gap across a preemption
-///    included). A sequence that has emitted num_output_tokens is done: its blocks are freed,
-///    completion is recorded, its router count drops and its closed-loop user starts
-///    thinking. A request with one output token is done at the end of its prefill step.
-///  - End. Conservation checks: every request finished exactly once or was rejected, every
-///    request emitted exactly num_output_tokens tokens, every KV block is free, no queue holds
-///    anything; a violation is a bug and aborts with file:line (sim/check.h).
+///    kSchedule phase, so every arrival of that instant is seen. A preempted sequence's
+///    prefill ("recompute") covers its prompt plus the tokens it has emitted. Admission is
+///    FCFS and stops at the first waiting sequence that does not fit (no skipping).
+///    kContinuous (vLLM v0's default, prefill first): admit waiting sequences while running +
+///    admitted < max_num_seqs, the admitted prefill tokens <= max_num_batched_tokens (a first
+///    one over the budget is admitted alone) and ceil(prefill tokens / block) blocks are free.
+///    If any were admitted, the step is a prefill-only step: num_prefill_attention_pairs = sum
+///    c(c+1)/2, no cached tokens, num_prefill_seqs_completing = number admitted. Otherwise it
+///    is a decode step over all running sequences (oldest first), each writing one more KV
+///    entry: a sequence that needs a new block when none is free preempts the most recently
+///    admitted running sequence (all its blocks freed, num_preemptions + 1, back to the FRONT
+///    of the waiting queue), possibly itself, until it fits. num_decode_context_tokens = sum
+///    of prompt + emitted tokens.
+///    kStatic: as kContinuous, but sequences are admitted only when no sequence is running
+///    (the replica is empty); otherwise the step is a decode step as above. Members that
+///    finish leave the batch (no padding is modelled); a preempted member waits for the next
+///    batch.
+///    kChunkedPrefill: budget = max_num_batched_tokens. (1) Decodes: every decoding sequence
+///    takes one token, growing KV and preempting exactly as a kContinuous decode step (a
+///    partially prefilled sequence, the most recently admitted, is the first victim).
+///    (2) Partially prefilled sequences, oldest first: a chunk of c = min(remaining prefill,
+///    budget left) tokens after the p already prefilled (their blocks are already held).
+///    (3) Only if nothing was preempted in this step (as vLLM v1's scheduler): admit waiting
+///    sequences FCFS while budget is left, running < max_num_seqs and the blocks of the whole
+///    prefill are free, each with a first chunk of c = min(prefill tokens, budget left). The
+///    step's shape sums both: per chunk c*p + c(c+1)/2 attention pairs and p cached tokens,
+///    completing = chunks that finish their sequence's prefill. A sequence's first_scheduled
+///    is the start of the step of its first chunk; a preempted partial prefill loses its
+///    progress (recompute).
+///    Every step lasts SimTime::Seconds(predictor.step_time_s(shape)).
+///  - Step end (kStepComplete). Every decode of the step emits its next token and every
+///    sequence whose prefill finished in the step emits one token: its first (first_token)
+///    or, for a recompute, the next one after those it emitted before preemption (as vLLM
+///    samples at the end of any prefill; first_token is not re-emitted). A chunk that does not
+///    finish its prefill emits nothing. Each token after the first records the gap to the
+///    sequence's previous token in itl_ns (if recorded) and max_itl (a gap across a
+///    preemption included). A sequence that has emitted num_output_tokens is done: its blocks
+///    are freed, completion is recorded, its router count drops and its closed-loop user
+///    starts thinking (finishers of one step in admission order). A request with one output
+///    token is done at the end of its prefill step.
+///  - Time series (SimOptions::time_series_interval > 0): per replica and window, time
+///    averages of the waiting-queue length, the batch size of the step in flight, the KV
+///    blocks held / num_kv_blocks and busy (a step in flight), plus the steps started and the
+///    largest queue length held for a positive time (InstanceWindow).
+///  - End. Conservation checks: every request finished exactly once or was rejected, the
+///    tokens emitted step by step add up to every request's num_output_tokens, every KV block
+///    is free, no queue holds anything; a violation is a bug and aborts with file:line
+///    (sim/check.h).
 SimResult simulate(const Workload& workload, const FleetConfig& fleet,
-                   const model::StepTimePredictor& predictor, uint64_t seed);
+                   const model::StepTimePredictor& predictor, uint64_t seed,
+                   const SimOptions& options = {});
 
 }  // namespace llmcap::sim

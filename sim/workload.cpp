@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -298,29 +300,219 @@ std::vector<LengthSample> load_lengths(const std::filesystem::path& path) {
   return lengths;
 }
 
-std::vector<RequestSpec> poisson_arrivals(double rate_per_s, int64_t num_requests,
-                                          const std::vector<LengthSample>& lengths, uint64_t seed) {
-  const std::string context = "poisson_arrivals: ";
-  check_positive(context, "rate_per_s", rate_per_s);
-  if (num_requests < 0) {
-    throw InputError(context + "num_requests: expected a non-negative integer, got " +
-                     std::to_string(num_requests));
-  }
-  if (lengths.empty())
-    throw InputError(context + "lengths: expected at least one sample, got none");
+namespace {
 
-  RandomStream gaps(seed, Stream::kPoissonInterArrival);
-  RandomStream draws(seed, Stream::kPoissonLengths);
-  const double mean_gap_s = 1.0 / rate_per_s;
+constexpr double kNsPerHour = 3600e9;
+/// Simulated time ends a little below 2^63 ns (about 292 years), so that rounding an offset to
+/// SimTime cannot overflow. Arrivals that would land later end the list.
+constexpr double kEndOfTimeNs = 9.2e18;
+/// At most one request per nanosecond: faster, gaps round to 0 ns and time stops moving.
+constexpr double kMaxRatePerS = 1e9;
+
+/// Maps operational time (the homogeneous process's clock) to real time through the
+/// piecewise-linear cumulative multiplier Lambda of a 24-hour profile. Calls must come with
+/// non-decreasing tau (the cursor only moves forward).
+class ProfileClock {
+ public:
+  explicit ProfileClock(const std::vector<double>& multipliers) : multipliers_(multipliers) {}
+
+  /// Real time (ns) t with Lambda(t) = tau_ns: in the first hour h with
+  /// Lambda(start of h + 1) > tau, t = start of h + (tau - Lambda(start of h)) / m_h.
+  /// kEndOfTimeNs when that hour starts at or after it.
+  double real_ns(double tau_ns) {
+    while (true) {
+      if (static_cast<double>(hour_) * kNsPerHour >= kEndOfTimeNs) return kEndOfTimeNs;
+      const double m = multipliers_[static_cast<size_t>(hour_ % kHoursPerDay)];
+      const double lambda_end_ns = lambda_start_ns_ + m * kNsPerHour;
+      if (m > 0 && tau_ns < lambda_end_ns) {
+        return static_cast<double>(hour_) * kNsPerHour + (tau_ns - lambda_start_ns_) / m;
+      }
+      lambda_start_ns_ = lambda_end_ns;
+      ++hour_;
+    }
+  }
+
+ private:
+  const std::vector<double>& multipliers_;
+  int64_t hour_ = 0;              ///< hour (since offset 0) the cursor is in
+  double lambda_start_ns_ = 0.0;  ///< Lambda at the start of that hour, ns of operational time
+};
+
+/// Checks the options; `context` prefixes every message ("arrivals: ").
+void check_arrival_options(const std::string& context, const ArrivalOptions& options,
+                           const std::vector<LengthSample>& lengths) {
+  check_positive(context, "rate_per_s", options.rate_per_s);
+  if (options.rate_per_s > kMaxRatePerS) {
+    throw InputError(context + "rate_per_s: expected at most " + format_number(kMaxRatePerS) +
+                     " (one request per ns), got " + format_number(options.rate_per_s));
+  }
+  if (options.process.kind == ArrivalProcessKind::kGamma) {
+    check_positive(context, "cv", options.process.cv);
+  }
+  if (options.process.kind == ArrivalProcessKind::kWeibull) {
+    const double k = options.process.weibull_shape;
+    check_positive(context, "weibull_shape", k);
+    if (!std::isfinite(std::tgamma(1.0 + 1.0 / k))) {  // overflows below k = 0.0059
+      throw InputError(context +
+                       "weibull_shape: expected a shape whose Gamma(1 + 1/shape) is "
+                       "finite (shape >= 0.006), got " +
+                       format_number(k));
+    }
+  }
+  if (!options.num_requests && !options.duration_s) {
+    throw InputError(context + "num_requests, duration_s: expected at least one, got neither");
+  }
+  if (options.num_requests && *options.num_requests < 0) {
+    throw InputError(context + "num_requests: expected a non-negative integer, got " +
+                     std::to_string(*options.num_requests));
+  }
+  if (options.duration_s) {
+    check_positive(context, "duration_s", *options.duration_s);
+    if (*options.duration_s * 1e9 >= kEndOfTimeNs) {
+      throw InputError(context + "duration_s: expected less than " +
+                       format_number(kEndOfTimeNs * 1e-9) + " s (the end of simulated time), got " +
+                       format_number(*options.duration_s));
+    }
+  }
+  const std::vector<double>& profile = options.hourly_multipliers;
+  if (!profile.empty()) {
+    if (profile.size() != static_cast<size_t>(kHoursPerDay)) {
+      throw InputError(context + "hourly_multipliers: expected 24 hourly multipliers, got " +
+                       std::to_string(profile.size()));
+    }
+    double sum = 0;
+    for (size_t h = 0; h < profile.size(); ++h) {
+      if (!(profile[h] >= 0) || !std::isfinite(profile[h])) {
+        throw InputError(context + "hourly_multipliers[" + std::to_string(h) +
+                         "]: expected a non-negative number, got " + format_number(profile[h]));
+      }
+      sum += profile[h];
+    }
+    if (!(sum > 0)) {
+      throw InputError(context +
+                       "hourly_multipliers: expected at least one positive "
+                       "multiplier, got all 0");
+    }
+  }
+  if (lengths.empty()) {
+    throw InputError(context + "lengths: expected at least one sample, got none");
+  }
+}
+
+std::vector<RequestSpec> generate(const ArrivalOptions& options,
+                                  const std::vector<LengthSample>& lengths, uint64_t seed,
+                                  const std::string& context) {
+  check_arrival_options(context, options, lengths);
+  RandomStream gaps(seed, Stream::kInterArrival);
+  RandomStream draws(seed, Stream::kArrivalLengths);
+  const double mean_gap_s = 1.0 / options.rate_per_s;
+  // Gamma: shape 1/cv^2 and scale cv^2 / rate give mean 1/rate and CV cv.
+  const double cv2 = options.process.cv * options.process.cv;
+  const double gamma_shape = 1.0 / cv2;
+  const double gamma_scale_s = cv2 * mean_gap_s;
+  // Weibull: mean = scale * Gamma(1 + 1/k).
+  const double k = options.process.weibull_shape;
+  const double weibull_scale_s = options.process.kind == ArrivalProcessKind::kWeibull
+                                     ? mean_gap_s / std::tgamma(1.0 + 1.0 / k)
+                                     : 0.0;
+  auto next_gap_s = [&] {
+    switch (options.process.kind) {
+      case ArrivalProcessKind::kPoisson:
+        return gaps.exponential(mean_gap_s);
+      case ArrivalProcessKind::kGamma:
+        return gaps.gamma(gamma_shape, gamma_scale_s);
+      case ArrivalProcessKind::kWeibull:
+        return gaps.weibull(k, weibull_scale_s);
+    }
+    return 0.0;  // unreachable: every kind is handled
+  };
+
+  const int64_t max_requests = options.num_requests.value_or(INT64_MAX);
+  const SimTime end = options.duration_s ? SimTime::Seconds(*options.duration_s) : SimTime::Max();
+  std::optional<ProfileClock> clock;
+  if (!options.hourly_multipliers.empty()) clock.emplace(options.hourly_multipliers);
+
   std::vector<RequestSpec> requests;
-  requests.reserve(static_cast<size_t>(num_requests));
-  SimTime now = SimTime::Zero();
-  for (int64_t i = 0; i < num_requests; ++i) {
-    now += SimTime::Seconds(gaps.exponential(mean_gap_s));
+  constexpr int64_t kMaxReserve = int64_t{1} << 22;  // a huge count should not reserve up front
+  if (options.num_requests) {
+    requests.reserve(static_cast<size_t>(std::min(*options.num_requests, kMaxReserve)));
+  }
+  SimTime tau = SimTime::Zero();  // operational time: the real time when there is no profile
+  for (int64_t i = 0; i < max_requests; ++i) {
+    const double gap_s = next_gap_s();
+    if (!(static_cast<double>(tau.ns()) + gap_s * 1e9 < kEndOfTimeNs)) break;
+    tau += SimTime::Seconds(gap_s);
+    SimTime arrival = tau;
+    if (clock) {
+      const double real_ns = clock->real_ns(static_cast<double>(tau.ns()));
+      if (!(real_ns < kEndOfTimeNs)) break;
+      arrival = SimTime::Nanoseconds(std::llround(real_ns));
+    }
+    if (arrival >= end) break;
     const LengthSample& sample = lengths[draws.index(lengths.size())];
-    requests.push_back({now, sample.num_prompt_tokens, sample.num_output_tokens});
+    requests.push_back({arrival, sample.num_prompt_tokens, sample.num_output_tokens});
   }
   return requests;
+}
+
+}  // namespace
+
+std::vector<RequestSpec> poisson_arrivals(double rate_per_s, int64_t num_requests,
+                                          const std::vector<LengthSample>& lengths, uint64_t seed) {
+  ArrivalOptions options;
+  options.rate_per_s = rate_per_s;
+  options.num_requests = num_requests;
+  return generate(options, lengths, seed, "poisson_arrivals: ");
+}
+
+std::vector<RequestSpec> generate_arrivals(const ArrivalOptions& options,
+                                           const std::vector<LengthSample>& lengths,
+                                           uint64_t seed) {
+  return generate(options, lengths, seed, "arrivals: ");
+}
+
+ArrivalProcessKind parse_arrival_process(const std::string& name, const std::string& context) {
+  for (size_t i = 0; i < kArrivalProcessNames.size(); ++i) {
+    if (name == kArrivalProcessNames[i]) return static_cast<ArrivalProcessKind>(i);
+  }
+  std::string known;
+  for (const std::string_view n : kArrivalProcessNames) {
+    known += (known.empty() ? "" : ", ") + std::string(n);
+  }
+  throw InputError(context + ": unknown arrival process " + quoted(std::string_view(name)) +
+                   "; known: " + known);
+}
+
+std::string_view to_string(ArrivalProcessKind kind) {
+  return kArrivalProcessNames[static_cast<size_t>(kind)];
+}
+
+std::vector<RequestSpec> merge_client_classes(
+    const std::vector<std::vector<RequestSpec>>& classes) {
+  size_t total = 0;
+  for (size_t c = 0; c < classes.size(); ++c) {
+    for (size_t i = 1; i < classes[c].size(); ++i) {
+      if (classes[c][i].arrival < classes[c][i - 1].arrival) {
+        throw InputError("classes[" + std::to_string(c) + "]: arrivals not sorted at request " +
+                         std::to_string(i));
+      }
+    }
+    total += classes[c].size();
+  }
+  // Concatenate in class order, then a stable sort by arrival: ties keep class order, then
+  // the order within the class.
+  std::vector<RequestSpec> merged;
+  merged.reserve(total);
+  for (size_t c = 0; c < classes.size(); ++c) {
+    for (RequestSpec r : classes[c]) {
+      r.client_class = static_cast<int32_t>(c);
+      merged.push_back(r);
+    }
+  }
+  std::stable_sort(merged.begin(), merged.end(), [](const RequestSpec& a, const RequestSpec& b) {
+    return a.arrival < b.arrival;
+  });
+  return merged;
 }
 
 }  // namespace llmcap::sim

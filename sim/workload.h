@@ -1,9 +1,14 @@
-// Request arrivals: real traces, Poisson arrivals with lengths from a file, closed-loop users.
+// Request arrivals: real traces; Poisson, Gamma and Weibull renewal processes with lengths from a
+// file, optionally shaped by a 24-hour load profile; several client classes merged into one
+// stream; closed-loop users.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/sim_time.h"
@@ -16,6 +21,7 @@ struct RequestSpec {
   int64_t num_prompt_tokens = 0;  ///< >= 1
   int64_t num_output_tokens = 0;  ///< >= 1 (a trace row with 0 is read as 1: every request
                                   ///< returns at least its first token)
+  int32_t client_class = 0;       ///< index into the scenario's client classes (0 if one)
 };
 
 /// Prompt and output lengths without arrival times.
@@ -55,9 +61,93 @@ std::vector<LengthSample> load_lengths(const std::filesystem::path& path);
 /// replacement) from `lengths`; the first arrives one exponential gap after 0. Deterministic
 /// for a seed on every platform (std::mt19937_64 and hand-written transforms, sim/random.h):
 /// inter-arrival times use their own random stream, length draws another. Throws InputError
-/// unless rate_per_s > 0, num_requests >= 0 and !lengths.empty().
+/// unless rate_per_s > 0, num_requests >= 0 and !lengths.empty(). The same arrivals as
+/// generate_arrivals with a kPoisson process, num_requests set and no load profile.
 std::vector<RequestSpec> poisson_arrivals(double rate_per_s, int64_t num_requests,
                                           const std::vector<LengthSample>& lengths, uint64_t seed);
+
+/// The inter-arrival distribution of an open-loop renewal process, chosen by name.
+///  - kPoisson: exponential gaps (CV 1).
+///  - kGamma: Gamma gaps with a given coefficient of variation c = sd / mean: shape 1/c^2,
+///    scale c^2 / rate. c > 1 is burstier than Poisson, c < 1 more regular; c = 1 is Poisson
+///    in distribution (not in the numbers drawn). Bursty LLM serving arrivals are modelled
+///    this way in AlpaServe (Li et al., OSDI 2023).
+///  - kWeibull: Weibull gaps with shape k, scale 1 / (rate * Gamma(1 + 1/k)) so the mean gap
+///    is 1 / rate; CV = sqrt(Gamma(1 + 2/k) / Gamma(1 + 1/k)^2 - 1) (k = 1: exponential;
+///    k < 1: burstier; k = 0.5: CV sqrt(5)).
+enum class ArrivalProcessKind { kPoisson, kGamma, kWeibull };
+
+/// Names of the arrival processes, in enum order: "poisson", "gamma", "weibull".
+inline constexpr std::array<std::string_view, 3> kArrivalProcessNames = {"poisson", "gamma",
+                                                                         "weibull"};
+
+/// "poisson" | "gamma" | "weibull". Throws InputError("<context>: unknown arrival process "x";
+/// known: poisson, gamma, weibull").
+ArrivalProcessKind parse_arrival_process(const std::string& name, const std::string& context);
+
+/// The name parse_arrival_process reads.
+std::string_view to_string(ArrivalProcessKind kind);
+
+/// An arrival process and its shape parameter.
+struct ArrivalProcess {
+  ArrivalProcessKind kind = ArrivalProcessKind::kPoisson;
+  double cv = 1.0;             ///< kGamma: coefficient of variation of the gaps, > 0
+  double weibull_shape = 1.0;  ///< kWeibull: shape k, > 0
+};
+
+/// Hours in a load profile.
+inline constexpr int kHoursPerDay = 24;
+
+/// Options of generate_arrivals. At least one of num_requests and duration_s must be set;
+/// with both, generation stops at whichever comes first.
+struct ArrivalOptions {
+  ArrivalProcess process;
+  /// Mean arrival rate at multiplier 1, requests per second, > 0. With a load profile the
+  /// rate in hour h of the day is rate_per_s * hourly_multipliers[h].
+  double rate_per_s = 0;
+  std::optional<int64_t> num_requests;  ///< stop after this many, >= 0
+  std::optional<double> duration_s;     ///< keep only arrivals before this offset, > 0
+  /// Empty: a constant rate. Otherwise a 24-hour load profile: exactly 24 multipliers >= 0,
+  /// not all 0, for the hours 00:00-01:00, ..., 23:00-24:00 of a day that starts at offset
+  /// 0 and repeats. The mean rate over a day is rate_per_s * mean(hourly_multipliers).
+  std::vector<double> hourly_multipliers;
+};
+
+/// Open-loop arrivals of a renewal process, lengths drawn uniformly (with replacement) from
+/// `lengths`; the first arrives one gap after 0. Arrival offsets are non-decreasing;
+/// client_class is 0.
+///
+/// Load profile: by time rescaling (the standard construction of a non-homogeneous process
+/// from a homogeneous one; see the time-rescaling theorem in Brown et al., Neural Computation
+/// 14(2), 2002): the process is drawn in "operational time" tau at rate_per_s (gaps summed as
+/// integer nanoseconds), and each arrival is placed at the real time t with Lambda(t) = tau,
+/// where Lambda(t) = integral_0^t m(s) ds and m(s) is the multiplier of the hour containing
+/// s. Lambda is piecewise linear, so t = 3600 h + (tau - Lambda(3600 h)) / m_h in the hour h
+/// where Lambda reaches tau; hours with multiplier 0 get no arrivals. For Poisson this is exactly
+/// the non-homogeneous Poisson process of rate rate_per_s * m(t); for Gamma and Weibull it keeps
+/// the gap distribution's shape (its CV) at the local rate, which thinning would not (thinning a
+/// renewal process pushes its CV towards 1).
+///
+/// Deterministic for a seed on every platform (sim/random.h; the Weibull scale also calls
+/// std::tgamma once): gaps from stream kInterArrival, length draws from kArrivalLengths.
+/// Generation also stops at the end of simulated time (9.2e18 ns, about 292 years), which
+/// only absurd parameters reach.
+///
+/// Throws InputError ("arrivals: <field>: expected ..., got <value>") unless
+/// 0 < rate_per_s <= 1e9 (faster, gaps round to 0 ns), cv > 0 (kGamma), weibull_shape >= 0.006
+/// (kWeibull; Gamma(1 + 1/k) overflows below), num_requests >= 0, 0 < duration_s < 9.2e9,
+/// one of them is set, hourly_multipliers is empty or has 24 entries >= 0 that are not all 0
+/// (a bad entry is named as hourly_multipliers[i]), and lengths is not empty.
+std::vector<RequestSpec> generate_arrivals(const ArrivalOptions& options,
+                                           const std::vector<LengthSample>& lengths, uint64_t seed);
+
+/// Merges the arrivals of several client classes into one list in arrival order: every
+/// request of classes[c] gets client_class = c. Ties in arrival time go to the lower class
+/// index, then to the order within the class, so the result (and the simulator's request
+/// ids, which follow arrival order with ties in input order) is fixed by the inputs. Each
+/// class's list must be sorted by arrival (as load_trace and generate_arrivals return them);
+/// throws InputError ("classes[c]: arrivals not sorted at request i") otherwise.
+std::vector<RequestSpec> merge_client_classes(const std::vector<std::vector<RequestSpec>>& classes);
 
 /// A closed-loop population: each of num_users sends a request, waits for its last token,
 /// thinks for an exponentially distributed time (mean think_time_s) and sends the next, until

@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "test_util.h"
 
@@ -71,6 +75,201 @@ TEST(PrintPlanTable, ListsFeasibleRowsFirstAndNamesTheCheapest) {
   EXPECT_THAT(text, HasSubstr("Cheapest gpu fleet: 3 x gpu-a"));
   EXPECT_THAT(text, HasSubstr("52,560"));
   EXPECT_THAT(text, HasSubstr("No CPU instance type meets the SLO"));
+}
+
+TEST(PlanToCsv, WithoutClassesHasOnlyTheFixedColumns) {
+  const std::string csv = plan_to_csv(two_rows());
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "instance_type,device_kind,feasible,num_instances,usd_per_hour,"
+            "usd_per_million_output_tokens,annual_usd,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
+            "tpot_p99_s,infeasible_reason");
+}
+
+TEST(PlanToJson, WithoutClassesHasNoClassesKeys) {
+  plan::Scenario s;
+  s.name = "x";
+  const auto doc = nlohmann::json::parse(plan_to_json(s, two_rows()));
+  EXPECT_FALSE(doc.at("scenario").contains("classes"));
+  EXPECT_FALSE(doc.at("workload").contains("classes"));
+  EXPECT_FALSE(doc.at("results").at(1).contains("classes"));
+}
+
+/// A scenario of arrival process `kind` (gamma CV 2, weibull shape 0.5, or poisson).
+plan::Scenario arrival_scenario(sim::ArrivalProcessKind kind) {
+  plan::Scenario s;
+  s.workload.kind = plan::WorkloadSpec::Kind::kArrivalProcess;
+  s.workload.path = "lengths.csv";
+  s.workload.arrival.kind = kind;
+  s.workload.arrival.cv = 2.0;
+  s.workload.arrival.weibull_shape = 0.5;
+  return s;
+}
+
+TEST(PlanOutput, NamesTheArrivalProcessOfTheWorkload) {
+  for (const auto& [kind, name] : std::vector<std::pair<sim::ArrivalProcessKind, std::string>>{
+           {sim::ArrivalProcessKind::kPoisson, "poisson"},
+           {sim::ArrivalProcessKind::kGamma, "gamma"},
+           {sim::ArrivalProcessKind::kWeibull, "weibull"}}) {
+    SCOPED_TRACE(name);
+    const plan::Scenario s = arrival_scenario(kind);
+    const auto doc = nlohmann::json::parse(plan_to_json(s, two_rows()));
+    EXPECT_EQ(doc.at("scenario").at("workload_kind").get<std::string>(), name);
+    std::ostringstream out;
+    print_plan_table(s, two_rows(), out);
+    EXPECT_THAT(out.str(), HasSubstr("Workload: lengths.csv (" + name + ")"));
+  }
+}
+
+/// Two client classes: "chat" (gamma, TTFT <= 2 s, TPOT <= 0.05 s) and "sum, \"docs\"" (a
+/// name with a comma and quotes, trace, TTFT <= 10 s, TPOT <= 0.1 s), and a result with a
+/// feasible row and an infeasible one, each with the classes' figures.
+plan::Scenario class_scenario() {
+  plan::Scenario s;
+  s.name = "mixed";
+  plan::ClientClassSpec chat;
+  chat.name = "chat";
+  chat.workload.kind = plan::WorkloadSpec::Kind::kArrivalProcess;
+  chat.workload.arrival.kind = sim::ArrivalProcessKind::kGamma;
+  chat.workload.path = "sharegpt.csv";
+  chat.slo = {2.0, 0.05};
+  plan::ClientClassSpec docs;
+  docs.name = "sum, \"docs\"";
+  docs.workload.kind = plan::WorkloadSpec::Kind::kTrace;
+  docs.workload.path = "arxiv.csv";
+  docs.slo = {10.0, 0.1};
+  s.workload.classes = {chat, docs};
+  s.workload.kind = chat.workload.kind;
+  s.workload.arrival = chat.workload.arrival;
+  s.workload.path = chat.workload.path;
+  s.slo = {2.0, 0.05};
+  return s;
+}
+
+plan::PlanResult class_rows() {
+  plan::PlanResult r = two_rows();
+  r.workload.num_requests = 300;
+  r.workload.classes = {{"chat", 250, 800, 300, 4000}, {"sum, \"docs\"", 50, 9000, 200, 15000}};
+  plan::PlanRow& bad = r.rows[0];
+  plan::PlanRow& ok = r.rows[1];
+  for (plan::PlanRow* row : {&bad, &ok}) {
+    row->classes.resize(2);
+    row->classes[0].name = "chat";
+    row->classes[0].slo = {2.0, 0.05};
+    row->classes[1].name = "sum, \"docs\"";
+    row->classes[1].slo = {10.0, 0.1};
+  }
+  ok.classes[0].ttft_floor_s = 0.25;
+  ok.classes[0].metrics.num_requests = 250;
+  ok.classes[0].metrics.num_completed = 250;
+  ok.classes[0].metrics.ttft.p99_s = 0.8;
+  ok.classes[0].metrics.tpot.p99_s = 0.04;
+  ok.classes[0].metrics.slo_attainment = 0.996;
+  ok.classes[0].metrics.goodput_requests_per_s = 2.49;
+  ok.classes[1].ttft_floor_s = 1.5;
+  ok.classes[1].metrics.num_requests = 50;
+  ok.classes[1].metrics.num_completed = 50;
+  ok.classes[1].metrics.ttft.p99_s = 3.5;
+  ok.classes[1].metrics.tpot.p99_s = 0.06;
+  ok.classes[1].metrics.slo_attainment = 1.0;
+  ok.classes[1].metrics.goodput_requests_per_s = 0.5;
+  return r;
+}
+
+TEST(PlanToJson, ListsTheClassesInTheScenarioTheWorkloadAndEachResult) {
+  const auto doc = nlohmann::json::parse(plan_to_json(class_scenario(), class_rows()));
+  const auto& scenario = doc.at("scenario");
+  EXPECT_EQ(scenario.at("workload_kind").get<std::string>(), "classes");
+  ASSERT_EQ(scenario.at("classes").size(), 2u);
+  EXPECT_EQ(scenario.at("classes").at(0).at("workload_kind").get<std::string>(), "gamma");
+  EXPECT_EQ(scenario.at("classes").at(1).at("workload_kind").get<std::string>(), "trace");
+  EXPECT_EQ(scenario.at("classes").at(1).at("workload_path").get<std::string>(), "arxiv.csv");
+  EXPECT_DOUBLE_EQ(scenario.at("classes").at(1).at("slo").at("ttft_p99_s").get<double>(), 10.0);
+  // The scenario-level "slo" key stays: the tightest bounds.
+  EXPECT_DOUBLE_EQ(scenario.at("slo").at("ttft_p99_s").get<double>(), 2.0);
+
+  const auto& workload = doc.at("workload").at("classes");
+  ASSERT_EQ(workload.size(), 2u);
+  EXPECT_EQ(workload.at(1).at("name").get<std::string>(), "sum, \"docs\"");
+  EXPECT_EQ(workload.at(1).at("num_requests").get<int64_t>(), 50);
+  EXPECT_EQ(workload.at(1).at("p99_prompt_tokens").get<int64_t>(), 15000);
+
+  const auto& ok = doc.at("results").at(1);
+  EXPECT_DOUBLE_EQ(ok.at("ttft_p99_s").get<double>(), 0.9);  // the row's own keys stay
+  ASSERT_EQ(ok.at("classes").size(), 2u);
+  const auto& chat = ok.at("classes").at(0);
+  EXPECT_EQ(chat.at("name").get<std::string>(), "chat");
+  EXPECT_DOUBLE_EQ(chat.at("slo").at("tpot_p99_s").get<double>(), 0.05);
+  EXPECT_DOUBLE_EQ(chat.at("ttft_floor_s").get<double>(), 0.25);
+  EXPECT_EQ(chat.at("num_requests").get<int64_t>(), 250);
+  EXPECT_DOUBLE_EQ(chat.at("ttft_p99_s").get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(chat.at("tpot_p99_s").get<double>(), 0.04);
+  EXPECT_DOUBLE_EQ(chat.at("slo_attainment").get<double>(), 0.996);
+  EXPECT_DOUBLE_EQ(chat.at("goodput_requests_per_s").get<double>(), 2.49);
+  EXPECT_DOUBLE_EQ(ok.at("classes").at(1).at("ttft_p99_s").get<double>(), 3.5);
+
+  const auto& bad = doc.at("results").at(0).at("classes").at(1);
+  EXPECT_EQ(bad.at("name").get<std::string>(), "sum, \"docs\"");
+  EXPECT_DOUBLE_EQ(bad.at("slo").at("ttft_p99_s").get<double>(), 10.0);
+  EXPECT_TRUE(bad.at("ttft_p99_s").is_null());
+  EXPECT_TRUE(bad.at("slo_attainment").is_null());
+  EXPECT_TRUE(bad.at("goodput_requests_per_s").is_null());
+}
+
+TEST(PlanToCsv, AppendsEightColumnsPerClassAfterTheFixedOnes) {
+  const std::string csv = plan_to_csv(class_rows());
+  std::vector<std::string> lines;
+  std::istringstream in(csv);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0],
+            "instance_type,device_kind,feasible,num_instances,usd_per_hour,"
+            "usd_per_million_output_tokens,annual_usd,ttft_p50_s,ttft_p99_s,tpot_p50_s,"
+            "tpot_p99_s,infeasible_reason,"
+            "class_0_name,class_0_slo_ttft_p99_s,class_0_slo_tpot_p99_s,class_0_num_requests,"
+            "class_0_ttft_p99_s,class_0_tpot_p99_s,class_0_slo_attainment,"
+            "class_0_goodput_requests_per_s,"
+            "class_1_name,class_1_slo_ttft_p99_s,class_1_slo_tpot_p99_s,class_1_num_requests,"
+            "class_1_ttft_p99_s,class_1_tpot_p99_s,class_1_slo_attainment,"
+            "class_1_goodput_requests_per_s");
+  // The infeasible row: reason, then each class's name and SLO with empty metrics.
+  EXPECT_THAT(lines[1], ::testing::EndsWith("\"quoted\"\"\",\"chat\",2,0.05,,,,,"
+                                            ",\"sum, \"\"docs\"\"\",10,0.1,,,,,"));
+  // The feasible row: the fixed columns as before, an empty reason, then the classes.
+  EXPECT_EQ(lines[2],
+            "gpu-a,gpu,true,3,6,1.25,52560,0.1,0.9,0.02,0.04,,"
+            "\"chat\",2,0.05,250,0.8,0.04,0.996,2.49,"
+            "\"sum, \"\"docs\"\"\",10,0.1,50,3.5,0.06,1,0.5");
+}
+
+TEST(PrintPlanTable, ListsTheClassesAndEachClassResultUnderAFeasibleRow) {
+  std::ostringstream out;
+  print_plan_table(class_scenario(), class_rows(), out);
+  const std::string text = out.str();
+  EXPECT_THAT(text, HasSubstr("Workload: 2 client classes, 300 requests"));
+  EXPECT_THAT(text, HasSubstr("  class chat: sharegpt.csv (gamma), 250 requests, mean prompt 800 "
+                              "tokens, mean output 300 tokens; SLO: p99 TTFT <= 2 s, p99 TPOT "
+                              "<= 0.05 s\n"));
+  EXPECT_THAT(text, HasSubstr("  class sum, \"docs\": arxiv.csv (trace), 50 requests"));
+  EXPECT_THAT(text, HasSubstr("SLO: each class its own (above)"));
+  EXPECT_THAT(text, HasSubstr("    class chat         p99 TTFT 0.80 s (SLO 2 s), p99 TPOT "
+                              "40.0 ms (SLO 50 ms), SLO attainment 99.60%, goodput 2.490 "
+                              "req/s, 250 requests\n"));
+  EXPECT_THAT(text, HasSubstr("    class sum, \"docs\"  p99 TTFT 3.50 s (SLO 10 s)"));
+  // Class lines follow the feasible row only.
+  EXPECT_LT(text.find("gpu-a"), text.find("    class chat"));
+  EXPECT_LT(text.find("    class chat"), text.find("cpu-b"));
+  EXPECT_EQ(text.find("    class", text.find("cpu-b")), std::string::npos);
+}
+
+TEST(WriteFileAtomically, AMissingFolderIsAnErrorNamingThePath) {
+  llmcap::testing::TempDir dir;
+  const auto path = dir.path() / "no-such-folder" / "out.csv";
+  try {
+    write_file_atomically(path, "x\n");
+    FAIL() << "expected InputError";
+  } catch (const plan::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), path.string() + ": cannot write file");
+  }
 }
 
 TEST(WriteFileAtomically, WritesTheContentsAndLeavesNoTemporaryFile) {

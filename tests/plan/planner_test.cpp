@@ -116,9 +116,10 @@ TEST(Plan, FindsTheSmallestFleetThatMeetsTheSlo) {
   const PlanRow& row = result.rows[0];
   ASSERT_TRUE(row.feasible) << row.infeasible_reason;
   EXPECT_GE(row.num_instances, 1);
-  EXPECT_TRUE(meets_slo(evaluate_fleet(s, catalog, "gpu-big", row.num_instances), s.slo));
+  EXPECT_TRUE(meets_slo(evaluate_fleet(s, catalog, "gpu-big", row.num_instances).metrics, s.slo));
   if (row.num_instances > 1) {
-    EXPECT_FALSE(meets_slo(evaluate_fleet(s, catalog, "gpu-big", row.num_instances - 1), s.slo));
+    EXPECT_FALSE(
+        meets_slo(evaluate_fleet(s, catalog, "gpu-big", row.num_instances - 1).metrics, s.slo));
   }
   EXPECT_LE(row.metrics.ttft.p99_s, s.slo.ttft_s);
   EXPECT_LE(row.metrics.tpot.p99_s, s.slo.tpot_s);
@@ -127,6 +128,28 @@ TEST(Plan, FindsTheSmallestFleetThatMeetsTheSlo) {
   EXPECT_NEAR(row.usd_per_million_output_tokens,
               row.usd_per_hour / (row.metrics.throughput_output_tokens_per_s * 3600.0) * 1e6,
               1e-9 * row.usd_per_million_output_tokens);
+}
+
+TEST(Plan, WithoutClassesOneClassHoldsAllRequestsAndTheRowListsNone) {
+  // A scenario without client classes is judged as before: its one class is every request,
+  // with the same p99s as the fleet, so meets_class_slos agrees with meets_slo at every size.
+  const model::Catalog catalog = test_catalog();
+  Scenario s = test_scenario();
+  s.workload.rate_per_s = 20.0;
+  for (int64_t n : {1, 2, 4}) {
+    SCOPED_TRACE("instances " + std::to_string(n));
+    const FleetEvaluation e = evaluate_fleet(s, catalog, "gpu-big", n);
+    ASSERT_EQ(e.classes.size(), 1u);
+    EXPECT_EQ(e.classes[0].num_requests, e.metrics.num_requests);
+    EXPECT_EQ(e.classes[0].ttft.p99_s, e.metrics.ttft.p99_s);
+    EXPECT_EQ(e.classes[0].tpot.p99_s, e.metrics.tpot.p99_s);
+    EXPECT_EQ(e.classes[0].slo_attainment, e.metrics.slo_attainment);
+    EXPECT_EQ(meets_class_slos(e, s.class_slos()), meets_slo(e.metrics, s.slo));
+  }
+  s.candidates = {"gpu-big"};
+  const PlanResult r = plan(s, catalog);
+  EXPECT_TRUE(r.rows[0].classes.empty());
+  EXPECT_TRUE(r.workload.classes.empty());
 }
 
 TEST(Plan, MoreInstancesAreNeverWorse) {
@@ -142,7 +165,7 @@ TEST(Plan, MoreInstancesAreNeverWorse) {
   bool met = false;
   for (int64_t n = 1; n <= 8; ++n) {
     SCOPED_TRACE("instances " + std::to_string(n));
-    by_size[n] = evaluate_fleet(s, catalog, "gpu-big", n);
+    by_size[n] = evaluate_fleet(s, catalog, "gpu-big", n).metrics;
     const bool meets = meets_slo(by_size[n], s.slo);
     if (met) {
       EXPECT_TRUE(meets);

@@ -3,6 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/input_error.h"
 #include "test_util.h"
 
 namespace llmcap::plan {
@@ -14,19 +21,55 @@ using ::testing::HasSubstr;
 
 constexpr double kExact = 0.0;
 
+/// A valid scenario body with some top-level fields replaced: patches maps "slo", "workload",
+/// "serving" or "weight_format" to the JSON text standing for it ("" drops the field).
+std::string scenario_with(const std::map<std::string, std::string>& patches) {
+  std::map<std::string, std::string> fields = {
+      {"slo", R"("slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.05})"},
+      {"workload",
+       R"("workload": {"kind": "trace", "path": "t.csv", "rate_multiplier": 1.5, "window_s": 60})"},
+      {"serving", R"("serving": {"max_num_seqs": 64, "router": "round_robin"})"},
+      {"weight_format", R"("weight_format": "int8")"},
+  };
+  for (const auto& [field, patch] : patches) fields[field] = patch;
+  std::string body = "{\"name\": \"t\", \"model\": \"m.json\"";
+  for (const char* field : {"weight_format", "workload", "slo", "serving"}) {
+    if (!fields[field].empty()) body += ", " + fields[field];
+  }
+  return body + ", \"candidates\": [\"a\", \"b\"], \"seed\": 7}";
+}
+
 /// A valid scenario body with one field replaced by `patch` (a JSON fragment for that field).
 std::string scenario_json(const std::string& field = "", const std::string& patch = "") {
-  std::string slo = R"("slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.05})";
-  std::string workload =
-      R"("workload": {"kind": "trace", "path": "t.csv", "rate_multiplier": 1.5, "window_s": 60})";
-  std::string serving = R"("serving": {"max_num_seqs": 64, "router": "round_robin"})";
-  std::string wf = R"("weight_format": "int8")";
-  if (field == "slo") slo = patch;
-  if (field == "workload") workload = patch;
-  if (field == "serving") serving = patch;
-  if (field == "weight_format") wf = patch;
-  return "{\"name\": \"t\", \"model\": \"m.json\", " + wf + ", " + workload + ", " + slo + ", " +
-         serving + ", \"candidates\": [\"a\", \"b\"], \"seed\": 7}";
+  if (field.empty()) return scenario_with({});
+  return scenario_with({{field, patch}});
+}
+
+/// A "workload" of two client classes: `first` and `second` are the JSON objects of the classes.
+std::string classes_workload(const std::string& first, const std::string& second) {
+  return R"("workload": {"kind": "classes", "classes": [)" + first + ", " + second + "]}";
+}
+
+const std::string kChatClass =
+    R"({"name": "chat", "kind": "gamma", "cv": 2, "lengths_path": "l.csv", "rate_per_s": 1,
+        "num_requests": 10, "slo": {"ttft_p99_s": 1.5, "tpot_p99_s": 0.08}})";
+const std::string kBatchClass =
+    R"({"name": "batch", "kind": "trace", "path": "t.csv",
+        "slo": {"ttft_p99_s": 30, "tpot_p99_s": 0.04}})";
+
+/// An arrival-process "workload" with `extra` (JSON members, leading comma included) added.
+std::string process_workload(const std::string& kind, const std::string& extra) {
+  return R"("workload": {"kind": ")" + kind +
+         R"(", "lengths_path": "l.csv", "rate_per_s": 2, "num_requests": 100)" + extra + "}";
+}
+
+/// `num_hours` hourly multipliers of 1 with entry `hour` replaced by `value` (JSON text).
+std::string profile_json(int hour = -1, const std::string& value = "", int num_hours = 24) {
+  std::string out = "[";
+  for (int h = 0; h < num_hours; ++h) {
+    out += (h ? ", " : "") + (h == hour ? value : std::string("1"));
+  }
+  return out + "]";
 }
 
 TEST(LoadScenario, ReadsEveryField) {
@@ -50,9 +93,185 @@ TEST(LoadScenario, ReadsEveryField) {
   EXPECT_EQ(s.seed, 7u);
 }
 
+TEST(LoadScenario, ReadsArrivalProcessesAndTheirParameters) {
+  TempDir dir;
+  const Scenario g = load_scenario(dir.write(
+      "g.json",
+      scenario_json("workload", process_workload("gamma", R"(, "cv": 2.5, "duration_s": 600)"))));
+  EXPECT_EQ(g.workload.kind, WorkloadSpec::Kind::kArrivalProcess);
+  EXPECT_EQ(g.workload.kind, WorkloadSpec::Kind::kPoisson);  // the old name of the same kind
+  EXPECT_EQ(g.workload.arrival.kind, sim::ArrivalProcessKind::kGamma);
+  EXPECT_DOUBLE_EQ(g.workload.arrival.cv, 2.5);
+  EXPECT_EQ(g.workload.path, dir.path() / "l.csv");
+  EXPECT_DOUBLE_EQ(g.workload.rate_per_s, 2.0);
+  EXPECT_EQ(g.workload.num_requests, 100);
+  EXPECT_DOUBLE_EQ(g.workload.duration_s, 600.0);
+  EXPECT_TRUE(g.workload.load_profile.empty());
+  EXPECT_TRUE(g.workload.classes.empty());
+
+  const Scenario w = load_scenario(
+      dir.write("w.json", scenario_json("workload", process_workload("weibull", R"(, "shape": 0.7,
+          "load_profile": )" + profile_json(3, "0.5")))));
+  EXPECT_EQ(w.workload.arrival.kind, sim::ArrivalProcessKind::kWeibull);
+  EXPECT_DOUBLE_EQ(w.workload.arrival.weibull_shape, 0.7);
+  ASSERT_EQ(w.workload.load_profile.size(), 24u);
+  EXPECT_DOUBLE_EQ(w.workload.load_profile[3], 0.5);
+  EXPECT_DOUBLE_EQ(w.workload.load_profile[4], 1.0);
+
+  // Poisson bounded by time alone.
+  const Scenario p =
+      load_scenario(dir.write("p.json", scenario_json("workload", R"("workload": {"kind": "poisson",
+          "lengths_path": "l.csv", "rate_per_s": 0.5, "duration_s": 3600})")));
+  EXPECT_EQ(p.workload.arrival.kind, sim::ArrivalProcessKind::kPoisson);
+  EXPECT_EQ(p.workload.num_requests, 0);
+  EXPECT_DOUBLE_EQ(p.workload.duration_s, 3600.0);
+}
+
+TEST(LoadScenario, ReadsClientClassesEachWithItsOwnSlo) {
+  TempDir dir;
+  const Scenario s = load_scenario(dir.write(
+      "c.json",
+      scenario_with({{"workload", classes_workload(kChatClass, kBatchClass)}, {"slo", ""}})));
+  ASSERT_EQ(s.workload.classes.size(), 2u);
+  const ClientClassSpec& chat = s.workload.classes[0];
+  const ClientClassSpec& batch = s.workload.classes[1];
+  EXPECT_EQ(chat.name, "chat");
+  EXPECT_EQ(chat.workload.kind, WorkloadSpec::Kind::kArrivalProcess);
+  EXPECT_EQ(chat.workload.arrival.kind, sim::ArrivalProcessKind::kGamma);
+  EXPECT_DOUBLE_EQ(chat.workload.arrival.cv, 2.0);
+  EXPECT_EQ(chat.workload.path, dir.path() / "l.csv");
+  EXPECT_DOUBLE_EQ(chat.slo.ttft_s, 1.5);
+  EXPECT_DOUBLE_EQ(chat.slo.tpot_s, 0.08);
+  EXPECT_EQ(batch.name, "batch");
+  EXPECT_EQ(batch.workload.kind, WorkloadSpec::Kind::kTrace);
+  EXPECT_EQ(batch.workload.path, dir.path() / "t.csv");
+  EXPECT_DOUBLE_EQ(batch.slo.ttft_s, 30.0);
+  EXPECT_DOUBLE_EQ(batch.slo.tpot_s, 0.04);
+  // kind and path mirror the first class; the scenario SLO is the tightest bound of each.
+  EXPECT_EQ(s.workload.kind, WorkloadSpec::Kind::kArrivalProcess);
+  EXPECT_EQ(s.workload.path, dir.path() / "l.csv");
+  EXPECT_DOUBLE_EQ(s.slo.ttft_s, 1.5);
+  EXPECT_DOUBLE_EQ(s.slo.tpot_s, 0.04);
+  const std::vector<sim::Slo> slos = s.class_slos();
+  ASSERT_EQ(slos.size(), 2u);
+  EXPECT_DOUBLE_EQ(slos[0].ttft_s, 1.5);
+  EXPECT_DOUBLE_EQ(slos[1].tpot_s, 0.04);
+
+  // Without classes: one class, the scenario's SLO.
+  const Scenario single = load_scenario(dir.write("s.json", scenario_json()));
+  ASSERT_EQ(single.class_slos().size(), 1u);
+  EXPECT_DOUBLE_EQ(single.class_slos()[0].ttft_s, 2.0);
+}
+
+TEST(LoadScenario, ReadsBatchingPolicy) {
+  TempDir dir;
+  EXPECT_EQ(load_scenario(dir.write("d.json", scenario_json())).serving.policy,
+            sim::BatchingPolicy::kContinuous);  // default
+  const Scenario chunked = load_scenario(
+      dir.write("c.json", scenario_json("serving", R"("serving": {"batching": "chunked_prefill",
+          "max_num_batched_tokens": 512, "router": "power_of_two"})")));
+  EXPECT_EQ(chunked.serving.policy, sim::BatchingPolicy::kChunkedPrefill);
+  EXPECT_EQ(chunked.serving.max_num_batched_tokens, 512);
+  EXPECT_EQ(chunked.router, sim::RouterKind::kPowerOfTwo);
+  EXPECT_EQ(
+      load_scenario(
+          dir.write("s.json", scenario_json("serving", R"("serving": {"batching": "static"})")))
+          .serving.policy,
+      sim::BatchingPolicy::kStatic);
+}
+
+TEST(LoadScenario, ShippedScenariosKeepTheirMeaning) {
+  const Scenario chat = load_scenario(data_dir() / "scenarios" / "chat-llama3.1-8b.json");
+  EXPECT_EQ(chat.workload.kind, WorkloadSpec::Kind::kTrace);
+  EXPECT_DOUBLE_EQ(chat.workload.rate_multiplier, 1.0);
+  EXPECT_FALSE(chat.workload.window_s.has_value());
+  EXPECT_TRUE(chat.workload.classes.empty());
+  EXPECT_TRUE(chat.workload.load_profile.empty());
+  EXPECT_EQ(chat.serving.policy, sim::BatchingPolicy::kContinuous);
+  EXPECT_EQ(chat.serving.max_num_seqs, 256);
+  EXPECT_EQ(chat.serving.max_num_batched_tokens, 16384);
+  EXPECT_EQ(chat.serving.block_size_tokens, 16);
+  EXPECT_EQ(chat.router, sim::RouterKind::kLeastOutstanding);
+  EXPECT_EQ(chat.seed, 1u);
+  EXPECT_EQ(chat.max_instances, 256);
+  const Scenario code = load_scenario(data_dir() / "scenarios" / "code-llama3.1-8b.json");
+  EXPECT_EQ(code.workload.kind, WorkloadSpec::Kind::kTrace);
+  EXPECT_EQ(code.workload.path.filename(), "AzureLLMInferenceTrace_code.csv");
+  const Scenario finance = load_scenario(data_dir() / "scenarios" / "finance-llama3-70b.json");
+  EXPECT_EQ(finance.workload.kind, WorkloadSpec::Kind::kClosedLoop);
+  EXPECT_EQ(finance.workload.path.filename(), "AzureLLMInferenceTrace_conv.csv");
+  EXPECT_DOUBLE_EQ(finance.workload.think_time_s, 10.0);
+  EXPECT_DOUBLE_EQ(finance.workload.duration_s, 600.0);
+  EXPECT_EQ(finance.max_instances, 64);
+  EXPECT_EQ(finance.serving.policy, sim::BatchingPolicy::kContinuous);
+}
+
+TEST(LoadScenario, MixedClassesExampleIsADayOfChatAndSummarization) {
+  const Scenario s = load_scenario(data_dir() / "scenarios" / "mixed-classes-llama3.1-8b.json");
+  ASSERT_EQ(s.workload.classes.size(), 2u);
+  const ClientClassSpec& chat = s.workload.classes[0];
+  const ClientClassSpec& summarization = s.workload.classes[1];
+  EXPECT_EQ(chat.name, "chat");
+  EXPECT_EQ(chat.workload.arrival.kind, sim::ArrivalProcessKind::kGamma);
+  EXPECT_DOUBLE_EQ(chat.workload.arrival.cv, 2.0);
+  EXPECT_EQ(chat.workload.path.filename(), "sharegpt_8k_filtered_stats_llama2_tokenizer.csv");
+  EXPECT_EQ(summarization.name, "summarization");
+  EXPECT_EQ(summarization.workload.arrival.kind, sim::ArrivalProcessKind::kPoisson);
+  EXPECT_EQ(summarization.workload.path.filename(),
+            "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv");
+  for (const ClientClassSpec* c : {&chat, &summarization}) {
+    EXPECT_TRUE(std::filesystem::exists(c->workload.path)) << c->workload.path;
+    ASSERT_EQ(c->workload.load_profile.size(), 24u);
+    double sum = 0;
+    for (const double m : c->workload.load_profile) sum += m;
+    EXPECT_NEAR(sum, 24.0, 1e-9) << c->name;  // profiles average 1: rate_per_s is the day's mean
+    EXPECT_DOUBLE_EQ(c->workload.duration_s, 86400.0);
+  }
+  // The summarization SLO is the looser one; the scenario SLO is the tightest of both.
+  EXPECT_LT(chat.slo.ttft_s, summarization.slo.ttft_s);
+  EXPECT_LT(chat.slo.tpot_s, summarization.slo.tpot_s);
+  EXPECT_DOUBLE_EQ(s.slo.ttft_s, chat.slo.ttft_s);
+  EXPECT_DOUBLE_EQ(s.slo.tpot_s, chat.slo.tpot_s);
+  EXPECT_EQ(s.serving.policy, sim::BatchingPolicy::kChunkedPrefill);
+
+  const sim::Workload w = load_workload(s.workload, s.seed);
+  ASSERT_FALSE(w.closed_loop.has_value());
+  std::vector<sim::RequestSpec> by_class[2];
+  for (size_t i = 0; i < w.open_loop.size(); ++i) {
+    const sim::RequestSpec& r = w.open_loop[i];
+    if (i > 0) {
+      ASSERT_LE(w.open_loop[i - 1].arrival, r.arrival) << i;
+    }
+    ASSERT_TRUE(r.client_class == 0 || r.client_class == 1) << i;
+    ASSERT_LT(r.arrival, sim::SimTime::Seconds(86400)) << i;
+    by_class[r.client_class].push_back(r);
+  }
+  // Requests per day: rate_per_s x 86,400 s. Chat is Gamma with CV 2: count sd ~ 2 sqrt(n);
+  // summarization is Poisson: sd sqrt(n). Five sd either way.
+  constexpr double kSigmas = 5.0;
+  const double chat_expected = chat.workload.rate_per_s * 86400;
+  const double summarization_expected = summarization.workload.rate_per_s * 86400;
+  EXPECT_NEAR(static_cast<double>(by_class[0].size()), chat_expected,
+              kSigmas * 2 * std::sqrt(chat_expected));
+  EXPECT_NEAR(static_cast<double>(by_class[1].size()), summarization_expected,
+              kSigmas * std::sqrt(summarization_expected));
+  // Summarization lengths come from the arXiv file (prompt <= 4054, total <= 4096).
+  for (const sim::RequestSpec& r : by_class[1]) {
+    ASSERT_LE(r.num_prompt_tokens, 4054);
+    ASSERT_LE(r.num_prompt_tokens + r.num_output_tokens, 4096);
+  }
+  // Class 0 draws exactly what it would alone.
+  const sim::Workload chat_alone = load_workload(chat.workload, s.seed);
+  ASSERT_EQ(chat_alone.open_loop.size(), by_class[0].size());
+  for (size_t i = 0; i < by_class[0].size(); ++i) {
+    ASSERT_EQ(chat_alone.open_loop[i].arrival, by_class[0][i].arrival) << i;
+    ASSERT_EQ(chat_alone.open_loop[i].num_prompt_tokens, by_class[0][i].num_prompt_tokens) << i;
+  }
+}
+
 TEST(LoadScenario, ShippedScenariosLoadAndPointAtExistingFiles) {
-  for (const char* name :
-       {"chat-llama3.1-8b.json", "code-llama3.1-8b.json", "finance-llama3-70b.json"}) {
+  for (const char* name : {"chat-llama3.1-8b.json", "code-llama3.1-8b.json",
+                           "finance-llama3-70b.json", "mixed-classes-llama3.1-8b.json"}) {
     SCOPED_TRACE(name);
     const Scenario s = load_scenario(data_dir() / "scenarios" / name);
     EXPECT_TRUE(std::filesystem::exists(s.model_config)) << s.model_config;
@@ -78,7 +297,8 @@ struct BadCase {
   const char* name;
   std::string field;
   std::string patch;
-  std::vector<std::string> expected;  // substrings of the message
+  std::vector<std::string> expected;              // substrings of the message
+  std::optional<std::string> slo = std::nullopt;  // replaces "slo" when set ("" drops it)
 };
 
 /// Names the case in test listings (gtest would otherwise print the struct's raw bytes).
@@ -89,7 +309,9 @@ class LoadScenarioBadInput : public ::testing::TestWithParam<BadCase> {};
 TEST_P(LoadScenarioBadInput, NamesFileFieldAndValue) {
   const BadCase& c = GetParam();
   TempDir dir;
-  const auto path = dir.write("bad.json", scenario_json(c.field, c.patch));
+  std::map<std::string, std::string> patches = {{c.field, c.patch}};
+  if (c.slo) patches["slo"] = *c.slo;
+  const auto path = dir.write("bad.json", scenario_with(patches));
   try {
     load_scenario(path);
     FAIL() << "expected InputError";
@@ -114,7 +336,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"UnknownKind",
                 "workload",
                 R"("workload": {"kind": "bursty"})",
-                {"field \"workload.kind\"", "trace, poisson, closed_loop", "\"bursty\""}},
+                {"field \"workload.kind\": expected one of: trace, poisson, gamma, weibull, "
+                 "closed_loop, classes, got \"bursty\""}},
         BadCase{"MissingTracePath",
                 "workload",
                 R"("workload": {"kind": "trace"})",
@@ -135,7 +358,179 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"FractionalMaxSeqs",
                 "serving",
                 R"("serving": {"max_num_seqs": 2.5})",
-                {"field \"serving.max_num_seqs\"", "expected a positive integer", "2.5"}}),
+                {"field \"serving.max_num_seqs\"", "expected a positive integer", "2.5"}},
+        // ---- arrival processes
+        BadCase{"GammaWithoutCv",
+                "workload",
+                process_workload("gamma", ""),
+                {"field \"workload.cv\": missing"}},
+        BadCase{"ZeroCv",
+                "workload",
+                process_workload("gamma", R"(, "cv": 0)"),
+                {"field \"workload.cv\": expected a positive number, got 0"}},
+        BadCase{"CvOnPoisson",
+                "workload",
+                process_workload("poisson", R"(, "cv": 2)"),
+                {"field \"workload.cv\": not allowed with kind \"poisson\" (only with \"gamma\")"}},
+        BadCase{"NegativeWeibullShape",
+                "workload",
+                process_workload("weibull", R"(, "shape": -1)"),
+                {"field \"workload.shape\": expected a positive number, got -1"}},
+        BadCase{"TinyWeibullShape",
+                "workload",
+                process_workload("weibull", R"(, "shape": 0.001)"),
+                {"field \"workload.shape\": expected a number >= 0.006, got 0.001"}},
+        BadCase{"RateAboveOnePerNs",
+                "workload",
+                R"("workload": {"kind": "poisson", "lengths_path": "l.csv", "rate_per_s": 2e9,
+                    "num_requests": 5})",
+                {"field \"workload.rate_per_s\": expected a positive number up to 1e9 (one "
+                 "request per ns), got 2000000000.0"}},
+        BadCase{"DurationPastTheEndOfTime",
+                "workload",
+                process_workload("poisson", R"(, "duration_s": 1e10)"),
+                {"field \"workload.duration_s\": expected a positive number below 9.2e9 (the end "
+                 "of simulated time), got 10000000000.0"}},
+        BadCase{"ShapeOnGamma",
+                "workload",
+                process_workload("gamma", R"(, "cv": 2, "shape": 0.5)"),
+                {"field \"workload.shape\": not allowed with kind \"gamma\" (only with "
+                 "\"weibull\")"}},
+        BadCase{"NeitherCountNorDuration",
+                "workload",
+                R"("workload": {"kind": "weibull", "shape": 0.5, "lengths_path": "l.csv",
+                    "rate_per_s": 2})",
+                {"field \"workload.num_requests\": missing; expected num_requests (an integer > "
+                 "0), duration_s (a number > 0) or both"}},
+        BadCase{"NegativeDuration",
+                "workload",
+                process_workload("poisson", R"(, "duration_s": -5)"),
+                {"field \"workload.duration_s\": expected a positive number, got -5"}},
+        BadCase{"ZeroRateGamma",
+                "workload",
+                R"("workload": {"kind": "gamma", "cv": 2, "lengths_path": "l.csv",
+                    "rate_per_s": 0, "duration_s": 60})",
+                {"field \"workload.rate_per_s\": expected a positive number, got 0"}},
+        // ---- load profile
+        BadCase{"ProfileOf23Hours",
+                "workload",
+                process_workload("poisson", R"(, "load_profile": )" + profile_json(-1, "", 23)),
+                {"field \"workload.load_profile\": expected 24 hourly multipliers (one per hour "
+                 "of the day), got 23 entries"}},
+        BadCase{
+            "ProfileWithNegativeHour",
+            "workload",
+            process_workload("gamma", R"(, "cv": 2, "load_profile": )" + profile_json(3, "-0.5")),
+            {"field \"workload.load_profile[3]\": expected a non-negative number, got -0.5"}},
+        BadCase{"ProfileWithTextHour",
+                "workload",
+                process_workload("poisson", R"(, "load_profile": )" + profile_json(23, "\"x\"")),
+                {"field \"workload.load_profile[23]\": expected a non-negative number, got "
+                 "\"x\""}},
+        BadCase{"ProfileNotAList",
+                "workload",
+                process_workload("poisson", R"(, "load_profile": 2)"),
+                {"field \"workload.load_profile\": expected a list of 24 hourly multipliers, "
+                 "got 2"}},
+        BadCase{"ProfileAllZero",
+                "workload",
+                process_workload("poisson", R"(, "load_profile": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])"),
+                {"field \"workload.load_profile\": expected at least one positive multiplier, "
+                 "got all 0"}},
+        BadCase{"ProfileOnTrace",
+                "workload",
+                R"("workload": {"kind": "trace", "path": "t.csv", "load_profile": [1]})",
+                {"field \"workload.load_profile\": not allowed with kind \"trace\" (only with an "
+                 "arrival process: poisson, gamma, weibull)"}},
+        // ---- client classes
+        BadCase{
+            "ClassWithoutSlo",
+            "workload",
+            classes_workload(kChatClass, R"({"name": "batch", "kind": "trace", "path": "t.csv"})"),
+            {"field \"workload.classes[1].slo\": missing; every client class needs its own "
+             "SLO (ttft_p99_s, tpot_p99_s)"},
+            ""},
+        BadCase{"ClassWithBadSlo",
+                "workload",
+                classes_workload(kChatClass, R"({"name": "batch", "kind": "trace", "path": "t.csv",
+                    "slo": {"ttft_p99_s": -1, "tpot_p99_s": 0.1}})"),
+                {"field \"workload.classes[1].slo.ttft_p99_s\": expected a positive number, got "
+                 "-1"},
+                ""},
+        BadCase{"ScenarioSloBesideClasses",
+                "workload",
+                classes_workload(kChatClass, kBatchClass),
+                {"field \"slo\": not allowed with workload.kind \"classes\"; each class has its "
+                 "own (workload.classes[i].slo)"}},
+        BadCase{"NoClasses",
+                "workload",
+                R"("workload": {"kind": "classes", "classes": []})",
+                {"field \"workload.classes\": expected a non-empty list of client classes, got []"},
+                ""},
+        BadCase{"ClassNotAnObject",
+                "workload",
+                R"("workload": {"kind": "classes", "classes": [3]})",
+                {"field \"workload.classes[0]\": expected an object, got 3"},
+                ""},
+        BadCase{"ClassWithoutName",
+                "workload",
+                classes_workload(R"({"kind": "trace", "path": "t.csv",
+                    "slo": {"ttft_p99_s": 1, "tpot_p99_s": 1}})",
+                                 kBatchClass),
+                {"field \"workload.classes[0].name\": missing"},
+                ""},
+        BadCase{"EmptyClassName",
+                "workload",
+                classes_workload(R"({"name": "", "kind": "trace", "path": "t.csv",
+                    "slo": {"ttft_p99_s": 1, "tpot_p99_s": 1}})",
+                                 kBatchClass),
+                {"field \"workload.classes[0].name\": expected a non-empty string, got \"\""},
+                ""},
+        BadCase{"DuplicateClassName",
+                "workload",
+                classes_workload(kChatClass, kChatClass),
+                {"field \"workload.classes[1].name\": expected a name no other class has, got "
+                 "\"chat\" again"},
+                ""},
+        BadCase{"ClosedLoopClass",
+                "workload",
+                classes_workload(kChatClass, R"({"name": "users", "kind": "closed_loop",
+                    "lengths_path": "l.csv", "num_users": 5, "think_time_s": 1, "duration_s": 9,
+                    "slo": {"ttft_p99_s": 1, "tpot_p99_s": 1}})"),
+                {"field \"workload.classes[1].kind\": expected one of: trace, poisson, gamma, "
+                 "weibull, got \"closed_loop\""},
+                ""},
+        BadCase{"ClassBadProfileHour",
+                "workload",
+                classes_workload(R"({"name": "chat", "kind": "poisson", "lengths_path": "l.csv",
+                    "rate_per_s": 1, "duration_s": 60, "load_profile": )" +
+                                     profile_json(7, "-2") +
+                                     R"(, "slo": {"ttft_p99_s": 1, "tpot_p99_s": 1}})",
+                                 kBatchClass),
+                {"field \"workload.classes[0].load_profile[7]\": expected a non-negative number, "
+                 "got -2"},
+                ""},
+        BadCase{"ProfileBesideClasses",
+                "workload",
+                R"("workload": {"kind": "classes", "load_profile": [1], "classes": []})",
+                {"field \"workload.load_profile\": not allowed with kind \"classes\" (only with "
+                 "an arrival process: poisson, gamma, weibull; give each class its own)"},
+                ""},
+        BadCase{"ClassesOnPoisson",
+                "workload",
+                process_workload("poisson", R"(, "classes": [])"),
+                {"field \"workload.classes\": not allowed with kind \"poisson\""}},
+        // ---- batching policy
+        BadCase{"UnknownBatching",
+                "serving",
+                R"("serving": {"batching": "fcfs"})",
+                {"field \"serving.batching\": unknown batching policy \"fcfs\"; known: static, "
+                 "continuous, chunked_prefill"}},
+        BadCase{"MistypedBatching",
+                "serving",
+                R"("serving": {"batching": 3})",
+                {"field \"serving.batching\": expected a string, got 3"}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(LoadScenario, MissingFileIsNamed) {
@@ -171,6 +566,70 @@ TEST(LoadWorkload, PoissonDrawsTheRequestedNumberDeterministically) {
   for (size_t i = 0; i < a.open_loop.size(); ++i) {
     EXPECT_EQ(a.open_loop[i].arrival, b.open_loop[i].arrival);
     EXPECT_EQ(a.open_loop[i].num_prompt_tokens, b.open_loop[i].num_prompt_tokens);
+  }
+}
+
+TEST(LoadWorkload, GeneratedWorkloadFollowsTheSpec) {
+  WorkloadSpec spec;
+  spec.kind = WorkloadSpec::Kind::kArrivalProcess;
+  spec.arrival.kind = sim::ArrivalProcessKind::kWeibull;
+  spec.arrival.weibull_shape = 0.5;
+  spec.path = std::filesystem::path(LLMCAP_TEST_DATA_DIR) / "lengths.csv";
+  spec.rate_per_s = 4.0;
+  spec.duration_s = 60;
+  spec.load_profile.assign(24, 0.0);
+  spec.load_profile[0] = 2.0;
+  const sim::Workload w = load_workload(spec, 3);
+  // The same as sim::generate_arrivals on the same options and lengths.
+  sim::ArrivalOptions options;
+  options.process = spec.arrival;
+  options.rate_per_s = 4.0;
+  options.duration_s = 60;
+  options.hourly_multipliers = spec.load_profile;
+  const auto expected = sim::generate_arrivals(options, sim::load_lengths(spec.path), 3);
+  ASSERT_EQ(w.open_loop.size(), expected.size());
+  ASSERT_FALSE(expected.empty());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(w.open_loop[i].arrival, expected[i].arrival) << i;
+    EXPECT_EQ(w.open_loop[i].num_output_tokens, expected[i].num_output_tokens) << i;
+  }
+}
+
+TEST(LoadWorkload, ClassesMergeInArrivalOrderWithTheirIndex) {
+  TempDir dir;
+  dir.write("t.csv",
+            "arrived_at,num_prefill_tokens,num_decode_tokens\n0.5,5000,7\n"
+            "1.0,5001,8\n100.0,5002,9\n");
+  dir.write("l.csv", "num_prefill_tokens,num_decode_tokens\n10,20\n30,40\n");
+  const Scenario s = load_scenario(dir.write(
+      "c.json",
+      scenario_with({{"workload", classes_workload(kChatClass, kBatchClass)}, {"slo", ""}})));
+  const sim::Workload w = load_workload(s.workload, 5);
+  ASSERT_EQ(w.open_loop.size(), 13u);  // 10 generated + 3 trace rows
+  const sim::Workload chat_alone = load_workload(s.workload.classes[0].workload, 5);
+  size_t next_chat = 0;
+  std::vector<int64_t> batch_prompts;
+  for (size_t i = 0; i < w.open_loop.size(); ++i) {
+    const sim::RequestSpec& r = w.open_loop[i];
+    if (i > 0) {
+      EXPECT_LE(w.open_loop[i - 1].arrival, r.arrival) << i;
+    }
+    if (r.client_class == 1) {
+      batch_prompts.push_back(r.num_prompt_tokens);
+      continue;
+    }
+    ASSERT_EQ(r.client_class, 0) << i;
+    ASSERT_LT(next_chat, chat_alone.open_loop.size());
+    EXPECT_EQ(r.arrival, chat_alone.open_loop[next_chat].arrival) << i;
+    ++next_chat;
+  }
+  EXPECT_EQ(batch_prompts, (std::vector<int64_t>{5000, 5001, 5002}));
+  // The same seed gives the same merged workload; another seed moves only class 0.
+  const sim::Workload again = load_workload(s.workload, 5);
+  ASSERT_EQ(again.open_loop.size(), w.open_loop.size());
+  for (size_t i = 0; i < w.open_loop.size(); ++i) {
+    EXPECT_EQ(again.open_loop[i].arrival, w.open_loop[i].arrival) << i;
+    EXPECT_EQ(again.open_loop[i].client_class, w.open_loop[i].client_class) << i;
   }
 }
 

@@ -1,8 +1,12 @@
 #include "sim/metrics.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
+
+#include "sim/input_error.h"
 
 namespace llmcap::sim {
 namespace {
@@ -122,6 +126,177 @@ TEST(ComputeMetricsTest, EmptyResultIsAllZero) {
   EXPECT_EQ(m.duration_s, 0);
   EXPECT_EQ(m.throughput_requests_per_s, 0);
   EXPECT_EQ(m.slo_attainment, 0);
+}
+
+// ---- per client class ------------------------------------------------------------------------
+
+using ::testing::HasSubstr;
+
+/// Four requests of two classes, offered and simulated (records by hand, as in
+/// HandMadeResult): class 0 gets A and C, class 1 gets B and the rejected D.
+struct TwoClassRun {
+  Workload workload;
+  SimResult result;
+};
+
+TwoClassRun two_class_run() {
+  TwoClassRun run;
+  auto offer = [&](double arrival_s, int64_t prompt, int32_t client_class) {
+    run.workload.open_loop.push_back({SimTime::Seconds(arrival_s), prompt, 1, client_class});
+  };
+  offer(0.0, 100, 0);                                        // A
+  offer(1.0, 200, 1);                                        // B
+  offer(2.0, 100, 0);                                        // C
+  offer(5.0, 300, 1);                                        // D
+  RequestRecord a = make_record(0, 0.0, 0.1, 0.5, 1.5, 11);  // TTFT 0.5, TPOT 0.1
+  RequestRecord b = make_record(1, 1.0, 2.0, 3.0, 4.0, 3);   // TTFT 2, TPOT 0.5
+  b.num_prompt_tokens = 200;
+  b.num_preemptions = 2;
+  RequestRecord c = make_record(2, 2.0, 2.0, 2.25, 2.25, 1);  // TTFT 0.25, no TPOT
+  RequestRecord d = make_record(3, 5.0, 5.0, 5.0, 5.0, 7);
+  d.num_prompt_tokens = 300;
+  d.rejected = true;
+  d.replica = -1;
+  run.result.requests = {a, b, c, d};
+  run.result.itl_ns = {100'000'000, 300'000'000, 200'000'000};
+  run.result.num_preemptions = 2;
+  run.result.num_rejected = 1;
+  return run;
+}
+
+/// The InputError message of `f`; fails the test if none is thrown.
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an InputError";
+  return "";
+}
+
+TEST(ComputeClassMetricsTest, EachClassAgainstItsOwnSlo) {
+  const TwoClassRun run = two_class_run();
+  // Class 0 (tight): A meets TTFT 0.5 <= 1 and TPOT 0.1 <= 0.2; C meets TTFT 0.25 <= 1.
+  // Class 1 (loose): B meets TTFT 2 <= 2.5 and TPOT 0.5 <= 0.6; D is rejected.
+  const std::vector<Metrics> m =
+      compute_class_metrics(run.result, run.workload,
+                            {Slo{.ttft_s = 1.0, .tpot_s = 0.2}, Slo{.ttft_s = 2.5, .tpot_s = 0.6}});
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].num_requests, 2);
+  EXPECT_EQ(m[0].num_completed, 2);
+  EXPECT_EQ(m[0].num_rejected, 0);
+  EXPECT_EQ(m[0].num_preemptions, 0);
+  EXPECT_EQ(m[1].num_requests, 2);
+  EXPECT_EQ(m[1].num_completed, 1);
+  EXPECT_EQ(m[1].num_rejected, 1);
+  EXPECT_EQ(m[1].num_preemptions, 2);
+  // Latencies per class. Class 0 TTFT {0.5, 0.25}: p50 = 1st of 2 sorted = 0.25.
+  EXPECT_EQ(m[0].ttft.count, 2);
+  EXPECT_NEAR(m[0].ttft.p50_s, 0.25, kExact);
+  EXPECT_NEAR(m[0].ttft.max_s, 0.5, kExact);
+  EXPECT_EQ(m[0].tpot.count, 1);
+  EXPECT_NEAR(m[0].tpot.p99_s, 0.1, kExact);
+  EXPECT_EQ(m[1].ttft.count, 1);
+  EXPECT_NEAR(m[1].ttft.p99_s, 2.0, kExact);
+  EXPECT_NEAR(m[1].tpot.p99_s, 0.5, kExact);
+  EXPECT_NEAR(m[1].e2e_latency.max_s, 3.0, kExact);
+  EXPECT_NEAR(m[1].queueing_delay.max_s, 1.0, kExact);
+  // ITL cannot be split by class.
+  EXPECT_EQ(m[0].itl.count, 0);
+  EXPECT_EQ(m[1].itl.count, 0);
+  // Attainment per class; rates over the whole run (0 to 5 s), so they add up.
+  EXPECT_NEAR(m[0].slo_attainment, 1.0, kExact);
+  EXPECT_NEAR(m[1].slo_attainment, 0.5, kExact);
+  EXPECT_NEAR(m[0].duration_s, 5.0, kExact);
+  EXPECT_NEAR(m[1].duration_s, 5.0, kExact);
+  EXPECT_NEAR(m[0].goodput_requests_per_s, 2 / 5.0, kExact);
+  EXPECT_NEAR(m[1].goodput_requests_per_s, 1 / 5.0, kExact);
+  EXPECT_NEAR(m[0].throughput_requests_per_s, 2 / 5.0, kExact);
+  EXPECT_NEAR(m[1].throughput_requests_per_s, 1 / 5.0, kExact);
+  EXPECT_NEAR(m[0].throughput_output_tokens_per_s, (11 + 1) / 5.0, kExact);
+  EXPECT_NEAR(m[1].throughput_output_tokens_per_s, 3 / 5.0, kExact);
+  const Metrics all = compute_metrics(run.result, Slo{.ttft_s = 2.5, .tpot_s = 0.6});
+  EXPECT_NEAR(m[0].throughput_requests_per_s + m[1].throughput_requests_per_s,
+              all.throughput_requests_per_s, kExact);
+
+  // Swapping the SLOs: class 0 under the loose one still meets it; class 1 under the tight
+  // one loses B (TTFT 2 > 1).
+  const std::vector<Metrics> swapped =
+      compute_class_metrics(run.result, run.workload,
+                            {Slo{.ttft_s = 2.5, .tpot_s = 0.6}, Slo{.ttft_s = 1.0, .tpot_s = 0.2}});
+  EXPECT_NEAR(swapped[0].slo_attainment, 1.0, kExact);
+  EXPECT_NEAR(swapped[1].slo_attainment, 0.0, kExact);
+  EXPECT_EQ(swapped[1].goodput_requests_per_s, 0);
+}
+
+TEST(ComputeClassMetricsTest, OneClassEqualsComputeMetricsButItl) {
+  TwoClassRun run = two_class_run();
+  for (RequestSpec& r : run.workload.open_loop) r.client_class = 0;
+  const Slo slo{.ttft_s = 1.0, .tpot_s = 0.2};
+  const std::vector<Metrics> per_class = compute_class_metrics(run.result, run.workload, {slo});
+  const Metrics all = compute_metrics(run.result, slo);
+  ASSERT_EQ(per_class.size(), 1u);
+  const Metrics& one = per_class[0];
+  EXPECT_EQ(one.num_requests, all.num_requests);
+  EXPECT_EQ(one.num_completed, all.num_completed);
+  EXPECT_EQ(one.num_rejected, all.num_rejected);
+  EXPECT_EQ(one.num_preemptions, all.num_preemptions);
+  EXPECT_EQ(one.ttft.p99_s, all.ttft.p99_s);
+  EXPECT_EQ(one.ttft.mean_s, all.ttft.mean_s);
+  EXPECT_EQ(one.tpot.p50_s, all.tpot.p50_s);
+  EXPECT_EQ(one.e2e_latency.mean_s, all.e2e_latency.mean_s);
+  EXPECT_EQ(one.queueing_delay.p90_s, all.queueing_delay.p90_s);
+  EXPECT_EQ(one.duration_s, all.duration_s);
+  EXPECT_EQ(one.slo_attainment, all.slo_attainment);
+  EXPECT_EQ(one.goodput_requests_per_s, all.goodput_requests_per_s);
+  EXPECT_EQ(one.throughput_output_tokens_per_s, all.throughput_output_tokens_per_s);
+  EXPECT_EQ(all.itl.count, 3);
+  EXPECT_EQ(one.itl.count, 0);
+}
+
+TEST(ComputeClassMetricsTest, ClosedLoopIsOneClass) {
+  TwoClassRun run = two_class_run();
+  Workload closed;
+  closed.closed_loop =
+      ClosedLoopWorkload{.num_users = 2, .think_time_s = 1, .duration_s = 5, .lengths = {{100, 3}}};
+  const std::vector<Metrics> m =
+      compute_class_metrics(run.result, closed, {Slo{.ttft_s = 1.0, .tpot_s = 0.2}});
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].num_requests, 4);
+  EXPECT_NEAR(m[0].slo_attainment, 2 / 4.0, kExact);
+}
+
+TEST(ComputeClassMetricsTest, BadInputIsNamed) {
+  const TwoClassRun run = two_class_run();
+  const Slo slo{1, 1};
+  EXPECT_THAT(error_of([&] { compute_class_metrics(run.result, run.workload, {}); }),
+              HasSubstr("compute_class_metrics: class_slos: expected one SLO per client class, "
+                        "got none"));
+  EXPECT_THAT(error_of([&] { compute_class_metrics(run.result, run.workload, {slo}); }),
+              HasSubstr("compute_class_metrics: request 1: client_class 1: expected 0 to 0 "
+                        "(one SLO per class)"));
+  Workload negative = run.workload;
+  negative.open_loop[2].client_class = -1;
+  EXPECT_THAT(error_of([&] {
+                compute_class_metrics(run.result, negative, {slo, slo});
+              }),
+              HasSubstr("request 2: client_class -1: expected 0 to 1"));
+  Workload shorter = run.workload;
+  shorter.open_loop.pop_back();
+  EXPECT_THAT(error_of([&] {
+                compute_class_metrics(run.result, shorter, {slo, slo});
+              }),
+              HasSubstr("compute_class_metrics: the result has 4 requests, the workload 3; "
+                        "expected the result of simulating this workload"));
+  Workload moved = run.workload;
+  moved.open_loop[0].arrival = SimTime::Seconds(0.5);
+  EXPECT_THAT(error_of([&] {
+                compute_class_metrics(run.result, moved, {slo, slo});
+              }),
+              HasSubstr("compute_class_metrics: request 0: arrival 0 s, prompt 100 tokens in the "
+                        "result; expected the workload's arrival 0.5 s, prompt 100 tokens"));
 }
 
 }  // namespace

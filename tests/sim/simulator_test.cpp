@@ -365,7 +365,8 @@ TEST(RouterTest, ParsesNames) {
     FAIL() << "expected an InputError";
   } catch (const InputError& e) {
     EXPECT_THAT(e.what(), HasSubstr("scenario.json: fleet.router: unknown router \"random\"; "
-                                    "known: round_robin, least_outstanding"));
+                                    "known: round_robin, least_outstanding, least_kv_load, "
+                                    "power_of_two"));
   }
 }
 

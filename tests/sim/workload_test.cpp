@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -154,6 +155,36 @@ TEST(RealTraceTest, CodeTraceAndShareGptLengths) {
   EXPECT_EQ(sharegpt.size(), 30'731u);
   EXPECT_EQ(sharegpt.front().num_prompt_tokens, 74);
   EXPECT_EQ(sharegpt.front().num_output_tokens, 918);
+}
+
+TEST(RealTraceTest, ArxivSummarizationLengths) {
+  // Header "num_prefill_tokens,num_decode_tokens,num_total_tokens,pd_ratio" (the ShareGPT
+  // file's); the figures below are those of data/traces/SOURCES.md.
+  const auto arxiv =
+      load_lengths(kTraces / "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv");
+  ASSERT_EQ(arxiv.size(), 28'257u);
+  EXPECT_EQ(arxiv.front().num_prompt_tokens, 3772);  // first row: 3772,54,3826,69.85...
+  EXPECT_EQ(arxiv.front().num_output_tokens, 54);
+  EXPECT_EQ(arxiv.back().num_prompt_tokens, 3178);  // last row: 3178,313,3491,10.15...
+  EXPECT_EQ(arxiv.back().num_output_tokens, 313);
+  int64_t max_prompt = 0, max_total = 0;
+  double sum_prompt = 0, sum_output = 0;
+  for (const LengthSample& l : arxiv) {
+    max_prompt = std::max(max_prompt, l.num_prompt_tokens);
+    max_total = std::max(max_total, l.num_prompt_tokens + l.num_output_tokens);
+    sum_prompt += static_cast<double>(l.num_prompt_tokens);
+    sum_output += static_cast<double>(l.num_output_tokens);
+  }
+  EXPECT_EQ(max_prompt, 4054);
+  EXPECT_EQ(max_total, 4096);                    // filtered to a 4k context
+  constexpr double kRoundedMeanTolerance = 0.5;  // SOURCES.md rounds means to whole tokens
+  EXPECT_NEAR(sum_prompt / static_cast<double>(arxiv.size()), 2588, kRoundedMeanTolerance);
+  EXPECT_NEAR(sum_output / static_cast<double>(arxiv.size()), 291, kRoundedMeanTolerance);
+  // Not an arrival trace.
+  EXPECT_THAT(error_of([] {
+                load_trace(kTraces / "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv");
+              }),
+              HasSubstr("without arrival times"));
 }
 
 TEST(RealTraceTest, RateMultiplierTwoHalvesOffsets) {
