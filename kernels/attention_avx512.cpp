@@ -426,25 +426,30 @@ inline void pv_tile_eo(const Shape& s, const uint16_t* v, int64_t t0, int nb, in
     for (int j = 0; j < 2 * NC; ++j) _mm512_storeu_ps(accp + h * row + c * 32 + j * 16, a[h][j]);
 }
 
-template <int NH>
-void pv_eo_nc(int nc, const Shape& s, const uint16_t* v, int64_t t0, int nb, int64_t c,
-              const float* p, float* accp) {
-  if (nc == 1) return pv_tile_eo<NH, 1>(s, v, t0, nb, c, p, accp);
-  return pv_tile_eo<NH, 2>(s, v, t0, nb, c, p, accp);
+/// Calls f.template operator()<NH, NC>() for run-time nh in [1, 4] and nc in [1, 2].
+template <class F>
+void with_heads_and_chunks(int nh, int nc, F&& f) {
+  const auto chunks = [&]<int NH>() {
+    if (nc == 1) return f.template operator()<NH, 1>();
+    return f.template operator()<NH, 2>();
+  };
+  switch (nh) {
+    case 1:
+      return chunks.template operator()<1>();
+    case 2:
+      return chunks.template operator()<2>();
+    case 3:
+      return chunks.template operator()<3>();
+    default:
+      return chunks.template operator()<4>();
+  }
 }
 
 void pv_eo(int nh, int nc, const Shape& s, const uint16_t* v, int64_t t0, int nb, int64_t c,
            const float* p, float* accp) {
-  switch (nh) {
-    case 1:
-      return pv_eo_nc<1>(nc, s, v, t0, nb, c, p, accp);
-    case 2:
-      return pv_eo_nc<2>(nc, s, v, t0, nb, c, p, accp);
-    case 3:
-      return pv_eo_nc<3>(nc, s, v, t0, nb, c, p, accp);
-    default:
-      return pv_eo_nc<4>(nc, s, v, t0, nb, c, p, accp);
-  }
+  with_heads_and_chunks(nh, nc, [&]<int NH, int NC>() {
+    pv_tile_eo<NH, NC>(s, v, t0, nb, c, p, accp);
+  });
 }
 
 // ---- bf16 KV, p.V with vdpbf16ps over token pairs ------------------------------------------
@@ -505,25 +510,11 @@ inline void pv_tile_dp(const Shape& s, const uint16_t* v, int64_t t0, int nb, in
     for (int j = 0; j < 2 * NC; ++j) _mm512_storeu_ps(accq + h * row + c * 32 + j * 16, a[h][j]);
 }
 
-template <int NH>
-void pv_dp_nc(int nc, const Shape& s, const uint16_t* v, int64_t t0, int nb, int64_t c,
-              const uint32_t* pw, float* accq) {
-  if (nc == 1) return pv_tile_dp<NH, 1>(s, v, t0, nb, c, pw, accq);
-  return pv_tile_dp<NH, 2>(s, v, t0, nb, c, pw, accq);
-}
-
 void pv_dp(int nh, int nc, const Shape& s, const uint16_t* v, int64_t t0, int nb, int64_t c,
            const uint32_t* pw, float* accq) {
-  switch (nh) {
-    case 1:
-      return pv_dp_nc<1>(nc, s, v, t0, nb, c, pw, accq);
-    case 2:
-      return pv_dp_nc<2>(nc, s, v, t0, nb, c, pw, accq);
-    case 3:
-      return pv_dp_nc<3>(nc, s, v, t0, nb, c, pw, accq);
-    default:
-      return pv_dp_nc<4>(nc, s, v, t0, nb, c, pw, accq);
-  }
+  with_heads_and_chunks(nh, nc, [&]<int NH, int NC>() {
+    pv_tile_dp<NH, NC>(s, v, t0, nb, c, pw, accq);
+  });
 }
 
 template <bool kDot, int NH>

@@ -81,4 +81,16 @@ inline std::string replace_once(const std::string& text, const std::string& from
   return out;
 }
 
+/// The message of the `E` thrown by `f`; fails the test (and returns "") if none is thrown.
+template <typename E, typename F>
+std::string error_message(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an exception";
+  return "";
+}
+
 }  // namespace llmcap::testing

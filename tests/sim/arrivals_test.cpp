@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include <cmath>
 #include <cstdint>
 #include <numbers>
@@ -24,15 +26,10 @@ using ::testing::HasSubstr;
 /// seeded, either always passes or always fails).
 constexpr double kSigmas = 5.0;
 
+/// The message of the InputError thrown by `f`; fails the test if none is thrown.
 template <typename F>
 std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return "";
+  return llmcap::testing::error_message<InputError>(std::forward<F>(f));
 }
 
 struct Moments {

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include <string>
 #include <vector>
 
@@ -164,16 +166,10 @@ TwoClassRun two_class_run() {
   return run;
 }
 
-/// The InputError message of `f`; fails the test if none is thrown.
+/// The message of the InputError thrown by `f`; fails the test if none is thrown.
 template <typename F>
 std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return "";
+  return llmcap::testing::error_message<InputError>(std::forward<F>(f));
 }
 
 TEST(ComputeClassMetricsTest, EachClassAgainstItsOwnSlo) {

@@ -33,13 +33,7 @@ std::filesystem::path write_temp(const std::string& name, const std::string& con
 /// The message of the InputError thrown by `f`; fails the test if none is thrown.
 template <typename F>
 std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return "";
+  return llmcap::testing::error_message<InputError>(std::forward<F>(f));
 }
 
 constexpr int64_t kNsPerMs = 1'000'000;
