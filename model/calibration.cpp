@@ -126,7 +126,38 @@ CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int thr
   }
   std::vector<double> errors;
   for (const auto& [format, list] : matmul) {
-    if (list.size() >= 2) fit.matmul[format] = fit_one(list, /*with_flops=*/true, errors);
+    if (list.size() < 2) continue;
+    std::vector<double> global_errors;
+    RateFit f = fit_one(list, /*with_flops=*/true, global_errors);
+    // Per batch: the kernels' cost per byte changes with the batch in steps (slices of
+    // activation rows, memory- then compute-bound), which one line through all batches
+    // smooths over.
+    std::map<int64_t, std::vector<const KernelSample*>> by_batch;
+    for (const KernelSample* k : list) by_batch[k->batch].push_back(k);
+    std::vector<double> batch_errors;
+    bool complete = true;
+    for (const auto& [batch, group] : by_batch) {
+      if (group.size() < 2) {
+        complete = false;  // a batch without its own fit: keep the three-term fit only
+        break;
+      }
+      std::vector<double> group_errors;
+      const RateFit g = fit_one(group, /*with_flops=*/false, group_errors);
+      f.by_batch.push_back({batch, g.overhead_s, g.bytes_per_s, g.num_samples});
+      batch_errors.insert(batch_errors.end(), group_errors.begin(), group_errors.end());
+    }
+    // Kept only when they fit the samples better than the three-term line (median error):
+    // the predictor uses them within their range, so the overall error is then theirs.
+    if (complete && !f.by_batch.empty() &&
+        quantile(batch_errors, 0.5) < f.median_rel_error) {
+      f.by_batch_median_rel_error = quantile(batch_errors, 0.5);
+      f.by_batch_p95_rel_error = quantile(batch_errors, 0.95);
+      errors.insert(errors.end(), batch_errors.begin(), batch_errors.end());
+    } else {
+      f.by_batch.clear();
+      errors.insert(errors.end(), global_errors.begin(), global_errors.end());
+    }
+    fit.matmul[format] = f;
   }
   for (const auto& [format, list] : attention) {
     if (list.size() >= 2) fit.attention[format] = fit_one(list, /*with_flops=*/true, errors);
@@ -150,12 +181,25 @@ json bandwidth_to_json(const std::map<int, double>& by_threads) {
 }
 
 json rate_fit_to_json(const RateFit& f) {
-  return {{"overhead_s", f.overhead_s},
-          {"bytes_per_s", f.bytes_per_s},
-          {"flops_per_s", f.flops_per_s},
-          {"num_samples", f.num_samples},
-          {"median_rel_error", f.median_rel_error},
-          {"p95_rel_error", f.p95_rel_error}};
+  json out = {{"overhead_s", f.overhead_s},
+              {"bytes_per_s", f.bytes_per_s},
+              {"flops_per_s", f.flops_per_s},
+              {"num_samples", f.num_samples},
+              {"median_rel_error", f.median_rel_error},
+              {"p95_rel_error", f.p95_rel_error}};
+  if (!f.by_batch.empty()) {
+    json rows = json::array();
+    for (const BatchRateFit& b : f.by_batch) {
+      rows.push_back({{"batch", b.batch},
+                      {"overhead_s", b.overhead_s},
+                      {"bytes_per_s", b.bytes_per_s},
+                      {"num_samples", b.num_samples}});
+    }
+    out["by_batch"] = rows;
+    out["by_batch_median_rel_error"] = f.by_batch_median_rel_error;
+    out["by_batch_p95_rel_error"] = f.by_batch_p95_rel_error;
+  }
+  return out;
 }
 
 json fit_to_json(const CalibrationFit& fit) {
@@ -254,6 +298,24 @@ RateFit rate_fit_from(const Reader& r) {
   f.num_samples = static_cast<int>(r.integer("num_samples"));
   f.median_rel_error = r.number("median_rel_error");
   f.p95_rel_error = r.number("p95_rel_error");
+  if (r.has("by_batch")) {  // optional: profiles before it lack it
+    const json& rows = r.at("by_batch");
+    if (!rows.is_array()) r.fail("by_batch", "an array", rows);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Reader row(rows[i], r.source(), r.field("by_batch") + "[" + std::to_string(i) + "]");
+      BatchRateFit b;
+      b.batch = row.integer("batch");
+      b.overhead_s = row.number("overhead_s");
+      b.bytes_per_s = row.number("bytes_per_s");
+      b.num_samples = static_cast<int>(row.integer("num_samples"));
+      if (b.batch < 1 || (!f.by_batch.empty() && b.batch <= f.by_batch.back().batch)) {
+        row.fail("batch", "batches >= 1 in ascending order", row.at("batch"));
+      }
+      f.by_batch.push_back(b);
+    }
+    f.by_batch_median_rel_error = r.number("by_batch_median_rel_error");
+    f.by_batch_p95_rel_error = r.number("by_batch_p95_rel_error");
+  }
   return f;
 }
 
@@ -733,10 +795,14 @@ Efficiency calibrated_efficiency(const CalibrationProfile& profile) {
   Efficiency e = default_efficiency(DeviceKind::kCpu);
   CalibratedEfficiency cal;
   for (const auto& [format, f] : profile.fit.matmul) {
-    cal.linear[format] = CalibratedRates{f.overhead_s, f.bytes_per_s, f.flops_per_s};
+    CalibratedRates rates{f.overhead_s, f.bytes_per_s, f.flops_per_s, {}};
+    for (const BatchRateFit& b : f.by_batch) {
+      rates.by_batch.push_back({static_cast<double>(b.batch), b.overhead_s, b.bytes_per_s});
+    }
+    cal.linear[format] = rates;
   }
   for (const auto& [format, f] : profile.fit.attention) {
-    cal.attention[format] = CalibratedRates{f.overhead_s, f.bytes_per_s, f.flops_per_s};
+    cal.attention[format] = CalibratedRates{f.overhead_s, f.bytes_per_s, f.flops_per_s, {}};
   }
   cal.stream_bytes_per_s = measured_read_bandwidth(profile);
   cal.source = "measured on \"" + profile.machine.cpu_model + "\" with " +
@@ -768,6 +834,7 @@ Efficiency scaled_efficiency(const CalibrationProfile& profile, double bw_ratio,
     (void)format;
     r.bytes_per_s = transfer_bytes_rate(r.bytes_per_s);
     r.flops_per_s *= compute_ratio;
+    for (BatchRates& b : r.by_batch) b.bytes_per_s = transfer_bytes_rate(b.bytes_per_s);
   }
   for (auto& [format, r] : cal.attention) {
     (void)format;

@@ -52,13 +52,27 @@ struct KernelSample {
 /// query heads sharing a KV head, so GQA layouts of different group sizes are told apart). A
 /// rate of 0 means the term was dropped (its coefficient would have been negative). Errors are
 /// |predicted - measured| / measured over the fitted samples.
+/// Matmul samples of one batch size fitted to median_s = overhead_s + bytes / bytes_per_s.
+struct BatchRateFit {
+  int64_t batch = 0;
+  double overhead_s = 0;
+  double bytes_per_s = 0;
+  int num_samples = 0;
+};
+
 struct RateFit {
   double overhead_s = 0;
   double bytes_per_s = 0;
   double flops_per_s = 0;
   int num_samples = 0;
-  double median_rel_error = 0;
+  double median_rel_error = 0;  ///< of the three-term fit above
   double p95_rel_error = 0;
+  /// Matmul only: one fit per measured batch size (>= 2 samples), ascending; empty for
+  /// attention and for profiles written before these existed. The predictor uses them within
+  /// the measured batches (CalibratedRates::by_batch).
+  std::vector<BatchRateFit> by_batch;
+  double by_batch_median_rel_error = 0;  ///< of the per-batch fits over the same samples
+  double by_batch_p95_rel_error = 0;
 };
 
 struct CalibrationFit {

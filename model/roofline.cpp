@@ -235,6 +235,11 @@ struct OpCost {
   double cal_overhead_s = 0;  ///< per call x calls
   double cal_s_per_byte = 0;  ///< 0: no bytes term
   double cal_s_per_flop = 0;  ///< 0: no flops term
+  /// Per measured batch (CalibratedRates::by_batch): batch, overhead x calls, seconds per byte.
+  struct BatchCost {
+    double batch, overhead_s, s_per_byte;
+  };
+  std::vector<BatchCost> cal_by_batch;
 };
 
 /// 1 / rate, or 0 for a rate of 0 (term dropped).
@@ -246,6 +251,10 @@ void apply_rates(OpCost& c, const CalibratedRates& r, double calls) {
   c.cal_overhead_s = r.overhead_s * calls;
   c.cal_s_per_byte = inverse_or_zero(r.bytes_per_s);
   c.cal_s_per_flop = inverse_or_zero(r.flops_per_s);
+  c.cal_by_batch.clear();
+  for (const BatchRates& b : r.by_batch) {
+    c.cal_by_batch.push_back({b.batch, b.overhead_s * calls, inverse_or_zero(b.bytes_per_s)});
+  }
 }
 
 /// The features of a batch that the costs depend on.
@@ -326,7 +335,7 @@ struct RooflinePredictor::Impl {
       stream_s_per_byte = inverse_or_zero(cal.stream_bytes_per_s);
     }
     const auto stream = [&](OpCost& c) {
-      if (stream_s_per_byte > 0) apply_rates(c, CalibratedRates{0, 1 / stream_s_per_byte, 0}, 1);
+      if (stream_s_per_byte > 0) apply_rates(c, CalibratedRates{0, 1 / stream_s_per_byte, 0, {}}, 1);
     };
 
     const double h = static_cast<double>(m.hidden_size);
@@ -419,7 +428,7 @@ struct RooflinePredictor::Impl {
     }
     if (c.calibrated) {
       const double calls = c.per_sequence ? std::max(1.0, t.seqs) : 1.0;
-      out.time_s = calibrated_s(c, out.bytes, out.flops, calls, out.memory_bound);
+      out.time_s = calibrated_s(c, out.bytes, out.flops, calls, out.memory_bound, t.tokens);
       return;
     }
     const double memory_s = out.bytes * seconds_per_byte;
@@ -430,11 +439,26 @@ struct RooflinePredictor::Impl {
 
   /// Calibrated time of `calls` uses of `c` moving `bytes` and doing `flops`; the datasheet
   /// compute time is a floor. memory_bound: the bytes term is at least the flops terms.
+  /// `tokens`: the call's activation rows, for rates measured per batch (cal_by_batch), used
+  /// when tokens lies within the measured batches (interpolated linearly in tokens).
   static double calibrated_s(const OpCost& c, double bytes, double flops, double calls,
-                             bool& memory_bound) {
+                             bool& memory_bound, double tokens = 0) {
+    const double floor_s = flops * c.seconds_per_flop;
+    const auto& by = c.cal_by_batch;
+    if (!by.empty() && tokens >= by.front().batch && tokens <= by.back().batch) {
+      std::size_t hi = 0;
+      while (by[hi].batch < tokens) ++hi;
+      const std::size_t lo = hi > 0 && by[hi].batch > tokens ? hi - 1 : hi;
+      const auto at = [&](const OpCost::BatchCost& b) { return b.overhead_s + bytes * b.s_per_byte; };
+      const double w = by[hi].batch > by[lo].batch
+                           ? (tokens - by[lo].batch) / (by[hi].batch - by[lo].batch)
+                           : 0.0;
+      const double time_s = (1 - w) * at(by[lo]) + w * at(by[hi]);
+      memory_bound = time_s >= floor_s;
+      return std::max(time_s, floor_s);
+    }
     const double bytes_s = bytes * c.cal_s_per_byte;
     const double flops_s = flops * c.cal_s_per_flop;
-    const double floor_s = flops * c.seconds_per_flop;
     memory_bound = bytes_s >= std::max(flops_s, floor_s);
     return std::max(c.cal_overhead_s * calls + bytes_s + flops_s, floor_s);
   }
@@ -448,20 +472,21 @@ struct RooflinePredictor::Impl {
                 (logits > 0 ? lm_head_fixed.fixed_bytes : 0.0);
     if (lm_head_fixed.calibrated || per_step_tokens.calibrated) {
       // Each part at its own rates (calibrated or roofline), summed: they are separate kernels.
-      const auto part = [&](const OpCost& c, double bytes, double flops, bool& memory_bound) {
-        if (c.calibrated) return calibrated_s(c, bytes, flops, 1.0, memory_bound);
+      const auto part = [&](const OpCost& c, double bytes, double flops, bool& memory_bound,
+                            double tokens) {
+        if (c.calibrated) return calibrated_s(c, bytes, flops, 1.0, memory_bound, tokens);
         memory_bound = bytes * seconds_per_byte >= flops * c.seconds_per_flop;
         return std::max(bytes * seconds_per_byte, flops * c.seconds_per_flop);
       };
       bool rest_memory_bound = true;
       const double rest_s = part(per_step_tokens, per_step_tokens.bytes_per_token * t,
-                                 per_step_tokens.flops_per_token * t, rest_memory_bound);
+                                 per_step_tokens.flops_per_token * t, rest_memory_bound, t);
       out.memory_bound = rest_memory_bound;
       double head_s = 0;
       if (logits > 0) {
         head_s =
             part(lm_head_fixed, lm_head_fixed.bytes_per_token * logits + lm_head_fixed.fixed_bytes,
-                 lm_head_fixed.flops_per_token * logits, out.memory_bound);
+                 lm_head_fixed.flops_per_token * logits, out.memory_bound, logits);
       }
       out.time_s = head_s + rest_s;
       return;

@@ -18,10 +18,22 @@ namespace llmcap::model {
 /// Measured absolute rates of one kind of operator on one replica (from a calibration profile,
 /// model/calibration.h): time = overhead_s x calls + bytes / bytes_per_s + flops / flops_per_s,
 /// a rate of 0 dropping its term.
+/// Rates measured at one batch size (tokens per call) of a matrix product.
+struct BatchRates {
+  double batch = 0;        ///< activation rows (tokens) per call
+  double overhead_s = 0;   ///< fixed cost per call at this batch
+  double bytes_per_s = 0;  ///< effective rate over the call's bytes at this batch
+};
+
 struct CalibratedRates {
   double overhead_s = 0;   ///< fixed cost per kernel call (per weight matrix for linear nodes)
   double bytes_per_s = 0;  ///< effective streaming rate
   double flops_per_s = 0;  ///< effective arithmetic rate (0: no separate compute term)
+  /// Linear nodes: rates fitted per measured batch size, ascending by batch (may be empty).
+  /// Within [first, last] batch they replace the three terms above: the time at the node's
+  /// token count T is interpolated linearly in T between the two measured batches around it
+  /// (docs/model.md, "Calibration").
+  std::vector<BatchRates> by_batch;
 };
 
 /// Calibrated rates that replace the datasheet roofline for CPU operators (docs/model.md,

@@ -62,6 +62,7 @@ CalibrationProfile synthetic_profile() {
       const double noise = 1 + 0.02 * ((k++ % 3) - 1);
       p.kernels.push_back(
           sample("matmul", "bf16", bytes, flops, (20e-6 + bytes / 30e9 + flops / 200e9) * noise));
+      p.kernels.back().batch = static_cast<int64_t>(batch);
     }
   }
   for (const auto& [q_heads, kv_heads, head_dim] :
@@ -99,6 +100,59 @@ TEST(CalibrationFit, RecoversKnownParametersFromSyntheticSamples) {
   EXPECT_NEAR(a.overhead_s, 5e-6, 2e-6);
   EXPECT_LT(a.p95_rel_error, 0.03);
   EXPECT_LT(p.fit.p95_rel_error, 0.05);
+}
+
+TEST(CalibrationFit, PerBatchRatesFollowStepsThatOneLineCannot) {
+  // A kernel that streams its weights at 40 GB/s up to batch 4 and is compute-bound beyond,
+  // 16x slower per byte at batch 64 than a straight line through batches 1 and 16 says:
+  // one line through all batches misses, a line per batch is exact.
+  std::vector<KernelSample> s;
+  const std::map<int64_t, double> s_per_byte = {
+      {1, 1 / 40e9}, {4, 1 / 40e9}, {16, 2.5 / 40e9}, {64, 10 / 40e9}};
+  for (const auto& [batch, spb] : s_per_byte) {
+    for (const double weights : {8e6, 32e6, 128e6}) {
+      s.push_back(sample("matmul", "int8", weights, 2 * weights * batch, 5e-6 + weights * spb));
+      s.back().batch = batch;
+    }
+  }
+  const CalibrationFit fit = fit_calibration(s);
+  const RateFit& f = fit.matmul.at("int8");
+  ASSERT_EQ(f.by_batch.size(), 4u);
+  for (size_t i = 0; i < f.by_batch.size(); ++i) {
+    const auto& b = f.by_batch[i];
+    EXPECT_EQ(b.num_samples, 3);
+    EXPECT_NEAR(b.overhead_s, 5e-6, 1e-9) << b.batch;
+    EXPECT_NEAR(1 / b.bytes_per_s, s_per_byte.at(b.batch), 1e-15) << b.batch;
+  }
+  EXPECT_LT(f.by_batch_p95_rel_error, 1e-9);
+  EXPECT_GT(f.p95_rel_error, 0.05);  // the three-term line
+  EXPECT_LT(fit.p95_rel_error, 1e-9);  // overall: the per-batch fits the predictor uses
+
+  // The predictor interpolates between measured batches and is exact at them.
+  CalibrationProfile p = synthetic_profile();
+  p.fit = fit;
+  const Efficiency e = calibrated_efficiency(p);
+  const auto& rates = e.calibrated->linear.at("int8");
+  ASSERT_EQ(rates.by_batch.size(), 4u);
+  EXPECT_EQ(rates.by_batch[2].batch, 16);
+
+  // JSON round trip keeps them; a descending batch list is refused with the field named.
+  TempDir dir;
+  const auto path = dir.path() / "p.json";
+  llmcap::testing::write_text(path, profile_to_json(p));
+  const CalibrationProfile back = read_profile_json(path);
+  ASSERT_EQ(back.fit.matmul.at("int8").by_batch.size(), 4u);
+  EXPECT_EQ(back.fit.matmul.at("int8").by_batch[3].batch, 64);
+  // Batch 16 (entry 2) set to 2: below its predecessor (4).
+  p.fit.matmul.at("int8").by_batch[2].batch = 2;
+  llmcap::testing::write_text(path, profile_to_json(p));
+  try {
+    read_profile_json(path);
+    FAIL() << "expected InputError";
+  } catch (const InputError& err) {
+    EXPECT_THAT(err.what(), HasSubstr("by_batch[2].batch"));
+    EXPECT_THAT(err.what(), HasSubstr("ascending"));
+  }
 }
 
 TEST(CalibrationFit, ExactDataIsRecoveredExactly) {
@@ -269,12 +323,50 @@ TEST(CalibratedPredictor, UnsetCalibrationIsThePlainRoofline) {
   }
 }
 
+TEST(CalibratedPredictor, PerBatchRatesAreInterpolatedInTheTokenCount) {
+  const ModelSpec m = tiny_model();
+  Efficiency e = default_efficiency(DeviceKind::kCpu);
+  CalibratedEfficiency cal;
+  // Three-term rates for batches outside [1, 16]; per-batch ones inside.
+  cal.linear["bf16"] = {10e-6, 40e9, 100e9, {{1, 2e-6, 50e9}, {16, 4e-6, 20e9}}};
+  cal.attention["bf16"] = {5e-6, 20e9, 50e9, {}};
+  cal.stream_bytes_per_s = 50e9;
+  e.calibrated = cal;
+  const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
+  const auto linear_s = [&](int64_t seqs, const char* op) {
+    BatchShape b;
+    b.num_decode_seqs = seqs;
+    b.num_decode_context_tokens = 100 * seqs;
+    for (const OpTime& t : p.breakdown(b)) {
+      if (t.op == op) return std::pair{t.time_s, t.bytes};
+    }
+    ADD_FAILURE() << op;
+    return std::pair{0.0, 0.0};
+  };
+  // qkv_proj is one call. At 8 tokens: w = 7 / 15 between the batch-1 and batch-16 lines.
+  const auto [t8, bytes8] = linear_s(8, "qkv_proj");
+  const double w = 7.0 / 15.0;
+  EXPECT_NEAR(t8, (1 - w) * (2e-6 + bytes8 / 50e9) + w * (4e-6 + bytes8 / 20e9), 1e-15);
+  // At a measured batch, exactly its line.
+  const auto [t16, bytes16] = linear_s(16, "qkv_proj");
+  EXPECT_NEAR(t16, 4e-6 + bytes16 / 20e9, 1e-15);
+  // Beyond the measured batches: the three-term rates.
+  BatchShape big;
+  big.num_decode_seqs = 32;
+  big.num_decode_context_tokens = 3200;
+  for (const OpTime& t : p.breakdown(big)) {
+    if (t.op != "qkv_proj") continue;
+    EXPECT_NEAR(t.time_s, std::max(10e-6 + t.bytes / 40e9 + t.flops / 100e9, t.flops / 4e11),
+                1e-15);
+  }
+}
+
 TEST(CalibratedPredictor, HandComputedDecodeStep) {
   const ModelSpec m = tiny_model();
   Efficiency e = default_efficiency(DeviceKind::kCpu);
   CalibratedEfficiency cal;
-  cal.linear["bf16"] = {10e-6, 40e9, 100e9};
-  cal.attention["bf16"] = {5e-6, 20e9, 0};
+  cal.linear["bf16"] = {10e-6, 40e9, 100e9, {}};
+  cal.attention["bf16"] = {5e-6, 20e9, 0, {}};
   cal.stream_bytes_per_s = 50e9;
   e.calibrated = cal;
   const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
@@ -322,8 +414,8 @@ TEST(CalibratedPredictor, AttentionCostsOneCallPerSequenceAndItsFlops) {
   const ModelSpec m = tiny_model();
   Efficiency e = default_efficiency(DeviceKind::kCpu);
   CalibratedEfficiency cal;
-  cal.linear["bf16"] = {10e-6, 40e9, 100e9};
-  cal.attention["bf16"] = {5e-6, 20e9, 50e9};
+  cal.linear["bf16"] = {10e-6, 40e9, 100e9, {}};
+  cal.attention["bf16"] = {5e-6, 20e9, 50e9, {}};
   e.calibrated = cal;
   const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
   BatchShape b;
@@ -341,7 +433,7 @@ TEST(CalibratedPredictor, ComputeFloorHoldsForLargePrefills) {
   const ModelSpec m = tiny_model();
   Efficiency e = default_efficiency(DeviceKind::kCpu);
   CalibratedEfficiency cal;
-  cal.linear["bf16"] = {0, 40e9, 0};  // flops term dropped by the fit
+  cal.linear["bf16"] = {0, 40e9, 0, {}};  // flops term dropped by the fit
   e.calibrated = cal;
   const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
   BatchShape b;
@@ -379,8 +471,8 @@ TEST(CalibratedEfficiency, TransferScalesBandwidthAndComputeByTheStatedRule) {
   // Round numbers: measured read 40 GB/s at 2 threads; bf16 fitted at 20 GB/s (so half of each
   // byte's time is memory, half CPU work), 100 GFLOP/s, 10 us.
   p.fit.matmul.clear();
-  p.fit.matmul["bf16"] = RateFit{10e-6, 20e9, 100e9, 9, 0.01, 0.02};
-  p.fit.attention["bf16"] = RateFit{5e-6, 40e9, 50e9, 4, 0.01, 0.02};
+  p.fit.matmul["bf16"] = RateFit{10e-6, 20e9, 100e9, 9, 0.01, 0.02, {}, 0, 0};
+  p.fit.attention["bf16"] = RateFit{5e-6, 40e9, 50e9, 4, 0.01, 0.02, {}, 0, 0};
   HardwareSpec target;
   target.id = "big-cpu";
   target.kind = DeviceKind::kCpu;
@@ -409,8 +501,8 @@ TEST(CalibratedEfficiency, TransferScalesBandwidthAndComputeByTheStatedRule) {
 TEST(CalibratedEfficiency, DriftCorrectionScalesOnlyTheMemoryPartOfEachRate) {
   CalibrationProfile p = synthetic_profile();
   p.fit.matmul.clear();
-  p.fit.matmul["bf16"] = RateFit{10e-6, 20e9, 100e9, 9, 0.01, 0.02};  // half memory, half CPU
-  p.fit.attention["bf16"] = RateFit{5e-6, 40e9, 50e9, 4, 0.01, 0.02};  // all memory
+  p.fit.matmul["bf16"] = RateFit{10e-6, 20e9, 100e9, 9, 0.01, 0.02, {}, 0, 0};  // half memory, half CPU
+  p.fit.attention["bf16"] = RateFit{5e-6, 40e9, 50e9, 4, 0.01, 0.02, {}, 0, 0};  // all memory
   // Profile: 40 GB/s at 2 threads. Now 30 GB/s: bw_ratio 0.75, compute unchanged.
   const Efficiency e = drift_corrected_efficiency(p, 30e9);
   const auto& r = e.calibrated->linear.at("bf16");
