@@ -18,15 +18,32 @@ using nlohmann::json;
 /// Reads the fields of one catalog record; every error names file, record and field.
 class RecordReader {
  public:
-  /// `record` is e.g. `instance "aws-x"` or `record 3` (before the id is known).
-  RecordReader(const json& rec, std::string file, std::string record)
-      : rec_(rec), file_(std::move(file)), record_(std::move(record)) {}
+  /// `record` is e.g. `instance "aws-x"` or `record 3` (before the id is known); `prefix`
+  /// names an enclosing object in messages (e.g. "network").
+  RecordReader(const json& rec, std::string file, std::string record, std::string prefix = "")
+      : rec_(rec), file_(std::move(file)), record_(std::move(record)), prefix_(std::move(prefix)) {}
 
   std::string where() const { return file_ + ": " + record_; }
 
   [[noreturn]] void fail(const std::string& field, const std::string& expected,
                          const std::string& got) const {
-    throw InputError(where() + ": field \"" + field + "\": expected " + expected + ", got " + got);
+    const std::string name = prefix_.empty() ? field : prefix_ + "." + field;
+    throw InputError(where() + ": field \"" + name + "\": expected " + expected + ", got " + got);
+  }
+
+  /// The object `field` read by a reader whose messages name "field.<key>".
+  RecordReader nested(const std::string& field) const {
+    if (!has(field) || !rec_.at(field).is_object()) fail(field, "an object", got(field));
+    return RecordReader(rec_.at(field), file_, record_,
+                        prefix_.empty() ? field : prefix_ + "." + field);
+  }
+
+  double non_negative_number(const std::string& field) const {
+    if (!has(field) || !rec_.at(field).is_number() || !(rec_.at(field).get<double>() >= 0) ||
+        !std::isfinite(rec_.at(field).get<double>())) {
+      fail(field, "a non-negative number", got(field));
+    }
+    return rec_.at(field).get<double>();
   }
 
   bool has(const std::string& field) const {
@@ -106,7 +123,26 @@ class RecordReader {
   const json& rec_;
   std::string file_;
   std::string record_;
+  std::string prefix_;
 };
+
+/// A link figure with its own provenance: {"bandwidth_bytes_per_s", "latency_s", "source",
+/// "as_of"} (plus optional text fields the caller reads).
+struct LinkFigures {
+  double bandwidth_bytes_per_s = 0;
+  double latency_s = 0;
+  std::string source;
+  std::string as_of;
+};
+
+LinkFigures read_link(const RecordReader& r) {
+  LinkFigures l;
+  l.bandwidth_bytes_per_s = r.positive_number("bandwidth_bytes_per_s");
+  l.latency_s = r.non_negative_number("latency_s");
+  l.source = r.string("source");
+  l.as_of = r.string("as_of");
+  return l;
+}
 
 /// The array under `key` of a catalog file such as {"cpus": [...]}.
 const json& record_array(const json& doc, const std::string& file, const std::string& key) {
@@ -157,6 +193,13 @@ HardwareSpec read_cpu(const RecordReader& r, const std::string& id) {
   s.tdp_watts = r.positive_number("tdp_watts");
   s.source = r.string("source");
   s.as_of = r.string("as_of");
+  if (r.has("socket_link")) {
+    const LinkFigures link = read_link(r.nested("socket_link"));
+    s.socket_link_bandwidth_bytes_per_s = link.bandwidth_bytes_per_s;
+    s.socket_link_latency_s = link.latency_s;
+    s.socket_link_source = link.source;
+    s.socket_link_as_of = link.as_of;
+  }
   return s;
 }
 
@@ -175,6 +218,10 @@ HardwareSpec read_gpu(const RecordReader& r, const std::string& id) {
   s.tdp_watts = r.positive_number("tdp_watts");
   s.source = r.string("source");
   s.as_of = r.string("as_of");
+  if (r.has("socket_link")) {
+    r.fail("socket_link", "no such field on a GPU (GPU links: interconnect_bandwidth_bytes_per_s)",
+           r.got("socket_link"));
+  }
   return s;
 }
 
@@ -263,6 +310,15 @@ Catalog Catalog::load(const std::filesystem::path& data_dir) {
     inst.source = r.string("source");
     inst.as_of = r.string("as_of");
     inst.note = r.has("note") ? r.string_or("note", "") : std::string();
+    if (r.has("network")) {
+      const RecordReader n = r.nested("network");
+      const LinkFigures link = read_link(n);
+      inst.network_bandwidth_bytes_per_s = link.bandwidth_bytes_per_s;
+      inst.network_latency_s = link.latency_s;
+      inst.network_source = link.source;
+      inst.network_as_of = link.as_of;
+      inst.network_note = n.string_or("note", "");
+    }
     catalog.instances_.push_back(std::move(inst));
   }
   return catalog;

@@ -32,6 +32,16 @@ struct HardwareSpec {
   double tdp_watts = 0;
   std::string source;
   std::string as_of;
+  /// CPUs, optional ("socket_link" in cpus.json; 0 when not given): the socket-to-socket
+  /// link of a two-socket host (Intel UPI, AMD Infinity Fabric / xGMI), which tensor
+  /// parallelism over the sockets all-reduces through. Bandwidth: all links between the two
+  /// sockets together, bytes per second per direction. Latency: one crossing (a cache line
+  /// moved from a core of one socket to a core of the other), seconds. With their own
+  /// source and as_of.
+  double socket_link_bandwidth_bytes_per_s = 0;
+  double socket_link_latency_s = 0;
+  std::string socket_link_source;
+  std::string socket_link_as_of;
 };
 
 /// A rentable instance type.
@@ -55,6 +65,16 @@ struct InstanceType {
   std::string source;
   std::string as_of;
   std::string note;
+  /// Optional ("network" in instances.json; 0 when not given): the instance's network, which
+  /// a disaggregated fleet moves KV caches over. Bandwidth: the provider's figure for the
+  /// instance, bytes per second per direction (an "up to" burst figure when that is all the
+  /// provider gives; see network_note). Latency: one way, between instances in one zone,
+  /// seconds. With their own source and as_of.
+  double network_bandwidth_bytes_per_s = 0;
+  double network_latency_s = 0;
+  std::string network_source;
+  std::string network_as_of;
+  std::string network_note;
 };
 
 /// All hardware and instance records, looked up by id. Records keep file order.
@@ -64,7 +84,10 @@ class Catalog {
   /// `<data_dir>/instances/instances.json`. Throws InputError naming the file, record id,
   /// field and value for: a missing file, malformed JSON, a missing or mistyped field,
   /// a non-positive quantity, a duplicate id, an instance that names unknown hardware, a
-  /// record without "source" or "as_of".
+  /// record without "source" or "as_of"; a "socket_link" (CPUs) or "network" (instances)
+  /// that is not an object with a positive "bandwidth_bytes_per_s", a non-negative
+  /// "latency_s", "source" and "as_of" (fields named e.g. "network.latency_s"); a
+  /// "socket_link" on a GPU record.
   static Catalog load(const std::filesystem::path& data_dir);
 
   const std::vector<HardwareSpec>& hardware() const { return hardware_; }

@@ -40,8 +40,10 @@ Efficiency default_efficiency(DeviceKind kind) {
     // bf16 GEMMs through oneDNN (AMX on Sapphire Rapids, AVX-512 elsewhere) in serving
     // stacks (vLLM CPU backend, IPEX) reach ~30-50% of the datasheet peak.
     e.compute_fraction = 0.40;
-    e.link_bandwidth_fraction = 0.75;  // unused: CPU replicas run with tp 1
-    e.all_reduce_latency_s = 10e-6;    // unused: CPU replicas run with tp 1
+    // Used when a replica spans both sockets of a host (tp 2 over the inter-socket link, see
+    // plan/planner.cpp, which sets the latency from the catalog's link latency).
+    e.link_bandwidth_fraction = 0.75;
+    e.all_reduce_latency_s = 10e-6;
     // Python-side scheduling and sampling of the vLLM CPU backend, without kernel launches.
     e.step_overhead_s = 1e-3;
     // Same headroom as vLLM's default on GPUs (OS, runtime and activations get the rest).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -94,6 +95,209 @@ int64_t max_request_tokens(const sim::Workload& w) {
   return m;
 }
 
+std::string gb_per_s(double bytes_per_s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g GB/s", bytes_per_s / 1e9);
+  return buf;
+}
+
+std::string gb(int64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g GB", static_cast<double>(bytes) / 1e9);
+  return buf;
+}
+
+std::string plural(int64_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+/// vCPUs of one socket of a CPU instance (as model::make_deployment counts them).
+int socket_threads_of(const model::InstanceType& instance, const model::HardwareSpec& cpu) {
+  return instance.vcpus_per_socket > 0 ? instance.vcpus_per_socket
+                                       : cpu.num_cores * cpu.threads_per_core;
+}
+
+/// Whole sockets of a CPU instance; 0 for a slice of one socket.
+int whole_sockets_of(const model::InstanceType& instance, const model::HardwareSpec& cpu) {
+  const int threads = socket_threads_of(instance, cpu);
+  return threads > 0 && instance.vcpus >= threads ? instance.vcpus / threads : 0;
+}
+
+/// Memory check of one replica for deployment_for_tp (model::make_deployment's rule): usable
+/// = round(usable_memory_fraction x memory); KV = usable - weights - reserve must hold one
+/// sequence of min(max_position_embeddings, kMaxFitSequenceTokens) tokens.
+int64_t kv_bytes_or_throw(const std::string& where, const std::string& of, int64_t memory_bytes,
+                          int64_t reserve_bytes, const model::ModelSpec& m, model::WeightFormat wf,
+                          model::KvFormat kf, const model::Efficiency& e) {
+  const int64_t weights = m.weight_bytes(wf);
+  const int64_t usable = std::llround(e.usable_memory_fraction * static_cast<double>(memory_bytes));
+  const std::string has = of + " has " + std::to_string(usable) + " bytes usable";
+  if (weights + reserve_bytes > usable) {
+    throw model::InfeasibleError(where + ": weights need " + gb(weights) + ", " + gb(usable) +
+                                 " usable: " + std::to_string(weights) + " bytes (" +
+                                 std::string(model::to_string(wf)) + "), " + has + " and keeps " +
+                                 std::to_string(reserve_bytes) + " bytes for activations");
+  }
+  const int64_t seq_tokens = std::min(m.max_position_embeddings, model::kMaxFitSequenceTokens);
+  const int64_t seq_kv = seq_tokens * m.kv_cache_bytes_per_token(kf);
+  const int64_t kv = usable - weights - reserve_bytes;
+  if (kv < seq_kv) {
+    throw model::InfeasibleError(where + ": weights need " + std::to_string(weights) + " bytes + " +
+                                 std::to_string(reserve_bytes) + " bytes activation reserve + " +
+                                 std::to_string(seq_kv) + " bytes of KV cache for one " +
+                                 std::to_string(seq_tokens) + "-token sequence, " + has);
+  }
+  return kv;
+}
+
+}  // namespace
+
+std::vector<int> tp_options(const model::InstanceType& instance, const model::Catalog& catalog,
+                            const model::ModelSpec& model) {
+  std::vector<int> options;
+  int devices = 1;
+  bool link = true;
+  if (instance.kind == model::DeviceKind::kGpu) {
+    devices = std::max(1, instance.num_gpus);
+  } else {
+    const model::HardwareSpec& cpu = catalog.hardware(instance.cpu_id, instance.id);
+    devices = std::max(1, whole_sockets_of(instance, cpu));
+    link = cpu.socket_link_bandwidth_bytes_per_s > 0;
+  }
+  for (int tp = 1; tp <= devices; ++tp) {
+    if (devices % tp != 0 || model.num_attention_heads % tp != 0) continue;
+    if (tp > 1 && !link) continue;
+    options.push_back(tp);
+  }
+  return options;
+}
+
+std::string tp_refusal(const model::InstanceType& instance, const model::Catalog& catalog,
+                       const model::ModelSpec& model, int tp_degree) {
+  const std::string tp = "tp " + std::to_string(tp_degree);
+  if (tp_degree < 1) return tp + " is not a degree (at least 1 device per replica)";
+  if (instance.kind == model::DeviceKind::kGpu) {
+    const model::HardwareSpec& gpu = catalog.hardware(instance.gpu_id, instance.id);
+    if (tp_degree > instance.num_gpus) {
+      return tp + " is larger than the instance's " + plural(instance.num_gpus, "GPU") + " (" +
+             gpu.name + ")";
+    }
+    if (instance.num_gpus % tp_degree != 0) {
+      return tp + " does not divide the instance's " + plural(instance.num_gpus, "GPU") +
+             " (a replica takes tp whole GPUs)";
+    }
+  } else {
+    const model::HardwareSpec& cpu = catalog.hardware(instance.cpu_id, instance.id);
+    const int sockets = whole_sockets_of(instance, cpu);
+    if (sockets == 0 && tp_degree > 1) {
+      return tp + " is larger than the instance's 1 socket (a " + std::to_string(instance.vcpus) +
+             "-vCPU slice of one " + std::to_string(socket_threads_of(instance, cpu)) + "-vCPU " +
+             cpu.name + " socket)";
+    }
+    if (sockets > 0 && tp_degree > sockets) {
+      return tp + " is larger than the instance's " + plural(sockets, "socket") + " (" + cpu.name +
+             ")";
+    }
+    if (sockets > 0 && sockets % tp_degree != 0) {
+      return tp + " does not divide the instance's " + plural(sockets, "socket") +
+             " (a replica takes tp whole sockets)";
+    }
+    if (tp_degree > 1 && !(cpu.socket_link_bandwidth_bytes_per_s > 0)) {
+      return tp + " all-reduces over the inter-socket link of \"" + cpu.id +
+             "\", which hardware/cpus.json does not give (field \"socket_link\")";
+    }
+  }
+  if (model.num_attention_heads % tp_degree != 0) {
+    return tp + " does not divide the model's " + std::to_string(model.num_attention_heads) +
+           " attention heads";
+  }
+  return "";
+}
+
+model::Deployment deployment_for_tp(const model::InstanceType& instance,
+                                    const model::Catalog& catalog, const model::ModelSpec& model,
+                                    model::WeightFormat weight_format, model::KvFormat kv_format,
+                                    const model::Efficiency& efficiency, int tp_degree) {
+  if (tp_degree == 0 || (tp_degree == 1 && instance.kind == model::DeviceKind::kCpu)) {
+    return model::make_deployment(instance, catalog, model, weight_format, kv_format, efficiency);
+  }
+  if (const std::string refusal = tp_refusal(instance, catalog, model, tp_degree);
+      !refusal.empty()) {
+    std::string known;
+    for (const int tp : tp_options(instance, catalog, model)) {
+      known += (known.empty() ? "" : ", ") + std::to_string(tp);
+    }
+    throw InputError("instance \"" + instance.id + "\": " + refusal +
+                     "; expected one of: " + known);
+  }
+  // The degree make_deployment picks itself: its deployment, identical.
+  try {
+    model::Deployment automatic =
+        model::make_deployment(instance, catalog, model, weight_format, kv_format, efficiency);
+    if (automatic.tp_degree == tp_degree) return automatic;
+  } catch (const model::InfeasibleError&) {
+    // nothing fits at its degrees; the chosen one is checked below
+  }
+  const std::string where = "model \"" + model.id + "\" on instance \"" + instance.id + "\"";
+  model::Deployment d;
+  d.kind = instance.kind;
+  d.tp_degree = tp_degree;
+  d.weight_bytes = model.weight_bytes(weight_format);
+  if (instance.kind == model::DeviceKind::kGpu) {
+    const model::HardwareSpec& gpu = catalog.hardware(instance.gpu_id, instance.id);
+    d.num_replicas = instance.num_gpus / tp_degree;
+    d.memory_bytes = tp_degree * gpu.memory_bytes;
+    d.kv_cache_bytes = kv_bytes_or_throw(where, "a tp=" + std::to_string(tp_degree) + " replica",
+                                         d.memory_bytes, tp_degree * model::kActivationReserveBytes,
+                                         model, weight_format, kv_format, efficiency);
+    d.memory_bandwidth_bytes_per_s = gpu.peak_memory_bandwidth_bytes_per_s;
+    d.peak_flops_per_s = gpu.peak_flops_per_s;
+    d.link_bandwidth_bytes_per_s = tp_degree > 1 ? gpu.interconnect_bandwidth_bytes_per_s : 0.0;
+    d.rule =
+        std::to_string(tp_degree) + " of " + std::to_string(instance.num_gpus) + " " + gpu.name +
+        " GPUs per replica (tp=" + std::to_string(tp_degree) + ", chosen), " +
+        plural(d.num_replicas, "replica") + ": " + gb_per_s(gpu.peak_memory_bandwidth_bytes_per_s) +
+        " and " + gb(gpu.memory_bytes) + " per GPU" +
+        (tp_degree > 1
+             ? ", all-reduce over " + gb_per_s(gpu.interconnect_bandwidth_bytes_per_s) + " links"
+             : "");
+    return d;
+  }
+  const model::HardwareSpec& cpu = catalog.hardware(instance.cpu_id, instance.id);
+  const int sockets = whole_sockets_of(instance, cpu);
+  d.num_replicas = sockets / tp_degree;
+  d.memory_bytes = instance.memory_bytes / d.num_replicas;
+  d.kv_cache_bytes = kv_bytes_or_throw(
+      where, d.num_replicas == 1 ? "instance" : "a tp=" + std::to_string(tp_degree) + " replica",
+      d.memory_bytes, model::kActivationReserveBytes, model, weight_format, kv_format, efficiency);
+  d.memory_bandwidth_bytes_per_s = cpu.peak_memory_bandwidth_bytes_per_s;
+  d.peak_flops_per_s = cpu.peak_flops_per_s;
+  d.link_bandwidth_bytes_per_s = cpu.socket_link_bandwidth_bytes_per_s;
+  char latency[64];
+  std::snprintf(latency, sizeof latency, "%.3g us", cpu.socket_link_latency_s * 1e6);
+  d.rule = (d.num_replicas == 1 ? std::string("1 replica over ")
+                                : std::to_string(d.num_replicas) + " replicas, each over ") +
+           std::to_string(tp_degree) + " whole " + cpu.name +
+           " sockets (tp=" + std::to_string(tp_degree) + ", " +
+           std::to_string(socket_threads_of(instance, cpu)) + " of " +
+           std::to_string(instance.vcpus) +
+           " vCPUs per socket): " + gb_per_s(cpu.peak_memory_bandwidth_bytes_per_s) +
+           " and peak FLOP/s per socket, all-reduce over the inter-socket link at " +
+           gb_per_s(cpu.socket_link_bandwidth_bytes_per_s) + ", " + latency + " per crossing; " +
+           gb(d.memory_bytes) + " memory" + (d.num_replicas == 1 ? "" : " each");
+  return d;
+}
+
+model::Efficiency tp_efficiency(model::Efficiency efficiency, const model::Deployment& deployment,
+                                const model::HardwareSpec* cpu) {
+  if (deployment.kind == model::DeviceKind::kCpu && deployment.tp_degree > 1 && cpu != nullptr) {
+    efficiency.all_reduce_latency_s = 2.0 * (deployment.tp_degree - 1) * cpu->socket_link_latency_s;
+  }
+  return efficiency;
+}
+
+namespace {
+
 struct Context {
   const Scenario& scenario;
   const model::Catalog& catalog;
@@ -123,9 +327,18 @@ double prefill_floor_s(const model::StepTimePredictor& predictor, int64_t num_to
   return predictor.step_time_s(prefill);
 }
 
-/// One instance type made ready to simulate, or the reason it cannot serve the scenario.
+FleetEvaluation evaluate(const Context& ctx, const sim::SimResult& result) {
+  FleetEvaluation e;
+  e.metrics = sim::compute_metrics(result, ctx.scenario.slo);
+  e.classes = sim::compute_class_metrics(result, ctx.workload, ctx.class_slos);
+  return e;
+}
+
+/// One instance type (at one tensor-parallel degree) made ready to simulate, or the reason it
+/// cannot serve the scenario.
 struct Candidate {
   PlanRow row;  ///< identity, floors and deployment filled; infeasible_reason set on failure
+  const model::InstanceType* instance = nullptr;
   model::Deployment deployment;
   std::unique_ptr<model::RooflinePredictor> predictor;
   sim::FleetConfig fleet;
@@ -135,11 +348,7 @@ struct Candidate {
   FleetEvaluation simulate(const Context& ctx, int64_t num_instances) {
     fleet.num_replicas = num_instances * deployment.num_replicas;
     ++row.num_simulations;
-    const sim::SimResult result = sim::simulate(ctx.workload, fleet, *predictor, ctx.scenario.seed);
-    FleetEvaluation e;
-    e.metrics = sim::compute_metrics(result, ctx.scenario.slo);
-    e.classes = sim::compute_class_metrics(result, ctx.workload, ctx.class_slos);
-    return e;
+    return evaluate(ctx, sim::simulate(ctx.workload, fleet, *predictor, ctx.scenario.seed));
   }
 
   /// Copies the per-class metrics of `e` into the row (scenarios with classes).
@@ -150,9 +359,14 @@ struct Candidate {
   }
 };
 
-Candidate prepare(const Context& ctx, const model::InstanceType& instance) {
+/// Deploys the model on `instance` with `tp_degree` (0: the automatic rule) and `serving`
+/// limits: identity, deployment, predictor, KV blocks and floors. infeasible_reason is set
+/// only when the model cannot be placed (model::InfeasibleError).
+Candidate make_candidate(const Context& ctx, const model::InstanceType& instance, int tp_degree,
+                         const sim::ServingConfig& serving) {
   const Scenario& sc = ctx.scenario;
   Candidate c;
+  c.instance = &instance;
   PlanRow& row = c.row;
   row.instance_type = instance.id;
   row.provider = instance.provider;
@@ -167,56 +381,64 @@ Candidate prepare(const Context& ctx, const model::InstanceType& instance) {
     cr.slo = spec.slo;
     row.classes.push_back(std::move(cr));
   }
+  const model::HardwareSpec* cpu = nullptr;
   if (instance.kind == model::DeviceKind::kGpu) {
     const auto& gpu = ctx.catalog.hardware(instance.gpu_id, instance.id);
     row.hardware_name = std::to_string(instance.num_gpus) + " x " + gpu.name;
   } else {
-    row.hardware_name = ctx.catalog.hardware(instance.cpu_id, instance.id).name + ", " +
-                        std::to_string(instance.vcpus) + " vCPU";
+    cpu = &ctx.catalog.hardware(instance.cpu_id, instance.id);
+    row.hardware_name = cpu->name + ", " + std::to_string(instance.vcpus) + " vCPU";
   }
 
   model::Efficiency efficiency = model::default_efficiency(instance.kind);
   try {
-    c.deployment = model::make_deployment(instance, ctx.catalog, ctx.model, sc.weight_format,
-                                          sc.kv_format, efficiency);
+    c.deployment = deployment_for_tp(instance, ctx.catalog, ctx.model, sc.weight_format,
+                                     sc.kv_format, efficiency, tp_degree);
   } catch (const model::InfeasibleError& e) {
     row.infeasible_reason = e.what();
+    row.tp_degree = tp_degree;
     return c;
   }
   row.deployment_rule = c.deployment.rule;
   row.predictor = "roofline (datasheet defaults)";
-  if (ctx.calibration != nullptr && instance.kind == model::DeviceKind::kCpu) {
-    const model::HardwareSpec& cpu = ctx.catalog.hardware(instance.cpu_id, instance.id);
+  if (ctx.calibration != nullptr && cpu != nullptr) {
     const double share =
-        c.deployment.memory_bandwidth_bytes_per_s / cpu.peak_memory_bandwidth_bytes_per_s;
-    efficiency = model::transfer_efficiency(*ctx.calibration, cpu, std::min(1.0, share));
+        c.deployment.memory_bandwidth_bytes_per_s / cpu->peak_memory_bandwidth_bytes_per_s;
+    efficiency = model::transfer_efficiency(*ctx.calibration, *cpu, std::min(1.0, share));
     row.predictor = "calibrated: " + efficiency.calibrated->source;
   }
+  efficiency = tp_efficiency(efficiency, c.deployment, cpu);
   row.num_replicas_per_instance = c.deployment.num_replicas;
   row.tp_degree = c.deployment.tp_degree;
 
   c.predictor = std::make_unique<model::RooflinePredictor>(ctx.model, sc.weight_format,
                                                            sc.kv_format, c.deployment, efficiency);
   const int64_t kv_bytes_per_token = ctx.model.kv_cache_bytes_per_token(sc.kv_format);
-  c.fleet.serving = sc.serving;
+  c.fleet.serving = serving;
   c.fleet.router = sc.router;
   c.fleet.serving.num_kv_blocks =
-      c.deployment.kv_cache_bytes / (kv_bytes_per_token * sc.serving.block_size_tokens);
+      c.deployment.kv_cache_bytes / (kv_bytes_per_token * serving.block_size_tokens);
 
   model::BatchShape decode1;
   decode1.num_decode_seqs = 1;
   decode1.num_decode_context_tokens = 1;
   row.tpot_floor_s = c.predictor->step_time_s(decode1);
   row.ttft_floor_s = prefill_floor_s(*c.predictor, ctx.summary.p99_prompt_tokens);
+  return c;
+}
 
-  // The TPOT floor against every class's bound, then each class's p99 prompt against its own
-  // TTFT bound (without classes: the workload's p99 prompt against Scenario::slo).
+/// The search's checks before any simulation: the TPOT floor against every class's bound,
+/// each class's p99 prompt against its own TTFT bound (without classes: the workload's p99
+/// prompt against Scenario::slo), and the longest request against a replica's KV cache.
+void check_floors(const Context& ctx, Candidate& c) {
+  const Scenario& sc = ctx.scenario;
+  PlanRow& row = c.row;
   for (size_t k = 0; k < ctx.class_slos.size(); ++k) {
     if (row.tpot_floor_s > ctx.class_slos[k].tpot_s) {
       row.infeasible_reason = "TPOT floor at batch 1 is " + format_s(row.tpot_floor_s) + " > SLO " +
                               format_s(ctx.class_slos[k].tpot_s) + ctx.of_class(k) + " (" +
                               c.deployment.rule + ")";
-      return c;
+      return;
     }
   }
   for (size_t k = 0; k < ctx.class_slos.size(); ++k) {
@@ -233,18 +455,18 @@ Candidate prepare(const Context& ctx, const model::InstanceType& instance) {
                               std::to_string(std::max<int64_t>(p, 1)) +
                               " tokens, prefilled alone) is " + format_s(floor_s) + " > SLO " +
                               format_s(ctx.class_slos[k].ttft_s);
-      return c;
+      return;
     }
   }
-  const int64_t needed_blocks =
-      (ctx.max_request_tokens + sc.serving.block_size_tokens - 1) / sc.serving.block_size_tokens;
+  const int64_t kv_bytes_per_token = ctx.model.kv_cache_bytes_per_token(sc.kv_format);
+  const int64_t block = c.fleet.serving.block_size_tokens;
+  const int64_t needed_blocks = (ctx.max_request_tokens + block - 1) / block;
   if (c.fleet.serving.num_kv_blocks < needed_blocks) {
     row.infeasible_reason =
         "the longest request (" + std::to_string(ctx.max_request_tokens) + " tokens) needs " +
-        std::to_string(needed_blocks * sc.serving.block_size_tokens * kv_bytes_per_token) +
+        std::to_string(needed_blocks * block * kv_bytes_per_token) +
         " bytes of KV cache, a replica has " + std::to_string(c.deployment.kv_cache_bytes);
   }
-  return c;
 }
 
 /// What a fleet that fails meets_class_slos misses. Without classes: "p99 TTFT x s, p99 TPOT
@@ -273,9 +495,22 @@ std::string slo_miss_text(const Context& ctx, const FleetEvaluation& e) {
   return text;
 }
 
-PlanRow plan_one(const Context& ctx, const model::InstanceType& instance) {
+/// Cost figures of a fleet costing usd_per_hour with `metrics`.
+void fill_cost(PlanRow& row, double usd_per_hour, const sim::Metrics& metrics,
+               double hours_per_year) {
+  row.usd_per_hour = usd_per_hour;
+  row.annual_usd = usd_per_hour * hours_per_year;
+  const double tokens_per_hour = metrics.throughput_output_tokens_per_s * 3600.0;
+  row.usd_per_million_output_tokens =
+      tokens_per_hour > 0 ? usd_per_hour / tokens_per_hour * 1e6 : 0.0;
+}
+
+/// The fleet-size search for one instance type at one tensor-parallel degree (0: automatic).
+PlanRow plan_one_tp(const Context& ctx, const model::InstanceType& instance, int tp_degree) {
   const Scenario& sc = ctx.scenario;
-  Candidate c = prepare(ctx, instance);
+  Candidate c = make_candidate(ctx, instance, tp_degree, sc.serving);
+  if (!c.ready()) return std::move(c.row);
+  check_floors(ctx, c);
   if (!c.ready()) return std::move(c.row);
   PlanRow& row = c.row;
 
@@ -311,11 +546,239 @@ PlanRow plan_one(const Context& ctx, const model::InstanceType& instance) {
   row.num_instances = passing;
   row.metrics = best.metrics;
   c.keep_class_metrics(best);
-  row.usd_per_hour = static_cast<double>(passing) * instance.usd_per_hour;
-  row.annual_usd = row.usd_per_hour * sc.hours_per_year;
-  const double tokens_per_hour = best.metrics.throughput_output_tokens_per_s * 3600.0;
-  row.usd_per_million_output_tokens =
-      tokens_per_hour > 0 ? row.usd_per_hour / tokens_per_hour * 1e6 : 0.0;
+  fill_cost(row, static_cast<double>(passing) * instance.usd_per_hour, best.metrics,
+            sc.hours_per_year);
+  return std::move(row);
+}
+
+/// The degree the scenario fixes for `instance`: 0 (automatic) unless kPerType names it.
+int chosen_tp(const Scenario& sc, const std::string& instance_id) {
+  if (sc.tensor_parallel.mode != TensorParallelSpec::Mode::kPerType) return 0;
+  const auto it = sc.tensor_parallel.per_type.find(instance_id);
+  return it == sc.tensor_parallel.per_type.end() ? 0 : it->second;
+}
+
+/// One candidate: its fixed degree, or (kSearch) every degree tp_options() lists, keeping the
+/// cheapest feasible fleet (ties: the lower degree).
+PlanRow plan_one(const Context& ctx, const model::InstanceType& instance) {
+  const Scenario& sc = ctx.scenario;
+  if (sc.tensor_parallel.mode != TensorParallelSpec::Mode::kSearch) {
+    return plan_one_tp(ctx, instance, chosen_tp(sc, instance.id));
+  }
+  std::vector<PlanRow> rows;
+  for (const int tp : tp_options(instance, ctx.catalog, ctx.model)) {
+    rows.push_back(plan_one_tp(ctx, instance, tp));
+  }
+  size_t best = 0;
+  int64_t num_simulations = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    num_simulations += rows[i].num_simulations;
+    const bool better = rows[i].feasible &&
+                        (!rows[best].feasible || rows[i].usd_per_hour < rows[best].usd_per_hour);
+    if (better) best = i;
+  }
+  PlanRow row = rows[best];
+  row.num_simulations = num_simulations;
+  for (const PlanRow& r : rows) {
+    TpOptionRow option;
+    option.tp_degree = r.tp_degree;
+    option.feasible = r.feasible;
+    option.num_instances = r.num_instances;
+    option.num_replicas_per_instance = r.num_replicas_per_instance;
+    option.usd_per_hour = r.usd_per_hour;
+    option.ttft_p99_s = r.metrics.ttft.p99_s;
+    option.tpot_p99_s = r.metrics.tpot.p99_s;
+    option.infeasible_reason = r.infeasible_reason;
+    row.tp_options.push_back(std::move(option));
+  }
+  if (!row.feasible) {
+    std::string reasons;
+    for (const PlanRow& r : rows) {
+      reasons += (reasons.empty() ? "" : "; ") + std::string("tp=") + std::to_string(r.tp_degree) +
+                 ": " + r.infeasible_reason;
+    }
+    row.infeasible_reason = "no tensor-parallel degree meets the SLO: " + reasons;
+  }
+  return row;
+}
+
+/// Refuses, before any simulation, a degree the scenario fixes that its instance type cannot
+/// run: serving.tensor_parallel entries and fleet groups' tensor_parallel.
+void check_fixed_tp(const Scenario& sc, const model::Catalog& catalog,
+                    const model::ModelSpec& model) {
+  const std::string file = sc.file.string();
+  auto check = [&](const std::string& field, const std::string& instance_id, int tp) {
+    const model::InstanceType* instance = catalog.find_instance(instance_id);
+    if (instance == nullptr) {
+      std::string known;
+      for (const auto& k : catalog.instances()) known += (known.empty() ? "" : ", ") + k.id;
+      throw InputError(file + ": field \"" + field + "\": unknown instance type \"" + instance_id +
+                       "\"; known: " + known);
+    }
+    if (tp == 0) return;
+    if (const std::string refusal = tp_refusal(*instance, catalog, model, tp); !refusal.empty()) {
+      std::string known;
+      for (const int option : tp_options(*instance, catalog, model)) {
+        known += (known.empty() ? "" : ", ") + std::to_string(option);
+      }
+      throw InputError(file + ": field \"" + field + "\": instance \"" + instance_id +
+                       "\": " + refusal + "; expected one of: " + known);
+    }
+  };
+  for (const auto& [id, tp] : sc.tensor_parallel.per_type) {
+    check("serving.tensor_parallel." + id, id, tp);
+  }
+  if (sc.fleet) {
+    for (const FleetGroupSpec& g : sc.fleet->groups) {
+      const int tp = g.tensor_parallel > 0 ? g.tensor_parallel : chosen_tp(sc, g.instance);
+      check(g.field + (g.tensor_parallel > 0 ? ".tensor_parallel" : ".instance"), g.instance, tp);
+    }
+  }
+}
+
+// ---- a given fleet ----------------------------------------------------------------------------
+
+/// The scenario's fleet made ready: one candidate per group, and the simulator's groups.
+struct GivenFleet {
+  std::vector<Candidate> groups;  ///< parallel to Scenario::fleet->groups
+  sim::FleetConfig fleet;
+  PlanRow row;  ///< identity, cost and floors; infeasible_reason when a group cannot deploy
+};
+
+GivenFleet prepare_fleet(const Context& ctx) {
+  const Scenario& sc = ctx.scenario;
+  const FleetSpec& spec = *sc.fleet;
+  const std::string file = sc.file.string();
+  GivenFleet f;
+  PlanRow& row = f.row;
+  std::string description;
+  std::string hardware;
+  std::string rules;
+  std::vector<std::string> providers;
+  std::vector<std::string> predictors;
+  bool any_gpu = false;
+  int64_t tp_all = -1;
+  row.tpot_floor_s = 0;
+  row.ttft_floor_s = 0;
+  for (const ClientClassSpec& cls : sc.workload.classes) {
+    ClassRow cr;
+    cr.name = cls.name;
+    cr.slo = cls.slo;
+    row.classes.push_back(std::move(cr));
+  }
+  for (const FleetGroupSpec& g : spec.groups) {
+    const model::InstanceType& instance =
+        ctx.catalog.instance(g.instance, file + ": field \"" + g.field + ".instance\"");
+    const int tp = g.tensor_parallel > 0 ? g.tensor_parallel : chosen_tp(sc, g.instance);
+    Candidate c = make_candidate(ctx, instance, tp, g.serving);
+    const std::string role =
+        spec.disaggregated ? std::string(" ") + sim::replica_role_name(g.role) : "";
+    description +=
+        (description.empty() ? "" : " + ") + std::to_string(g.count) + " x " + instance.id + role;
+    hardware += (hardware.empty() ? "" : " + ") + std::to_string(g.count) + " x (" +
+                c.row.hardware_name + ")";
+    if (std::find(providers.begin(), providers.end(), instance.provider) == providers.end()) {
+      providers.push_back(instance.provider);
+    }
+    any_gpu = any_gpu || instance.kind == model::DeviceKind::kGpu;
+    row.usd_per_hour += static_cast<double>(g.count) * instance.usd_per_hour;
+    row.num_instances += g.count;
+    if (!c.ready()) {
+      if (row.infeasible_reason.empty()) {
+        row.infeasible_reason = g.field + " (" + instance.id + "): " + c.row.infeasible_reason;
+      }
+      f.groups.push_back(std::move(c));
+      continue;
+    }
+    tp_all = tp_all < 0 || tp_all == c.row.tp_degree ? c.row.tp_degree : 0;
+    rules += (rules.empty() ? "" : "; ") + g.field + " (" + instance.id + "): " + c.deployment.rule;
+    if (std::find(predictors.begin(), predictors.end(), c.row.predictor) == predictors.end()) {
+      predictors.push_back(c.row.predictor);
+    }
+    // Floors: the best group's (a request may go to any replica of its pool).
+    if (g.role != sim::ReplicaRole::kPrefill) {
+      row.tpot_floor_s = row.tpot_floor_s == 0 ? c.row.tpot_floor_s
+                                               : std::min(row.tpot_floor_s, c.row.tpot_floor_s);
+    }
+    if (g.role != sim::ReplicaRole::kDecode) {
+      row.ttft_floor_s = row.ttft_floor_s == 0 ? c.row.ttft_floor_s
+                                               : std::min(row.ttft_floor_s, c.row.ttft_floor_s);
+    }
+    sim::ReplicaGroup rg;
+    rg.name = g.field + " " + instance.id;
+    rg.num_replicas = g.count * c.deployment.num_replicas;
+    rg.serving = c.fleet.serving;
+    rg.predictor = c.predictor.get();
+    rg.role = g.role;
+    if (spec.disaggregated) {
+      if (!(instance.network_bandwidth_bytes_per_s > 0)) {
+        throw InputError(file + ": field \"" + g.field + ".instance\": instance \"" + instance.id +
+                         "\" has no network figures in instances/instances.json (field "
+                         "\"network\"); a disaggregated fleet needs them to move KV caches");
+      }
+      // The instance's network is shared by its replicas.
+      rg.network_bandwidth_bytes_per_s =
+          instance.network_bandwidth_bytes_per_s / c.deployment.num_replicas;
+      rg.network_latency_s = instance.network_latency_s;
+    }
+    GroupRow gr;
+    gr.field = g.field;
+    gr.instance_type = instance.id;
+    gr.role = sim::replica_role_name(g.role);
+    gr.num_instances = g.count;
+    gr.tp_degree = c.row.tp_degree;
+    gr.num_replicas_per_instance = c.deployment.num_replicas;
+    gr.num_kv_blocks = c.fleet.serving.num_kv_blocks;
+    gr.usd_per_hour = static_cast<double>(g.count) * instance.usd_per_hour;
+    gr.network_bandwidth_bytes_per_s = rg.network_bandwidth_bytes_per_s;
+    gr.tpot_floor_s = c.row.tpot_floor_s;
+    gr.ttft_floor_s = c.row.ttft_floor_s;
+    gr.deployment_rule = c.deployment.rule;
+    gr.predictor = c.row.predictor;
+    row.groups.push_back(std::move(gr));
+    f.fleet.groups.push_back(std::move(rg));
+    f.groups.push_back(std::move(c));
+  }
+  row.instance_type = "fleet: " + description;
+  row.instance_name = spec.disaggregated ? "disaggregated fleet" : "mixed fleet";
+  for (const std::string& p : providers) row.provider += (row.provider.empty() ? "" : ", ") + p;
+  for (const std::string& p : predictors) {
+    row.predictor += (row.predictor.empty() ? "" : "; ") + p;
+  }
+  row.device_kind = any_gpu ? model::DeviceKind::kGpu : model::DeviceKind::kCpu;
+  row.hardware_name = hardware;
+  row.deployment_rule = rules;
+  row.tp_degree = std::max<int64_t>(tp_all, 0);
+  row.instance_usd_per_hour = row.usd_per_hour;
+  f.fleet.router = sc.router;
+  f.fleet.decode_router = spec.decode_router;
+  f.fleet.kv_bytes_per_token = ctx.model.kv_cache_bytes_per_token(sc.kv_format);
+  return f;
+}
+
+/// Simulates the scenario's fleet once and fills its row: feasible when it meets every
+/// class's SLO, else the reason names what it misses (with its cost).
+PlanRow plan_given_fleet(const Context& ctx) {
+  GivenFleet f = prepare_fleet(ctx);
+  PlanRow& row = f.row;
+  if (!row.infeasible_reason.empty()) return std::move(row);
+  ++row.num_simulations;
+  const sim::SimResult result = sim::simulate(ctx.workload, f.fleet, ctx.scenario.seed);
+  const FleetEvaluation e = evaluate(ctx, result);
+  row.metrics = e.metrics;
+  row.num_kv_transfers = result.num_kv_transfers;
+  row.kv_transfer_bytes = result.kv_transfer_bytes;
+  for (size_t c = 0; c < row.classes.size() && c < e.classes.size(); ++c) {
+    row.classes[c].metrics = e.classes[c];
+  }
+  fill_cost(row, row.usd_per_hour, e.metrics, ctx.scenario.hours_per_year);
+  row.feasible = meets_class_slos(e, ctx.class_slos);
+  if (!row.feasible) {
+    char cost[64];
+    std::snprintf(cost, sizeof cost, "%.2f", row.usd_per_hour);
+    row.infeasible_reason = "the given fleet (USD " + std::string(cost) +
+                            "/hour) misses the SLO: " + slo_miss_text(ctx, e);
+  }
   return std::move(row);
 }
 
@@ -343,10 +806,16 @@ bool meets_class_slos(const FleetEvaluation& fleet, const std::vector<sim::Slo>&
   return true;
 }
 
-FleetEvaluation evaluate_fleet(const Scenario& scenario, const model::Catalog& catalog,
-                               const std::string& instance_type, int64_t num_instances,
-                               const model::CalibrationProfile* calibration) {
+namespace {
+
+/// Loads what every entry point needs and calls `body` with the context; `before` runs after
+/// the model is read and before the workload is (so errors come in that order).
+template <typename Before, typename Body>
+auto with_context(const Scenario& scenario, const model::Catalog& catalog,
+                  const model::CalibrationProfile* calibration, Before before, Body body) {
   const model::ModelSpec model = model::load_model_spec(scenario.model_config);
+  before();
+  check_fixed_tp(scenario, catalog, model);
   const sim::Workload workload = load_workload(scenario.workload, scenario.seed);
   const WorkloadSummary summary = summarize_workload(workload, scenario.workload);
   const std::vector<sim::Slo> class_slos = scenario.class_slos();
@@ -358,21 +827,51 @@ FleetEvaluation evaluate_fleet(const Scenario& scenario, const model::Catalog& c
                     .max_request_tokens = max_request_tokens(workload),
                     .calibration = calibration,
                     .class_slos = class_slos};
-  const model::InstanceType& instance =
-      catalog.instance(instance_type, scenario.file.string() + ": instance type");
-  Candidate c = prepare(ctx, instance);
-  if (c.predictor == nullptr) throw model::InfeasibleError(c.row.infeasible_reason);
-  return c.simulate(ctx, num_instances);
+  return body(ctx);
+}
+
+}  // namespace
+
+FleetEvaluation evaluate_fleet(const Scenario& scenario, const model::Catalog& catalog,
+                               const std::string& instance_type, int64_t num_instances,
+                               const model::CalibrationProfile* calibration) {
+  return with_context(
+      scenario, catalog, calibration, [] {},
+      [&](const Context& ctx) {
+        const model::InstanceType& instance =
+            catalog.instance(instance_type, scenario.file.string() + ": instance type");
+        Candidate c =
+            make_candidate(ctx, instance, chosen_tp(scenario, instance.id), scenario.serving);
+        if (c.predictor == nullptr) throw model::InfeasibleError(c.row.infeasible_reason);
+        return c.simulate(ctx, num_instances);
+      });
+}
+
+FleetEvaluation evaluate_given_fleet(const Scenario& scenario, const model::Catalog& catalog,
+                                     const model::CalibrationProfile* calibration) {
+  if (!scenario.fleet) {
+    throw InputError(scenario.file.string() +
+                     ": field \"fleet\": missing; expected a given "
+                     "fleet to evaluate");
+  }
+  return with_context(
+      scenario, catalog, calibration, [] {},
+      [&](const Context& ctx) {
+        GivenFleet f = prepare_fleet(ctx);
+        if (!f.row.infeasible_reason.empty()) throw model::InfeasibleError(f.row.infeasible_reason);
+        return evaluate(ctx, sim::simulate(ctx.workload, f.fleet, scenario.seed));
+      });
 }
 
 PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
                 const PlanOptions& options) {
-  const model::ModelSpec model = model::load_model_spec(scenario.model_config);
-
   std::vector<const model::InstanceType*> candidates;
-  if (scenario.candidates.empty()) {
-    for (const auto& i : catalog.instances()) candidates.push_back(&i);
-  } else {
+  const auto resolve_candidates = [&] {
+    if (scenario.fleet) return;  // evaluated as one row
+    if (scenario.candidates.empty()) {
+      for (const auto& i : catalog.instances()) candidates.push_back(&i);
+      return;
+    }
     for (const auto& id : scenario.candidates) {
       const model::InstanceType* i = catalog.find_instance(id);
       if (i == nullptr) {
@@ -384,55 +883,52 @@ PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
       }
       candidates.push_back(i);
     }
-  }
-
-  const sim::Workload workload = load_workload(scenario.workload, scenario.seed);
-  PlanResult result;
-  result.model_id = model.id;
-  result.model_num_params = model.num_params();
-  result.workload = summarize_workload(workload, scenario.workload);
-  const std::vector<sim::Slo> class_slos = scenario.class_slos();
-  const Context ctx{.scenario = scenario,
-                    .catalog = catalog,
-                    .model = model,
-                    .workload = workload,
-                    .summary = result.workload,
-                    .max_request_tokens = max_request_tokens(workload),
-                    .calibration = options.calibration,
-                    .class_slos = class_slos};
-
-  result.rows.resize(candidates.size());
-  std::atomic<size_t> next{0};
-  std::mutex observer_mutex;
-  size_t num_done = 0;
-  std::exception_ptr failure;
-  auto worker = [&] {
-    for (size_t i = next++; i < candidates.size(); i = next++) {
-      try {
-        result.rows[i] = plan_one(ctx, *candidates[i]);
-      } catch (...) {
-        const std::lock_guard lock(observer_mutex);
-        if (!failure) failure = std::current_exception();
-        return;
-      }
-      const std::lock_guard lock(observer_mutex);
-      ++num_done;
-      if (options.observer != nullptr) {
-        options.observer->on_row_done(result.rows[i], num_done, candidates.size());
-      }
-    }
   };
-  int num_threads = options.num_threads > 0
-                        ? options.num_threads
-                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  num_threads =
-      std::min<int>(num_threads, static_cast<int>(std::max<size_t>(candidates.size(), 1)));
-  std::vector<std::thread> threads;
-  for (int t = 1; t < num_threads; ++t) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
-  return result;
+
+  return with_context(
+      scenario, catalog, options.calibration, resolve_candidates, [&](const Context& ctx) {
+        PlanResult result;
+        result.model_id = ctx.model.id;
+        result.model_num_params = ctx.model.num_params();
+        result.workload = ctx.summary;
+        if (scenario.fleet) {
+          result.rows.push_back(plan_given_fleet(ctx));
+          if (options.observer != nullptr) options.observer->on_row_done(result.rows.back(), 1, 1);
+          return result;
+        }
+        result.rows.resize(candidates.size());
+        std::atomic<size_t> next{0};
+        std::mutex observer_mutex;
+        size_t num_done = 0;
+        std::exception_ptr failure;
+        auto worker = [&] {
+          for (size_t i = next++; i < candidates.size(); i = next++) {
+            try {
+              result.rows[i] = plan_one(ctx, *candidates[i]);
+            } catch (...) {
+              const std::lock_guard lock(observer_mutex);
+              if (!failure) failure = std::current_exception();
+              return;
+            }
+            const std::lock_guard lock(observer_mutex);
+            ++num_done;
+            if (options.observer != nullptr) {
+              options.observer->on_row_done(result.rows[i], num_done, candidates.size());
+            }
+          }
+        };
+        int num_threads = options.num_threads > 0
+                              ? options.num_threads
+                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        num_threads =
+            std::min<int>(num_threads, static_cast<int>(std::max<size_t>(candidates.size(), 1)));
+        std::vector<std::thread> threads;
+        for (int t = 1; t < num_threads; ++t) threads.emplace_back(worker);
+        worker();
+        for (auto& t : threads) t.join();
+        if (failure) std::rethrow_exception(failure);
+        return result;
+      });
 }
 
 }  // namespace llmcap::plan

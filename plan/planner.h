@@ -8,6 +8,7 @@
 #include "model/calibration.h"
 #include "model/hardware.h"
 #include "model/model_spec.h"
+#include "model/roofline.h"
 #include "plan/scenario.h"
 #include "sim/metrics.h"
 
@@ -27,7 +28,37 @@ struct ClassRow {
   sim::Metrics metrics;
 };
 
-/// The answer for one instance type.
+/// One tensor-parallel degree tried for an instance type (serving.tensor_parallel "search").
+struct TpOptionRow {
+  int64_t tp_degree = 0;
+  bool feasible = false;
+  int64_t num_instances = 0;  ///< smallest fleet meeting the SLO (feasible options)
+  int64_t num_replicas_per_instance = 0;
+  double usd_per_hour = 0;  ///< whole fleet (feasible options)
+  double ttft_p99_s = 0;    ///< of the fleet chosen (or the largest tried); 0 if none ran
+  double tpot_p99_s = 0;
+  std::string infeasible_reason;
+};
+
+/// One group of a given fleet (Scenario::fleet), as deployed.
+struct GroupRow {
+  std::string field;          ///< e.g. "fleet.decode[0]"
+  std::string instance_type;  ///< catalog id
+  std::string role;           ///< "unified", "prefill" or "decode"
+  int64_t num_instances = 0;
+  int64_t tp_degree = 0;
+  int64_t num_replicas_per_instance = 0;
+  int64_t num_kv_blocks = 0;  ///< per replica
+  double usd_per_hour = 0;    ///< the group's instances
+  /// Disaggregated fleets: each replica's share of its instance's network, bytes/s.
+  double network_bandwidth_bytes_per_s = 0;
+  double tpot_floor_s = 0;  ///< roofline decode step at batch 1 on one of its replicas
+  double ttft_floor_s = 0;  ///< roofline prefill of the workload's p99 prompt alone
+  std::string deployment_rule;
+  std::string predictor;
+};
+
+/// The answer for one instance type, or for a given fleet (Scenario::fleet).
 struct PlanRow {
   std::string instance_type;  ///< catalog id
   std::string provider;
@@ -61,6 +92,20 @@ struct PlanRow {
   std::string deployment_rule;    ///< how the model sits on the instance
   std::string predictor;          ///< "roofline (datasheet defaults)" or the calibration used
   int64_t num_simulations = 0;    ///< simulations the search ran
+  /// serving.tensor_parallel "search": every degree tried, ascending; the row itself is the
+  /// cheapest feasible one (ties: the lower degree), or, when none is, the lowest degree's row
+  /// with every degree's reason. Empty otherwise.
+  std::vector<TpOptionRow> tp_options;
+  /// A given fleet: its groups, in scenario order. The row then describes the whole fleet:
+  /// instance_type "fleet: 2 x a + 3 x b" (with roles when disaggregated), num_instances and
+  /// usd_per_hour summed over groups, device_kind gpu if any group has GPUs, tp_degree the
+  /// groups' common degree (0 if they differ), floors the best group's (TPOT among groups
+  /// that decode, TTFT among those that prefill), feasible when the one simulation meets
+  /// every class's SLO (the reason, with the cost, otherwise); cost figures are filled either
+  /// way. num_replicas_per_instance is 0.
+  std::vector<GroupRow> groups;
+  int64_t num_kv_transfers = 0;   ///< a given disaggregated fleet: KV caches moved
+  int64_t kv_transfer_bytes = 0;  ///< and their bytes
 };
 
 /// Facts about the requests of one client class (or of the whole workload).
@@ -129,15 +174,65 @@ struct FleetEvaluation {
 /// fleet.classes and class_slos differ in size.
 bool meets_class_slos(const FleetEvaluation& fleet, const std::vector<sim::Slo>& class_slos);
 
+/// The tensor-parallel degrees `instance` can run `model` with, ascending: GPUs: the divisors
+/// of num_gpus; CPU instances of whole sockets: the divisors of the socket count, above 1 only
+/// when the CPU's catalog record gives its socket link (HardwareSpec::socket_link_*); slices
+/// of a socket: 1. Only degrees dividing the model's attention heads (as vLLM requires).
+/// Whether the weights fit is not checked here (deployment_for_tp says).
+std::vector<int> tp_options(const model::InstanceType& instance, const model::Catalog& catalog,
+                            const model::ModelSpec& model);
+
+/// Why `instance` cannot run `model` at `tp_degree` (e.g. "tp 2 is larger than the instance's
+/// 1 GPU (NVIDIA A10G)"), or "" when tp_options lists it.
+std::string tp_refusal(const model::InstanceType& instance, const model::Catalog& catalog,
+                       const model::ModelSpec& model, int tp_degree);
+
+/// model::make_deployment at a chosen tensor-parallel degree; 0, or the degree make_deployment
+/// picks itself (1 on a CPU), gives make_deployment's deployment unchanged. Other degrees, GPUs:
+/// tp_degree GPUs per replica, num_gpus / tp_degree replicas, replica memory tp x GPU memory less
+/// tp activation reserves (make_deployment's rule at that degree), links the GPU's interconnect.
+/// CPUs of whole sockets: tp_degree sockets per replica (each device one socket: its peak bandwidth
+/// and FLOP/s), sockets / tp_degree replicas, instance memory split evenly, one activation reserve
+/// per replica, links the CPU's socket link (HardwareSpec::socket_link_bandwidth_bytes_per_s).
+/// Throws model::InfeasibleError when the weights plus one max-length sequence of KV do not fit a
+/// replica, and InputError naming the instance, tp_refusal's reason and tp_options for a degree the
+/// instance cannot run.
+model::Deployment deployment_for_tp(const model::InstanceType& instance,
+                                    const model::Catalog& catalog, const model::ModelSpec& model,
+                                    model::WeightFormat weight_format, model::KvFormat kv_format,
+                                    const model::Efficiency& efficiency, int tp_degree);
+
+/// `efficiency` for `deployment`: unchanged, except a CPU replica over tp > 1 sockets, whose
+/// all-reduce latency becomes 2 (tp - 1) x cpu.socket_link_latency_s (a ring all-reduce takes
+/// 2 (tp - 1) steps, each crossing the link once; Patarasuk & Yuan, JPDC 2009). The
+/// bandwidth term is the roofline's: link bytes / (socket link bandwidth x
+/// link_bandwidth_fraction). `cpu` may be null for GPUs.
+model::Efficiency tp_efficiency(model::Efficiency efficiency, const model::Deployment& deployment,
+                                const model::HardwareSpec* cpu);
+
 /// Simulates a fleet of `num_instances` of one instance type on the scenario's workload and
 /// returns its metrics (what the planner's search evaluates at each size), overall and per
-/// client class. Throws model::InfeasibleError when the model cannot be placed on the
-/// instance, and the InputErrors of plan() for bad input.
+/// client class. The tensor-parallel degree is the scenario's for the type (automatic unless
+/// serving.tensor_parallel names it). Throws model::InfeasibleError when the model cannot be
+/// placed on the instance, and the InputErrors of plan() for bad input.
 FleetEvaluation evaluate_fleet(const Scenario& scenario, const model::Catalog& catalog,
                                const std::string& instance_type, int64_t num_instances,
                                const model::CalibrationProfile* calibration = nullptr);
 
-/// Plans every candidate. Search per type: roofline floors first (infeasible with the numbers
+/// Simulates the scenario's given fleet (Scenario::fleet; InputError without one) once and
+/// returns its metrics. Throws model::InfeasibleError when a group cannot deploy the model,
+/// InputError for an unknown instance id, a refused tensor-parallel degree or, when
+/// disaggregated, an instance type without network figures; and the InputErrors of plan().
+FleetEvaluation evaluate_given_fleet(const Scenario& scenario, const model::Catalog& catalog,
+                                     const model::CalibrationProfile* calibration = nullptr);
+
+/// Plans every candidate, or evaluates a given fleet (Scenario::fleet: one row, see
+/// PlanRow::groups). Before any simulation, refuses (InputError naming the file, the field,
+/// the degree, the reason and the degrees allowed) a tensor-parallel degree that
+/// serving.tensor_parallel or a fleet group fixes and its instance type cannot run
+/// (tp_refusal), and unknown instance ids there. The degree per type: automatic, fixed, or
+/// (kSearch) each of tp_options searched in turn, keeping the cheapest (PlanRow::tp_options).
+/// Search per type: roofline floors first (infeasible with the numbers
 /// when the weights do not fit, or a floor exceeds an SLO: the TPOT floor against every
 /// class's TPOT bound, the prefill of each class's p99 prompt against that class's TTFT bound;
 /// the reason names the first class, in scenario order, that fails), then the fleet size is

@@ -236,6 +236,140 @@ WorkloadSpec parse_workload(const Fields& w, const std::filesystem::path& base, 
   return spec;
 }
 
+/// The engine limits of a "serving" object (the scenario's, or a fleet group's overrides) on
+/// top of `serving`.
+void parse_serving_limits(const Fields& sv, sim::ServingConfig& serving) {
+  if (sv.has("max_num_seqs")) serving.max_num_seqs = sv.positive_int("max_num_seqs");
+  if (sv.has("max_num_batched_tokens")) {
+    serving.max_num_batched_tokens = sv.positive_int("max_num_batched_tokens");
+  }
+  if (sv.has("block_size_tokens")) serving.block_size_tokens = sv.positive_int("block_size_tokens");
+  if (sv.has("batching")) {
+    try {
+      serving.policy = sim::parse_batching_policy(
+          sv.string("batching"), sv.file() + ": field \"" + sv.name("batching") + "\"");
+    } catch (const sim::InputError& e) {
+      throw InputError(e.what());
+    }
+  }
+}
+
+sim::RouterKind parse_router_field(const Fields& f, const std::string& key) {
+  try {
+    return sim::parse_router(f.string(key), f.file() + ": field \"" + f.name(key) + "\"");
+  } catch (const sim::InputError& e) {
+    throw InputError(e.what());
+  }
+}
+
+/// "serving.tensor_parallel": "auto", "search", or {"instance id": degree, ...}.
+TensorParallelSpec parse_tensor_parallel(const Fields& sv) {
+  const std::string key = "tensor_parallel";
+  const std::string expected =
+      "\"auto\", \"search\" or an object of tensor-parallel degrees by instance id, e.g. "
+      "{\"aws-p5.48xlarge\": 2}";
+  const json& v = sv.at(key);
+  TensorParallelSpec spec;
+  if (v.is_string()) {
+    const std::string mode = v.get<std::string>();
+    if (mode == "auto") return spec;
+    if (mode == "search") {
+      spec.mode = TensorParallelSpec::Mode::kSearch;
+      return spec;
+    }
+    sv.fail(key, expected, v.dump());
+  }
+  if (!v.is_object() || v.empty()) sv.fail(key, expected, v.dump());
+  spec.mode = TensorParallelSpec::Mode::kPerType;
+  const Fields per_type = sv.object(key);
+  for (const auto& [id, degree] : v.items()) {
+    if (!degree.is_number_integer() || degree.get<int64_t>() < 1 || degree.get<int64_t>() > 1024) {
+      per_type.fail(id, "a tensor-parallel degree (an integer from 1 to 1024)", degree.dump());
+    }
+    spec.per_type[id] = static_cast<int>(degree.get<int64_t>());
+  }
+  return spec;
+}
+
+/// The groups of one list of "fleet" ("groups", "prefill" or "decode").
+void parse_fleet_groups(const Fields& fleet, const std::string& key, sim::ReplicaRole role,
+                        const sim::ServingConfig& serving, FleetSpec& out) {
+  const json& list = fleet.at(key);
+  if (!list.is_array() || list.empty()) {
+    fleet.fail(key, "a non-empty list of groups ({\"instance\": id, \"count\": n, ...})",
+               list.dump());
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Fields g = fleet.element(key, i);
+    FleetGroupSpec spec;
+    spec.field = fleet.name(key + "[" + std::to_string(i) + "]");
+    spec.instance = g.string("instance");
+    if (spec.instance.empty()) g.fail("instance", "an instance id", "\"\"");
+    spec.count = g.positive_int("count");
+    if (g.has("tensor_parallel")) {
+      const json& tp = g.at("tensor_parallel");
+      if (!tp.is_number_integer() || tp.get<int64_t>() < 1 || tp.get<int64_t>() > 1024) {
+        g.fail("tensor_parallel", "a tensor-parallel degree (an integer from 1 to 1024)",
+               tp.dump());
+      }
+      spec.tensor_parallel = static_cast<int>(tp.get<int64_t>());
+    }
+    spec.serving = serving;
+    if (g.has("serving")) {
+      const Fields sv = g.object("serving");
+      sv.refuse("router",
+                "not allowed in a group; routers are fleet-wide (serving.router, "
+                "fleet.decode_router)");
+      sv.refuse("tensor_parallel", "not allowed here; give the group's own \"tensor_parallel\"");
+      parse_serving_limits(sv, spec.serving);
+    }
+    if (role == sim::ReplicaRole::kDecode && spec.serving.policy == sim::BatchingPolicy::kStatic) {
+      // Prefilled requests reach a decode replica one by one; static batches cannot take them.
+      const std::string where = g.has("serving") && g.object("serving").has("batching")
+                                    ? g.name("serving.batching")
+                                    : std::string("serving.batching");
+      throw InputError(fleet.file() + ": field \"" + where +
+                       "\": \"static\" cannot serve the decode pool (" + spec.field +
+                       "): prefilled requests arrive there one by one and would join a batch in "
+                       "progress; expected continuous or chunked_prefill");
+    }
+    spec.role = role;
+    out.groups.push_back(std::move(spec));
+  }
+}
+
+/// "fleet": {"groups": [...]} or {"prefill": [...], "decode": [...], "decode_router": name}.
+FleetSpec parse_fleet(const Fields& f, const sim::ServingConfig& serving, sim::RouterKind router) {
+  const Fields fleet = f.object("fleet");
+  FleetSpec spec;
+  spec.decode_router = router;
+  if (fleet.has("groups")) {
+    for (const char* pool : {"prefill", "decode"}) {
+      fleet.refuse(pool,
+                   "not allowed beside \"groups\" (a fleet is either mixed groups or "
+                   "disaggregated prefill and decode pools)");
+    }
+    fleet.refuse("decode_router", "only with \"prefill\" and \"decode\" pools");
+    parse_fleet_groups(fleet, "groups", sim::ReplicaRole::kUnified, serving, spec);
+    return spec;
+  }
+  if (!fleet.has("prefill") && !fleet.has("decode")) {
+    throw InputError(f.file() +
+                     ": field \"fleet\": expected \"groups\" (a mixed fleet) or "
+                     "\"prefill\" and \"decode\" (disaggregated pools), got neither");
+  }
+  if (!fleet.has("prefill") || !fleet.has("decode")) {
+    const std::string missing = fleet.has("prefill") ? "decode" : "prefill";
+    throw InputError(f.file() + ": field \"" + fleet.name(missing) +
+                     "\": missing; a disaggregated fleet needs both a prefill and a decode pool");
+  }
+  spec.disaggregated = true;
+  parse_fleet_groups(fleet, "prefill", sim::ReplicaRole::kPrefill, serving, spec);
+  parse_fleet_groups(fleet, "decode", sim::ReplicaRole::kDecode, serving, spec);
+  if (fleet.has("decode_router")) spec.decode_router = parse_router_field(fleet, "decode_router");
+  return spec;
+}
+
 }  // namespace
 
 Scenario load_scenario(const std::filesystem::path& path) {
@@ -282,28 +416,9 @@ Scenario load_scenario(const std::filesystem::path& path) {
 
   if (f.has("serving")) {
     const Fields sv = f.object("serving");
-    if (sv.has("max_num_seqs")) s.serving.max_num_seqs = sv.positive_int("max_num_seqs");
-    if (sv.has("max_num_batched_tokens")) {
-      s.serving.max_num_batched_tokens = sv.positive_int("max_num_batched_tokens");
-    }
-    if (sv.has("block_size_tokens")) {
-      s.serving.block_size_tokens = sv.positive_int("block_size_tokens");
-    }
-    if (sv.has("batching")) {
-      try {
-        s.serving.policy = sim::parse_batching_policy(sv.string("batching"),
-                                                      file + ": field \"serving.batching\"");
-      } catch (const sim::InputError& e) {
-        throw InputError(e.what());
-      }
-    }
-    if (sv.has("router")) {
-      try {
-        s.router = sim::parse_router(sv.string("router"), file + ": field \"serving.router\"");
-      } catch (const sim::InputError& e) {
-        throw InputError(e.what());
-      }
-    }
+    parse_serving_limits(sv, s.serving);
+    if (sv.has("router")) s.router = parse_router_field(sv, "router");
+    if (sv.has("tensor_parallel")) s.tensor_parallel = parse_tensor_parallel(sv);
   }
 
   if (f.has("candidates")) {
@@ -332,6 +447,18 @@ Scenario load_scenario(const std::filesystem::path& path) {
     }
   }
   if (f.has("max_instances")) s.max_instances = f.positive_int("max_instances");
+  if (f.has("fleet")) {
+    f.refuse("candidates",
+             "not allowed beside \"fleet\" (a given fleet is evaluated as it is; candidates are "
+             "for the fleet-size search)");
+    if (s.tensor_parallel.mode == TensorParallelSpec::Mode::kSearch) {
+      throw InputError(file +
+                       ": field \"serving.tensor_parallel\": \"search\" is for the fleet-size "
+                       "search over candidates; with a \"fleet\", give each group its "
+                       "\"tensor_parallel\" (or leave \"auto\")");
+    }
+    s.fleet = parse_fleet(f, s.serving, s.router);
+  }
   return s;
 }
 

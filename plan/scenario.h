@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -64,6 +65,43 @@ struct ClientClassSpec {
   sim::Slo slo;  ///< p99 TTFT and p99 TPOT bounds of this class, seconds
 };
 
+/// How the planner picks each candidate's tensor-parallel degree ("serving.tensor_parallel";
+/// docs/scenarios.md).
+struct TensorParallelSpec {
+  /// kAuto: model::make_deployment's rule (GPUs: the smallest power of two whose memory
+  /// holds the model; CPUs: 1, one replica per socket). kSearch: plan() tries every degree the
+  /// instance type allows (tp_options) and keeps the cheapest fleet. kPerType: the degree in
+  /// `per_type` for the instance types it names, kAuto for the others.
+  enum class Mode { kAuto, kSearch, kPerType };
+  Mode mode = Mode::kAuto;
+  std::map<std::string, int> per_type;  ///< kPerType: instance id -> degree (>= 1)
+};
+
+/// One group of a given fleet (Scenario::fleet): `count` instances of one type.
+struct FleetGroupSpec {
+  std::string field;     ///< where it was read, e.g. "fleet.decode[1]" (for messages)
+  std::string instance;  ///< catalog id, checked against the catalog by the planner
+  int64_t count = 1;     ///< instances, > 0
+  /// Tensor-parallel degree of its replicas; 0: the scenario's rule for the type (kAuto, or
+  /// kPerType's entry).
+  int tensor_parallel = 0;
+  /// The scenario's serving limits with the group's own "serving" overrides applied
+  /// (num_kv_blocks is filled by the planner from the deployment).
+  sim::ServingConfig serving;
+  sim::ReplicaRole role = sim::ReplicaRole::kUnified;
+};
+
+/// A given fleet to evaluate instead of searching fleet sizes ("fleet"; docs/scenarios.md):
+/// a mixed fleet ("groups", all unified) or disaggregated prefill and decode pools ("prefill"
+/// and "decode", each a list of groups).
+struct FleetSpec {
+  std::vector<FleetGroupSpec> groups;  ///< "groups" in order, or "prefill" then "decode"
+  bool disaggregated = false;
+  /// Disaggregated: the decode pool's router ("fleet.decode_router", default the scenario's
+  /// router; the prefill pool uses the scenario's router).
+  sim::RouterKind decode_router = sim::RouterKind::kLeastOutstanding;
+};
+
 struct Scenario {
   std::filesystem::path file;  ///< the scenario file itself
   std::string name;
@@ -80,8 +118,13 @@ struct Scenario {
   /// num_kv_blocks is filled per instance by the planner; policy from "serving.batching".
   sim::ServingConfig serving;
   sim::RouterKind router = sim::RouterKind::kLeastOutstanding;
+  /// Tensor-parallel degree per candidate ("serving.tensor_parallel"; default kAuto).
+  TensorParallelSpec tensor_parallel;
   /// Instance ids to try; empty means every instance type in the catalog.
   std::vector<std::string> candidates;
+  /// A given fleet: plan() evaluates it (one row) instead of searching each candidate's
+  /// fleet size. Excludes `candidates`.
+  std::optional<FleetSpec> fleet;
   uint64_t seed = 1;
   double hours_per_year = 8760;  ///< hours in service per year, for the annual cost
   int64_t max_instances = 256;   ///< largest fleet the search tries per instance type
@@ -96,7 +139,13 @@ struct Scenario {
 /// field, a field that does not belong to the workload kind (e.g. "cv" for "poisson"), a load
 /// profile without 24 non-negative entries, a client class without its SLO (or with a
 /// duplicate name, or a scenario-level "slo" beside classes), and an unknown name (weight
-/// format, router, batching policy, workload kind: lists the known ones).
+/// format, router, batching policy, workload kind: lists the known ones); a
+/// "serving.tensor_parallel" that is not "auto", "search" or an object of positive integers;
+/// a "fleet" with both "groups" and "prefill"/"decode", with only one of "prefill" and
+/// "decode", with an empty group list, a group without "instance" or with a "count" below
+/// 1, a router inside a group's "serving", or beside "candidates" or "search". Whether the
+/// instance ids exist and a degree suits its instance type is checked by the planner (it
+/// needs the catalog), still before any simulation.
 Scenario load_scenario(const std::filesystem::path& path);
 
 /// Builds the simulator's workload from the spec: a trace, generated arrivals

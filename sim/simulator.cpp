@@ -59,9 +59,21 @@ const char* router_name(RouterKind router) {
   return "?";
 }
 
+const char* replica_role_name(ReplicaRole role) {
+  switch (role) {
+    case ReplicaRole::kUnified:
+      return "unified";
+    case ReplicaRole::kPrefill:
+      return "prefill";
+    case ReplicaRole::kDecode:
+      return "decode";
+  }
+  return "?";
+}
+
 namespace {
 
-enum EventKind : int32_t { kArrive = 0, kStepDone = 1, kScheduleStep = 2 };
+enum EventKind : int32_t { kArrive = 0, kStepDone = 1, kScheduleStep = 2, kTransferDone = 3 };
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t floor_mod(int64_t a, int64_t m) {
@@ -132,7 +144,16 @@ class PhaseCounts {
   std::map<int64_t, int64_t> sparse_;
 };
 
-enum class SeqState : uint8_t { kWaiting, kPrefilling, kDecoding, kFinished };
+/// kMigrating: prefilled on a prefill replica (which still holds its KV), waiting in a decode
+/// replica's queue to be pulled; kTransferring: pulled, its KV on the wire.
+enum class SeqState : uint8_t {
+  kWaiting,
+  kPrefilling,
+  kDecoding,
+  kFinished,
+  kMigrating,
+  kTransferring
+};
 
 /// Simulation-side state of one request (its RequestRecord holds the reported fields).
 ///
@@ -152,9 +173,10 @@ struct Sequence {
   int64_t admit_order = -1;    ///< replica admission counter at its (last) admission
   int64_t prev = -1;           ///< running list (admission order) links
   int64_t next = -1;
-  int64_t user = -1;   ///< closed-loop user, or -1
-  SimTime last_token;  ///< time of its last token (while decoding: as of join_step)
-  int32_t replica = -1;
+  int64_t user = -1;             ///< closed-loop user, or -1
+  SimTime last_token;            ///< time of its last token (while decoding: as of join_step)
+  int32_t replica = -1;          ///< where it is served now (a decode replica once migrated)
+  int32_t prefill_replica = -1;  ///< disaggregated: the prefill replica holding its KV in transit
   SeqState state = SeqState::kWaiting;
   bool scheduled = false;
   bool in_step = false;  ///< has a prefill chunk in the step in flight
@@ -266,10 +288,34 @@ class WindowRecorder {
 };
 
 struct Replica {
-  explicit Replica(int64_t block_size_tokens) : phase_counts(block_size_tokens) {}
+  Replica(const ReplicaGroup& group, const model::StepTimePredictor& step_predictor)
+      : serving(group.serving),
+        predictor(&step_predictor),
+        block(group.serving.block_size_tokens),
+        role(group.role),
+        network_bandwidth_bytes_per_s(group.network_bandwidth_bytes_per_s),
+        network_latency(SimTime::Seconds(group.network_latency_s)),
+        phase_counts(group.serving.block_size_tokens) {}
 
-  IdDeque waiting;             ///< FCFS; preempted sequences rejoin at the front
-  int64_t waiting_blocks = 0;  ///< sum over `waiting` of ceil(prefill tokens / block)
+  ServingConfig serving;
+  const model::StepTimePredictor* predictor;
+  int64_t block;  ///< serving.block_size_tokens
+  ReplicaRole role;
+  double network_bandwidth_bytes_per_s;
+  SimTime network_latency;
+  int32_t pool = 0;        ///< index of its pool (Simulation::pools_)
+  int32_t pool_index = 0;  ///< its position in that pool
+  // Disaggregation.
+  SimTime link_free;               ///< its network link is busy until then (FIFO transfers)
+  int64_t num_incoming = 0;        ///< pulled KV transfers on their way here (blocks reserved)
+  int64_t num_held_blocks = 0;     ///< prefill replica: blocks of prefilled KV not yet moved
+  std::vector<int64_t> landed;     ///< transfers that landed while a step was in flight
+  std::vector<int64_t> migrating;  ///< scratch: prefilled in the step that just ended
+
+  IdDeque waiting;  ///< FCFS; preempted sequences rejoin at the front
+  /// Sum over `waiting` of ceil(KV tokens / block): a prefill's tokens, or the KV a migrating
+  /// sequence brings.
+  int64_t waiting_blocks = 0;
   // Running sequences (admitted, holding KV), a linked list in admission order.
   int64_t running_head = -1;
   int64_t running_tail = -1;
@@ -295,7 +341,6 @@ struct Replica {
   int64_t num_free_blocks = 0;
   int64_t num_outstanding = 0;  ///< routed here and not finished
   WindowRecorder series;
-  bool has_work() const { return !waiting.empty() || num_running > 0; }
 };
 
 struct User {
@@ -308,39 +353,77 @@ std::string describe(double x) {
   return out.str();
 }
 
-void validate(const Workload& workload, const FleetConfig& fleet, const SimOptions& options) {
-  auto positive = [](const char* name, int64_t value) {
+/// The fleet as groups: `fleet.groups`, or one group of fleet.num_replicas x fleet.serving.
+/// Groups without a predictor get `default_predictor` (which may be null).
+std::vector<ReplicaGroup> resolve_groups(const FleetConfig& fleet,
+                                         const model::StepTimePredictor* default_predictor) {
+  std::vector<ReplicaGroup> groups = fleet.groups;
+  if (groups.empty()) {
+    ReplicaGroup g;
+    g.num_replicas = fleet.num_replicas;
+    g.serving = fleet.serving;
+    groups.push_back(std::move(g));
+  }
+  for (ReplicaGroup& g : groups) {
+    if (g.predictor == nullptr) g.predictor = default_predictor;
+  }
+  return groups;
+}
+
+bool is_disaggregated(const std::vector<ReplicaGroup>& groups) {
+  return std::any_of(groups.begin(), groups.end(),
+                     [](const ReplicaGroup& g) { return g.role != ReplicaRole::kUnified; });
+}
+
+/// Largest KV capacity, in tokens, of the replicas of `role` (ceil(t / block) <= blocks
+/// exactly when t <= blocks x block).
+int64_t max_capacity_tokens(const std::vector<ReplicaGroup>& groups, ReplicaRole role) {
+  int64_t best = 0;
+  for (const ReplicaGroup& g : groups) {
+    if (g.role == role) {
+      best = std::max(best, g.serving.num_kv_blocks * g.serving.block_size_tokens);
+    }
+  }
+  return best;
+}
+
+/// Whether a request of these lengths can be served somewhere (otherwise it is rejected).
+bool request_fits(const std::vector<ReplicaGroup>& groups, bool disaggregated,
+                  int64_t num_prompt_tokens, int64_t num_output_tokens) {
+  if (!disaggregated) {
+    return num_prompt_tokens + num_output_tokens <=
+           max_capacity_tokens(groups, ReplicaRole::kUnified);
+  }
+  return num_prompt_tokens <= max_capacity_tokens(groups, ReplicaRole::kPrefill) &&
+         num_prompt_tokens + num_output_tokens <= max_capacity_tokens(groups, ReplicaRole::kDecode);
+}
+
+void validate_serving(const ServingConfig& serving, const std::string& prefix) {
+  auto positive = [&prefix](const char* name, int64_t value) {
     if (value <= 0) {
-      throw InputError(std::string(name) + ": expected a positive integer, got " +
+      throw InputError(prefix + name + ": expected a positive integer, got " +
                        std::to_string(value));
     }
   };
-  const ServingConfig& serving = fleet.serving;
   const auto policy = static_cast<int>(serving.policy);
   if (policy < static_cast<int>(BatchingPolicy::kStatic) ||
       policy > static_cast<int>(BatchingPolicy::kChunkedPrefill)) {
-    throw InputError("serving.policy: expected static, continuous or chunked_prefill, got value " +
+    throw InputError(prefix +
+                     "serving.policy: expected static, continuous or chunked_prefill, got value " +
                      std::to_string(policy));
   }
-  const auto router = static_cast<int>(fleet.router);
-  if (router < static_cast<int>(RouterKind::kRoundRobin) ||
-      router > static_cast<int>(RouterKind::kPowerOfTwo)) {
-    throw InputError(
-        "fleet.router: expected round_robin, least_outstanding, least_kv_load or power_of_two, "
-        "got value " +
-        std::to_string(router));
-  }
-  positive("fleet.num_replicas", fleet.num_replicas);
   positive("serving.max_num_seqs", serving.max_num_seqs);
   if (serving.policy == BatchingPolicy::kChunkedPrefill) {
     if (serving.max_num_batched_tokens < 1) {
       throw InputError(
+          prefix +
           "serving.max_num_batched_tokens: chunked_prefill needs a chunk budget of at least 1 "
           "token per step, got " +
           std::to_string(serving.max_num_batched_tokens));
     }
     if (serving.max_num_batched_tokens < serving.max_num_seqs) {
       throw InputError(
+          prefix +
           "serving.max_num_batched_tokens: chunked_prefill gives every running decode one token "
           "of the step's budget, so it must be >= serving.max_num_seqs (" +
           std::to_string(serving.max_num_seqs) + "), got " +
@@ -350,6 +433,101 @@ void validate(const Workload& workload, const FleetConfig& fleet, const SimOptio
   positive("serving.max_num_batched_tokens", serving.max_num_batched_tokens);
   positive("serving.block_size_tokens", serving.block_size_tokens);
   positive("serving.num_kv_blocks", serving.num_kv_blocks);
+}
+
+void validate_router(RouterKind kind, const char* field) {
+  const auto router = static_cast<int>(kind);
+  if (router < static_cast<int>(RouterKind::kRoundRobin) ||
+      router > static_cast<int>(RouterKind::kPowerOfTwo)) {
+    throw InputError(std::string(field) +
+                     ": expected round_robin, least_outstanding, least_kv_load or power_of_two, "
+                     "got value " +
+                     std::to_string(router));
+  }
+}
+
+void validate(const Workload& workload, const FleetConfig& fleet,
+              const std::vector<ReplicaGroup>& groups, const SimOptions& options) {
+  validate_router(fleet.router, "fleet.router");
+  const bool disaggregated = is_disaggregated(groups);
+  if (fleet.groups.empty()) {
+    if (fleet.num_replicas <= 0) {
+      throw InputError("fleet.num_replicas: expected a positive integer, got " +
+                       std::to_string(fleet.num_replicas));
+    }
+    validate_serving(fleet.serving, "");
+    if (groups.front().predictor == nullptr) {
+      throw InputError("fleet: expected a step-time predictor, got none");
+    }
+  } else {
+    int64_t num_replicas = 0;
+    bool any_unified = false;
+    bool any_prefill = false;
+    bool any_decode = false;
+    for (size_t i = 0; i < groups.size(); ++i) {
+      const ReplicaGroup& g = groups[i];
+      const std::string prefix = "fleet.groups[" + std::to_string(i) + "] (\"" + g.name + "\"): ";
+      if (g.num_replicas <= 0) {
+        throw InputError(prefix + "num_replicas: expected a positive integer, got " +
+                         std::to_string(g.num_replicas));
+      }
+      validate_serving(g.serving, prefix);
+      if (g.predictor == nullptr) {
+        throw InputError(prefix + "predictor: expected a step-time predictor, got none");
+      }
+      const auto role = static_cast<int>(g.role);
+      if (role < static_cast<int>(ReplicaRole::kUnified) ||
+          role > static_cast<int>(ReplicaRole::kDecode)) {
+        throw InputError(prefix + "role: expected unified, prefill or decode, got value " +
+                         std::to_string(role));
+      }
+      any_unified = any_unified || g.role == ReplicaRole::kUnified;
+      any_prefill = any_prefill || g.role == ReplicaRole::kPrefill;
+      any_decode = any_decode || g.role == ReplicaRole::kDecode;
+      if (disaggregated) {
+        if (!(g.network_bandwidth_bytes_per_s > 0) ||
+            !std::isfinite(g.network_bandwidth_bytes_per_s)) {
+          throw InputError(prefix +
+                           "network_bandwidth_bytes_per_s: a disaggregated fleet moves KV caches "
+                           "over the network, expected a positive number, got " +
+                           describe(g.network_bandwidth_bytes_per_s));
+        }
+        if (!(g.network_latency_s >= 0) || !std::isfinite(g.network_latency_s)) {
+          throw InputError(prefix + "network_latency_s: expected a non-negative number, got " +
+                           describe(g.network_latency_s));
+        }
+        if (g.role == ReplicaRole::kDecode && g.serving.policy == BatchingPolicy::kStatic) {
+          throw InputError(prefix +
+                           "serving.policy: static batching cannot serve a decode pool (requests "
+                           "arrive there one by one, prefilled, and would join a batch in "
+                           "progress); expected continuous or chunked_prefill");
+        }
+      }
+      num_replicas += g.num_replicas;
+      if (num_replicas > (int64_t{1} << 30)) {
+        throw InputError("fleet.groups: expected at most 2^30 replicas in all, got more");
+      }
+    }
+    if (disaggregated) {
+      if (any_unified) {
+        throw InputError(
+            "fleet.groups: a fleet is either all unified replicas or prefill and decode pools; "
+            "got unified groups beside prefill or decode ones");
+      }
+      if (!any_prefill || !any_decode) {
+        throw InputError(std::string("fleet.groups: a disaggregated fleet needs at least one "
+                                     "prefill and one decode group, got no ") +
+                         (any_prefill ? "decode" : "prefill") + " group");
+      }
+      validate_router(fleet.decode_router, "fleet.decode_router");
+      if (fleet.kv_bytes_per_token <= 0) {
+        throw InputError(
+            "fleet.kv_bytes_per_token: a disaggregated fleet moves each prompt's KV cache, "
+            "expected a positive integer, got " +
+            std::to_string(fleet.kv_bytes_per_token));
+      }
+    }
+  }
   if (options.time_series_interval < SimTime::Zero()) {
     throw InputError("options.time_series_interval: expected >= 0 ns (0: no time series), got " +
                      std::to_string(options.time_series_interval.ns()) + " ns");
@@ -382,12 +560,13 @@ void validate(const Workload& workload, const FleetConfig& fleet, const SimOptio
     }
     if (closed.think_time_s == 0 && closed.num_users > 0) {
       // With no think time, users whose requests are all rejected would loop forever at t=0.
-      const int64_t capacity_tokens = serving.num_kv_blocks * serving.block_size_tokens;
       const bool any_fits =
           std::any_of(closed.lengths.begin(), closed.lengths.end(), [&](const LengthSample& s) {
-            return s.num_prompt_tokens + s.num_output_tokens <= capacity_tokens;
+            return request_fits(groups, disaggregated, s.num_prompt_tokens, s.num_output_tokens);
           });
       if (!any_fits) {
+        const int64_t capacity_tokens = max_capacity_tokens(
+            groups, disaggregated ? ReplicaRole::kDecode : ReplicaRole::kUnified);
         throw InputError("closed_loop.lengths: no request fits in a replica's KV cache (" +
                          std::to_string(capacity_tokens) + " tokens) and think_time_s is 0");
       }
@@ -406,26 +585,58 @@ void validate(const Workload& workload, const FleetConfig& fleet, const SimOptio
   }
 }
 
+/// The replicas one router chooses among: every replica, or the prefill or decode pool of a
+/// disaggregated fleet. Outstanding counts and KV capacities are packed here for the scans.
+struct Pool {
+  Pool(RouterKind router_kind, uint64_t stream_seed)
+      : router(router_kind), stream(stream_seed, Stream::kRouter) {}
+  RouterKind router;
+  RandomStream stream;                   ///< power_of_two's draws
+  std::vector<int64_t> replicas;         ///< replica indices, ascending
+  std::vector<int64_t> outstanding;      ///< Replica::num_outstanding, parallel to replicas
+  std::vector<int64_t> capacity_tokens;  ///< num_kv_blocks x block_size_tokens, parallel
+  int64_t min_capacity_tokens = 0;
+  int64_t max_capacity_tokens = 0;
+  int64_t next_round_robin = 0;   ///< position in `replicas`
+  std::vector<int64_t> eligible;  ///< scratch of power_of_two: positions that fit a request
+};
+
 /// One run. All state lives here: simulations on different threads share nothing.
 class Simulation {
  public:
   Simulation(const Workload& workload, const FleetConfig& fleet,
-             const model::StepTimePredictor& predictor, uint64_t seed, const SimOptions& options)
+             const std::vector<ReplicaGroup>& groups, uint64_t seed, const SimOptions& options)
       : workload_(workload),
         fleet_(fleet),
-        serving_(fleet.serving),
-        predictor_(predictor),
         options_(options),
-        block_(fleet.serving.block_size_tokens),
+        disaggregated_(is_disaggregated(groups)),
         series_interval_ns_(options.time_series_interval.ns()),
         start_stream_(seed, Stream::kClosedLoopStart),
         think_stream_(seed, Stream::kClosedLoopThink),
-        lengths_stream_(seed, Stream::kClosedLoopLengths),
-        router_stream_(seed, Stream::kRouter) {
-    replicas_.reserve(static_cast<size_t>(fleet.num_replicas));
-    outstanding_.assign(static_cast<size_t>(fleet.num_replicas), 0);
-    for (int64_t r = 0; r < fleet.num_replicas; ++r) {
-      replicas_.emplace_back(block_).num_free_blocks = serving_.num_kv_blocks;
+        lengths_stream_(seed, Stream::kClosedLoopLengths) {
+    // Pool 0 takes arrivals (every replica, or the prefill pool); pool 1 is the decode pool.
+    // The decode router draws from a substream so that adding it shifts no other stream.
+    pools_.emplace_back(fleet.router, seed);
+    if (disaggregated_) pools_.emplace_back(fleet.decode_router, substream_seed(seed, 1));
+    int64_t num_replicas = 0;
+    for (const ReplicaGroup& g : groups) num_replicas += g.num_replicas;
+    replicas_.reserve(static_cast<size_t>(num_replicas));
+    for (const ReplicaGroup& g : groups) {
+      const int32_t pool = g.role == ReplicaRole::kDecode ? 1 : 0;
+      for (int64_t k = 0; k < g.num_replicas; ++k) {
+        Replica& replica = replicas_.emplace_back(g, *g.predictor);
+        replica.num_free_blocks = g.serving.num_kv_blocks;
+        Pool& p = pools_[pool];
+        replica.pool = pool;
+        replica.pool_index = static_cast<int32_t>(p.replicas.size());
+        p.replicas.push_back(static_cast<int64_t>(replicas_.size()) - 1);
+        p.outstanding.push_back(0);
+        p.capacity_tokens.push_back(g.serving.num_kv_blocks * g.serving.block_size_tokens);
+      }
+    }
+    for (Pool& p : pools_) {
+      p.min_capacity_tokens = *std::min_element(p.capacity_tokens.begin(), p.capacity_tokens.end());
+      p.max_capacity_tokens = *std::max_element(p.capacity_tokens.begin(), p.capacity_tokens.end());
     }
   }
 
@@ -450,6 +661,9 @@ class Simulation {
         case kStepDone:
           on_step_done(now, event.target);
           break;
+        case kTransferDone:
+          on_transfer_done(now, event.target);
+          break;
         default:
           LLMCAP_SIM_CHECK(false);
       }
@@ -460,7 +674,7 @@ class Simulation {
       result_.time_series.reserve(replicas_.size());
       for (Replica& replica : replicas_) {
         result_.time_series.push_back(
-            replica.series.finish(now, series_interval_ns_, serving_.num_kv_blocks));
+            replica.series.finish(now, series_interval_ns_, replica.serving.num_kv_blocks));
       }
     }
     return std::move(result_);
@@ -536,9 +750,13 @@ class Simulation {
     seq.num_prompt_tokens = spec.num_prompt_tokens;
     seq.num_output_tokens = spec.num_output_tokens;
 
-    const int64_t blocks_needed = ceil_div(spec.num_prompt_tokens + spec.num_output_tokens, block_);
-    if (blocks_needed > serving_.num_kv_blocks) {
-      // Homogeneous replicas: if it fits nowhere the router is not consulted.
+    // KV the request needs where it arrives: its whole length, or (prefill pool) its prompt.
+    const int64_t entry_tokens =
+        spec.num_prompt_tokens + (disaggregated_ ? 0 : spec.num_output_tokens);
+    if (entry_tokens > pools_[0].max_capacity_tokens ||
+        (disaggregated_ &&
+         spec.num_prompt_tokens + spec.num_output_tokens > pools_[1].max_capacity_tokens)) {
+      // It fits nowhere: the router is not consulted.
       record.rejected = true;
       record.first_scheduled = record.first_token = record.completion = now;
       seq.state = SeqState::kFinished;
@@ -546,60 +764,99 @@ class Simulation {
       if (user >= 0) user_done(user, now);
       return;
     }
-    const int64_t r = route();
+    const int64_t r = route(pools_[0], entry_tokens);
     record.replica = r;
     seq.replica = static_cast<int32_t>(r);
     Replica& replica = replicas_[r];
-    ++replica.num_outstanding;
-    ++outstanding_[r];
-    push_waiting(replica, id, now, /*front=*/false);
+    add_outstanding(replica, 1);
+    push_waiting(replica, id, now, /*front=*/false, SeqState::kWaiting);
     maybe_schedule(r, now);
   }
 
-  int64_t route() {
-    const auto n = static_cast<int64_t>(replicas_.size());
-    switch (fleet_.router) {
+  void add_outstanding(Replica& replica, int64_t delta) {
+    replica.num_outstanding += delta;
+    pools_[replica.pool].outstanding[replica.pool_index] += delta;
+  }
+
+  /// The replica of `pool` for a request that needs `tokens` tokens of KV cache there
+  /// (<= pool.max_capacity_tokens). Replicas whose cache is too small are skipped; when every
+  /// replica is large enough (always, in a homogeneous fleet) the choice is the plain router's.
+  int64_t route(Pool& pool, int64_t tokens) {
+    const auto n = static_cast<int64_t>(pool.replicas.size());
+    const bool all_fit = tokens <= pool.min_capacity_tokens;
+    const auto fits = [&](int64_t pos) { return all_fit || pool.capacity_tokens[pos] >= tokens; };
+    int64_t chosen = -1;
+    switch (pool.router) {
       case RouterKind::kRoundRobin: {
-        const int64_t r = next_round_robin_;
-        next_round_robin_ = (next_round_robin_ + 1) % n;
-        return r;
+        int64_t pos = pool.next_round_robin;
+        while (!fits(pos)) pos = (pos + 1) % n;
+        pool.next_round_robin = (pos + 1) % n;
+        chosen = pos;
+        break;
       }
       case RouterKind::kLeastOutstanding:
-        // The first minimum: ties go to the lowest index.
-        return std::min_element(outstanding_.begin(), outstanding_.end()) - outstanding_.begin();
+        if (all_fit) {
+          // The first minimum: ties go to the lowest index.
+          chosen = std::min_element(pool.outstanding.begin(), pool.outstanding.end()) -
+                   pool.outstanding.begin();
+        } else {
+          for (int64_t pos = 0; pos < n; ++pos) {
+            if (fits(pos) && (chosen < 0 || pool.outstanding[pos] < pool.outstanding[chosen])) {
+              chosen = pos;
+            }
+          }
+        }
+        break;
       case RouterKind::kLeastKvLoad: {
-        int64_t best = 0;
-        int64_t best_room = replicas_[0].num_free_blocks - replicas_[0].waiting_blocks;
-        for (int64_t r = 1; r < n; ++r) {
-          const int64_t room = replicas_[r].num_free_blocks - replicas_[r].waiting_blocks;
-          if (room > best_room) {
-            best = r;
+        int64_t best_room = 0;
+        for (int64_t pos = 0; pos < n; ++pos) {
+          if (!fits(pos)) continue;
+          const Replica& replica = replicas_[pool.replicas[pos]];
+          const int64_t room = replica.num_free_blocks - replica.waiting_blocks;
+          if (chosen < 0 || room > best_room) {
+            chosen = pos;
             best_room = room;
           }
         }
-        return best;
+        break;
       }
       case RouterKind::kPowerOfTwo: {
-        if (n == 1) return 0;
-        const auto a = static_cast<int64_t>(router_stream_.index(static_cast<uint64_t>(n)));
-        auto b = static_cast<int64_t>(router_stream_.index(static_cast<uint64_t>(n - 1)));
+        // Two distinct replicas among those that fit (all of them, in a homogeneous fleet).
+        int64_t m = n;
+        const int64_t* candidates = nullptr;
+        if (!all_fit) {
+          pool.eligible.clear();
+          for (int64_t pos = 0; pos < n; ++pos) {
+            if (fits(pos)) pool.eligible.push_back(pos);
+          }
+          m = static_cast<int64_t>(pool.eligible.size());
+          candidates = pool.eligible.data();
+        }
+        const auto position = [&](int64_t k) { return candidates ? candidates[k] : k; };
+        if (m == 1) {
+          chosen = position(0);
+          break;
+        }
+        const auto a = static_cast<int64_t>(pool.stream.index(static_cast<uint64_t>(m)));
+        auto b = static_cast<int64_t>(pool.stream.index(static_cast<uint64_t>(m - 1)));
         if (b >= a) ++b;
-        const int64_t lo = std::min(a, b);
-        const int64_t hi = std::max(a, b);
-        return outstanding_[hi] < outstanding_[lo] ? hi : lo;
+        const int64_t lo = position(std::min(a, b));
+        const int64_t hi = position(std::max(a, b));
+        chosen = pool.outstanding[hi] < pool.outstanding[lo] ? hi : lo;
+        break;
       }
     }
-    LLMCAP_SIM_CHECK(false);
-    return 0;
+    LLMCAP_SIM_CHECK(chosen >= 0 && fits(chosen));
+    return pool.replicas[chosen];
   }
 
-  /// An idle replica with work gets a kSchedule event at `now`: it runs after every arrival of
-  /// this instant, so one step decision sees them all. When no other event is due at `now`,
-  /// that event would be the next one popped, so the decision runs at once (same result,
-  /// half the event-queue traffic).
+  /// An idle replica with step work gets a kSchedule event at `now`: it runs after every
+  /// arrival of this instant, so one step decision sees them all. When no other event is due
+  /// at `now`, that event would be the next one popped, so the decision runs at once (same
+  /// result, half the event-queue traffic).
   void maybe_schedule(int64_t r, SimTime now) {
     Replica& replica = replicas_[r];
-    if (replica.busy || replica.schedule_pending || !replica.has_work()) return;
+    if (replica.busy || replica.schedule_pending || !has_step_work(replica)) return;
     replica.schedule_pending = true;
     if (events_.empty() || events_.top().time > now) {
       on_schedule(now, r);
@@ -608,14 +865,29 @@ class Simulation {
     events_.schedule(now, Phase::kSchedule, kScheduleStep, r);
   }
 
+  /// Whether a step can run: something is running, or the queue's front needs a prefill (a
+  /// migrating front is pulled without a step, see pull_transfers()).
+  bool has_step_work(const Replica& replica) const {
+    return replica.num_running > 0 ||
+           (!replica.waiting.empty() &&
+            sequences_[replica.waiting.front()].state == SeqState::kWaiting);
+  }
+
   void on_schedule(SimTime now, int64_t r) {
     Replica& replica = replicas_[r];
     replica.schedule_pending = false;
     LLMCAP_SIM_CHECK(!replica.busy);
     const model::BatchShape shape = compose_step(now, replica);
-    LLMCAP_SIM_CHECK(!shape.empty());  // an idle replica with work can always run a step
+    if (shape.empty()) {
+      // An idle replica with work can always run a step, unless KV in transit holds its
+      // blocks (a prefill replica's prefilled prompts not yet pulled, a decode replica's
+      // pulled transfers): it waits for a transfer to land, which schedules it again.
+      LLMCAP_SIM_CHECK(replica.num_running == 0 &&
+                       (replica.num_held_blocks > 0 || replica.num_incoming > 0));
+      return;
+    }
     LLMCAP_SIM_CHECK(replica.num_free_blocks >= 0);
-    const double step_s = predictor_.step_time_s(shape);
+    const double step_s = replica.predictor->step_time_s(shape);
     LLMCAP_SIM_CHECK(std::isfinite(step_s) && step_s > 0);
     replica.busy = true;
     ++result_.num_steps;
@@ -625,10 +897,118 @@ class Simulation {
       series.set(WindowRecorder::kBusy, now, 1, series_interval_ns_);
       series.set(WindowRecorder::kBatch, now, shape.num_prefill_seqs + shape.num_decode_seqs,
                  series_interval_ns_);
-      series.set(WindowRecorder::kKvUsed, now, serving_.num_kv_blocks - replica.num_free_blocks,
-                 series_interval_ns_);
+      series.set(WindowRecorder::kKvUsed, now,
+                 replica.serving.num_kv_blocks - replica.num_free_blocks, series_interval_ns_);
     }
     events_.schedule(now + SimTime::Seconds(step_s), Phase::kStepComplete, kStepDone, r);
+  }
+
+  // ---- disaggregation: KV transfers --------------------------------------------------------
+
+  /// A sequence prefilled on the prefill replica `prefill` (first token emitted, output left):
+  /// it leaves the prefill replica's running set, its KV blocks stay held there, and it joins
+  /// the back of a decode replica's queue (decode router) to be pulled.
+  void migrate(Replica& prefill, int64_t id, SimTime now) {
+    Sequence& seq = sequences_[id];
+    unlink_running(prefill, id);
+    prefill.num_held_blocks += ceil_div(seq.prefill_target, prefill.block);
+    add_outstanding(prefill, -1);
+    seq.prefill_replica = seq.replica;
+    const int64_t d = route(pools_[1], seq.num_prompt_tokens + seq.num_output_tokens);
+    seq.replica = static_cast<int32_t>(d);
+    result_.requests[id].decode_replica = static_cast<int32_t>(d);
+    Replica& decode = replicas_[d];
+    add_outstanding(decode, 1);
+    push_waiting(decode, id, now, /*front=*/false, SeqState::kMigrating);
+    pull_transfers(decode, now);
+    maybe_schedule(d, now);
+  }
+
+  /// Pulls migrating sequences from the front of the queue while they fit (FCFS: stops at the
+  /// first that does not, or at a sequence that needs a prefill).
+  void pull_transfers(Replica& replica, SimTime now) {
+    while (!replica.waiting.empty() &&
+           sequences_[replica.waiting.front()].state == SeqState::kMigrating) {
+      if (!try_pull_front(replica, now)) return;
+    }
+  }
+
+  /// Pulls the migrating sequence at the front of the queue if a sequence slot (max_num_seqs,
+  /// counting transfers in flight) and the blocks of its KV are free: reserves the blocks and
+  /// starts the transfer of prompt x kv_bytes_per_token bytes. The transfer waits for both
+  /// links to be free (each link carries one transfer at a time, FIFO), holds them for bytes /
+  /// min(bandwidths) and lands max(latencies) later.
+  bool try_pull_front(Replica& decode, SimTime now) {
+    const int64_t id = decode.waiting.front();
+    Sequence& seq = sequences_[id];
+    LLMCAP_SIM_CHECK(seq.state == SeqState::kMigrating);
+    if (decode.num_running + decode.num_incoming >= decode.serving.max_num_seqs) return false;
+    const int64_t kv_tokens = waiting_kv_tokens(seq);
+    const int64_t num_blocks = ceil_div(kv_tokens, decode.block);
+    if (num_blocks > decode.num_free_blocks) return false;
+    decode.waiting.pop_front();
+    decode.waiting_blocks -= num_blocks;
+    if (series_interval_ns_ > 0) {
+      decode.series.set(WindowRecorder::kWaiting, now, static_cast<int64_t>(decode.waiting.size()),
+                        series_interval_ns_);
+    }
+    decode.num_free_blocks -= num_blocks;
+    ++decode.num_incoming;
+    seq.state = SeqState::kTransferring;
+
+    Replica& prefill = replicas_[seq.prefill_replica];
+    const int64_t bytes = kv_tokens * fleet_.kv_bytes_per_token;
+    const double bandwidth =
+        std::min(prefill.network_bandwidth_bytes_per_s, decode.network_bandwidth_bytes_per_s);
+    const SimTime start = std::max({now, prefill.link_free, decode.link_free});
+    const SimTime wire_end = start + SimTime::Seconds(static_cast<double>(bytes) / bandwidth);
+    prefill.link_free = decode.link_free = wire_end;
+    const SimTime landing = wire_end + std::max(prefill.network_latency, decode.network_latency);
+    RequestRecord& record = result_.requests[id];
+    record.kv_transfer_start = now;
+    record.kv_transfer_end = landing;
+    ++result_.num_kv_transfers;
+    result_.kv_transfer_bytes += bytes;
+    events_.schedule(landing, Phase::kStepComplete, kTransferDone, id);
+    if (series_interval_ns_ > 0) {
+      decode.series.set(WindowRecorder::kKvUsed, now,
+                        decode.serving.num_kv_blocks - decode.num_free_blocks, series_interval_ns_);
+    }
+    return true;
+  }
+
+  /// A KV transfer landed: the prefill replica frees the blocks it held, and the sequence
+  /// starts decoding on its decode replica (at once if idle, else when its step ends).
+  void on_transfer_done(SimTime now, int64_t id) {
+    Sequence& seq = sequences_[id];
+    LLMCAP_SIM_CHECK(seq.state == SeqState::kTransferring);
+    Replica& prefill = replicas_[seq.prefill_replica];
+    const int64_t held = ceil_div(seq.prefill_target, prefill.block);
+    prefill.num_held_blocks -= held;
+    prefill.num_free_blocks += held;
+    if (series_interval_ns_ > 0) {
+      prefill.series.set(WindowRecorder::kKvUsed, now,
+                         prefill.serving.num_kv_blocks - prefill.num_free_blocks,
+                         series_interval_ns_);
+    }
+    Replica& decode = replicas_[seq.replica];
+    --decode.num_incoming;
+    if (decode.busy) {
+      decode.landed.push_back(id);
+    } else {
+      land(decode, id);
+    }
+    maybe_schedule(seq.prefill_replica, now);
+    maybe_schedule(seq.replica, now);
+  }
+
+  /// A landed sequence joins the decoders of `decode` (its blocks were reserved at the pull),
+  /// as the most recently admitted running sequence.
+  void land(Replica& decode, int64_t id) {
+    Sequence& seq = sequences_[id];
+    seq.admit_order = decode.next_admit_order++;
+    link_running(decode, id);
+    join_decoders(decode, id);
   }
 
   // ---- queues ------------------------------------------------------------------------------
@@ -636,16 +1016,22 @@ class Simulation {
   int64_t prefill_tokens(const Sequence& seq) const {
     return seq.num_prompt_tokens + seq.num_emitted;  // recompute after preemption
   }
+  /// Tokens of KV a waiting sequence needs when admitted: its prefill, or, migrating, the KV
+  /// it brings (its prompt and every emitted token but the last).
+  int64_t waiting_kv_tokens(const Sequence& seq) const {
+    return prefill_tokens(seq) - (seq.state == SeqState::kMigrating ? 1 : 0);
+  }
 
-  void push_waiting(Replica& replica, int64_t id, SimTime now, bool front) {
+  /// Queues `id` as kWaiting (needs a prefill) or kMigrating (KV to pull).
+  void push_waiting(Replica& replica, int64_t id, SimTime now, bool front, SeqState state) {
     Sequence& seq = sequences_[id];
-    seq.state = SeqState::kWaiting;
+    seq.state = state;
     if (front) {
       replica.waiting.push_front(id);
     } else {
       replica.waiting.push_back(id);
     }
-    replica.waiting_blocks += ceil_div(prefill_tokens(seq), block_);
+    replica.waiting_blocks += ceil_div(waiting_kv_tokens(seq), replica.block);
     if (series_interval_ns_ > 0) {
       replica.series.set(WindowRecorder::kWaiting, now,
                          static_cast<int64_t>(replica.waiting.size()), series_interval_ns_);
@@ -659,7 +1045,7 @@ class Simulation {
     const int64_t id = replica.waiting.front();
     replica.waiting.pop_front();
     Sequence& seq = sequences_[id];
-    replica.waiting_blocks -= ceil_div(prefill_tokens(seq), block_);
+    replica.waiting_blocks -= ceil_div(prefill_tokens(seq), replica.block);
     if (series_interval_ns_ > 0) {
       replica.series.set(WindowRecorder::kWaiting, now,
                          static_cast<int64_t>(replica.waiting.size()), series_interval_ns_);
@@ -707,10 +1093,14 @@ class Simulation {
 
   // ---- decoding sequences (aggregate) ------------------------------------------------------
 
-  int64_t phase_of(const Sequence& seq) const { return floor_mod(seq.offset(), block_); }
+  static int64_t phase_of(const Replica& replica, const Sequence& seq) {
+    return floor_mod(seq.offset(), replica.block);
+  }
   /// Phase of the decoders that need a new block in the decode step taking the counter from
   /// k to k + 1 (their context c = offset + k has c mod block == 1).
-  int64_t needing_phase(int64_t k) const { return floor_mod(1 - k, block_); }
+  static int64_t needing_phase(const Replica& replica, int64_t k) {
+    return floor_mod(1 - k, replica.block);
+  }
   int64_t decoder_emitted(const Replica& replica, const Sequence& seq) const {
     return seq.num_emitted + (replica.num_decode_steps - seq.join_step);
   }
@@ -720,7 +1110,7 @@ class Simulation {
     Sequence& seq = sequences_[id];
     seq.state = SeqState::kDecoding;
     seq.join_step = replica.num_decode_steps;
-    replica.phase_counts.add(phase_of(seq), 1);
+    replica.phase_counts.add(phase_of(replica, seq), 1);
     replica.decode_context_tokens += seq.num_prompt_tokens + seq.num_emitted;
     ++replica.num_decoders;
     replica.finishes.push(
@@ -736,7 +1126,7 @@ class Simulation {
     const int64_t k = replica.num_decode_steps;
     const int64_t emitted = decoder_emitted(replica, seq);
     const int64_t context = seq.num_prompt_tokens + emitted;
-    replica.phase_counts.add(phase_of(seq), -1);
+    replica.phase_counts.add(phase_of(replica, seq), -1);
     replica.decode_context_tokens -= context;
     --replica.num_decoders;
     if (k >= seq.join_step + 2) {
@@ -746,7 +1136,7 @@ class Simulation {
     }
     if (k > seq.join_step) seq.last_token = replica.last_decode_end;
     seq.num_emitted = emitted;
-    return ceil_div(context - 1, block_);
+    return ceil_div(context - 1, replica.block);
   }
 
   /// Preempts the most recently admitted running sequence (vLLM's recompute preemption): all
@@ -760,7 +1150,7 @@ class Simulation {
       blocks = leave_decoders(replica, id);
     } else {  // a partial prefill holds the blocks of its whole prefill
       LLMCAP_SIM_CHECK(seq.state == SeqState::kPrefilling && !seq.in_step);
-      blocks = ceil_div(seq.prefill_target, block_);
+      blocks = ceil_div(seq.prefill_target, replica.block);
       std::erase(replica.prefilling, id);
       seq.num_prefilled = 0;
     }
@@ -768,7 +1158,7 @@ class Simulation {
     replica.num_free_blocks += blocks;
     ++result_.requests[id].num_preemptions;
     ++result_.num_preemptions;
-    push_waiting(replica, id, now, /*front=*/true);
+    push_waiting(replica, id, now, /*front=*/true, SeqState::kWaiting);
     return id;
   }
 
@@ -779,7 +1169,7 @@ class Simulation {
     model::BatchShape shape;
     replica.step_prefills.clear();
     replica.step_has_decodes = false;
-    switch (serving_.policy) {
+    switch (replica.serving.policy) {
       case BatchingPolicy::kContinuous:
         admit_whole_prefills(now, replica, shape);
         if (shape.num_prefill_seqs == 0) schedule_decodes(now, replica, shape);
@@ -808,17 +1198,26 @@ class Simulation {
     if (num_cached + num_tokens == seq.prefill_target) ++shape.num_prefill_seqs_completing;
   }
 
+  /// Whether the front of the queue is a migrating sequence (a decode replica's KV to pull).
+  bool front_is_migrating(const Replica& replica) const {
+    return sequences_[replica.waiting.front()].state == SeqState::kMigrating;
+  }
+
   /// vLLM v0 admission (kContinuous, kStatic): whole prefills, FCFS, stop at the first that
-  /// does not fit.
+  /// does not fit. A migrating sequence met on the way is pulled (no prefill) if it fits.
   void admit_whole_prefills(SimTime now, Replica& replica, model::BatchShape& shape) {
     while (!replica.waiting.empty()) {
-      if (replica.num_running >= serving_.max_num_seqs) break;
+      if (replica.num_running + replica.num_incoming >= replica.serving.max_num_seqs) break;
+      if (front_is_migrating(replica)) {
+        if (!try_pull_front(replica, now)) break;
+        continue;
+      }
       const int64_t num_tokens = prefill_tokens(sequences_[replica.waiting.front()]);
       if (shape.num_prefill_seqs > 0 &&
-          shape.num_prefill_tokens + num_tokens > serving_.max_num_batched_tokens) {
+          shape.num_prefill_tokens + num_tokens > replica.serving.max_num_batched_tokens) {
         break;
       }
-      const int64_t num_blocks = ceil_div(num_tokens, block_);
+      const int64_t num_blocks = ceil_div(num_tokens, replica.block);
       if (num_blocks > replica.num_free_blocks) break;
       const int64_t id = replica.waiting.front();
       admit_front(replica, now, num_tokens, num_blocks);
@@ -834,11 +1233,11 @@ class Simulation {
   void schedule_decodes(SimTime now, Replica& replica, model::BatchShape& shape) {
     if (replica.num_decoders == 0) return;
     const int64_t k = replica.num_decode_steps;
-    const int64_t phase = needing_phase(k);
+    const int64_t phase = needing_phase(replica, k);
     int64_t needed = replica.phase_counts.get(phase);
     while (needed > replica.num_free_blocks) {
       const Sequence& victim = sequences_[replica.running_tail];
-      if (victim.state == SeqState::kDecoding && phase_of(victim) == phase) --needed;
+      if (victim.state == SeqState::kDecoding && phase_of(replica, victim) == phase) --needed;
       preempt_last(replica, now);
     }
     replica.num_free_blocks -= needed;
@@ -855,7 +1254,7 @@ class Simulation {
   void compose_chunked(SimTime now, Replica& replica, model::BatchShape& shape) {
     const int64_t preemptions_before = result_.num_preemptions;
     schedule_decodes(now, replica, shape);
-    int64_t budget = serving_.max_num_batched_tokens - shape.num_decode_seqs;
+    int64_t budget = replica.serving.max_num_batched_tokens - shape.num_decode_seqs;
     LLMCAP_SIM_CHECK(budget >= 1 || replica.prefilling.empty());
     for (const int64_t id : replica.prefilling) {
       if (budget == 0) break;
@@ -867,10 +1266,15 @@ class Simulation {
       budget -= chunk;
     }
     if (result_.num_preemptions != preemptions_before) return;  // as vLLM v1: no admissions
-    while (!replica.waiting.empty() && budget > 0 && replica.num_running < serving_.max_num_seqs) {
+    while (!replica.waiting.empty() && budget > 0 &&
+           replica.num_running + replica.num_incoming < replica.serving.max_num_seqs) {
+      if (front_is_migrating(replica)) {
+        if (!try_pull_front(replica, now)) break;
+        continue;
+      }
       const int64_t id = replica.waiting.front();
       const int64_t target = prefill_tokens(sequences_[id]);
-      const int64_t num_blocks = ceil_div(target, block_);
+      const int64_t num_blocks = ceil_div(target, replica.block);
       if (num_blocks > replica.num_free_blocks) break;
       const int64_t chunk = std::min(target, budget);
       admit_front(replica, now, chunk, num_blocks);
@@ -932,7 +1336,9 @@ class Simulation {
       Sequence& seq = sequences_[id];
       seq.in_step = false;
       if (seq.state != SeqState::kPrefilling || seq.num_prefilled < seq.prefill_target) continue;
-      if (serving_.policy == BatchingPolicy::kChunkedPrefill) std::erase(replica.prefilling, id);
+      if (replica.serving.policy == BatchingPolicy::kChunkedPrefill) {
+        std::erase(replica.prefilling, id);
+      }
       RequestRecord& record = result_.requests[id];
       ++num_emitted_tokens_;
       if (seq.num_emitted == 0) {
@@ -946,6 +1352,8 @@ class Simulation {
       seq.last_token = now;
       if (seq.num_emitted == seq.num_output_tokens) {
         replica.finishing.emplace_back(seq.admit_order, id);
+      } else if (replica.role == ReplicaRole::kPrefill) {
+        replica.migrating.push_back(id);  // moves to a decode replica (after the finishes)
       } else {
         join_decoders(replica, id);
       }
@@ -955,13 +1363,24 @@ class Simulation {
     }
     for (const auto& [admit_order, id] : replica.finishing) finish(replica, id, now);
     replica.step_prefills.clear();
+    if (disaggregated_) {
+      // Transfers that landed during the step start decoding now; freed blocks pull more.
+      for (const int64_t id : replica.landed) land(replica, id);
+      replica.landed.clear();
+      pull_transfers(replica, now);
+    }
     drop_stale_gaps(replica);
     if (series_interval_ns_ > 0) {
       WindowRecorder& series = replica.series;
       series.set(WindowRecorder::kBusy, now, 0, series_interval_ns_);
       series.set(WindowRecorder::kBatch, now, 0, series_interval_ns_);
-      series.set(WindowRecorder::kKvUsed, now, serving_.num_kv_blocks - replica.num_free_blocks,
-                 series_interval_ns_);
+      series.set(WindowRecorder::kKvUsed, now,
+                 replica.serving.num_kv_blocks - replica.num_free_blocks, series_interval_ns_);
+    }
+    if (!replica.migrating.empty()) {
+      // Routed to decode replicas in admission order, after this replica's finishes.
+      for (const int64_t id : replica.migrating) migrate(replica, id, now);
+      replica.migrating.clear();
     }
     maybe_schedule(r, now);
   }
@@ -986,7 +1405,7 @@ class Simulation {
       blocks = leave_decoders(replica, id);
       seq.last_token = now;
     } else {
-      blocks = ceil_div(seq.prefill_target, block_);
+      blocks = ceil_div(seq.prefill_target, replica.block);
     }
     LLMCAP_SIM_CHECK(seq.num_emitted == seq.num_output_tokens);
     unlink_running(replica, id);
@@ -994,8 +1413,7 @@ class Simulation {
     seq.num_prefilled = 0;
     result_.requests[id].completion = now;
     replica.num_free_blocks += blocks;
-    --replica.num_outstanding;
-    --outstanding_[seq.replica];
+    add_outstanding(replica, -1);
     if (seq.user >= 0) user_done(seq.user, now);
   }
 
@@ -1009,6 +1427,7 @@ class Simulation {
   void check_conservation() const {
     int64_t num_rejected = 0;
     int64_t num_expected_tokens = 0;
+    int64_t num_transfers = 0;
     for (size_t id = 0; id < result_.requests.size(); ++id) {
       const RequestRecord& record = result_.requests[id];
       const Sequence& seq = sequences_[id];
@@ -1024,9 +1443,22 @@ class Simulation {
       LLMCAP_SIM_CHECK(record.arrival <= record.first_scheduled);
       LLMCAP_SIM_CHECK(record.first_scheduled < record.first_token);
       LLMCAP_SIM_CHECK(record.first_token <= record.completion);
+      if (record.decode_replica >= 0) {
+        // Prefilled on a prefill replica, decoded on a decode replica, the KV moved between.
+        ++num_transfers;
+        LLMCAP_SIM_CHECK(replicas_[record.replica].role == ReplicaRole::kPrefill);
+        LLMCAP_SIM_CHECK(replicas_[record.decode_replica].role == ReplicaRole::kDecode);
+        LLMCAP_SIM_CHECK(record.num_output_tokens >= 2);
+        LLMCAP_SIM_CHECK(record.first_token <= record.kv_transfer_start);
+        LLMCAP_SIM_CHECK(record.kv_transfer_start <= record.kv_transfer_end);
+        LLMCAP_SIM_CHECK(record.kv_transfer_end < record.completion);
+      } else if (disaggregated_) {
+        LLMCAP_SIM_CHECK(record.num_output_tokens == 1);  // done at the end of its prefill
+      }
       num_expected_tokens += record.num_output_tokens;
     }
     LLMCAP_SIM_CHECK(num_rejected == result_.num_rejected);
+    LLMCAP_SIM_CHECK(num_transfers == result_.num_kv_transfers);
     LLMCAP_SIM_CHECK(num_emitted_tokens_ == num_expected_tokens);
     if (options_.record_itl_ns) {
       LLMCAP_SIM_CHECK(static_cast<int64_t>(result_.itl_ns.size()) ==
@@ -1037,36 +1469,36 @@ class Simulation {
       LLMCAP_SIM_CHECK(result_.requests.size() == workload_.open_loop.size());
     }
     for (const Replica& replica : replicas_) {
-      LLMCAP_SIM_CHECK(replica.num_free_blocks == serving_.num_kv_blocks);
+      LLMCAP_SIM_CHECK(replica.num_free_blocks == replica.serving.num_kv_blocks);
       LLMCAP_SIM_CHECK(replica.waiting.empty() && replica.num_running == 0);
       LLMCAP_SIM_CHECK(replica.running_head == -1 && replica.running_tail == -1);
       LLMCAP_SIM_CHECK(replica.waiting_blocks == 0 && replica.prefilling.empty());
       LLMCAP_SIM_CHECK(replica.num_decoders == 0 && replica.decode_context_tokens == 0);
       LLMCAP_SIM_CHECK(!replica.busy && !replica.schedule_pending);
       LLMCAP_SIM_CHECK(replica.num_outstanding == 0);
+      LLMCAP_SIM_CHECK(replica.num_incoming == 0 && replica.num_held_blocks == 0);
+      LLMCAP_SIM_CHECK(replica.landed.empty() && replica.migrating.empty());
     }
-    for (const int64_t n : outstanding_) LLMCAP_SIM_CHECK(n == 0);
+    for (const Pool& pool : pools_) {
+      for (const int64_t n : pool.outstanding) LLMCAP_SIM_CHECK(n == 0);
+    }
   }
 
   const Workload& workload_;
   const FleetConfig& fleet_;
-  const ServingConfig& serving_;
-  const model::StepTimePredictor& predictor_;
   const SimOptions& options_;
-  const int64_t block_;               ///< block_size_tokens
+  const bool disaggregated_;          ///< prefill and decode pools
   const int64_t series_interval_ns_;  ///< 0: no time series
   RandomStream start_stream_;
   RandomStream think_stream_;
   RandomStream lengths_stream_;
-  RandomStream router_stream_;
   EventQueue events_;
   std::vector<Replica> replicas_;
+  std::vector<Pool> pools_;  ///< [0]: arrivals (all, or the prefill pool); [1]: decode pool
   std::vector<User> users_;
-  std::vector<int64_t> open_order_;   ///< open-loop request indices in arrival order
-  std::vector<Sequence> sequences_;   ///< by request id, parallel to result_.requests
-  std::vector<int64_t> outstanding_;  ///< Replica::num_outstanding, packed for the routers' scans
-  int64_t next_round_robin_ = 0;
-  int64_t num_emitted_tokens_ = 0;  ///< counted step by step, checked against the requests
+  std::vector<int64_t> open_order_;  ///< open-loop request indices in arrival order
+  std::vector<Sequence> sequences_;  ///< by request id, parallel to result_.requests
+  int64_t num_emitted_tokens_ = 0;   ///< counted step by step, checked against the requests
   SimResult result_;
 };
 
@@ -1075,8 +1507,17 @@ class Simulation {
 SimResult simulate(const Workload& workload, const FleetConfig& fleet,
                    const model::StepTimePredictor& predictor, uint64_t seed,
                    const SimOptions& options) {
-  validate(workload, fleet, options);
-  Simulation simulation(workload, fleet, predictor, seed, options);
+  const std::vector<ReplicaGroup> groups = resolve_groups(fleet, &predictor);
+  validate(workload, fleet, groups, options);
+  Simulation simulation(workload, fleet, groups, seed, options);
+  return simulation.run();
+}
+
+SimResult simulate(const Workload& workload, const FleetConfig& fleet, uint64_t seed,
+                   const SimOptions& options) {
+  const std::vector<ReplicaGroup> groups = resolve_groups(fleet, nullptr);
+  validate(workload, fleet, groups, options);
+  Simulation simulation(workload, fleet, groups, seed, options);
   return simulation.run();
 }
 

@@ -60,17 +60,63 @@ RouterKind parse_router(const std::string& name, const std::string& context);
 /// The name parse_router() reads.
 const char* router_name(RouterKind router);
 
-struct FleetConfig {
+/// The part a replica plays (docs/simulator.md, "Disaggregated prefill and decode").
+///  - kUnified: prefills and decodes its own requests (the usual engine).
+///  - kPrefill: a prefill pool member: runs prefills only; a request whose prefill finished
+///    (its first token emitted) moves, KV cache and all, to a decode replica.
+///  - kDecode: a decode pool member: pulls the KV caches of prefilled requests and decodes
+///    them (and recomputes, locally, those it preempts).
+/// A fleet is either all kUnified or prefill and decode pools (at least one of each):
+/// disaggregation as in DistServe (Zhong et al., OSDI 2024) and Splitwise (Patel et al.,
+/// ISCA 2024).
+enum class ReplicaRole { kUnified, kPrefill, kDecode };
+/// "unified" | "prefill" | "decode".
+const char* replica_role_name(ReplicaRole role);
+
+/// A group of identical replicas (e.g. the replicas of one instance type): their number,
+/// engine limits, step-time predictor, role and network share.
+struct ReplicaGroup {
+  std::string name;  ///< names the group in error messages, e.g. "aws-p5.48xlarge tp=2"
   int64_t num_replicas = 1;
   ServingConfig serving;
+  /// Step times of one replica of this group. Not owned; must outlive simulate(). Null: the
+  /// predictor passed to simulate() (an error for the overload without one).
+  const model::StepTimePredictor* predictor = nullptr;
+  ReplicaRole role = ReplicaRole::kUnified;
+  /// Disaggregated fleets only: each replica's share of its instance's network, bytes per
+  /// second per direction (> 0), and the one-way network latency in seconds (>= 0).
+  double network_bandwidth_bytes_per_s = 0;
+  double network_latency_s = 0;
+};
+
+struct FleetConfig {
+  /// Homogeneous fleet (`groups` empty): num_replicas replicas with `serving`, all using the
+  /// predictor passed to simulate().
+  int64_t num_replicas = 1;
+  ServingConfig serving;
+  /// Routes arrivals among every replica, or, in a disaggregated fleet, within the prefill
+  /// pool.
   RouterKind router = RouterKind::kLeastOutstanding;
+  /// Mixed or disaggregated fleet: when non-empty, the fleet is these groups' replicas,
+  /// numbered in group order (group 0's replicas first), and num_replicas and serving above
+  /// are unused.
+  std::vector<ReplicaGroup> groups;
+  /// Disaggregated fleets: routes prefilled requests within the decode pool.
+  RouterKind decode_router = RouterKind::kLeastOutstanding;
+  /// Disaggregated fleets: KV-cache bytes per token of one replica's model (all layers, K and
+  /// V; model::ModelSpec::kv_cache_bytes_per_token), > 0. A prefilled prompt of p tokens moves
+  /// p x kv_bytes_per_token bytes.
+  int64_t kv_bytes_per_token = 0;
 };
 
 /// What happened to one request. Times are absolute simulated times.
 struct RequestRecord {
-  int64_t id = 0;  ///< index in arrival order (per simulation)
-  int64_t replica = -1;
+  int64_t id = 0;        ///< index in arrival order (per simulation)
+  int64_t replica = -1;  ///< the replica it was routed to (in a disaggregated fleet: prefilled on)
   int32_t client_class = 0;  ///< RequestSpec::client_class (0 in a closed loop)
+  /// Disaggregated fleets: the decode replica its KV cache moved to; -1 otherwise (also for a
+  /// request done at the end of its prefill, with one output token).
+  int32_t decode_replica = -1;
   SimTime arrival;
   SimTime first_scheduled;  ///< start of the step that first ran (a chunk of) its prefill
   SimTime first_token;      ///< end of the step that emitted its first output token
@@ -79,7 +125,13 @@ struct RequestRecord {
   int64_t num_output_tokens = 0;
   int64_t num_preemptions = 0;  ///< times its KV cache was freed and recomputed
   SimTime max_itl;              ///< largest gap between two consecutive output tokens
-  bool rejected = false;        ///< prompt + output can never fit in the replica's KV cache
+  bool rejected = false;        ///< prompt + output can never fit in any replica's KV cache
+  /// Disaggregated fleets (decode_replica >= 0): when the decode replica pulled its KV cache
+  /// (reserved the blocks and asked for the transfer) and when the KV landed there. The
+  /// transfer takes latency + bytes / bandwidth after any transfer queued before it on either
+  /// end's link (see simulate()). Zero otherwise.
+  SimTime kv_transfer_start;
+  SimTime kv_transfer_end;
 };
 
 /// Options of one run that change what is recorded, never what happens.
@@ -117,6 +169,8 @@ struct SimResult {
   int64_t num_steps = 0;
   int64_t num_preemptions = 0;
   int64_t num_rejected = 0;
+  int64_t num_kv_transfers = 0;   ///< disaggregated fleets: KV caches moved to decode replicas
+  int64_t kv_transfer_bytes = 0;  ///< their bytes in all
   /// time_series[r][w]: window w of replica r, windows of SimOptions::time_series_interval
   /// from 0 to end_time (at least one). Empty when the interval is zero.
   std::vector<std::vector<InstanceWindow>> time_series;
@@ -124,11 +178,15 @@ struct SimResult {
 
 /// Runs the fleet on the workload until every request has finished (or been rejected).
 /// Deterministic for a given (workload, config, predictor, seed); no global state, so several
-/// simulations may run on several threads at once (the predictor is only called const).
+/// simulations may run on several threads at once (the predictors are only called const).
+/// `predictor` serves a homogeneous fleet and the groups of fleet.groups without their own.
 /// Throws InputError, before anything runs, for a bad configuration or workload: non-positive
 /// limits, an unknown policy or router value, a chunked_prefill chunk budget below one token
 /// or below max_num_seqs, a negative time-series interval, a request with fewer than 1 prompt
-/// or output token, a negative think time, ...
+/// or output token, a negative think time; for groups (messages name `fleet.groups[i]
+/// ("name")`): unified groups beside prefill or decode ones, a disaggregated fleet without a
+/// prefill or a decode group, a non-positive kv_bytes_per_token or network bandwidth, a
+/// negative latency, static batching in a decode pool, ...
 ///
 /// Cost: O(log) work per request and O(1) amortised work per step (plus O(log) per step for
 /// the event queue and the max-ITL bookkeeping), whatever the batch size, so a run costs in
@@ -145,18 +203,24 @@ struct SimResult {
 ///    in flight finish. `seed` drives the closed loop's random streams (start offsets, think
 ///    times and lengths each have their own stream) and the power-of-two router's
 ///    (Stream::kRouter); an open loop with another router uses no randomness.
-///  - Rejection. A request whose prompt + output tokens need more KV blocks than a replica's
-///    whole cache (ceil((prompt + output) / block_size_tokens) > num_kv_blocks) is rejected on
-///    arrival without being routed: rejected = true, replica = -1, first_scheduled,
-///    first_token and completion = arrival.
-///  - Routing, in arrival order. kRoundRobin: replica (k mod num_replicas) for the k-th routed
-///    request. kLeastOutstanding: the replica with the fewest requests routed to it and not
-///    yet finished. kLeastKvLoad: the replica with the largest num_free_blocks - (sum over its
-///    waiting queue of ceil(prefill tokens / block_size_tokens)), prefill tokens being the
-///    prompt plus, after a preemption, the tokens emitted so far. kPowerOfTwo: with one
-///    replica, it; otherwise a = index(n), b = index(n - 1), b += (b >= a) from the router
-///    stream (two distinct replicas), the one with fewer outstanding requests. Ties go to the
-///    lowest index.
+///  - Rejection. A request fits a replica when the KV blocks it needs there are at most the
+///    replica's whole cache (ceil(tokens / block_size_tokens) <= num_kv_blocks), tokens being
+///    prompt + output (a unified or decode replica) or the prompt (a prefill replica). A
+///    request that fits no replica (no prefill or no decode replica, when disaggregated) is
+///    rejected on arrival without being routed: rejected = true, replica = -1,
+///    first_scheduled, first_token and completion = arrival.
+///  - Routing, in arrival order, among the replicas the request fits (every replica of a
+///    homogeneous fleet; mixed fleets skip those whose cache is too small). kRoundRobin: the
+///    next fitting replica in cyclic order after the last one chosen (replica k mod n for the
+///    k-th request when all fit). kLeastOutstanding: the replica with the fewest requests
+///    routed to it and not yet finished. kLeastKvLoad: the replica with the largest
+///    num_free_blocks - (sum over its waiting queue of ceil(KV tokens / block_size_tokens)),
+///    KV tokens being the prefill (the prompt plus, after a preemption, the tokens emitted so
+///    far) or, for a migrating sequence, the KV it brings. kPowerOfTwo: with one fitting
+///    replica, it; otherwise, over the m fitting ones, a = index(m), b = index(m - 1), b +=
+///    (b >= a) from the router stream (two distinct replicas), the one with fewer outstanding
+///    requests. Ties go to the lowest index. Routers see replicas of every group alike, so
+///    least_outstanding and least_kv_load send more work to faster or larger replicas.
 ///  - KV cache. A sequence's KV holds its prompt and every emitted token but the last (whose
 ///    KV the next decode step writes); t tokens need ceil(t / block_size_tokens) blocks.
 ///    Admission reserves the blocks of the whole prefill, also under kChunkedPrefill (as vLLM
@@ -207,12 +271,44 @@ struct SimResult {
 ///    averages of the waiting-queue length, the batch size of the step in flight, the KV
 ///    blocks held / num_kv_blocks and busy (a step in flight), plus the steps started and the
 ///    largest queue length held for a positive time (InstanceWindow).
+///  - Mixed fleets (fleet.groups, all kUnified): every replica runs its group's policy, limits
+///    and predictor; nothing else differs.
+///  - Disaggregated fleets (kPrefill and kDecode groups): arrivals are routed within the
+///    prefill pool (fleet.router). A prefill replica runs prefill steps as above; at the end
+///    of the step that finishes a request's prefill it emits the first token (first_token:
+///    TTFT is the prefill plus its first token, as DistServe measures it). A request with one
+///    output token is then done; any other leaves the prefill replica's running set, its KV
+///    blocks (ceil(prompt / block)) still held there, is routed within the decode pool
+///    (fleet.decode_router, its own stream substream_seed(seed, 1) / Stream::kRouter; tokens
+///    prompt + output; the count of outstanding requests moves from the prefill replica to
+///    the decode replica) and joins the back of that replica's waiting queue as migrating.
+///    A decode replica pulls migrating sequences from the front of its queue (FCFS, never
+///    skipping; as DistServe's decoding instances fetch the KV when they have room), at any
+///    time, also while a step is in flight: when running + transfers in flight <
+///    max_num_seqs and ceil(prompt / block) blocks are free it reserves them (the KV of the
+///    prompt; the first token's KV is written by its first decode step) and starts the
+///    transfer of bytes = prompt x kv_bytes_per_token: start = max(now, the prefill
+///    replica's link free, the decode replica's link free), both links busy until start +
+///    bytes / min(the two network_bandwidth_bytes_per_s), landing max(the two latencies)
+///    later (kv_transfer_start = now, kv_transfer_end = landing). At the landing the prefill
+///    replica frees the blocks and the sequence joins the decode replica's decoders (if a
+///    step is in flight, when it ends) as its most recently admitted running sequence; its
+///    second token comes at the end of its first decode step there, so the transfer shows in
+///    the gap after the first token (ITL, TPOT, E2E). Decode replicas preempt and recompute
+///    locally like any replica (a recompute is a prefill at the decode replica). Prefill
+///    replicas never decode, so never preempt; their held blocks stop admissions until
+///    transfers free them.
 ///  - End. Conservation checks: every request finished exactly once or was rejected, the
 ///    tokens emitted step by step add up to every request's num_output_tokens, every KV block
 ///    is free, no queue holds anything; a violation is a bug and aborts with file:line
 ///    (sim/check.h).
 SimResult simulate(const Workload& workload, const FleetConfig& fleet,
                    const model::StepTimePredictor& predictor, uint64_t seed,
+                   const SimOptions& options = {});
+
+/// simulate() for a fleet of groups that each carry their predictor (fleet.groups non-empty,
+/// every group's predictor set; InputError otherwise).
+SimResult simulate(const Workload& workload, const FleetConfig& fleet, uint64_t seed,
                    const SimOptions& options = {});
 
 }  // namespace llmcap::sim

@@ -348,5 +348,80 @@ TEST_F(CatalogErrors, UnknownDeviceKind) {
                               "\"cpu\" or \"gpu\", got \"tpu\"");
 }
 
+// ---- Socket links and networks (optional, each with its own source) -----------------------
+
+constexpr const char* kSocketLink =
+    "\"socket_link\": {\"bandwidth_bytes_per_s\": 1.28e11, \"latency_s\": 2e-7, "
+    "\"source\": \"link datasheet\", \"as_of\": \"2024-06-01\"}, \"tdp_watts\": 350";
+constexpr const char* kNetwork =
+    "\"network\": {\"bandwidth_bytes_per_s\": 4e11, \"latency_s\": 1.5e-5, \"source\": "
+    "\"provider page\", \"as_of\": \"2025-02-01\", \"note\": \"EFA\"}, \"usd_per_hour\": 98.32";
+
+TEST_F(CatalogErrors, SocketLinkAndNetworkFields) {
+  cpus = replace_once(cpus, "\"tdp_watts\": 350", kSocketLink);
+  instances = replace_once(instances, "\"usd_per_hour\": 98.32", kNetwork);
+  write_text(dir / "hardware/cpus.json", cpus);
+  write_text(dir / "hardware/gpus.json", gpus);
+  write_text(dir / "instances/instances.json", instances);
+  const Catalog c = Catalog::load(dir);
+  const HardwareSpec& xeon = c.hardware("xeon-8480plus", "test");
+  EXPECT_EQ(xeon.socket_link_bandwidth_bytes_per_s, 1.28e11);
+  EXPECT_EQ(xeon.socket_link_latency_s, 2e-7);
+  EXPECT_EQ(xeon.socket_link_source, "link datasheet");
+  EXPECT_EQ(xeon.socket_link_as_of, "2024-06-01");
+  EXPECT_EQ(c.hardware("epyc-9654", "test").socket_link_bandwidth_bytes_per_s, 0);  // optional
+  const InstanceType& p5 = c.instance("test-gpu-8xh100", "test");
+  EXPECT_EQ(p5.network_bandwidth_bytes_per_s, 4e11);
+  EXPECT_EQ(p5.network_latency_s, 1.5e-5);
+  EXPECT_EQ(p5.network_source, "provider page");
+  EXPECT_EQ(p5.network_as_of, "2025-02-01");
+  EXPECT_EQ(p5.network_note, "EFA");
+  EXPECT_EQ(c.instance("test-gpu-1xa10g", "test").network_bandwidth_bytes_per_s, 0);
+}
+
+TEST_F(CatalogErrors, SocketLinkNotAnObject) {
+  cpus = replace_once(cpus, "\"tdp_watts\": 350", "\"socket_link\": 5, \"tdp_watts\": 350");
+  EXPECT_EQ(load_error(), cpus_path() +
+                              ": cpu \"xeon-8480plus\": field \"socket_link\": expected an "
+                              "object, got 5");
+}
+
+TEST_F(CatalogErrors, SocketLinkZeroBandwidth) {
+  cpus = replace_once(cpus, "\"tdp_watts\": 350", replace_once(kSocketLink, "1.28e11", "0"));
+  EXPECT_EQ(load_error(), cpus_path() +
+                              ": cpu \"xeon-8480plus\": field \"socket_link.bandwidth_bytes_per_s\""
+                              ": expected a positive number, got 0");
+}
+
+TEST_F(CatalogErrors, SocketLinkWithoutSource) {
+  cpus = replace_once(cpus, "\"tdp_watts\": 350",
+                      replace_once(kSocketLink, "\"source\": \"link datasheet\", ", ""));
+  EXPECT_EQ(load_error(), cpus_path() +
+                              ": cpu \"xeon-8480plus\": field \"socket_link.source\": expected a "
+                              "non-empty string, got nothing (field missing)");
+}
+
+TEST_F(CatalogErrors, SocketLinkOnAGpu) {
+  gpus = replace_once(gpus, "\"tdp_watts\": 700", "\"socket_link\": {}, \"tdp_watts\": 700");
+  EXPECT_THAT(load_error(), HasSubstr("gpu \"h100-sxm\": field \"socket_link\": expected no such "
+                                      "field on a GPU"));
+}
+
+TEST_F(CatalogErrors, NetworkNegativeLatency) {
+  instances =
+      replace_once(instances, "\"usd_per_hour\": 98.32", replace_once(kNetwork, "1.5e-5", "-1"));
+  EXPECT_EQ(load_error(), instances_path() +
+                              ": instance \"test-gpu-8xh100\": field \"network.latency_s\": "
+                              "expected a non-negative number, got -1");
+}
+
+TEST_F(CatalogErrors, NetworkWithoutAsOf) {
+  instances = replace_once(instances, "\"usd_per_hour\": 98.32",
+                           replace_once(kNetwork, ", \"as_of\": \"2025-02-01\"", ""));
+  EXPECT_EQ(load_error(), instances_path() +
+                              ": instance \"test-gpu-8xh100\": field \"network.as_of\": expected "
+                              "a non-empty string, got nothing (field missing)");
+}
+
 }  // namespace
 }  // namespace llmcap::model

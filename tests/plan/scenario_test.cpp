@@ -633,5 +633,208 @@ TEST(LoadWorkload, ClassesMergeInArrivalOrderWithTheirIndex) {
   }
 }
 
+// ---- tensor parallelism and given fleets ---------------------------------------------------
+
+/// A scenario body without "candidates", with `extra` (JSON members, leading comma included).
+std::string fleet_scenario(const std::string& extra) {
+  return R"({"name": "f", "model": "m.json",
+             "workload": {"kind": "trace", "path": "t.csv"},
+             "slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.05},
+             "serving": {"max_num_seqs": 64, "router": "least_kv_load"})" +
+         extra + "}";
+}
+
+/// The message of the InputError that loading `body` throws ("no error" if none).
+std::string load_error(const std::string& body) {
+  TempDir dir;
+  try {
+    load_scenario(dir.write("f.json", body));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(LoadScenario, TensorParallelDefaultsToAuto) {
+  TempDir dir;
+  const Scenario s = load_scenario(dir.write("s.json", scenario_json()));
+  EXPECT_EQ(s.tensor_parallel.mode, TensorParallelSpec::Mode::kAuto);
+  EXPECT_TRUE(s.tensor_parallel.per_type.empty());
+  EXPECT_FALSE(s.fleet.has_value());
+}
+
+TEST(LoadScenario, ReadsTensorParallelSearchAndPerType) {
+  TempDir dir;
+  Scenario s = load_scenario(
+      dir.write("s.json", scenario_json("serving", R"("serving": {"tensor_parallel": "search"})")));
+  EXPECT_EQ(s.tensor_parallel.mode, TensorParallelSpec::Mode::kSearch);
+  s = load_scenario(dir.write(
+      "s.json",
+      scenario_json("serving",
+                    R"("serving": {"tensor_parallel": {"aws-p5.48xlarge": 2, "m7i": 1}})")));
+  EXPECT_EQ(s.tensor_parallel.mode, TensorParallelSpec::Mode::kPerType);
+  EXPECT_EQ(s.tensor_parallel.per_type,
+            (std::map<std::string, int>{{"aws-p5.48xlarge", 2}, {"m7i", 1}}));
+  s = load_scenario(
+      dir.write("s.json", scenario_json("serving", R"("serving": {"tensor_parallel": "auto"})")));
+  EXPECT_EQ(s.tensor_parallel.mode, TensorParallelSpec::Mode::kAuto);
+}
+
+TEST(LoadScenario, RefusesBadTensorParallel) {
+  TempDir dir;
+  auto error = [&](const std::string& serving) {
+    try {
+      load_scenario(dir.write("s.json", scenario_json("serving", serving)));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(error(R"("serving": {"tensor_parallel": "max"})"),
+              HasSubstr("field \"serving.tensor_parallel\": expected \"auto\", \"search\" or an "
+                        "object of tensor-parallel degrees by instance id, e.g. "
+                        "{\"aws-p5.48xlarge\": 2}, got \"max\""));
+  EXPECT_THAT(error(R"("serving": {"tensor_parallel": {}})"),
+              HasSubstr("field \"serving.tensor_parallel\": expected \"auto\", \"search\" or an "
+                        "object"));
+  EXPECT_THAT(error(R"("serving": {"tensor_parallel": {"gpu": 0}})"),
+              HasSubstr("field \"serving.tensor_parallel.gpu\": expected a tensor-parallel "
+                        "degree (an integer from 1 to 1024), got 0"));
+  EXPECT_THAT(error(R"("serving": {"tensor_parallel": {"gpu": 1.5}})"),
+              HasSubstr("field \"serving.tensor_parallel.gpu\": expected a tensor-parallel "
+                        "degree (an integer from 1 to 1024), got 1.5"));
+}
+
+TEST(LoadScenario, ReadsAMixedFleet) {
+  TempDir dir;
+  const Scenario s = load_scenario(dir.write("f.json", fleet_scenario(R"(,
+      "fleet": {"groups": [
+        {"instance": "gpu-a", "count": 2},
+        {"instance": "cpu-b", "count": 3, "tensor_parallel": 2,
+         "serving": {"max_num_seqs": 16, "batching": "chunked_prefill",
+                     "max_num_batched_tokens": 512}}]})")));
+  ASSERT_TRUE(s.fleet.has_value());
+  const FleetSpec& f = *s.fleet;
+  EXPECT_FALSE(f.disaggregated);
+  ASSERT_EQ(f.groups.size(), 2u);
+  EXPECT_EQ(f.groups[0].field, "fleet.groups[0]");
+  EXPECT_EQ(f.groups[0].instance, "gpu-a");
+  EXPECT_EQ(f.groups[0].count, 2);
+  EXPECT_EQ(f.groups[0].tensor_parallel, 0);
+  EXPECT_EQ(f.groups[0].role, sim::ReplicaRole::kUnified);
+  EXPECT_EQ(f.groups[0].serving.max_num_seqs, 64);  // the scenario's serving
+  EXPECT_EQ(f.groups[0].serving.policy, sim::BatchingPolicy::kContinuous);
+  EXPECT_EQ(f.groups[1].instance, "cpu-b");
+  EXPECT_EQ(f.groups[1].count, 3);
+  EXPECT_EQ(f.groups[1].tensor_parallel, 2);
+  EXPECT_EQ(f.groups[1].serving.max_num_seqs, 16);  // the group's own
+  EXPECT_EQ(f.groups[1].serving.policy, sim::BatchingPolicy::kChunkedPrefill);
+  EXPECT_EQ(f.groups[1].serving.max_num_batched_tokens, 512);
+  EXPECT_EQ(f.groups[1].serving.block_size_tokens, 16);
+  EXPECT_EQ(s.router, sim::RouterKind::kLeastKvLoad);
+}
+
+TEST(LoadScenario, ReadsADisaggregatedFleet) {
+  TempDir dir;
+  Scenario s = load_scenario(dir.write("f.json", fleet_scenario(R"(,
+      "fleet": {"prefill": [{"instance": "gpu-a", "count": 1}],
+                "decode": [{"instance": "cpu-b", "count": 4}, {"instance": "gpu-a", "count": 1}],
+                "decode_router": "power_of_two"})")));
+  ASSERT_TRUE(s.fleet.has_value());
+  EXPECT_TRUE(s.fleet->disaggregated);
+  ASSERT_EQ(s.fleet->groups.size(), 3u);
+  EXPECT_EQ(s.fleet->groups[0].field, "fleet.prefill[0]");
+  EXPECT_EQ(s.fleet->groups[0].role, sim::ReplicaRole::kPrefill);
+  EXPECT_EQ(s.fleet->groups[1].field, "fleet.decode[0]");
+  EXPECT_EQ(s.fleet->groups[1].role, sim::ReplicaRole::kDecode);
+  EXPECT_EQ(s.fleet->groups[1].count, 4);
+  EXPECT_EQ(s.fleet->groups[2].field, "fleet.decode[1]");
+  EXPECT_EQ(s.fleet->decode_router, sim::RouterKind::kPowerOfTwo);
+  // Without "decode_router" the decode pool uses the scenario's router.
+  s = load_scenario(dir.write("f.json", fleet_scenario(R"(,
+      "fleet": {"prefill": [{"instance": "gpu-a", "count": 1}],
+                "decode": [{"instance": "cpu-b", "count": 1}]})")));
+  EXPECT_EQ(s.fleet->decode_router, sim::RouterKind::kLeastKvLoad);
+}
+
+TEST(LoadScenario, ShippedFleetAndTensorParallelScenariosLoad) {
+  const Scenario search =
+      load_scenario(data_dir() / "scenarios" / "chat-tp-search-llama3.1-8b.json");
+  EXPECT_EQ(search.tensor_parallel.mode, TensorParallelSpec::Mode::kSearch);
+  EXPECT_EQ(search.candidates.size(), 4u);
+  const Scenario mixed = load_scenario(data_dir() / "scenarios" / "mixed-fleet-llama3.1-8b.json");
+  ASSERT_TRUE(mixed.fleet.has_value());
+  EXPECT_FALSE(mixed.fleet->disaggregated);
+  ASSERT_EQ(mixed.fleet->groups.size(), 2u);
+  EXPECT_EQ(mixed.fleet->groups[1].tensor_parallel, 2);
+  const Scenario pools = load_scenario(data_dir() / "scenarios" / "disaggregated-llama3.1-8b.json");
+  ASSERT_TRUE(pools.fleet.has_value());
+  EXPECT_TRUE(pools.fleet->disaggregated);
+  EXPECT_EQ(pools.fleet->groups[0].serving.policy, sim::BatchingPolicy::kChunkedPrefill);
+  EXPECT_EQ(pools.fleet->groups[1].serving.policy, sim::BatchingPolicy::kContinuous);
+  EXPECT_EQ(pools.fleet->decode_router, sim::RouterKind::kLeastKvLoad);
+}
+
+TEST(LoadScenario, RefusesBadFleets) {
+  EXPECT_THAT(load_error(fleet_scenario(R"(, "fleet": {})")),
+              HasSubstr("field \"fleet\": expected \"groups\" (a mixed fleet) or \"prefill\" and "
+                        "\"decode\" (disaggregated pools), got neither"));
+  EXPECT_THAT(
+      load_error(fleet_scenario(R"(, "fleet": {"prefill": [{"instance": "a", "count": 1}]})")),
+      HasSubstr("field \"fleet.decode\": missing; a disaggregated fleet needs both a "
+                "prefill and a decode pool"));
+  EXPECT_THAT(load_error(fleet_scenario(R"(, "fleet": {"groups": [{"instance": "a", "count": 1}],
+                                               "decode": [{"instance": "a", "count": 1}]})")),
+              HasSubstr("field \"fleet.decode\": not allowed beside \"groups\""));
+  EXPECT_THAT(load_error(fleet_scenario(R"(, "fleet": {"groups": []})")),
+              HasSubstr("field \"fleet.groups\": expected a non-empty list of groups"));
+  EXPECT_THAT(load_error(fleet_scenario(R"(, "fleet": {"groups": [{"count": 1}]})")),
+              HasSubstr("field \"fleet.groups[0].instance\": missing"));
+  EXPECT_THAT(
+      load_error(fleet_scenario(R"(, "fleet": {"groups": [{"instance": "a", "count": 0}]})")),
+      HasSubstr("field \"fleet.groups[0].count\": expected a positive integer, got 0"));
+  EXPECT_THAT(
+      load_error(fleet_scenario(
+          R"(, "fleet": {"groups": [{"instance": "a", "count": 1, "tensor_parallel": 0}]})")),
+      HasSubstr("field \"fleet.groups[0].tensor_parallel\": expected a tensor-parallel degree "
+                "(an integer from 1 to 1024), got 0"));
+  EXPECT_THAT(
+      load_error(fleet_scenario(R"(, "fleet": {"groups": [{"instance": "a", "count": 1,
+                                                          "serving": {"router": "round_robin"}}]})")),
+      HasSubstr("field \"fleet.groups[0].serving.router\": not allowed in a group; routers are "
+                "fleet-wide (serving.router, fleet.decode_router)"));
+  EXPECT_THAT(
+      load_error(fleet_scenario(R"(, "fleet": {"groups": [{"instance": "a", "count": 1,
+                                                          "serving": {"batching": "fifo"}}]})")),
+      HasSubstr("field \"fleet.groups[0].serving.batching\": unknown batching policy \"fifo\"; "
+                "known: static, continuous, chunked_prefill"));
+  EXPECT_THAT(
+      load_error(fleet_scenario(R"(, "fleet": {"groups": [{"instance": "a", "count": 1}],
+                                               "decode_router": "round_robin"})")),
+      HasSubstr("field \"fleet.decode_router\": only with \"prefill\" and \"decode\" pools"));
+  EXPECT_THAT(load_error(fleet_scenario(R"(, "fleet": {"prefill": [{"instance": "a", "count": 1}],
+                                              "decode": [{"instance": "b", "count": 1}],
+                                              "decode_router": "nearest"})")),
+              HasSubstr("field \"fleet.decode_router\": unknown router \"nearest\"; known: "
+                        "round_robin, least_outstanding, least_kv_load, power_of_two"));
+  EXPECT_THAT(load_error(fleet_scenario(R"(, "candidates": ["x"],
+                                           "fleet": {"groups": [{"instance": "a", "count": 1}]})")),
+              HasSubstr("field \"candidates\": not allowed beside \"fleet\""));
+  EXPECT_THAT(
+      load_error(fleet_scenario(R"(, "fleet": {"prefill": [{"instance": "a", "count": 1}],
+                                               "decode": [{"instance": "b", "count": 1,
+                                                           "serving": {"batching": "static"}}]})")),
+      HasSubstr("field \"fleet.decode[0].serving.batching\": \"static\" cannot serve the decode "
+                "pool (fleet.decode[0]): prefilled requests arrive there one by one"));
+  const std::string search =
+      R"({"name": "f", "model": "m.json", "workload": {"kind": "trace", "path": "t.csv"},
+          "slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.05},
+          "serving": {"tensor_parallel": "search"},
+          "fleet": {"groups": [{"instance": "a", "count": 1}]}})";
+  EXPECT_THAT(load_error(search),
+              HasSubstr("field \"serving.tensor_parallel\": \"search\" is for the fleet-size "
+                        "search over candidates"));
+}
+
 }  // namespace
 }  // namespace llmcap::plan

@@ -1,5 +1,7 @@
 // Every batching policy x router x arrival process through the same conservation checks, on a
-// KV cache small enough that sequences are preempted and recomputed.
+// KV cache small enough that sequences are preempted and recomputed; and the same for mixed
+// fleets (groups with their own limits and predictors) and disaggregated prefill and decode
+// pools.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -245,6 +247,186 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<ConservationTest::ParamType>& info) {
       return std::string(batching_policy_name(std::get<0>(info.param))) + "_" +
              router_name(std::get<1>(info.param)) + "_" + arrivals_name(std::get<2>(info.param));
+    });
+
+// ---- mixed and disaggregated fleets --------------------------------------------------------
+
+enum class FleetKind { kMixed, kDisaggregated };
+
+std::string fleet_kind_name(FleetKind k) {
+  return k == FleetKind::kMixed ? "mixed" : "disaggregated";
+}
+
+/// Predictors of the groups of a fleet (slower group 0, faster group 1), recording per group.
+struct GroupPredictors {
+  RecordingPredictor first{0.005, 2e-5};
+  RecordingPredictor second{0.002, 1e-5};
+};
+
+constexpr int64_t kFleetKvBytesPerToken = 1000;
+constexpr double kFleetBandwidth = 1e9;  // bytes/s, every replica
+constexpr double kFleetLatencyS = 1e-4;
+
+/// kMixed: 2 replicas like tight_fleet's plus 1 with a larger cache of 8-token blocks, a
+/// smaller max_num_seqs and a faster predictor. kDisaggregated: 2 prefill replicas (group 0)
+/// and 2 decode replicas (group 1) with tight caches, so decode replicas preempt; a decode
+/// pool cannot batch statically, so it runs continuous batching under kStatic.
+FleetConfig group_fleet(FleetKind kind, BatchingPolicy policy, RouterKind router,
+                        const GroupPredictors& predictors) {
+  FleetConfig fleet = tight_fleet(policy, router);
+  ReplicaGroup a;
+  a.name = "a";
+  a.num_replicas = 2;
+  a.serving = fleet.serving;
+  a.predictor = &predictors.first;
+  ReplicaGroup b = a;
+  b.name = "b";
+  b.predictor = &predictors.second;
+  if (kind == FleetKind::kMixed) {
+    b.num_replicas = 1;
+    b.serving.block_size_tokens = 8;
+    b.serving.num_kv_blocks = 400;
+    b.serving.max_num_seqs = 16;
+  } else {
+    a.role = ReplicaRole::kPrefill;
+    b.role = ReplicaRole::kDecode;
+    if (policy == BatchingPolicy::kStatic) b.serving.policy = BatchingPolicy::kContinuous;
+    for (ReplicaGroup* g : {&a, &b}) {
+      g->network_bandwidth_bytes_per_s = kFleetBandwidth;
+      g->network_latency_s = kFleetLatencyS;
+    }
+    fleet.kv_bytes_per_token = kFleetKvBytesPerToken;
+    fleet.decode_router = router;
+  }
+  fleet.groups = {a, b};
+  return fleet;
+}
+
+bool same_fleet_records(const SimResult& a, const SimResult& b) {
+  if (!same_records(a, b)) return false;
+  for (size_t i = 0; i < a.requests.size(); ++i) {
+    const RequestRecord& x = a.requests[i];
+    const RequestRecord& y = b.requests[i];
+    if (x.decode_replica != y.decode_replica || x.kv_transfer_start != y.kv_transfer_start ||
+        x.kv_transfer_end != y.kv_transfer_end) {
+      return false;
+    }
+  }
+  return a.num_kv_transfers == b.num_kv_transfers && a.kv_transfer_bytes == b.kv_transfer_bytes;
+}
+
+class FleetConservationTest
+    : public ::testing::TestWithParam<std::tuple<FleetKind, BatchingPolicy, RouterKind, Arrivals>> {
+};
+
+TEST_P(FleetConservationTest, TokensBlocksTransfersAndTimesAddUp) {
+  const auto [kind, policy, router, arrivals] = GetParam();
+  const Workload workload = make_workload(arrivals);
+  GroupPredictors predictors;
+  const FleetConfig fleet = group_fleet(kind, policy, router, predictors);
+  const SimResult r = simulate(workload, fleet, 3);
+  const int64_t num_replicas = 3 + (kind == FleetKind::kDisaggregated ? 1 : 0);
+  const bool disaggregated = kind == FleetKind::kDisaggregated;
+
+  ASSERT_GT(r.requests.size(), 100u);
+  int64_t num_output_tokens = 0;
+  int64_t num_gaps = 0;
+  int64_t num_transfers = 0;
+  int64_t transfer_bytes = 0;
+  std::vector<int64_t> per_replica(static_cast<size_t>(num_replicas), 0);
+  for (size_t i = 0; i < r.requests.size(); ++i) {
+    const RequestRecord& rec = r.requests[i];
+    ASSERT_FALSE(rec.rejected);
+    ASSERT_GE(rec.replica, 0);
+    ASSERT_LT(rec.replica, num_replicas);
+    ++per_replica[rec.replica];
+    EXPECT_LE(rec.arrival, rec.first_scheduled);
+    EXPECT_LT(rec.first_scheduled, rec.first_token);
+    EXPECT_LE(rec.first_token, rec.completion);
+    EXPECT_LE(rec.completion, r.end_time);
+    if (disaggregated) {
+      EXPECT_LT(rec.replica, 2);  // arrivals go to the prefill pool (replicas 0 and 1)
+      if (rec.num_output_tokens >= 2) {
+        ASSERT_GE(rec.decode_replica, 2);
+        ASSERT_LT(rec.decode_replica, 4);
+        ++per_replica[rec.decode_replica];
+        ++num_transfers;
+        const int64_t bytes = rec.num_prompt_tokens * kFleetKvBytesPerToken;
+        transfer_bytes += bytes;
+        // The pull comes after the first token; the KV lands at least latency + bytes /
+        // bandwidth later, and the second token only after that.
+        EXPECT_LE(rec.first_token, rec.kv_transfer_start);
+        EXPECT_GE(rec.kv_transfer_end - rec.kv_transfer_start,
+                  SimTime::Seconds(static_cast<double>(bytes) / kFleetBandwidth) +
+                      SimTime::Seconds(kFleetLatencyS));
+        EXPECT_LT(rec.kv_transfer_end, rec.completion);
+        EXPECT_GE(rec.max_itl, SimTime::Zero());
+      } else {
+        EXPECT_EQ(rec.decode_replica, -1);
+      }
+    } else {
+      EXPECT_EQ(rec.decode_replica, -1);
+    }
+    num_output_tokens += rec.num_output_tokens;
+    num_gaps += rec.num_output_tokens - 1;
+  }
+  EXPECT_EQ(r.num_kv_transfers, num_transfers);
+  EXPECT_EQ(r.kv_transfer_bytes, transfer_bytes);
+  if (disaggregated) {
+    EXPECT_GT(num_transfers, 0);
+  }
+  // Every replica serves: the routers see every group, and the pools both work.
+  for (const int64_t n : per_replica) EXPECT_GT(n, 0);
+  // The steps of both groups emitted exactly the requests' output tokens; prefill replicas
+  // never decode.
+  EXPECT_EQ(testing::emitted_tokens(predictors.first.shapes) +
+                testing::emitted_tokens(predictors.second.shapes),
+            num_output_tokens);
+  EXPECT_EQ(static_cast<int64_t>(r.itl_ns.size()), num_gaps);
+  EXPECT_EQ(static_cast<int64_t>(predictors.first.shapes.size() + predictors.second.shapes.size()),
+            r.num_steps);
+  if (disaggregated) {
+    for (const model::BatchShape& s : predictors.first.shapes) {
+      EXPECT_EQ(s.num_decode_seqs, 0);
+    }
+  }
+
+  // Recording options change what is kept, never what happens; busy time adds up.
+  SimOptions lean;
+  lean.record_itl_ns = false;
+  lean.time_series_interval = SimTime::Seconds(1.5);
+  GroupPredictors predictors2;
+  const FleetConfig fleet2 = group_fleet(kind, policy, router, predictors2);
+  const SimResult r2 = simulate(workload, fleet2, 3, lean);
+  EXPECT_TRUE(same_fleet_records(r, r2));
+  ASSERT_EQ(static_cast<int64_t>(r2.time_series.size()), num_replicas);
+  double busy_ns = 0;
+  for (const RecordingPredictor* p : {&predictors2.first, &predictors2.second}) {
+    for (const double s : p->step_s) busy_ns += static_cast<double>(SimTime::Seconds(s).ns());
+  }
+  double series_busy_ns = 0;
+  for (const std::vector<InstanceWindow>& windows : r2.time_series) {
+    for (const InstanceWindow& win : windows) {
+      series_busy_ns += win.busy_fraction * static_cast<double>((win.end - win.start).ns());
+      EXPECT_LE(win.mean_kv_utilization, 1 + 1e-12);
+    }
+  }
+  constexpr double kIntegralRelTol = 1e-9;
+  EXPECT_NEAR(series_busy_ns, busy_ns, kIntegralRelTol * busy_ns);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    MixedAndDisaggregated, FleetConservationTest,
+    ::testing::Combine(::testing::Values(FleetKind::kMixed, FleetKind::kDisaggregated),
+                       ::testing::Values(BatchingPolicy::kStatic, BatchingPolicy::kContinuous,
+                                         BatchingPolicy::kChunkedPrefill),
+                       ::testing::Values(RouterKind::kRoundRobin, RouterKind::kLeastOutstanding,
+                                         RouterKind::kLeastKvLoad, RouterKind::kPowerOfTwo),
+                       ::testing::Values(Arrivals::kPoisson, Arrivals::kClosedLoop)),
+    [](const ::testing::TestParamInfo<FleetConservationTest::ParamType>& info) {
+      return fleet_kind_name(std::get<0>(info.param)) + "_" +
+             batching_policy_name(std::get<1>(info.param)) + "_" +
+             router_name(std::get<2>(info.param)) + "_" + arrivals_name(std::get<3>(info.param));
     });
 
 }  // namespace

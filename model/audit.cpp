@@ -1,0 +1,834 @@
+#include "model/audit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "model/input_error.h"
+#include "model/roofline.h"
+
+namespace llmcap::model {
+
+using nlohmann::json;
+
+std::string_view to_string(ClaimKind kind) {
+  switch (kind) {
+    case ClaimKind::kTpot:
+      return "tpot";
+    case ClaimKind::kThroughput:
+      return "throughput";
+    case ClaimKind::kMemoryBandwidth:
+      return "memory_bandwidth";
+  }
+  return "?";
+}
+
+std::string_view to_string(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kPlausible:
+      return "plausible";
+    case Verdict::kOptimistic:
+      return "optimistic";
+    case Verdict::kImpossible:
+      return "impossible";
+  }
+  return "?";
+}
+
+namespace {
+
+// ---- Text ------------------------------------------------------------------------------------
+
+std::string printf_text(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+/// Decimal gigabytes, 4 significant digits: 39716622336 -> "39.72 GB".
+std::string gb(double bytes) { return printf_text("%.4g GB", bytes / 1e9); }
+std::string gb_per_s(double bytes_per_s) { return printf_text("%.4g GB/s", bytes_per_s / 1e9); }
+std::string tflop(double flops) { return printf_text("%.4g TFLOP", flops / 1e12); }
+std::string tflop_per_s(double flops_per_s) {
+  return printf_text("%.4g TFLOP/s", flops_per_s / 1e12);
+}
+/// Milliseconds, 4 significant digits: 0.1274 -> "127.4 ms".
+std::string ms(double s) { return printf_text("%.4g ms", s * 1e3); }
+std::string times(double f) { return printf_text("%.3gx", f); }
+std::string percent(double f) { return printf_text("%.1f%%", 100 * f); }
+std::string number(double v) { return printf_text("%.4g", v); }
+
+/// "a, b, c" of the ids of `records`.
+template <typename Records>
+std::string id_list(const Records& records) {
+  std::string out;
+  for (const auto& r : records) out += (out.empty() ? "" : ", ") + r.id;
+  return out.empty() ? "none" : out;
+}
+
+std::string known_hardware(const Catalog& catalog) {
+  return "known CPUs: " + id_list(catalog.hardware_of_kind(DeviceKind::kCpu)) +
+         "; GPUs: " + id_list(catalog.hardware_of_kind(DeviceKind::kGpu)) +
+         "; instances: " + id_list(catalog.instances());
+}
+
+const ModelSpec* find_model(const std::vector<ModelSpec>& models, const std::string& id) {
+  for (const ModelSpec& m : models) {
+    if (m.id == id) return &m;
+  }
+  return nullptr;
+}
+
+/// The highest peak FLOP/s of a device and its data type ("", 0 when it lists none).
+std::pair<std::string, double> highest_peak(const HardwareSpec& hw) {
+  std::pair<std::string, double> best{"", 0.0};
+  for (const auto& [dtype, flops] : hw.peak_flops_per_s) {
+    if (flops > best.second) best = {dtype, flops};
+  }
+  return best;
+}
+
+/// "DDR5-5600" -> 5600; 0 when `type` is not (LP)DDR<digit>[X]-<MT/s>.
+int64_t parse_memory_type(const std::string& type) {
+  std::size_t i = 0;
+  if (type.rfind("LP", 0) == 0) i = 2;
+  if (type.compare(i, 3, "DDR") != 0) return 0;
+  i += 3;
+  if (i >= type.size() || !std::isdigit(static_cast<unsigned char>(type[i]))) return 0;
+  ++i;
+  if (i < type.size() && type[i] == 'X') ++i;
+  if (i >= type.size() || type[i] != '-') return 0;
+  ++i;
+  if (i >= type.size() || type.size() - i > 6) return 0;
+  int64_t mts = 0;
+  for (; i < type.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(type[i]))) return 0;
+    mts = mts * 10 + (type[i] - '0');
+  }
+  return mts;
+}
+
+/// MT/s of a CPU's memory from its catalog peak: peak / (channels x 8 bytes).
+double cpu_transfer_rate_mts(const HardwareSpec& cpu) {
+  return cpu.memory_channels > 0
+             ? cpu.peak_memory_bandwidth_bytes_per_s / (cpu.memory_channels * 8.0 * 1e6)
+             : 0.0;
+}
+
+// ---- Reading claims --------------------------------------------------------------------------
+
+const std::set<std::string>& known_claim_fields() {
+  static const std::set<std::string> fields = {"id",
+                                               "hardware",
+                                               "num_cores",
+                                               "memory_bytes",
+                                               "model",
+                                               "weight_format",
+                                               "kv_format",
+                                               "batch",
+                                               "context_tokens",
+                                               "tpot_s",
+                                               "output_tokens_per_s",
+                                               "memory_type",
+                                               "memory_bandwidth_bytes_per_s",
+                                               "num_channels",
+                                               "source",
+                                               "as_of",
+                                               "note"};
+  return fields;
+}
+
+std::string joined(const std::set<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+/// Reads the fields of one claim; every error names file, claim and field.
+class ClaimReader {
+ public:
+  ClaimReader(const json& rec, std::string source, std::string claim)
+      : rec_(rec), source_(std::move(source)), claim_(std::move(claim)) {}
+
+  void rename(std::string claim) { claim_ = std::move(claim); }
+  std::string where() const { return source_ + ": " + claim_; }
+  std::string field_context(const std::string& field) const {
+    return where() + ": field \"" + field + "\"";
+  }
+
+  [[noreturn]] void fail(const std::string& field, const std::string& expected,
+                         const std::string& got) const {
+    throw InputError(field_context(field) + ": expected " + expected + ", got " + got);
+  }
+
+  bool has(const std::string& field) const { return rec_.contains(field); }
+
+  std::string got(const std::string& field) const {
+    if (!has(field)) return "nothing (missing)";
+    return rec_.at(field).dump();
+  }
+
+  std::string string(const std::string& field) const {
+    if (!has(field) || !rec_.at(field).is_string() || rec_.at(field).get<std::string>().empty()) {
+      fail(field, "a non-empty string", got(field));
+    }
+    return rec_.at(field).get<std::string>();
+  }
+
+  std::string string_or(const std::string& field, const std::string& fallback) const {
+    return has(field) ? string(field) : fallback;
+  }
+
+  double positive_number(const std::string& field) const {
+    if (!has(field) || !rec_.at(field).is_number() || !(rec_.at(field).get<double>() > 0) ||
+        !std::isfinite(rec_.at(field).get<double>())) {
+      fail(field, "a positive number", got(field));
+    }
+    return rec_.at(field).get<double>();
+  }
+
+  /// A positive whole number (an integer, or a number with no fraction such as 1.28e11).
+  int64_t positive_integer(const std::string& field) const {
+    const char* expected = "a positive integer";
+    if (!has(field) || !rec_.at(field).is_number()) fail(field, expected, got(field));
+    const json& v = rec_.at(field);
+    if (v.is_number_integer() || v.is_number_unsigned()) {
+      if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+        fail(field, expected, got(field));
+      }
+      const int64_t n = v.get<int64_t>();
+      if (n < 1) fail(field, expected, got(field));
+      return n;
+    }
+    const double d = v.get<double>();
+    if (!(d >= 1) || d > 9e18 || std::floor(d) != d) fail(field, expected, got(field));
+    return static_cast<int64_t>(d);
+  }
+
+  void reject_unknown_fields() const {
+    for (const auto& [key, value] : rec_.items()) {
+      if (known_claim_fields().count(key) == 0) {
+        throw InputError(where() + ": unknown field \"" + key +
+                         "\"; known: " + joined(known_claim_fields()));
+      }
+    }
+  }
+
+ private:
+  const json& rec_;
+  std::string source_;
+  std::string claim_;
+};
+
+Claim read_claim(const ClaimReader& r, const std::string& id, const Catalog& catalog,
+                 const std::vector<ModelSpec>& models) {
+  r.reject_unknown_fields();
+  Claim c;
+  c.id = id;
+  c.source = r.string("source");
+  c.as_of = r.string("as_of");
+  c.note = r.string_or("note", "");
+
+  const std::vector<std::string> figures = {"tpot_s", "output_tokens_per_s",
+                                            "memory_bandwidth_bytes_per_s"};
+  int num_figures = 0;
+  for (const std::string& f : figures) num_figures += r.has(f) ? 1 : 0;
+  if (num_figures != 1) {
+    throw InputError(r.where() +
+                     ": expected exactly one of the fields \"tpot_s\" (seconds per output token), "
+                     "\"output_tokens_per_s\" (throughput over the batch) or "
+                     "\"memory_bandwidth_bytes_per_s\", got " +
+                     std::to_string(num_figures));
+  }
+  if (r.has("tpot_s")) {
+    c.kind = ClaimKind::kTpot;
+    c.tpot_s = r.positive_number("tpot_s");
+  } else if (r.has("output_tokens_per_s")) {
+    c.kind = ClaimKind::kThroughput;
+    c.output_tokens_per_s = r.positive_number("output_tokens_per_s");
+  } else {
+    c.kind = ClaimKind::kMemoryBandwidth;
+    c.memory_bandwidth_bytes_per_s = r.positive_number("memory_bandwidth_bytes_per_s");
+  }
+  const bool bandwidth = c.kind == ClaimKind::kMemoryBandwidth;
+
+  // Hardware: a CPU/GPU id or an instance id (optional for a bandwidth claim).
+  const HardwareSpec* hw = nullptr;
+  const InstanceType* instance = nullptr;
+  if (!bandwidth || r.has("hardware")) {
+    c.hardware = r.string("hardware");
+    hw = catalog.find_hardware(c.hardware);
+    instance = hw == nullptr ? catalog.find_instance(c.hardware) : nullptr;
+    if (hw == nullptr && instance == nullptr) {
+      throw InputError(r.field_context("hardware") + ": unknown hardware or instance \"" +
+                       c.hardware + "\"; " + known_hardware(catalog));
+    }
+  }
+  if (r.has("num_cores")) {
+    const int64_t cores = r.positive_integer("num_cores");
+    if (hw == nullptr || hw->kind != DeviceKind::kCpu) {
+      r.fail("num_cores",
+             "no such field unless \"hardware\" is a CPU id (an instance's cores come from "
+             "its catalog record, a GPU has none)",
+             r.got("num_cores") + " with hardware \"" + c.hardware + "\"");
+    }
+    if (cores > hw->num_cores) {
+      r.fail(
+          "num_cores",
+          "at most the " + std::to_string(hw->num_cores) + " cores of one " + hw->name + " socket",
+          std::to_string(cores));
+    }
+    c.num_cores = static_cast<int>(cores);
+  }
+  if (r.has("memory_bytes")) c.memory_bytes = r.positive_integer("memory_bytes");
+
+  if (bandwidth) {
+    for (const char* f : {"model", "weight_format", "kv_format", "batch", "context_tokens"}) {
+      if (r.has(f)) {
+        r.fail(f, "no such field on a memory-bandwidth claim", r.got(f));
+      }
+    }
+    c.memory_type = r.string("memory_type");
+    c.memory_transfer_rate_mts = parse_memory_type(c.memory_type);
+    if (c.memory_transfer_rate_mts <= 0) {
+      r.fail("memory_type", "a DDR memory type with its transfer rate, e.g. \"DDR5-5600\"",
+             r.got("memory_type"));
+    }
+    if (r.has("num_channels")) {
+      const int64_t channels = r.positive_integer("num_channels");
+      if (channels > 64) r.fail("num_channels", "at most 64", std::to_string(channels));
+      c.num_channels = static_cast<int>(channels);
+    }
+    if (instance != nullptr && instance->kind != DeviceKind::kCpu) {
+      r.fail("hardware", "a CPU or a CPU instance (a DDR memory-bandwidth claim)",
+             "\"" + c.hardware + "\" (a GPU instance)");
+    }
+    if (hw != nullptr && hw->kind != DeviceKind::kCpu) {
+      r.fail("hardware", "a CPU or a CPU instance (a DDR memory-bandwidth claim)",
+             "\"" + c.hardware + "\" (a GPU)");
+    }
+    return c;
+  }
+
+  for (const char* f : {"memory_type", "num_channels"}) {
+    if (r.has(f)) r.fail(f, "no such field on a latency or throughput claim", r.got(f));
+  }
+  c.model = r.string("model");
+  if (find_model(models, c.model) == nullptr) {
+    throw InputError(r.field_context("model") + ": unknown model \"" + c.model +
+                     "\"; known: " + id_list(models));
+  }
+  if (r.has("weight_format")) {
+    c.weight_format =
+        parse_weight_format(r.string("weight_format"), r.field_context("weight_format"));
+  }
+  if (r.has("kv_format")) {
+    c.kv_format = parse_kv_format(r.string("kv_format"), r.field_context("kv_format"));
+  }
+  c.batch = r.positive_integer("batch");
+  c.context_tokens = r.positive_integer("context_tokens");
+  return c;
+}
+
+// ---- Resources of a claim --------------------------------------------------------------------
+
+/// What the hardware of a latency claim offers: the bound's resources, the memory checked, and
+/// the deployment and efficiency of the prediction.
+struct Resources {
+  std::string description;  ///< "24 of the 60 cores of one Intel Xeon Platinum 8490H socket"
+  double bound_bandwidth_bytes_per_s = 0;
+  std::string bandwidth_text;  ///< what bound_bandwidth is, for the explanation
+  double bound_flops_per_s = 0;
+  std::string flops_text;
+  int64_t memory_bytes = 0;  ///< 0: not stated
+  std::string memory_text;   ///< "the stated 137.4 GB", "the instance's 96 GB"
+  std::optional<Deployment> deployment;
+  std::string no_deployment_reason;
+  const HardwareSpec* cpu = nullptr;  ///< CPU predictions: the socket (for a profile)
+  double share = 1.0;                 ///< CPU: fraction of the socket the prediction gets
+};
+
+std::string plural(int64_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+Resources resources_of(const Claim& claim, const Catalog& catalog, const ModelSpec& model,
+                       WeightFormat wf, KvFormat kf, const std::string& context) {
+  Resources r;
+  if (const HardwareSpec* hw = catalog.find_hardware(claim.hardware)) {
+    const auto [dtype, peak] = highest_peak(*hw);
+    Deployment d;
+    d.kind = hw->kind;
+    d.tp_degree = 1;
+    d.num_replicas = 1;
+    d.weight_bytes = model.weight_bytes(wf);
+    if (hw->kind == DeviceKind::kCpu) {
+      const int cores = claim.num_cores > 0 ? claim.num_cores : hw->num_cores;
+      r.share = hw->num_cores > 0 ? static_cast<double>(cores) / hw->num_cores : 1.0;
+      r.cpu = hw;
+      r.bound_bandwidth_bytes_per_s = hw->peak_memory_bandwidth_bytes_per_s;
+      r.bound_flops_per_s = r.share * peak;
+      if (r.share < 1.0) {
+        r.description = std::to_string(cores) + " of the " + std::to_string(hw->num_cores) +
+                        " cores of one " + hw->name + " socket";
+        r.bandwidth_text = gb_per_s(r.bound_bandwidth_bytes_per_s) +
+                           ", the whole socket's peak memory bandwidth (a slice of a socket "
+                           "can at best use all of it)";
+        r.flops_text = "the highest peak of any data type, " + dtype + ", of " +
+                       std::to_string(cores) + " of " + std::to_string(hw->num_cores) + " cores";
+      } else {
+        r.description = "one whole " + hw->name + " socket (" + plural(hw->num_cores, "core") + ")";
+        r.bandwidth_text =
+            gb_per_s(r.bound_bandwidth_bytes_per_s) + ", the socket's peak memory bandwidth";
+        r.flops_text = "the socket's highest peak of any data type, " + dtype;
+      }
+      // As the planner gives a slice of a socket (make_deployment): the share of the socket's
+      // bandwidth and compute.
+      d.memory_bandwidth_bytes_per_s = r.share * hw->peak_memory_bandwidth_bytes_per_s;
+      for (const auto& [k, v] : hw->peak_flops_per_s) d.peak_flops_per_s[k] = r.share * v;
+      d.memory_bytes = claim.memory_bytes;
+      d.rule = r.share < 1.0
+                   ? std::to_string(cores) + "/" + std::to_string(hw->num_cores) +
+                         " cores of one " + hw->name + " socket: " + percent(r.share) + " of " +
+                         gb_per_s(hw->peak_memory_bandwidth_bytes_per_s) + " and of peak FLOP/s"
+                   : "one whole " + hw->name +
+                         " socket: " + gb_per_s(hw->peak_memory_bandwidth_bytes_per_s);
+      r.memory_bytes = claim.memory_bytes;
+      r.memory_text = "the stated " + gb(static_cast<double>(claim.memory_bytes));
+    } else {
+      r.description = "one " + hw->name;
+      r.bound_bandwidth_bytes_per_s = hw->peak_memory_bandwidth_bytes_per_s;
+      r.bandwidth_text = gb_per_s(r.bound_bandwidth_bytes_per_s) +
+                         ", the GPU's peak memory "
+                         "bandwidth";
+      r.bound_flops_per_s = peak;
+      r.flops_text = "the GPU's highest peak of any data type, " + dtype;
+      d.memory_bandwidth_bytes_per_s = hw->peak_memory_bandwidth_bytes_per_s;
+      d.peak_flops_per_s = hw->peak_flops_per_s;
+      r.memory_bytes = claim.memory_bytes > 0 ? claim.memory_bytes : hw->memory_bytes;
+      d.memory_bytes = r.memory_bytes;
+      r.memory_text = (claim.memory_bytes > 0 ? "the stated " : "the GPU's ") +
+                      gb(static_cast<double>(r.memory_bytes));
+      d.rule = "one " + hw->name + ": " + gb_per_s(hw->peak_memory_bandwidth_bytes_per_s);
+    }
+    r.deployment = d;
+    return r;
+  }
+
+  const InstanceType& inst = catalog.instance(claim.hardware, context);
+  InstanceType placed = inst;
+  if (inst.kind == DeviceKind::kCpu) {
+    const HardwareSpec& cpu = catalog.hardware(inst.cpu_id, context);
+    const auto [dtype, peak] = highest_peak(cpu);
+    const int socket_threads =
+        inst.vcpus_per_socket > 0 ? inst.vcpus_per_socket : cpu.num_cores * cpu.threads_per_core;
+    const double sockets_used = static_cast<double>(inst.vcpus) / std::max(1, socket_threads);
+    // Every socket the instance touches can lend its bandwidth to the bound.
+    const int64_t sockets_touched =
+        std::max<int64_t>(1, (inst.vcpus + socket_threads - 1) / std::max(1, socket_threads));
+    r.cpu = &cpu;
+    r.bound_bandwidth_bytes_per_s =
+        static_cast<double>(sockets_touched) * cpu.peak_memory_bandwidth_bytes_per_s;
+    r.bound_flops_per_s = sockets_used * peak;
+    r.description = "instance " + inst.id + " (" + std::to_string(inst.vcpus) + " vCPUs of " +
+                    cpu.name + ", " + std::to_string(socket_threads) + " per socket)";
+    if (sockets_used < 1.0) {
+      r.bandwidth_text = gb_per_s(r.bound_bandwidth_bytes_per_s) +
+                         ", the whole socket's peak memory bandwidth (a slice of a socket can "
+                         "at best use all of it)";
+      r.flops_text = "the highest peak of any data type, " + dtype + ", of " +
+                     std::to_string(inst.vcpus) + "/" + std::to_string(socket_threads) +
+                     " of the socket";
+    } else {
+      r.bandwidth_text = gb_per_s(r.bound_bandwidth_bytes_per_s) + ", the peak of " +
+                         plural(sockets_touched, "socket") + " together";
+      r.flops_text = "the highest peak of any data type, " + dtype + ", of " +
+                     number(sockets_used) + " sockets";
+    }
+    r.memory_bytes = claim.memory_bytes > 0 ? claim.memory_bytes : inst.memory_bytes;
+  } else {
+    const HardwareSpec& gpu = catalog.hardware(inst.gpu_id, context);
+    const auto [dtype, peak] = highest_peak(gpu);
+    r.bound_bandwidth_bytes_per_s = inst.num_gpus * gpu.peak_memory_bandwidth_bytes_per_s;
+    r.bound_flops_per_s = inst.num_gpus * peak;
+    r.description =
+        "instance " + inst.id + " (" + std::to_string(inst.num_gpus) + " x " + gpu.name + ")";
+    r.bandwidth_text = gb_per_s(r.bound_bandwidth_bytes_per_s) + ", the peak of " +
+                       plural(inst.num_gpus, "GPU") + " together";
+    r.flops_text =
+        "the highest peak of any data type, " + dtype + ", of " + plural(inst.num_gpus, "GPU");
+    // The model lives in GPU memory.
+    r.memory_bytes = claim.memory_bytes > 0 ? claim.memory_bytes : inst.num_gpus * gpu.memory_bytes;
+  }
+  r.memory_text = (claim.memory_bytes > 0 ? "the stated " : "the instance's ") +
+                  gb(static_cast<double>(r.memory_bytes));
+  if (claim.memory_bytes > 0 && inst.kind == DeviceKind::kCpu) {
+    placed.memory_bytes = claim.memory_bytes;
+  }
+  // The planner's placement. Its fit rule asks for KV room of one max-length sequence (at
+  // most kMaxFitSequenceTokens); here the claim's own context is what must fit.
+  ModelSpec for_fit = model;
+  for_fit.max_position_embeddings = std::max<int64_t>(1, claim.context_tokens);
+  try {
+    r.deployment = make_deployment(placed, catalog, for_fit, wf, kf, default_efficiency(inst.kind));
+    if (inst.kind == DeviceKind::kCpu) {
+      r.share = std::min(1.0, r.deployment->memory_bandwidth_bytes_per_s /
+                                  r.cpu->peak_memory_bandwidth_bytes_per_s);
+    }
+  } catch (const InfeasibleError& e) {
+    r.no_deployment_reason = e.what();
+  }
+  return r;
+}
+
+// ---- Audits ----------------------------------------------------------------------------------
+
+ClaimAudit audit_bandwidth(const Claim& claim, const Catalog& catalog) {
+  ClaimAudit a;
+  a.id = claim.id;
+  a.kind = claim.kind;
+  a.claimed_bytes_per_s = claim.memory_bandwidth_bytes_per_s;
+  a.memory_transfer_rate_mts = claim.memory_transfer_rate_mts;
+  const double per_channel = static_cast<double>(claim.memory_transfer_rate_mts) * 1e6 * 8.0;
+  a.implied_channels = claim.memory_bandwidth_bytes_per_s / per_channel;
+  const std::string mts = std::to_string(claim.memory_transfer_rate_mts);
+
+  std::ostringstream e;
+  const double rounded = std::round(a.implied_channels);
+  const bool whole = rounded >= 1 && std::fabs(a.implied_channels - rounded) <= 1e-3 * rounded;
+  e << gb_per_s(claim.memory_bandwidth_bytes_per_s) << " of " << claim.memory_type << " = "
+    << number(a.implied_channels) << " channels x " << mts << " MT/s x 8 bytes";
+  if (whole) {
+    const int n = static_cast<int>(rounded);
+    e << ": the theoretical peak of " << plural(n, "channel");
+    if (n <= 2) {
+      e << ", a desktop or laptop (dual-channel) platform, not a server socket";
+    } else if (n < 8) {
+      e << ", a workstation-class platform, less than a server socket";
+    } else {
+      e << ", a server socket's channel count";
+    }
+  } else {
+    e << ": not a whole number of channels (between " << std::floor(a.implied_channels) << " and "
+      << std::ceil(a.implied_channels) << "), so not a theoretical peak; perhaps a "
+      << "measured figure";
+  }
+  // What the catalog's server sockets have, at the claim's rate and at their own.
+  std::map<int, const HardwareSpec*> by_channels;  // first CPU of the catalog per channel count
+  for (const HardwareSpec& cpu : catalog.hardware()) {
+    if (cpu.kind == DeviceKind::kCpu && cpu.memory_channels > 0) {
+      by_channels.emplace(cpu.memory_channels, &cpu);
+    }
+  }
+  if (!by_channels.empty()) {
+    e << ". The catalog's server sockets have ";
+    std::size_t k = 0;
+    for (const auto& [channels, cpu] : by_channels) {
+      e << (k == 0 ? "" : (k + 1 == by_channels.size() ? " or " : ", ")) << channels
+        << " channels (e.g. " << cpu->name << ": " << channels << " x "
+        << number(cpu_transfer_rate_mts(*cpu))
+        << " MT/s x 8 bytes = " << gb_per_s(cpu->peak_memory_bandwidth_bytes_per_s) << ")";
+      ++k;
+    }
+    e << "; at " << mts << " MT/s";
+    k = 0;
+    for (const auto& [channels, cpu] : by_channels) {
+      e << (k == 0 ? " " : (k + 1 == by_channels.size() ? " and " : ", ")) << channels
+        << " channels give " << gb_per_s(channels * per_channel);
+      ++k;
+    }
+  }
+
+  std::optional<double> peak;
+  std::string peak_of;
+  if (claim.num_channels > 0) {
+    peak = claim.num_channels * per_channel;
+    peak_of = "the stated " + plural(claim.num_channels, "channel") + " (" +
+              std::to_string(claim.num_channels) + " x " + mts +
+              " MT/s x 8 bytes = " + gb_per_s(*peak) + ")";
+  }
+  if (!claim.hardware.empty()) {
+    const HardwareSpec* cpu = catalog.find_hardware(claim.hardware);
+    int64_t sockets = 1;
+    std::string what;
+    if (cpu == nullptr) {
+      const InstanceType& inst = catalog.instance(claim.hardware, "claim \"" + claim.id + "\"");
+      cpu = &catalog.hardware(inst.cpu_id, "instance \"" + inst.id + "\"");
+      const int socket_threads = inst.vcpus_per_socket > 0 ? inst.vcpus_per_socket
+                                                           : cpu->num_cores * cpu->threads_per_core;
+      sockets =
+          std::max<int64_t>(1, (inst.vcpus + socket_threads - 1) / std::max(1, socket_threads));
+      what = "instance " + inst.id + " (" + plural(sockets, "socket") + " of " + cpu->name + ")";
+    } else {
+      what = "one " + cpu->name + " socket";
+    }
+    const double hw_peak = static_cast<double>(sockets) * cpu->peak_memory_bandwidth_bytes_per_s;
+    const double hw_mts = cpu_transfer_rate_mts(*cpu);
+    e << ". The named " << what << " has " << sockets * cpu->memory_channels << " channels x "
+      << number(hw_mts) << " MT/s x 8 bytes = " << gb_per_s(hw_peak) << " peak; the claim is "
+      << percent(claim.memory_bandwidth_bytes_per_s / hw_peak) << " of it";
+    if (std::fabs(hw_mts - static_cast<double>(claim.memory_transfer_rate_mts)) > 0.5) {
+      e << " (the catalog gives its memory " << number(hw_mts) << " MT/s, not " << mts << ")";
+    }
+    if (!peak || hw_peak < *peak) {
+      peak = hw_peak;
+      peak_of = "the peak of the named hardware";
+    }
+  }
+  a.peak_bytes_per_s = peak;
+  if (peak && claim.memory_bandwidth_bytes_per_s > *peak * (1 + kBoundRelativeSlack)) {
+    a.verdict = Verdict::kImpossible;
+    e << ". Claimed " << gb_per_s(claim.memory_bandwidth_bytes_per_s) << " is above " << peak_of
+      << ": impossible.";
+  } else {
+    a.verdict = Verdict::kPlausible;
+    e << ". " << (peak ? "Not above " + peak_of : std::string("No hardware named to compare with"))
+      << ": plausible as a figure of " << number(a.implied_channels) << " channels of "
+      << claim.memory_type << ".";
+  }
+  a.explanation = e.str();
+  return a;
+}
+
+}  // namespace
+
+std::vector<ModelSpec> load_models(const std::filesystem::path& models_dir) {
+  std::error_code ec;
+  std::vector<std::filesystem::path> files;
+  for (std::filesystem::directory_iterator it(models_dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (it->path().extension() == ".json") files.push_back(it->path());
+  }
+  if (ec) {
+    throw InputError(models_dir.string() + ": cannot read the models folder: " + ec.message());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<ModelSpec> models;
+  for (const auto& f : files) models.push_back(load_model_spec(f));
+  return models;
+}
+
+std::vector<Claim> parse_claims(const std::string& text, const std::string& source,
+                                const Catalog& catalog, const std::vector<ModelSpec>& models) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(source + ": malformed JSON: " + e.what());
+  }
+  if (!doc.is_object() || !doc.contains("claims") || !doc.at("claims").is_array()) {
+    throw InputError(source + ": field \"claims\": expected an array of claims, got " +
+                     (doc.is_object() && doc.contains("claims") ? doc.at("claims").dump()
+                                                                : std::string("nothing")));
+  }
+  for (const auto& [key, value] : doc.items()) {
+    if (key != "claims" && key != "source" && key != "as_of" && key != "note") {
+      throw InputError(source + ": unknown top-level field \"" + key +
+                       "\"; known: claims, source, as_of, note");
+    }
+  }
+  std::vector<Claim> claims;
+  std::set<std::string> ids;
+  const json& array = doc.at("claims");
+  for (std::size_t k = 0; k < array.size(); ++k) {
+    const json& rec = array[k];
+    ClaimReader r(rec, source, "claim " + std::to_string(k));
+    if (!rec.is_object()) r.fail("claims[" + std::to_string(k) + "]", "an object", rec.dump());
+    const std::string id = r.string("id");
+    r.rename("claim \"" + id + "\"");
+    if (!ids.insert(id).second) {
+      throw InputError(r.field_context("id") + ": duplicate claim id \"" + id + "\"");
+    }
+    claims.push_back(read_claim(r, id, catalog, models));
+  }
+  return claims;
+}
+
+std::vector<Claim> read_claims(const std::filesystem::path& path, const Catalog& catalog,
+                               const std::vector<ModelSpec>& models) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": cannot open file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_claims(text.str(), path.string(), catalog, models);
+}
+
+ClaimAudit audit_claim(const Claim& claim, const Catalog& catalog,
+                       const std::vector<ModelSpec>& models, const AuditOptions& options) {
+  const std::string context = "claim \"" + claim.id + "\"";
+  if (!(options.tolerance >= 1.0)) {
+    throw InputError(context + ": tolerance: expected a factor >= 1, got " +
+                     number(options.tolerance));
+  }
+  if (claim.kind == ClaimKind::kMemoryBandwidth) return audit_bandwidth(claim, catalog);
+
+  const ModelSpec* found = find_model(models, claim.model);
+  if (found == nullptr) {
+    throw InputError(context + ": field \"model\": unknown model \"" + claim.model +
+                     "\"; known: " + id_list(models));
+  }
+  if (catalog.find_hardware(claim.hardware) == nullptr &&
+      catalog.find_instance(claim.hardware) == nullptr) {
+    throw InputError(context + ": field \"hardware\": unknown hardware or instance \"" +
+                     claim.hardware + "\"; " + known_hardware(catalog));
+  }
+  const ModelSpec& m = *found;
+  ClaimAudit a;
+  a.id = claim.id;
+  a.kind = claim.kind;
+  a.model = m.id;
+  a.weight_format_assumed = !claim.weight_format.has_value();
+  a.weight_format = claim.weight_format.value_or(WeightFormat::kInt4);
+  a.kv_format_assumed = !claim.kv_format.has_value();
+  a.kv_format = claim.kv_format.value_or(KvFormat::kFp8);
+  const WeightFormat wf = a.weight_format;
+  const KvFormat kf = a.kv_format;
+  const double batch = static_cast<double>(claim.batch);
+  const double context_tokens = static_cast<double>(claim.context_tokens);
+  a.claimed_s = claim.kind == ClaimKind::kTpot ? claim.tpot_s : batch / claim.output_tokens_per_s;
+
+  const Resources res = resources_of(claim, catalog, m, wf, kf, context);
+  std::ostringstream e;
+  if (claim.kind == ClaimKind::kThroughput) {
+    e << "Claimed " << number(claim.output_tokens_per_s) << " output tokens/s over a batch of "
+      << claim.batch << " = one decode step every " << ms(*a.claimed_s) << ". ";
+  }
+  e << m.id << " in " << to_string(wf);
+  if (a.weight_format_assumed) {
+    e << " (assumed: the claim names no weight format; 4-bit is the most favourable the model "
+         "could use)";
+  }
+  e << ", " << to_string(kf) << " KV cache";
+  if (a.kv_format_assumed) e << " (assumed: not stated; 1 byte per element, the most favourable)";
+  e << ", batch " << claim.batch << ", context " << claim.context_tokens << " tokens, on "
+    << res.description << ".";
+
+  // Memory.
+  a.weight_bytes = m.weight_bytes(wf);
+  const int64_t kv_per_token = m.kv_cache_bytes_per_token(kf);
+  const double kv_bytes = batch * context_tokens * static_cast<double>(kv_per_token);
+  a.memory_bytes = res.memory_bytes;
+  if (res.memory_bytes > 0) {
+    const double need = static_cast<double>(a.weight_bytes) + kv_bytes;
+    a.fits = need <= static_cast<double>(res.memory_bytes);
+    e << " Memory: " << gb(static_cast<double>(a.weight_bytes)) << " of weights (" << a.weight_bytes
+      << " bytes) + " << gb(kv_bytes) << " of KV cache = " << gb(need)
+      << (a.fits ? " fit " : " do not fit ") << res.memory_text << " (" << res.memory_bytes
+      << " bytes).";
+  } else {
+    e << " Memory: not stated, not checked (weights need "
+      << gb(static_cast<double>(a.weight_bytes)) << ").";
+  }
+
+  // Lower bound.
+  const int64_t embedding_bytes =
+      m.tie_word_embeddings ? 0 : matrix_weight_bytes(m.vocab_size, m.hidden_size, wf);
+  const double streamed = static_cast<double>(a.weight_bytes - embedding_bytes);
+  const double bytes = streamed + kv_bytes;
+  a.bytes_per_step = std::llround(bytes);
+  a.flops_per_step = 2.0 * batch *
+                         (static_cast<double>(m.num_layer_matrix_params()) +
+                          static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size)) +
+                     4.0 * batch * context_tokens * static_cast<double>(m.num_layers) *
+                         static_cast<double>(m.num_attention_heads * m.head_dim);
+  a.bound_bandwidth_bytes_per_s = res.bound_bandwidth_bytes_per_s;
+  a.bound_flops_per_s = res.bound_flops_per_s;
+  const double memory_s = bytes / res.bound_bandwidth_bytes_per_s;
+  const double compute_s = res.bound_flops_per_s > 0 ? a.flops_per_step / res.bound_flops_per_s : 0;
+  a.lower_bound_s = std::max(memory_s, compute_s);
+  e << " Lower bound: a decode step reads " << gb(bytes) << " (";
+  if (embedding_bytes > 0) {
+    e << gb(static_cast<double>(a.weight_bytes)) << " of weights less the "
+      << gb(static_cast<double>(embedding_bytes))
+      << " input embedding table, of which a step reads one row per sequence, = ";
+  }
+  e << gb(streamed) << " of weights; + " << claim.batch << " x " << claim.context_tokens
+    << " tokens x " << kv_per_token << " bytes of KV cache = " << gb(kv_bytes) << "); at "
+    << res.bandwidth_text << ", that takes " << ms(memory_s) << ". It does "
+    << tflop(a.flops_per_step) << "; at " << tflop_per_s(res.bound_flops_per_s) << " ("
+    << res.flops_text << ") that takes " << ms(compute_s) << ". Bound: " << ms(*a.lower_bound_s)
+    << (memory_s >= compute_s ? " (memory)." : " (compute).");
+
+  // Prediction.
+  if (res.deployment) {
+    Efficiency eff = default_efficiency(res.deployment->kind);
+    a.predictor = std::string("the roofline with the ") +
+                  (res.deployment->kind == DeviceKind::kCpu ? "CPU" : "GPU") +
+                  " datasheet defaults: " + percent(eff.memory_bandwidth_fraction) +
+                  " of peak bandwidth, " + percent(eff.compute_fraction) + " of peak FLOP/s, " +
+                  ms(eff.step_overhead_s) + " per step";
+    std::string by = a.predictor;
+    if (options.profile != nullptr && res.cpu != nullptr) {
+      eff = transfer_efficiency(*options.profile, *res.cpu, std::min(1.0, res.share));
+      a.predictor = "calibrated: " + eff.calibrated->source;
+      by = "the roofline with rates " + eff.calibrated->source;
+    } else if (options.profile != nullptr) {
+      a.predictor += "; the calibration profile covers CPUs only";
+      by = a.predictor;
+    }
+    const RooflinePredictor predictor(m, wf, kf, *res.deployment, eff);
+    BatchShape step;
+    step.num_decode_seqs = claim.batch;
+    step.num_decode_context_tokens = claim.batch * claim.context_tokens;
+    a.predicted_s = predictor.step_time_s(step);
+    a.factor = *a.predicted_s / *a.claimed_s;
+    e << " Predicted: " << ms(*a.predicted_s) << ", by " << by << "; on " << res.deployment->rule
+      << ".";
+    if (*a.predicted_s < *a.lower_bound_s) {
+      e << " The prediction is below the physical bound: its rates exceed this hardware's peak "
+           "(a profile measured on data that fit the caches, or transferred too far?), so it "
+           "cannot be trusted here.";
+    }
+  } else {
+    a.predictor = "none";
+    e << " No prediction: the planner's placement rule does not place the model here ("
+      << res.no_deployment_reason << ").";
+  }
+
+  // Verdict.
+  const double claimed = *a.claimed_s;
+  if (!a.fits) {
+    a.verdict = Verdict::kImpossible;
+    if (a.weight_bytes > res.memory_bytes) {
+      e << " Impossible: the weights alone need " << a.weight_bytes << " bytes, more than the "
+        << res.memory_bytes << " bytes of memory.";
+    } else {
+      e << " Impossible: the weights (" << a.weight_bytes << " bytes) and the batch's KV cache ("
+        << std::llround(kv_bytes) << " bytes) need more than the " << res.memory_bytes
+        << " bytes of memory.";
+    }
+  } else if (claimed < *a.lower_bound_s * (1 - kBoundRelativeSlack)) {
+    a.verdict = Verdict::kImpossible;
+    e << " Claimed " << ms(claimed) << " is below the bound " << ms(*a.lower_bound_s)
+      << ": impossible";
+    if (memory_s >= compute_s) {
+      e << " (reading " << gb(bytes) << " in " << ms(claimed) << " needs "
+        << gb_per_s(bytes / claimed) << ", "
+        << times(bytes / claimed / res.bound_bandwidth_bytes_per_s) << " the peak).";
+    } else {
+      e << " (" << tflop(a.flops_per_step) << " in " << ms(claimed) << " needs "
+        << tflop_per_s(a.flops_per_step / claimed) << ", "
+        << times(a.flops_per_step / claimed / res.bound_flops_per_s) << " the peak).";
+    }
+  } else if (a.factor && *a.factor > options.tolerance) {
+    a.verdict = Verdict::kOptimistic;
+    e << " Claimed " << ms(claimed) << " is " << times(*a.factor) << " faster than predicted ("
+      << "more than the tolerance " << number(options.tolerance) << "x): optimistic.";
+  } else {
+    a.verdict = Verdict::kPlausible;
+    e << " Claimed " << ms(claimed) << " is not below the bound";
+    if (a.factor) {
+      e << " and within " << number(options.tolerance) << "x of the prediction (predicted / "
+        << "claimed = " << number(*a.factor) << ")";
+    }
+    e << ": plausible.";
+  }
+  a.explanation = e.str();
+  return a;
+}
+
+}  // namespace llmcap::model
