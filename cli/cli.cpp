@@ -12,9 +12,11 @@
 #include <iomanip>
 #include <sstream>
 
+#include "cli/audit.h"
 #include "cli/bench_sim.h"
 #include "cli/plan_output.h"
 #include "cli/profile.h"
+#include "cli/serve_bench.h"
 #include "cli/validate.h"
 #include "kernels/calibrate.h"
 #include "kernels/machine.h"
@@ -146,10 +148,16 @@ void print_calibration(const model::CalibrationProfile& p, const kernels::Calibr
         << " GB/s, " << fixed(r.flops_per_s / 1e9, 1) << " GFLOP/s; " << r.num_samples
         << " samples, error median " << fixed(100 * r.median_rel_error, 1) << "%, p95 "
         << fixed(100 * r.p95_rel_error, 1) << "%\n";
+    if (!r.by_batch.empty()) {
+      out << "  " << std::setw(16) << "" << "per batch (used within batches " << r.by_batch.front().batch
+          << "-" << r.by_batch.back().batch << "): error median "
+          << fixed(100 * r.by_batch_median_rel_error, 1) << "%, p95 "
+          << fixed(100 * r.by_batch_p95_rel_error, 1) << "%\n";
+    }
   };
   for (const auto& [format, r] : f.matmul) row("matmul " + format, r);
   for (const auto& [format, r] : f.attention) row("attention " + format, r);
-  out << "  fit error over all fitted samples: median " << fixed(100 * f.median_rel_error, 1)
+  out << "  fit error over all fitted samples (per-batch fits where kept): median " << fixed(100 * f.median_rel_error, 1)
       << "%, p95 " << fixed(100 * f.p95_rel_error, 1) << "%\n"
       << "Calibration took " << fixed(run.seconds, 1) << " s.\n";
 }
@@ -320,6 +328,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   BenchSimArgs bench_sim_args;
   CLI::App* bench_sim_cmd = add_bench_sim_command(app, bench_sim_args);
 
+  ServeBenchArgs serve_bench_args;  // `serve-bench` (cli/serve_bench.h)
+  CLI::App* serve_bench_cmd = add_serve_bench_command(app, serve_bench_args);
+
+  AuditArgs audit_args;  // `audit` (cli/audit.h)
+  CLI::App* audit_cmd = add_audit_command(app, audit_args);
+
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -337,9 +351,16 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
   try {
     if (plan_cmd->parsed()) return run_plan(plan_args, out, err);
+    if (audit_cmd->parsed()) {
+      return run_audit_command(audit_args, resolve_data_dir(audit_args.data_dir), out);
+    }
     if (val_cmd->parsed()) return run_validate(val_args, out, err);
     if (bench_sim_cmd->parsed()) {
       return run_bench_sim_command(bench_sim_args, resolve_data_dir(bench_sim_args.data_dir), out);
+    }
+    if (serve_bench_cmd->parsed()) {
+      return run_serve_bench_command(serve_bench_args, resolve_data_dir(serve_bench_args.data_dir),
+                                     out, err);
     }
     if (cal_cmd->parsed()) {
       std::string command_line = "llmcap";

@@ -49,7 +49,6 @@ uint16_t f32_to_bf16(float f) {
   return static_cast<uint16_t>(u >> 16);
 }
 
-
 /// PackedWeights::bytes_for in double (absurd shapes must not overflow before they are
 /// refused): int8 and int4 pad rows to 16-row tiles (matmul.h).
 double packed_bytes(WeightFormat format, double rows, double cols) {
@@ -209,8 +208,17 @@ ReferenceDecoder::ReferenceDecoder(const DecoderShape& shape, WeightFormat forma
   kv_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, kv_alloc)));
   if (!kv_) throw std::bad_alloc();
   pristine_.assign(static_cast<size_t>(max_batch), 0);
+  contexts_.assign(static_cast<size_t>(max_batch), 0);
+  next_tokens_.assign(static_cast<size_t>(max_batch), 0);
 
-  const auto n = static_cast<size_t>(max_batch);
+  ensure_rows(max_batch);
+  logits_.resize(static_cast<size_t>(max_batch) * static_cast<size_t>(s.vocab));
+}
+
+void ReferenceDecoder::ensure_rows(int64_t rows) {
+  if (rows <= activation_rows_) return;
+  const DecoderShape& s = shape_;
+  const auto n = static_cast<size_t>(rows);
   x_.resize(n * static_cast<size_t>(s.hidden));
   h_.resize(n * static_cast<size_t>(s.hidden));
   proj_.resize(n * static_cast<size_t>(s.hidden));
@@ -218,7 +226,25 @@ ReferenceDecoder::ReferenceDecoder(const DecoderShape& shape, WeightFormat forma
   attn_.resize(n * static_cast<size_t>(s.q_dim()));
   gu_.resize(n * 2 * static_cast<size_t>(s.intermediate));
   act_.resize(n * static_cast<size_t>(s.intermediate));
-  logits_.resize(n * static_cast<size_t>(s.vocab));
+  activation_rows_ = rows;
+}
+
+void ReferenceDecoder::check_slot(int64_t slot, const char* what) const {
+  if (slot < 0 || slot >= max_batch_) {
+    throw std::out_of_range(std::string("ReferenceDecoder::") + what + ": slot " +
+                            std::to_string(slot) + " outside [0, max_batch " +
+                            std::to_string(max_batch_) + ")");
+  }
+}
+
+int64_t ReferenceDecoder::slot_context(int64_t slot) const {
+  check_slot(slot, "slot_context");
+  return contexts_[static_cast<size_t>(slot)];
+}
+
+int64_t ReferenceDecoder::slot_next_token(int64_t slot) const {
+  check_slot(slot, "slot_next_token");
+  return next_tokens_[static_cast<size_t>(slot)];
 }
 
 ReferenceDecoder::~ReferenceDecoder() = default;
@@ -241,8 +267,7 @@ uint8_t* ReferenceDecoder::kv_v(int64_t layer_index, int64_t seq) const {
 }
 
 KvCacheView ReferenceDecoder::kv_cache(int64_t layer_index, int64_t seq) const {
-  if (layer_index < 0 || layer_index >= shape_.num_layers || seq < 0 ||
-      seq >= static_cast<int64_t>(contexts_.size())) {
+  if (layer_index < 0 || layer_index >= shape_.num_layers || seq < 0 || seq >= max_batch_) {
     throw std::out_of_range("ReferenceDecoder: no KV cache for layer " +
                             std::to_string(layer_index) + ", sequence " + std::to_string(seq));
   }
@@ -322,33 +347,115 @@ void ReferenceDecoder::set_contexts(std::span<const int64_t> context_tokens,
       pristine = c;
     }
   }
-  contexts_.assign(context_tokens.begin(), context_tokens.end());
-  if (next_tokens.empty()) {
-    next_tokens_.assign(static_cast<size_t>(batch), 0);
-  } else {
-    next_tokens_.assign(next_tokens.begin(), next_tokens.end());
+  batch_slots_.resize(static_cast<size_t>(batch));
+  for (int64_t b = 0; b < batch; ++b) {
+    const auto i = static_cast<size_t>(b);
+    contexts_[i] = context_tokens[i];
+    next_tokens_[i] = next_tokens.empty() ? 0 : next_tokens[i];
+    batch_slots_[i] = b;
   }
+  batch_ = batch;
   logits_batch_ = 0;
 }
 
 void ReferenceDecoder::step(ThreadPool& pool, Isa isa, StepSections* sections) {
-  if (contexts_.empty()) throw std::logic_error("ReferenceDecoder::step before set_contexts");
-  const auto batch = static_cast<int64_t>(contexts_.size());
-  for (int64_t b = 0; b < batch; ++b) {
-    if (contexts_[static_cast<size_t>(b)] >= max_context_) {
-      throw std::logic_error("ReferenceDecoder::step: sequence " + std::to_string(b) +
+  if (batch_ == 0) throw std::logic_error("ReferenceDecoder::step before set_contexts");
+  step_slots(batch_slots_, pool, isa, sections);
+}
+
+void ReferenceDecoder::step_slots(std::span<const int64_t> slots, ThreadPool& pool, Isa isa,
+                                  StepSections* sections) {
+  const auto n = static_cast<int64_t>(slots.size());
+  require(n >= 1 && n <= max_batch_, "step_slots: " + std::to_string(n) +
+                                         " slots outside [1, max_batch " +
+                                         std::to_string(max_batch_) + "]");
+  for (int64_t b = 0; b < n; ++b) {
+    const int64_t slot = slots[static_cast<size_t>(b)];
+    require(slot >= 0 && slot < max_batch_, "step_slots: slot " + std::to_string(slot) +
+                                                " outside [0, max_batch " +
+                                                std::to_string(max_batch_) + ")");
+    require(std::find(slots.begin(), slots.begin() + b, slot) == slots.begin() + b,
+            "step_slots: slot " + std::to_string(slot) + " appears twice");
+  }
+  for (const int64_t slot : slots) {
+    if (contexts_[static_cast<size_t>(slot)] >= max_context_) {
+      throw std::logic_error("ReferenceDecoder::step: sequence " + std::to_string(slot) +
                              " is full (max_context " + std::to_string(max_context_) + ")");
     }
   }
+  rows_.clear();
+  logit_rows_.clear();
+  for (int64_t b = 0; b < n; ++b) {
+    const auto slot = static_cast<size_t>(slots[static_cast<size_t>(b)]);
+    rows_.push_back({static_cast<int64_t>(slot), contexts_[slot], next_tokens_[slot]});
+    logit_rows_.push_back(b);
+  }
+  forward(rows_, logit_rows_, /*attention_over_rows=*/false, pool, isa, sections);
+}
+
+void ReferenceDecoder::prefill(std::span<const PrefillSequence> sequences, ThreadPool& pool,
+                               Isa isa, StepSections* sections) {
+  const auto n = static_cast<int64_t>(sequences.size());
+  require(n >= 1 && n <= max_batch_, "prefill: " + std::to_string(n) +
+                                         " sequences outside [1, max_batch " +
+                                         std::to_string(max_batch_) + "]");
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const PrefillSequence& seq = sequences[static_cast<size_t>(i)];
+    const std::string where =
+        "prefill: sequence " + std::to_string(i) + " (slot " + std::to_string(seq.slot) + "): ";
+    require(seq.slot >= 0 && seq.slot < max_batch_,
+            where + "slot outside [0, max_batch " + std::to_string(max_batch_) + ")");
+    for (int64_t j = 0; j < i; ++j) {
+      require(sequences[static_cast<size_t>(j)].slot != seq.slot,
+              where + "slot also used by sequence " + std::to_string(j));
+    }
+    const auto count = static_cast<int64_t>(seq.tokens.size());
+    require(count >= 1, where + "no tokens");
+    const int64_t context = contexts_[static_cast<size_t>(seq.slot)];
+    require(seq.cached_tokens >= 0 && seq.cached_tokens <= context,
+            where + "cached_tokens " + std::to_string(seq.cached_tokens) +
+                " outside [0, slot context " + std::to_string(context) + "]");
+    require(seq.cached_tokens + count <= max_context_,
+            where + "cached_tokens " + std::to_string(seq.cached_tokens) + " + " +
+                std::to_string(count) + " tokens > max_context " + std::to_string(max_context_));
+    for (int64_t t = 0; t < count; ++t) {
+      const int64_t token = seq.tokens[static_cast<size_t>(t)];
+      require(token >= 0 && token < shape_.vocab,
+              where + "token " + std::to_string(token) + " at " + std::to_string(t) +
+                  " outside [0, vocab " + std::to_string(shape_.vocab) + ")");
+    }
+    total += count;
+  }
+  rows_.clear();
+  logit_rows_.clear();
+  rows_.reserve(static_cast<size_t>(total));
+  for (const PrefillSequence& seq : sequences) {
+    const auto count = static_cast<int64_t>(seq.tokens.size());
+    for (int64_t t = 0; t < count; ++t) {
+      rows_.push_back({seq.slot, seq.cached_tokens + t, seq.tokens[static_cast<size_t>(t)]});
+    }
+    logit_rows_.push_back(static_cast<int64_t>(rows_.size()) - 1);
+  }
+  ensure_rows(total);
+  forward(rows_, logit_rows_, /*attention_over_rows=*/total > 1, pool, isa, sections);
+}
+
+void ReferenceDecoder::forward(std::span<const Row> rows, std::span<const int64_t> logit_rows,
+                               bool attention_over_rows, ThreadPool& pool, Isa isa,
+                               StepSections* sections) {
+  const auto batch = static_cast<int64_t>(rows.size());
+  const auto num_logits = static_cast<int64_t>(logit_rows.size());
   const DecoderShape& s = shape_;
   const int64_t H = s.hidden, R = s.qkv_rows(), QD = s.q_dim(), KD = s.kv_dim(), I = s.intermediate,
                 hd = s.head_dim;
-  const auto bs = [batch](std::vector<float>& v, int64_t per_token) {
-    return std::span<float>(v.data(), static_cast<size_t>(batch * per_token));
+  const auto bs = [](std::vector<float>& v, int64_t n, int64_t per_token) {
+    return std::span<float>(v.data(), static_cast<size_t>(n * per_token));
   };
-  const std::span<float> x = bs(x_, H), h = bs(h_, H), proj = bs(proj_, H), qkv = bs(qkv_, R),
-                         attn = bs(attn_, QD), gu = bs(gu_, 2 * I), act = bs(act_, I),
-                         logits = bs(logits_, s.vocab);
+  const std::span<float> x = bs(x_, batch, H), h = bs(h_, batch, H), proj = bs(proj_, batch, H),
+                         qkv = bs(qkv_, batch, R), attn = bs(attn_, batch, QD),
+                         gu = bs(gu_, batch, 2 * I), act = bs(act_, batch, I),
+                         logits = bs(logits_, num_logits, s.vocab);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   // Section timing: mark(i) charges the time since the previous mark to section i.
   enum Section { kInputNorm, kQkv, kAttention, kOut, kPostNorm, kMlp, kLmHead };
@@ -363,9 +470,26 @@ void ReferenceDecoder::step(ThreadPool& pool, Isa isa, StepSections* sections) {
 
   // Embedding (tied to the LM head).
   for (int64_t b = 0; b < batch; ++b) {
-    lm_head_.dequantise_row(next_tokens_[static_cast<size_t>(b)], x.subspan(b * H, H));
+    lm_head_.dequantise_row(rows[static_cast<size_t>(b)].token, x.subspan(b * H, H));
   }
   mark(kLmHead);
+  // Positions written by this pass are no longer the random prefix.
+  for (const Row& row : rows) {
+    int64_t& pristine = pristine_[static_cast<size_t>(row.slot)];
+    pristine = std::min(pristine, row.position);
+  }
+
+  const auto attention_view = [&](int64_t l, const Row& row) {
+    KvCacheView view;
+    view.type = kv_type_;
+    view.k = kv_k(l, row.slot);
+    view.v = kv_v(l, row.slot);
+    view.num_kv_heads = s.num_kv_heads;
+    view.head_dim = hd;
+    view.capacity_tokens = max_context_;
+    view.context_tokens = row.position + 1;
+    return view;
+  };
 
   for (int64_t l = 0; l < s.num_layers; ++l) {
     const DecoderLayerWeights& w = layers_[static_cast<size_t>(l)];
@@ -379,15 +503,16 @@ void ReferenceDecoder::step(ThreadPool& pool, Isa isa, StepSections* sections) {
       if (s.qkv_bias) {
         for (int64_t r = 0; r < R; ++r) row[r] += w.qkv_bias[static_cast<size_t>(r)];
       }
-      const int64_t pos = contexts_[static_cast<size_t>(b)];
+      const Row& token = rows[static_cast<size_t>(b)];
+      const int64_t pos = token.position;
       const std::span<float> q(row, static_cast<size_t>(QD));
       const std::span<float> k(row + QD, static_cast<size_t>(KD));
       const float* v = row + QD + KD;
       rope(q, s.num_heads, hd, hd, pos, s.rope_theta, isa);
       rope(k, s.num_kv_heads, hd, hd, pos, s.rope_theta, isa);
       // Append k and v at position `pos` of each KV head.
-      uint8_t* kc = kv_k(l, b);
-      uint8_t* vc = kv_v(l, b);
+      uint8_t* kc = kv_k(l, token.slot);
+      uint8_t* vc = kv_v(l, token.slot);
       for (int64_t g = 0; g < s.num_kv_heads; ++g) {
         const int64_t dst = (g * max_context_ + pos) * hd;
         const float* ks = k.data() + g * hd;
@@ -404,23 +529,26 @@ void ReferenceDecoder::step(ThreadPool& pool, Isa isa, StepSections* sections) {
           }
         }
       }
-      int64_t& pristine = pristine_[static_cast<size_t>(b)];
-      pristine = std::min(pristine, pos);
     });
     mark(kQkv);
-    // Attention: one call per sequence, each parallel over the pool.
-    for (int64_t b = 0; b < batch; ++b) {
-      const int64_t pos = contexts_[static_cast<size_t>(b)];
+    const auto attend = [&](int64_t b) {
       const std::span<float> q(qkv.data() + b * R, static_cast<size_t>(QD));
-      KvCacheView view;
-      view.type = kv_type_;
-      view.k = kv_k(l, b);
-      view.v = kv_v(l, b);
-      view.num_kv_heads = s.num_kv_heads;
-      view.head_dim = hd;
-      view.capacity_tokens = max_context_;
-      view.context_tokens = pos + 1;
-      decode_attention(q, s.num_heads, view, scale, attn.subspan(b * QD, QD), pool, isa);
+      decode_attention(q, s.num_heads, attention_view(l, rows[static_cast<size_t>(b)]), scale,
+                       attn.subspan(b * QD, QD), pool, isa);
+    };
+    if (attention_over_rows && pool.num_threads() > 1) {
+      // Prefill: one call per token, rows dealt to the threads in turn (row b to thread b mod
+      // threads) so that the causal rows' growing costs balance; each call, issued from inside
+      // the pool, runs on its thread alone.
+      const int64_t threads = pool.num_threads();
+      pool.parallel_for(threads, [&](int64_t begin, int64_t end, int) {
+        for (int64_t t = begin; t < end; ++t) {
+          for (int64_t b = t; b < batch; b += threads) attend(b);
+        }
+      });
+    } else {
+      // Decode: one call per sequence, each parallel over the pool.
+      for (int64_t b = 0; b < batch; ++b) attend(b);
     }
     mark(kAttention);
     matmul(w.o, attn, batch, proj, pool, isa);
@@ -440,26 +568,35 @@ void ReferenceDecoder::step(ThreadPool& pool, Isa isa, StepSections* sections) {
     mark(kMlp);
   }
 
-  for_rows(pool, batch, [&](int64_t b) {
-    rms_norm(x.subspan(b * H, H), final_norm_, H, s.rms_eps, h.subspan(b * H, H), isa);
+  // Final norm of the rows that need logits, gathered into h's first rows (for a decode step
+  // logit row i is row i, so nothing moves).
+  for_rows(pool, num_logits, [&](int64_t i) {
+    const int64_t b = logit_rows[static_cast<size_t>(i)];
+    rms_norm(x.subspan(b * H, H), final_norm_, H, s.rms_eps, h.subspan(i * H, H), isa);
   });
-  matmul(lm_head_, h, batch, logits, pool, isa);
-  logits_batch_ = batch;
+  matmul(lm_head_, h.subspan(0, static_cast<size_t>(num_logits * H)), num_logits, logits, pool,
+         isa);
+  logits_batch_ = num_logits;
 
-  for_rows(pool, batch, [&](int64_t b) {
-    next_tokens_[static_cast<size_t>(b)] = argmax(logits.subspan(b * s.vocab, s.vocab));
+  for_rows(pool, num_logits, [&](int64_t i) {
+    const Row& row = rows[static_cast<size_t>(logit_rows[static_cast<size_t>(i)])];
+    next_tokens_[static_cast<size_t>(row.slot)] = argmax(logits.subspan(i * s.vocab, s.vocab));
   });
   mark(kLmHead);
-  for (int64_t b = 0; b < batch; ++b) ++contexts_[static_cast<size_t>(b)];
+  for (const Row& row : rows) contexts_[static_cast<size_t>(row.slot)] = row.position + 1;
 }
 
 std::span<const float> ReferenceDecoder::logits() const {
   return {logits_.data(), static_cast<size_t>(logits_batch_ * shape_.vocab)};
 }
 
-std::span<const int64_t> ReferenceDecoder::contexts() const { return contexts_; }
+std::span<const int64_t> ReferenceDecoder::contexts() const {
+  return {contexts_.data(), static_cast<size_t>(batch_)};
+}
 
-std::span<const int64_t> ReferenceDecoder::next_tokens() const { return next_tokens_; }
+std::span<const int64_t> ReferenceDecoder::next_tokens() const {
+  return {next_tokens_.data(), static_cast<size_t>(batch_)};
+}
 
 int64_t ReferenceDecoder::weight_bytes() const {
   int64_t total = lm_head_.bytes() + 4 * static_cast<int64_t>(final_norm_.size());
@@ -476,7 +613,7 @@ int64_t ReferenceDecoder::kv_bytes_per_token() const {
 
 std::vector<OpAccount> ReferenceDecoder::account() const {
   const DecoderShape& s = shape_;
-  const auto B = static_cast<int64_t>(contexts_.size());
+  const int64_t B = batch_;
   const int64_t L = s.num_layers, H = s.hidden, R = s.qkv_rows(), QD = s.q_dim(), KD = s.kv_dim(),
                 I = s.intermediate, hd = s.head_dim;
   // Per-layer matrix bytes (all layers have equal shapes).
@@ -493,7 +630,7 @@ std::vector<OpAccount> ReferenceDecoder::account() const {
                      layers * (2 * B * rows * cols + extra_flops)};
   };
   int64_t attn_bytes = 0, attn_flops = 0;
-  for (const int64_t c : contexts_) {
+  for (const int64_t c : contexts()) {
     const int64_t t = c + 1;
     attn_bytes += 2 * KD * t * kv_elem_bytes_ + 2 * QD * 4;
     attn_flops += 4 * s.num_heads * t * hd;

@@ -55,9 +55,8 @@ struct OpAccount {
 ///  - lm_head: embedding lookup, final RMSNorm, LM-head product and argmax (once per step).
 struct StepSections {
   static constexpr int kCount = 7;
-  static constexpr const char* kNames[kCount] = {"input_norm", "qkv_proj",
-                                                 "attention",  "out_proj",
-                                                 "post_attention_norm", "mlp", "lm_head"};
+  static constexpr const char* kNames[kCount] = {
+      "input_norm", "qkv_proj", "attention", "out_proj", "post_attention_norm", "mlp", "lm_head"};
   double seconds[kCount] = {};
 };
 
@@ -72,6 +71,16 @@ struct DecoderLayerWeights {
   PackedWeights down;            ///< hidden x intermediate
 };
 
+/// One sequence of a ReferenceDecoder::prefill call: `tokens` enter slot `slot`'s KV cache at
+/// positions [cached_tokens, cached_tokens + tokens.size()), after the cached_tokens positions
+/// already there (0: a new sequence; a recompute after preemption, or the next chunk of a
+/// chunked prefill, keeps a prefix).
+struct PrefillSequence {
+  int64_t slot = 0;                 ///< sequence slot, 0..max_batch-1; distinct within one call
+  int64_t cached_tokens = 0;        ///< KV positions kept, 0..slot_context(slot)
+  std::span<const int64_t> tokens;  ///< >= 1 token ids, each 0..vocab-1
+};
+
 /// A decode step of a Llama-architecture model, per layer:
 ///   h = RMSNorm(x) -> qkv = h Wqkv^T (+ bias) -> RoPE(q), RoPE(k) at the token's position ->
 ///   append k, v to the sequence's KV cache -> decode_attention (GQA, scale 1/sqrt(head_dim)) ->
@@ -84,6 +93,23 @@ struct DecoderLayerWeights {
 /// step); attention runs once per sequence over that sequence's KV cache. Element-wise operators
 /// (RMSNorm, bias, RoPE, KV append, residual, SwiGLU, argmax) run on the pool, split over the
 /// sequences of the batch, as an engine runs them (a batch of 1 runs them on the calling thread).
+///
+/// Sequence slots. The decoder holds max_batch slots, each with a KV cache of max_context
+/// tokens, a context (tokens in its KV cache; 0 at construction) and the next token it consumes
+/// (0 at construction). set_contexts + step drive slots [0, batch) together (the benchmark
+/// interface); a serving loop instead starts sequences in free slots with prefill() and decodes
+/// any subset of slots with step_slots(). A slot is "freed" simply by no longer being stepped:
+/// the next prefill with cached_tokens 0 overwrites it.
+///
+/// Prefill (prefill()): the P new tokens of each sequence (over all sequences of the call,
+/// T = sum of P) run through the layers as one batch of T activation rows: each projection is
+/// one `matmul` over the T rows (kernels/matmul.h processes them in slices of 64 rows, so the
+/// weights are streamed ceil(T / 64) times); every row's k and v are written to the KV cache
+/// at its position before attention, and causal attention is decode_attention once per new
+/// token (query position p of a sequence attends to positions [0, p]), i.e. T calls, spread
+/// over the pool's threads row by row (each call then runs on one thread); the final norm and
+/// the LM head run only for the last token of each sequence (the logits of its first output
+/// token), so prefill() writes one logits row per sequence.
 /// Weights and the KV prefix are random (latency does not depend on the values): matrices uniform
 /// in [-1, 1) (PackedWeights::random), biases uniform in [-1, 1), RMSNorm weights uniform in
 /// [0.5, 1.5) / sqrt(hidden) so that activations stay near unit scale; all activations are f32.
@@ -105,7 +131,8 @@ class ReferenceDecoder {
   ReferenceDecoder(const ReferenceDecoder&) = delete;
   ReferenceDecoder& operator=(const ReferenceDecoder&) = delete;
 
-  /// Starts batch = context_tokens.size() (1..max_batch) sequences; sequence b's KV cache holds
+  /// Starts batch = context_tokens.size() (1..max_batch) sequences in slots [0, batch) (the other
+  /// slots keep their state); sequence b's KV cache holds
   /// context_tokens[b] (0..max_context-1) tokens of random values in [-1, 1) (a function of
   /// seed, layer, position, head and element only, so equal contexts hold equal prefixes in
   /// every slot). The next step consumes next_tokens[b] (0..vocab-1), or token 0 when
@@ -119,14 +146,43 @@ class ReferenceDecoder {
   /// sequence has reached max_context (call set_contexts to reset).
   /// With `sections`, also records the wall time of each section (steady clock, a few
   /// nanoseconds per section boundary).
+  /// Equivalent to step_slots over slots [0, batch) of the last set_contexts.
   void step(ThreadPool& pool, Isa isa = best_isa(), StepSections* sections = nullptr);
 
-  /// Logits of the last step, [batch][vocab] row-major; empty before the first step.
+  /// One decode step for the sequences in `slots` (1..max_batch distinct slot indices, in the
+  /// order their logits rows are written): as step(), slot s consuming slot_next_token(s) at
+  /// position slot_context(s). Throws std::invalid_argument for an empty list, a slot outside
+  /// [0, max_batch) or a repeated slot, and std::logic_error("ReferenceDecoder::step: sequence
+  /// s is full (max_context N)") when a slot's context has reached max_context.
+  void step_slots(std::span<const int64_t> slots, ThreadPool& pool, Isa isa = best_isa(),
+                  StepSections* sections = nullptr);
+
+  /// Prefill of one or more sequences (see the class comment): for each sequence, its tokens
+  /// enter its slot's KV cache after cached_tokens kept positions; afterwards
+  /// slot_context(slot) = cached_tokens + tokens.size(), logits() holds one row per sequence
+  /// (call order): those of its last token, and slot_next_token(slot) is their argmax. The
+  /// activation buffers grow to T = sum of tokens.size() rows if they hold fewer (f32, 4 x T x
+  /// (3 hidden + qkv_rows + q_dim + 3 intermediate) bytes; not counted in max_bytes). With
+  /// `sections`, records section times as step() does (attention: all T calls).
+  /// Throws std::invalid_argument (nothing is changed) for: no sequences, more than max_batch, a
+  /// slot outside [0, max_batch) or repeated, an empty token list, a token outside [0, vocab),
+  /// cached_tokens outside [0, slot_context(slot)], or cached_tokens + tokens.size() >
+  /// max_context.
+  void prefill(std::span<const PrefillSequence> sequences, ThreadPool& pool, Isa isa = best_isa(),
+               StepSections* sections = nullptr);
+
+  /// Logits of the last step, step_slots or prefill, [rows][vocab] row-major (one row per
+  /// sequence of that call, in call order); empty before the first call and after set_contexts.
   std::span<const float> logits() const;
-  /// Current context length of each sequence (tokens in its KV cache).
+  /// Current context length of each sequence of the last set_contexts (slots [0, batch)).
   std::span<const int64_t> contexts() const;
-  /// The token each sequence consumes at the next step.
+  /// The token each sequence of the last set_contexts consumes at the next step.
   std::span<const int64_t> next_tokens() const;
+  /// Tokens in slot `slot`'s KV cache (0..max_context). Throws std::out_of_range for a slot
+  /// outside [0, max_batch).
+  int64_t slot_context(int64_t slot) const;
+  /// The token slot `slot` consumes at its next decode step. Throws std::out_of_range as above.
+  int64_t slot_next_token(int64_t slot) const;
 
   /// Bytes of all weights: packed matrices (with their scales) + f32 norm weights and biases.
   int64_t weight_bytes() const;
@@ -151,10 +207,28 @@ class ReferenceDecoder {
   const DecoderLayerWeights& layer(int64_t i) const;
   std::span<const float> final_norm() const { return final_norm_; }
   const PackedWeights& lm_head() const { return lm_head_; }
-  /// The KV cache of sequence slot `seq` in layer `layer_index`, context = contexts()[seq].
+  /// The KV cache of sequence slot `seq` (0..max_batch-1) in layer `layer_index`, context =
+  /// slot_context(seq). Throws std::out_of_range for a bad layer or slot.
   KvCacheView kv_cache(int64_t layer_index, int64_t seq) const;
 
  private:
+  /// One activation row of a forward pass: `token` of slot `slot` at KV position `position`.
+  struct Row {
+    int64_t slot;
+    int64_t position;
+    int64_t token;
+  };
+  /// Runs `rows` through the layers (each row's k, v written at its position, attention over
+  /// positions [0, position]), then the final norm, LM head and argmax for `logit_rows`
+  /// (indices into rows; the slot of each gets its next token), and sets each row's slot
+  /// context to position + 1 (rows of one slot in increasing position). Arguments are valid.
+  /// attention_over_rows: spread the attention calls over the pool row by row (prefill) rather
+  /// than running each call on the whole pool (decode).
+  void forward(std::span<const Row> rows, std::span<const int64_t> logit_rows,
+               bool attention_over_rows, ThreadPool& pool, Isa isa, StepSections* sections);
+  void ensure_rows(int64_t rows);
+  void check_slot(int64_t slot, const char* what) const;
+
   void fill_random_kv(int64_t seq, int64_t begin, int64_t end);
   uint8_t* kv_k(int64_t layer_index, int64_t seq) const;
   uint8_t* kv_v(int64_t layer_index, int64_t seq) const;
@@ -177,13 +251,18 @@ class ReferenceDecoder {
   int64_t kv_elem_bytes_ = 0;
   std::vector<int64_t> pristine_;  ///< per slot: positions [0, pristine) hold the random prefix
 
-  std::vector<int64_t> contexts_;
-  std::vector<int64_t> next_tokens_;
-  std::vector<float> logits_;  ///< max_batch x vocab
-  int64_t logits_batch_ = 0;   ///< rows of logits_ written by the last step
+  std::vector<int64_t> contexts_;     ///< per slot (max_batch)
+  std::vector<int64_t> next_tokens_;  ///< per slot (max_batch)
+  int64_t batch_ = 0;                 ///< sequences of the last set_contexts (slots [0, batch))
+  std::vector<int64_t> batch_slots_;  ///< 0..batch-1, the slots step() steps
+  std::vector<float> logits_;         ///< max_batch x vocab
+  int64_t logits_batch_ = 0;          ///< rows of logits_ written by the last step
 
-  // Activations for max_batch tokens.
+  // Activations for activation_rows_ tokens (max_batch, grown by prefill).
+  int64_t activation_rows_ = 0;
   std::vector<float> x_, h_, qkv_, attn_, proj_, gu_, act_;
+  std::vector<Row> rows_;            ///< scratch of step_slots / prefill
+  std::vector<int64_t> logit_rows_;  ///< scratch of step_slots / prefill
 };
 
 }  // namespace llmcap::kernels

@@ -1,10 +1,10 @@
 #include "kernels/decoder.h"
 
-#include <chrono>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -478,6 +478,239 @@ TEST(ReferenceDecoder, SetContextsRejectsBadValues) {
   EXPECT_THROW(dec.set_contexts(one, bad_token), std::invalid_argument);
   EXPECT_THROW(dec.set_contexts(one, three), std::invalid_argument);
   EXPECT_NO_THROW(dec.set_contexts(one));
+}
+
+// ---- prefill and slots ----------------------------------------------------------------------
+
+/// Logits rows of the last call, copied.
+std::vector<float> logits_copy(const ReferenceDecoder& dec) {
+  return {dec.logits().begin(), dec.logits().end()};
+}
+
+/// Row `row` of `logits` as doubles (for relative_error).
+std::vector<double> logits_row(const std::vector<float>& logits, int64_t row, int64_t vocab) {
+  return {logits.begin() + row * vocab, logits.begin() + (row + 1) * vocab};
+}
+
+TEST(ReferenceDecoderPrefill, PrefillThenDecodeMatchesSingleTokenSteps) {
+  // Greedy chain by single-token steps: step i consumes token t_i at position i. A prefill of
+  // t_0..t_{P-1} must give step P-1's logits (the same argmax), and one decode after it step
+  // P's logits. f32 weights and KV: only the summation order of the products differs (a
+  // P-row matmul against P one-row ones), within kF32Tolerance.
+  ThreadPool pool(2);
+  for (const KvType kv : {KvType::kF32, KvType::kBf16}) {
+    constexpr int64_t kPrompt = 11;
+    ReferenceDecoder steps(tiny_shape(), WeightFormat::kF32, kv, 1, 16, 21);
+    const std::vector<int64_t> zero = {0}, first = {7};
+    steps.set_contexts(zero, first);
+    std::vector<int64_t> consumed;
+    std::vector<std::vector<float>> step_logits;
+    for (int64_t i = 0; i <= kPrompt; ++i) {
+      consumed.push_back(steps.next_tokens()[0]);
+      steps.step(pool);
+      step_logits.push_back(logits_copy(steps));
+    }
+    ReferenceDecoder dec(tiny_shape(), WeightFormat::kF32, kv, 3, 16, 21);
+    const std::vector<int64_t> prompt(consumed.begin(), consumed.begin() + kPrompt);
+    const PrefillSequence seq{2, 0, prompt};
+    dec.prefill(std::span(&seq, 1), pool);
+    const int64_t vocab = dec.shape().vocab;
+    ASSERT_EQ(dec.logits().size(), static_cast<size_t>(vocab));
+    EXPECT_EQ(dec.slot_context(2), kPrompt);
+    EXPECT_EQ(dec.slot_next_token(2), consumed[kPrompt]);
+    EXPECT_LT(relative_error(dec.logits(), logits_row(step_logits[kPrompt - 1], 0, vocab)),
+              kF32Tolerance)
+        << to_string(kv);
+    const std::vector<int64_t> slot = {2};
+    dec.step_slots(slot, pool);
+    EXPECT_EQ(dec.slot_context(2), kPrompt + 1);
+    EXPECT_LT(relative_error(dec.logits(), logits_row(step_logits[kPrompt], 0, vocab)),
+              kF32Tolerance)
+        << to_string(kv);
+  }
+}
+
+TEST(ReferenceDecoderPrefill, PrefillMatchesStraightforwardImplementation) {
+  // The double-precision reference consumes the prompt one token at a time.
+  ThreadPool pool(2);
+  DecoderShape s = tiny_shape();
+  s.qkv_bias = true;
+  ReferenceDecoder dec(s, WeightFormat::kF32, KvType::kF32, 1, 16, 13);
+  const std::vector<int64_t> zero = {0};
+  dec.set_contexts(zero);  // slot 0 empty: the reference starts with an empty KV cache
+  ReferenceSequence ref(dec, 0);
+  const std::vector<int64_t> prompt = {3, 49, 0, 17, 17, 8};
+  std::vector<double> expected;
+  for (const int64_t t : prompt) expected = ref.step(t);
+  const PrefillSequence seq{0, 0, prompt};
+  dec.prefill(std::span(&seq, 1), pool);
+  EXPECT_LT(relative_error(dec.logits(), expected), kF32Tolerance);
+  // The next decode consumes the argmax, as the reference does.
+  const int64_t next = dec.slot_next_token(0);
+  const std::vector<int64_t> slot = {0};
+  dec.step_slots(slot, pool);
+  EXPECT_LT(relative_error(dec.logits(), ref.step(next)), kF32Tolerance);
+}
+
+TEST(ReferenceDecoderPrefill, QuantisedPrefillRoughlyMatchesSingleTokenSteps) {
+  ThreadPool pool(2);
+  for (const WeightFormat f : {WeightFormat::kInt8, WeightFormat::kInt4}) {
+    ReferenceDecoder steps(tiny_shape(), f, KvType::kBf16, 1, 16, 5);
+    const std::vector<int64_t> zero = {0}, first = {3};
+    steps.set_contexts(zero, first);
+    std::vector<int64_t> consumed;
+    for (int i = 0; i < 7; ++i) {
+      consumed.push_back(steps.next_tokens()[0]);
+      steps.step(pool);
+    }
+    const std::vector<float> last = logits_copy(steps);
+    ReferenceDecoder dec(tiny_shape(), f, KvType::kBf16, 1, 16, 5);
+    const PrefillSequence seq{0, 0, consumed};
+    dec.prefill(std::span(&seq, 1), pool);
+    EXPECT_LT(relative_error(dec.logits(), logits_row(last, 0, dec.shape().vocab)),
+              kQuantisedTolerance)
+        << to_string(f);
+  }
+}
+
+TEST(ReferenceDecoderPrefill, SeveralSequencesInOneCallMatchEachAlone) {
+  ThreadPool pool(2);
+  const std::vector<int64_t> a = {1, 2, 3, 4, 5}, b = {9}, c = {40, 41, 42, 43, 44, 45, 46, 47, 48};
+  const std::vector<PrefillSequence> together = {{2, 0, a}, {0, 0, b}, {1, 0, c}};
+  ReferenceDecoder dec(tiny_shape(), WeightFormat::kF32, KvType::kBf16, 3, 16, 8);
+  dec.prefill(together, pool);
+  const std::vector<float> rows = logits_copy(dec);
+  const int64_t vocab = dec.shape().vocab;
+  ASSERT_EQ(rows.size(), static_cast<size_t>(3 * vocab));
+  EXPECT_EQ(dec.slot_context(2), 5);
+  EXPECT_EQ(dec.slot_context(0), 1);
+  EXPECT_EQ(dec.slot_context(1), 9);
+  for (size_t i = 0; i < together.size(); ++i) {
+    ReferenceDecoder alone(tiny_shape(), WeightFormat::kF32, KvType::kBf16, 3, 16, 8);
+    alone.prefill(std::span(&together[i], 1), pool);
+    EXPECT_LT(relative_error(alone.logits(), logits_row(rows, static_cast<int64_t>(i), vocab)),
+              kF32Tolerance)
+        << "sequence " << i;
+    EXPECT_EQ(alone.slot_next_token(together[i].slot), dec.slot_next_token(together[i].slot));
+  }
+}
+
+TEST(ReferenceDecoderPrefill, ChunkedPrefillAndReusedSlotMatchOneWholePrefill) {
+  ThreadPool pool(2);
+  const std::vector<int64_t> prompt = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14};
+  ReferenceDecoder whole(tiny_shape(), WeightFormat::kF32, KvType::kBf16, 2, 16, 4);
+  const PrefillSequence all{1, 0, prompt};
+  whole.prefill(std::span(&all, 1), pool);
+  const std::vector<float> expected = logits_copy(whole);
+
+  ReferenceDecoder dec(tiny_shape(), WeightFormat::kF32, KvType::kBf16, 2, 16, 4);
+  // Slot 1 first holds another, longer sequence; a prefill with cached_tokens 0 replaces it.
+  const std::vector<int64_t> other = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  const PrefillSequence before{1, 0, other};
+  dec.prefill(std::span(&before, 1), pool);
+  const std::span<const int64_t> p(prompt);
+  const PrefillSequence first{1, 0, p.subspan(0, 4)};
+  dec.prefill(std::span(&first, 1), pool);
+  EXPECT_EQ(dec.slot_context(1), 4);
+  const PrefillSequence rest{1, 4, p.subspan(4)};
+  dec.prefill(std::span(&rest, 1), pool);
+  EXPECT_EQ(dec.slot_context(1), 10);
+  EXPECT_LT(relative_error(dec.logits(), logits_row(expected, 0, dec.shape().vocab)),
+            kF32Tolerance);
+  EXPECT_EQ(dec.slot_next_token(1), whole.slot_next_token(1));
+}
+
+TEST(ReferenceDecoderPrefill, StepSlotsAdvancesOnlyTheGivenSlotsInTheirOrder) {
+  ThreadPool pool(2);
+  const std::vector<int64_t> a = {1, 2, 3}, b = {4, 5}, c = {6, 7, 8, 9};
+  const std::vector<PrefillSequence> seqs = {{0, 0, a}, {1, 0, b}, {2, 0, c}};
+  ReferenceDecoder dec(tiny_shape(), WeightFormat::kF32, KvType::kF32, 3, 16, 6);
+  dec.prefill(seqs, pool);
+  const std::vector<int64_t> slots = {2, 0};
+  dec.step_slots(slots, pool);
+  const std::vector<float> rows = logits_copy(dec);
+  const int64_t vocab = dec.shape().vocab;
+  ASSERT_EQ(rows.size(), static_cast<size_t>(2 * vocab));
+  EXPECT_EQ(dec.slot_context(2), 5);
+  EXPECT_EQ(dec.slot_context(0), 4);
+  EXPECT_EQ(dec.slot_context(1), 2);  // not stepped
+  // Row i belongs to slots[i]: each matches that slot stepped alone.
+  for (size_t i = 0; i < slots.size(); ++i) {
+    ReferenceDecoder alone(tiny_shape(), WeightFormat::kF32, KvType::kF32, 3, 16, 6);
+    alone.prefill(seqs, pool);
+    alone.step_slots(std::span(&slots[i], 1), pool);
+    EXPECT_LT(relative_error(alone.logits(), logits_row(rows, static_cast<int64_t>(i), vocab)),
+              kF32Tolerance)
+        << "slot " << slots[i];
+  }
+}
+
+/// Runs `fn` and expects std::invalid_argument whose message contains `message`.
+template <class Fn>
+void expect_invalid_call(Fn fn, const std::string& message) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected invalid_argument containing: " << message;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr(message));
+  }
+}
+
+TEST(ReferenceDecoderPrefill, RejectsBadPrefillsWithMessage) {
+  ThreadPool pool(1);
+  ReferenceDecoder dec(tiny_shape(), WeightFormat::kF32, KvType::kF32, 2, 8, 1);
+  const std::vector<int64_t> three = {1, 2, 3}, none = {}, bad = {1, 50}, nine(9, 1);
+  const auto run = [&](std::vector<PrefillSequence> seqs) { dec.prefill(seqs, pool); };
+  expect_invalid_call([&] { run({}); }, "prefill: 0 sequences outside [1, max_batch 2]");
+  expect_invalid_call(
+      [&] {
+        run({{0, 0, three}, {1, 0, three}, {1, 0, three}});
+      },
+      "prefill: 3 sequences outside [1, max_batch 2]");
+  expect_invalid_call(
+      [&] {
+        run({{2, 0, three}});
+      },
+      "prefill: sequence 0 (slot 2): slot outside [0, max_batch 2)");
+  expect_invalid_call(
+      [&] {
+        run({{1, 0, three}, {1, 0, three}});
+      },
+      "prefill: sequence 1 (slot 1): slot also used by sequence 0");
+  expect_invalid_call([&] { run({{0, 0, none}}); }, "prefill: sequence 0 (slot 0): no tokens");
+  expect_invalid_call([&] { run({{0, 0, bad}}); }, "token 50 at 1 outside [0, vocab 50)");
+  expect_invalid_call([&] { run({{0, 1, three}}); }, "cached_tokens 1 outside [0, slot context 0]");
+  expect_invalid_call([&] { run({{0, 0, nine}}); }, "cached_tokens 0 + 9 tokens > max_context 8");
+  // Nothing changed: the slots are still empty and no logits were written.
+  EXPECT_EQ(dec.slot_context(0), 0);
+  EXPECT_EQ(dec.slot_context(1), 0);
+  EXPECT_TRUE(dec.logits().empty());
+  try {
+    dec.slot_context(2);
+    ADD_FAILURE() << "expected out_of_range";
+  } catch (const std::out_of_range& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("slot_context: slot 2 outside [0, max_batch 2)"));
+  }
+}
+
+TEST(ReferenceDecoderPrefill, RejectsBadStepSlotsWithMessage) {
+  ThreadPool pool(1);
+  ReferenceDecoder dec(tiny_shape(), WeightFormat::kF32, KvType::kF32, 2, 4, 1);
+  const std::vector<int64_t> none = {}, out = {0, 2}, twice = {1, 1}, one = {1};
+  expect_invalid_call([&] { dec.step_slots(none, pool); },
+                      "step_slots: 0 slots outside [1, max_batch 2]");
+  expect_invalid_call([&] { dec.step_slots(out, pool); },
+                      "step_slots: slot 2 outside [0, max_batch 2)");
+  expect_invalid_call([&] { dec.step_slots(twice, pool); }, "step_slots: slot 1 appears twice");
+  const std::vector<int64_t> prompt = {1, 2, 3, 4};
+  const PrefillSequence full{1, 0, prompt};
+  dec.prefill(std::span(&full, 1), pool);
+  try {
+    dec.step_slots(one, pool);
+    ADD_FAILURE() << "expected logic_error";
+  } catch (const std::logic_error& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("sequence 1 is full (max_context 4)"));
+  }
 }
 
 }  // namespace

@@ -1,0 +1,63 @@
+#include "cli/decoder_support.h"
+
+#include "model/input_error.h"
+
+namespace llmcap::cli {
+
+kernels::DecoderShape decoder_shape(const model::ModelSpec& m, const std::string& file) {
+  if (m.architecture == model::Architecture::kGptNeox || !m.gated_mlp || m.parallel_residual) {
+    throw model::InputError(file + ": the reference decoder runs Llama-architecture models "
+                                   "(model_type llama, mistral, qwen2), got a GPT-NeoX layer");
+  }
+  kernels::DecoderShape s;
+  s.hidden = m.hidden_size;
+  s.intermediate = m.intermediate_size;
+  s.num_layers = m.num_layers;
+  s.num_heads = m.num_attention_heads;
+  s.num_kv_heads = m.num_kv_heads;
+  s.head_dim = m.head_dim;
+  s.vocab = m.vocab_size;
+  s.qkv_bias = m.qkv_bias;
+  return s;
+}
+
+kernels::WeightFormat kernel_format(model::WeightFormat f, const std::string& context) {
+  switch (f) {
+    case model::WeightFormat::kF32:
+      return kernels::WeightFormat::kF32;
+    case model::WeightFormat::kBf16:
+      return kernels::WeightFormat::kBf16;
+    case model::WeightFormat::kInt8:
+      return kernels::WeightFormat::kInt8;
+    case model::WeightFormat::kInt4:
+      return kernels::WeightFormat::kInt4;
+    case model::WeightFormat::kFp8:
+      break;
+  }
+  throw model::InputError(context +
+                          "weight format \"fp8\": no CPU kernel; known: f32, bf16, int8, int4");
+}
+
+model::Deployment measured_machine(const model::CalibrationProfile& profile,
+                                   const model::Efficiency& efficiency) {
+  const int threads = profile.fit.threads;
+  double read_bw = 0;
+  if (auto it = profile.machine.read_bandwidth_bytes_per_s.find(threads);
+      it != profile.machine.read_bandwidth_bytes_per_s.end()) {
+    read_bw = it->second;
+  }
+  if (!(read_bw > 0)) {
+    throw model::InputError("calibration profile: field \"machine.read_bandwidth_bytes_per_s\": "
+                            "no measurement at " +
+                            std::to_string(threads) + " threads");
+  }
+  model::Deployment d;
+  d.kind = model::DeviceKind::kCpu;
+  d.memory_bandwidth_bytes_per_s = read_bw / efficiency.memory_bandwidth_fraction;
+  const double f32_peak = threads * 3e9 * 64;
+  d.peak_flops_per_s = {{"f32", f32_peak}, {"bf16", 2 * f32_peak}, {"int8", 4 * f32_peak}};
+  d.rule = "the measured machine: " + std::to_string(threads) + " threads";
+  return d;
+}
+
+}  // namespace llmcap::cli

@@ -1,0 +1,33 @@
+// What `llmcap validate` and `llmcap serve-bench` share to run the reference decoder of the
+// kernels beside the predictor of the model: shapes, formats and the measured machine.
+#pragma once
+
+#include <string>
+
+#include "kernels/decoder.h"
+#include "kernels/matmul.h"
+#include "model/calibration.h"
+#include "model/formats.h"
+#include "model/model_spec.h"
+#include "model/roofline.h"
+
+namespace llmcap::cli {
+
+/// The decoder shape of a Llama-architecture model (llama, mistral, qwen2). rope_theta and
+/// rms_eps keep their defaults: step time does not depend on them. Throws model::InputError
+/// naming `file` for a GPT-NeoX layer (no gated MLP, parallel residual).
+kernels::DecoderShape decoder_shape(const model::ModelSpec& m, const std::string& file);
+
+/// The kernels' weight format for a model format. Throws model::InputError("<context>weight
+/// format "fp8": no CPU kernel; known: f32, bf16, int8, int4") for fp8.
+kernels::WeightFormat kernel_format(model::WeightFormat f, const std::string& context = "");
+
+/// The machine a profile was measured on as a deployment: one replica, tp 1, with the
+/// profile's read bandwidth at its fitted thread count. Peak FLOP/s (only a floor under the
+/// calibrated compute term) is estimated as threads x 3 GHz x 64 f32 FLOP/cycle (two 512-bit
+/// FMA pipes), x2 for bf16 and x4 for int8. Throws model::InputError when the profile has no
+/// read bandwidth at that thread count.
+model::Deployment measured_machine(const model::CalibrationProfile& profile,
+                                   const model::Efficiency& efficiency);
+
+}  // namespace llmcap::cli

@@ -1,0 +1,1192 @@
+#include "cli/serve_bench.h"
+
+#include "cli/decoder_support.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <tuple>
+
+#include "cli/cli.h"
+#include "cli/plan_output.h"
+#include "cli/profile.h"
+#include "kernels/calibrate.h"
+#include "kernels/decoder.h"
+#include "kernels/machine.h"
+#include "kernels/thread_pool.h"
+#include "model/calibration.h"
+#include "model/formats.h"
+#include "model/input_error.h"
+#include "model/model_spec.h"
+#include "model/roofline.h"
+#include "sim/input_error.h"
+#include "sim/metrics.h"
+
+namespace llmcap::cli {
+namespace {
+
+using sim::SimTime;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+std::string describe(double x) {
+  std::ostringstream out;
+  out << x;
+  return out.str();
+}
+
+std::string fixed(double v, int precision) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
+}  // namespace
+
+// ---- The serving loop -------------------------------------------------------------------------
+
+sim::ServingConfig ServeConfig::serving() const {
+  sim::ServingConfig s;
+  s.policy = sim::BatchingPolicy::kContinuous;
+  s.max_num_seqs = max_num_seqs;
+  s.max_num_batched_tokens = max_num_batched_tokens;
+  s.block_size_tokens = block_size_tokens;
+  s.num_kv_blocks = num_kv_blocks;
+  return s;
+}
+
+SteadyServeClock::SteadyServeClock()
+    : start_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch())
+                    .count()) {}
+
+SimTime SteadyServeClock::now() {
+  const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::steady_clock::now().time_since_epoch())
+                         .count();
+  return SimTime::Nanoseconds(ns - start_ns_);
+}
+
+void SteadyServeClock::wait_until(SimTime t) {
+  constexpr int64_t kSpinNs = 1'000'000;  // sleep to 1 ms before, then spin
+  for (SimTime n = now(); n < t; n = now()) {
+    const int64_t left_ns = (t - n).ns();
+    if (left_ns > kSpinNs) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(left_ns - kSpinNs));
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
+void PredictedStepExecutor::execute(const ServeStep& step) {
+  if (inner_ != nullptr) inner_->execute(step);
+  clock_.advance(SimTime::Seconds(predictor_.step_time_s(step.shape)));
+}
+
+DecoderStepExecutor::DecoderStepExecutor(kernels::ReferenceDecoder& decoder,
+                                         kernels::ThreadPool& pool, uint64_t seed)
+    : decoder_(decoder), pool_(pool), seed_(seed) {}
+
+std::vector<int64_t> DecoderStepExecutor::emitted(int64_t id) const {
+  if (id < 0 || id >= static_cast<int64_t>(emitted_.size())) return {};
+  return emitted_[static_cast<size_t>(id)];
+}
+
+void DecoderStepExecutor::execute(const ServeStep& step) {
+  for (const ServeStepItem& item : step.items) {
+    if (item.request >= static_cast<int64_t>(emitted_.size())) {
+      emitted_.resize(static_cast<size_t>(item.request) + 1);
+    }
+  }
+  const int64_t vocab = decoder_.shape().vocab;
+  if (step.prefill) {
+    std::vector<std::vector<int64_t>> tokens(step.items.size());
+    std::vector<kernels::PrefillSequence> seqs(step.items.size());
+    for (size_t i = 0; i < step.items.size(); ++i) {
+      const ServeStepItem& item = step.items[i];
+      const std::vector<int64_t>& emitted = emitted_[static_cast<size_t>(item.request)];
+      if (static_cast<int64_t>(emitted.size()) != item.num_emitted) {
+        throw std::logic_error("serve-bench: request " + std::to_string(item.request) + " has " +
+                               std::to_string(emitted.size()) + " tokens kept, the loop says " +
+                               std::to_string(item.num_emitted) + " emitted");
+      }
+      std::vector<int64_t>& t = tokens[i];
+      t.reserve(static_cast<size_t>(item.num_prompt_tokens + item.num_emitted));
+      for (int64_t p = 0; p < item.num_prompt_tokens; ++p) {
+        uint64_t state = seed_ ^ (static_cast<uint64_t>(item.request) * 0xD1B54A32D192ED03ull) ^
+                         (static_cast<uint64_t>(p) * 0x8CB92BA72F3D8DD7ull);
+        t.push_back(static_cast<int64_t>(splitmix64(state) % static_cast<uint64_t>(vocab)));
+      }
+      t.insert(t.end(), emitted.begin(), emitted.end());
+      seqs[i] = kernels::PrefillSequence{item.slot, 0, t};
+    }
+    decoder_.prefill(seqs, pool_);
+  } else {
+    std::vector<int64_t> slots;
+    slots.reserve(step.items.size());
+    for (const ServeStepItem& item : step.items) {
+      const int64_t expected = item.num_prompt_tokens + item.num_emitted - 1;
+      if (decoder_.slot_context(item.slot) != expected) {
+        throw std::logic_error("serve-bench: request " + std::to_string(item.request) +
+                               " in slot " + std::to_string(item.slot) + ": the decoder holds " +
+                               std::to_string(decoder_.slot_context(item.slot)) +
+                               " KV tokens, the loop expects " + std::to_string(expected));
+      }
+      slots.push_back(item.slot);
+    }
+    decoder_.step_slots(slots, pool_);
+  }
+  for (const ServeStepItem& item : step.items) {
+    emitted_[static_cast<size_t>(item.request)].push_back(decoder_.slot_next_token(item.slot));
+  }
+}
+
+namespace {
+
+void validate_serve(const std::vector<sim::RequestSpec>& arrivals, const ServeConfig& config) {
+  const std::pair<const char*, int64_t> limits[] = {
+      {"max_num_seqs", config.max_num_seqs},
+      {"max_num_batched_tokens", config.max_num_batched_tokens},
+      {"block_size_tokens", config.block_size_tokens},
+      {"num_kv_blocks", config.num_kv_blocks}};
+  for (const auto& [name, value] : limits) {
+    if (value < 1) {
+      throw sim::InputError(std::string("serve: ") + name + ": expected a positive integer, got " +
+                            std::to_string(value));
+    }
+  }
+  for (size_t i = 0; i < arrivals.size(); ++i) {
+    const sim::RequestSpec& r = arrivals[i];
+    if (r.arrival < SimTime::Zero() || r.num_prompt_tokens < 1 || r.num_output_tokens < 1) {
+      throw sim::InputError("serve: arrivals[" + std::to_string(i) +
+                            "]: expected arrival >= 0 and prompt and output tokens >= 1, got "
+                            "arrival " +
+                            std::to_string(r.arrival.ns()) + " ns, " +
+                            std::to_string(r.num_prompt_tokens) + " and " +
+                            std::to_string(r.num_output_tokens) + " tokens");
+    }
+    if (i > 0 && r.arrival < arrivals[i - 1].arrival) {
+      throw sim::InputError("serve: arrivals[" + std::to_string(i) +
+                            "]: not sorted (arrives before arrivals[" + std::to_string(i - 1) +
+                            "])");
+    }
+  }
+}
+
+/// The loop's per-request state (its RequestRecord holds the reported fields).
+struct LoopSequence {
+  enum class State { kNotArrived, kWaiting, kPrefilling, kDecoding, kFinished };
+  State state = State::kNotArrived;
+  int64_t num_emitted = 0;
+  int64_t slot = -1;
+  int64_t num_blocks = 0;  ///< KV blocks held
+  SimTime last_token;
+  bool scheduled = false;
+};
+
+class ServingLoop {
+ public:
+  ServingLoop(const std::vector<sim::RequestSpec>& arrivals, const ServeConfig& config,
+              StepExecutor& executor, ServeClock& clock)
+      : arrivals_(arrivals),
+        config_(config),
+        executor_(executor),
+        clock_(clock),
+        seqs_(arrivals.size()),
+        slot_used_(static_cast<size_t>(config.max_num_seqs), false),
+        free_blocks_(config.num_kv_blocks) {
+    sim::SimResult& r = result_.records;
+    r.requests.resize(arrivals.size());
+    for (size_t i = 0; i < arrivals.size(); ++i) {
+      sim::RequestRecord& rec = r.requests[i];
+      rec.id = static_cast<int64_t>(i);
+      rec.client_class = arrivals[i].client_class;
+      rec.arrival = arrivals[i].arrival;
+      rec.num_prompt_tokens = arrivals[i].num_prompt_tokens;
+      rec.num_output_tokens = arrivals[i].num_output_tokens;
+    }
+  }
+
+  ServeResult run() {
+    const auto n = static_cast<int64_t>(arrivals_.size());
+    SimTime end_time = SimTime::Zero();
+    double overhead_sum_s = 0;
+    int64_t overhead_count = 0;
+    bool previous_busy = false;  // the previous iteration ran a step and no wait followed
+    while (num_done_ < n) {
+      const SimTime now = clock_.now();
+      while (next_ < n && arrivals_[static_cast<size_t>(next_)].arrival <= now) {
+        arrive(next_++);
+        end_time = std::max(end_time, arrivals_[static_cast<size_t>(next_ - 1)].arrival);
+      }
+      if (waiting_.empty() && running_.empty()) {
+        if (next_ >= n) {
+          if (num_done_ < n) throw std::logic_error("serve: requests left with nothing to run");
+          break;
+        }
+        clock_.wait_until(arrivals_[static_cast<size_t>(next_)].arrival);
+        previous_busy = false;
+        continue;
+      }
+      if (previous_busy) {
+        const ServeStepLog& prev = result_.steps.back();
+        overhead_sum_s += (now - prev.start).seconds() - (prev.end - prev.exec_start).seconds();
+        ++overhead_count;
+      }
+      ServeStep step = compose(now);
+      ServeStepLog log;
+      log.start = now;
+      log.prefill = step.prefill;
+      log.shape = step.shape;
+      for (const ServeStepItem& item : step.items) log.requests.push_back(item.request);
+      log.exec_start = clock_.now();
+      executor_.execute(step);
+      const SimTime end = clock_.now();
+      log.end = end;
+      result_.steps.push_back(std::move(log));
+      ++result_.records.num_steps;
+      finish_step(step, end);
+      end_time = std::max(end_time, end);
+      previous_busy = true;
+    }
+    result_.records.end_time = end_time;
+    result_.loop_overhead_s = overhead_count > 0 ? overhead_sum_s / overhead_count : 0.0;
+    return std::move(result_);
+  }
+
+ private:
+  sim::RequestRecord& record(int64_t id) {
+    return result_.records.requests[static_cast<size_t>(id)];
+  }
+  const sim::RequestSpec& spec(int64_t id) const { return arrivals_[static_cast<size_t>(id)]; }
+  LoopSequence& seq(int64_t id) { return seqs_[static_cast<size_t>(id)]; }
+  int64_t prefill_tokens(int64_t id) const {
+    return spec(id).num_prompt_tokens + seqs_[static_cast<size_t>(id)].num_emitted;
+  }
+
+  void arrive(int64_t id) {
+    const sim::RequestSpec& r = spec(id);
+    if (ceil_div(r.num_prompt_tokens + r.num_output_tokens, config_.block_size_tokens) >
+        config_.num_kv_blocks) {
+      sim::RequestRecord& rec = record(id);
+      rec.rejected = true;
+      rec.first_scheduled = rec.first_token = rec.completion = r.arrival;
+      seq(id).state = LoopSequence::State::kFinished;
+      ++result_.records.num_rejected;
+      ++num_done_;
+      return;
+    }
+    seq(id).state = LoopSequence::State::kWaiting;
+    waiting_.push_back(id);
+  }
+
+  /// Needs a new KV block in the next decode step: its context c = prompt + emitted (the
+  /// step writes the KV of token c - 1) starts a block when (c - 1) % block == 0.
+  bool needs_block(int64_t id) const {
+    return (prefill_tokens(id) - 1) % config_.block_size_tokens == 0;
+  }
+
+  ServeStep compose(SimTime now) {
+    ServeStep step;
+    model::BatchShape& shape = step.shape;
+    // Prefill first: admit FCFS while the limits allow (vLLM v0).
+    while (!waiting_.empty()) {
+      if (static_cast<int64_t>(running_.size()) >= config_.max_num_seqs) break;
+      const int64_t id = waiting_.front();
+      const int64_t tokens = prefill_tokens(id);
+      if (shape.num_prefill_seqs > 0 &&
+          shape.num_prefill_tokens + tokens > config_.max_num_batched_tokens) {
+        break;
+      }
+      const int64_t blocks = ceil_div(tokens, config_.block_size_tokens);
+      if (blocks > free_blocks_) break;
+      waiting_.pop_front();
+      free_blocks_ -= blocks;
+      LoopSequence& s = seq(id);
+      s.state = LoopSequence::State::kPrefilling;
+      s.num_blocks = blocks;
+      s.slot = take_slot();
+      if (!s.scheduled) {
+        s.scheduled = true;
+        record(id).first_scheduled = now;
+      }
+      running_.push_back(id);
+      step.items.push_back({id, s.slot, spec(id).num_prompt_tokens, s.num_emitted});
+      ++shape.num_prefill_seqs;
+      shape.num_prefill_tokens += tokens;
+      shape.num_prefill_attention_pairs += tokens * (tokens + 1) / 2;
+      ++shape.num_prefill_seqs_completing;
+    }
+    if (!step.items.empty()) {
+      step.prefill = true;
+      return step;
+    }
+    // Decode: every running sequence (all are decoding: a prefill step completes its
+    // prefills). Preempt the most recently admitted until the new blocks fit.
+    int64_t needed = 0;
+    for (const int64_t id : running_) needed += needs_block(id) ? 1 : 0;
+    while (needed > free_blocks_) {
+      const int64_t victim = running_.back();
+      if (needs_block(victim)) --needed;
+      preempt(victim);
+    }
+    if (running_.empty()) throw std::logic_error("serve: a decode step without sequences");
+    free_blocks_ -= needed;
+    for (const int64_t id : running_) {
+      LoopSequence& s = seq(id);
+      if (needs_block(id)) ++s.num_blocks;
+      step.items.push_back({id, s.slot, spec(id).num_prompt_tokens, s.num_emitted});
+      ++shape.num_decode_seqs;
+      shape.num_decode_context_tokens += prefill_tokens(id);
+    }
+    return step;
+  }
+
+  int64_t take_slot() {
+    for (size_t i = 0; i < slot_used_.size(); ++i) {
+      if (!slot_used_[i]) {
+        slot_used_[i] = true;
+        return static_cast<int64_t>(i);
+      }
+    }
+    throw std::logic_error("serve: no free decoder slot");  // running < max_num_seqs
+  }
+
+  void release(int64_t id) {
+    LoopSequence& s = seq(id);
+    slot_used_[static_cast<size_t>(s.slot)] = false;
+    s.slot = -1;
+    free_blocks_ += s.num_blocks;
+    s.num_blocks = 0;
+    running_.erase(std::find(running_.begin(), running_.end(), id));
+  }
+
+  /// vLLM's recompute preemption: all blocks freed, back to the front of the waiting queue.
+  void preempt(int64_t id) {
+    release(id);
+    seq(id).state = LoopSequence::State::kWaiting;
+    waiting_.push_front(id);
+    ++record(id).num_preemptions;
+    ++result_.records.num_preemptions;
+  }
+
+  void finish_step(const ServeStep& step, SimTime end) {
+    for (const ServeStepItem& item : step.items) {
+      const int64_t id = item.request;
+      LoopSequence& s = seq(id);
+      sim::RequestRecord& rec = record(id);
+      if (s.num_emitted == 0) {
+        rec.first_token = end;
+      } else {
+        rec.max_itl = std::max(rec.max_itl, end - s.last_token);
+      }
+      ++s.num_emitted;
+      s.last_token = end;
+      if (s.num_emitted == spec(id).num_output_tokens) {
+        release(id);
+        s.state = LoopSequence::State::kFinished;
+        rec.completion = end;
+        ++num_done_;
+      } else {
+        s.state = LoopSequence::State::kDecoding;
+      }
+    }
+  }
+
+  const std::vector<sim::RequestSpec>& arrivals_;
+  const ServeConfig& config_;
+  StepExecutor& executor_;
+  ServeClock& clock_;
+  std::vector<LoopSequence> seqs_;
+  std::deque<int64_t> waiting_;   ///< FCFS; preempted sequences rejoin at the front
+  std::vector<int64_t> running_;  ///< admitted, holding KV blocks, in admission order
+  std::vector<bool> slot_used_;   ///< decoder slots
+  int64_t free_blocks_ = 0;
+  int64_t next_ = 0;      ///< next arrival to take in
+  int64_t num_done_ = 0;  ///< finished or rejected
+  ServeResult result_;
+};
+
+}  // namespace
+
+ServeResult serve(const std::vector<sim::RequestSpec>& arrivals, const ServeConfig& config,
+                  StepExecutor& executor, ServeClock& clock) {
+  validate_serve(arrivals, config);
+  ServingLoop loop(arrivals, config, executor, clock);
+  return loop.run();
+}
+
+// ---- The benchmark ------------------------------------------------------------------------------
+
+namespace {
+
+constexpr const char* kDefaultModel = "qwen2.5-0.5b.json";
+constexpr const char* kDefaultTrace = "AzureLLMInferenceTrace_conv.csv";
+constexpr const char* kDefaultLengths = "sharegpt_8k_filtered_stats_llama2_tokenizer.csv";
+
+/// CPU seconds of the whole machine (busy: user, nice, system, irq, softirq; steal) from the
+/// first line of /proc/stat, and of this process (user + system, getrusage), for the
+/// contention figures of a run. `ok` is false where /proc/stat cannot be read.
+struct CpuSample {
+  double busy_s = 0;
+  double steal_s = 0;
+  double self_s = 0;
+  bool ok = false;
+};
+
+CpuSample sample_cpu() {
+  CpuSample sample;
+  std::ifstream stat("/proc/stat");
+  std::string label;
+  uint64_t user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  if (!(stat >> label >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) ||
+      label != "cpu") {
+    return sample;
+  }
+  const double tick_s = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  sample.busy_s = static_cast<double>(user + nice + system + irq + softirq) * tick_s;
+  sample.steal_s = static_cast<double>(steal) * tick_s;
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  sample.self_s = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                  static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+  sample.ok = true;
+  return sample;
+}
+
+[[noreturn]] void bad_option(const std::string& option, const std::string& expected,
+                             const std::string& got) {
+  throw sim::InputError("serve-bench: " + option + ": expected " + expected + ", got " + got);
+}
+
+/// `base` with prefill-step and decode-step times multiplied by fixed factors, plus a fixed
+/// per-step overhead (the step_corrected_s diagnostic).
+class ScaledPredictor final : public model::StepTimePredictor {
+ public:
+  ScaledPredictor(const model::StepTimePredictor& base, double prefill_factor, double decode_factor,
+                  double overhead_s)
+      : base_(base),
+        prefill_factor_(prefill_factor),
+        decode_factor_(decode_factor),
+        overhead_s_(overhead_s) {}
+  double step_time_s(const model::BatchShape& b) const override {
+    if (b.empty()) return 0.0;
+    const double factor = b.num_prefill_seqs > 0 ? prefill_factor_ : decode_factor_;
+    return base_.step_time_s(b) * factor + overhead_s_;
+  }
+
+ private:
+  const model::StepTimePredictor& base_;
+  double prefill_factor_, decode_factor_, overhead_s_;
+};
+
+/// Median wall time of `runs` calls of fn after one warm-up call.
+template <class Fn>
+double median_time_s(int runs, const Fn& fn) {
+  fn();
+  std::vector<double> times;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    fn();
+    times.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+/// The step-time probe (ServeBenchRun::probe_prefill_ratio, probe_decode_ratio): real
+/// decoder steps of fixed shapes against `predictor` (without loop overhead). Leaves the
+/// decoder's slots in any state (the loop's prefills start from cached_tokens 0).
+std::pair<double, double> probe_step_ratios(kernels::ReferenceDecoder& decoder,
+                                            kernels::ThreadPool& pool,
+                                            const model::StepTimePredictor& predictor,
+                                            int64_t max_prompt_tokens) {
+  constexpr int kRuns = 3;
+  double prefill_sum = 0, decode_sum = 0;
+  for (const int64_t wanted : {int64_t{128}, int64_t{512}}) {
+    const int64_t n = std::min(wanted, std::min(max_prompt_tokens, decoder.max_context()));
+    const std::vector<int64_t> prompt(static_cast<size_t>(n), 1);
+    const kernels::PrefillSequence seq{0, 0, prompt};
+    const double measured_s =
+        median_time_s(kRuns, [&] { decoder.prefill(std::span(&seq, 1), pool); });
+    model::BatchShape shape;
+    shape.num_prefill_seqs = shape.num_prefill_seqs_completing = 1;
+    shape.num_prefill_tokens = n;
+    shape.num_prefill_attention_pairs = n * (n + 1) / 2;
+    prefill_sum += measured_s / predictor.step_time_s(shape);
+  }
+  const int64_t context = std::min<int64_t>(128, decoder.max_context() - 1);
+  for (const int64_t wanted : {int64_t{2}, int64_t{8}}) {
+    const int64_t batch = std::min(wanted, decoder.max_batch());
+    const std::vector<int64_t> contexts(static_cast<size_t>(batch), context);
+    const double measured_s = median_time_s(kRuns, [&] {
+      decoder.set_contexts(contexts);
+      decoder.step(pool);
+    });
+    model::BatchShape shape;
+    shape.num_decode_seqs = batch;
+    shape.num_decode_context_tokens = batch * (context + 1);
+    decode_sum += measured_s / predictor.step_time_s(shape);
+  }
+  return {prefill_sum / 2, decode_sum / 2};
+}
+
+/// Signed error of a prediction: predicted / measured - 1 (0 when measured is 0).
+double relative(double predicted, double measured) {
+  return measured > 0 ? predicted / measured - 1.0 : 0.0;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[(v.size() - 1) / 2];
+}
+
+}  // namespace
+
+CLI::App* add_serve_bench_command(CLI::App& app, ServeBenchArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "serve-bench",
+      "Serve a scaled real trace in real time with the reference decoder (continuous "
+      "batching, random weights) on this CPU and compare TTFT and TPOT with the simulator "
+      "replaying the same arrivals with the calibrated predictor");
+  cmd->add_option("--model", a.model,
+                  "Hugging Face config.json of a Llama-architecture model (default: "
+                  "Qwen2.5-0.5B from the data folder)")
+      ->option_text("FILE");
+  cmd->add_option("--format", a.format, "Weight format (f32, bf16, int8, int4)")
+      ->capture_default_str();
+  cmd->add_option("--arrivals", a.arrivals,
+                  "trace: the arrival times of --trace; poisson: Poisson arrivals with the "
+                  "lengths of --trace")
+      ->capture_default_str();
+  cmd->add_option("--trace", a.trace,
+                  "Arrival trace (Azure or Vidur CSV) or, with --arrivals poisson, a length file "
+                  "(default: the Azure conversation trace / ShareGPT lengths)")
+      ->option_text("FILE");
+  cmd->add_option("--trace-start-s", a.trace_start_s,
+                  "Start of the trace segment used (seconds of the trace's own time)")
+      ->capture_default_str();
+  CLI::Option* loads =
+      cmd->add_option("--loads", a.loads, "Loads as fractions of the estimated saturation rate")
+          ->delimiter(',')
+          ->capture_default_str();
+  CLI::Option* multipliers =
+      cmd->add_option("--rate-multiplier", a.rate_multipliers,
+                      "Instead of --loads: trace speed-ups (arrival offsets divided by each)")
+          ->delimiter(',');
+  loads->excludes(multipliers);
+  cmd->add_option("--duration-s", a.duration_s, "Arrival window of each load, seconds")
+      ->capture_default_str();
+  cmd->add_option("--prompt-scale", a.prompt_scale, "Prompt lengths are multiplied by this")
+      ->capture_default_str();
+  cmd->add_option("--output-scale", a.output_scale, "Output lengths are multiplied by this")
+      ->capture_default_str();
+  cmd->add_option("--max-prompt-tokens", a.max_prompt_tokens, "Cap on scaled prompt lengths")
+      ->capture_default_str();
+  cmd->add_option("--max-output-tokens", a.max_output_tokens, "Cap on scaled output lengths")
+      ->capture_default_str();
+  cmd->add_option("--max-num-seqs", a.max_num_seqs, "Sequences running at once")
+      ->capture_default_str();
+  cmd->add_option("--max-num-batched-tokens", a.max_num_batched_tokens,
+                  "Prompt tokens admitted per prefill step")
+      ->capture_default_str();
+  cmd->add_option("--block-size", a.block_size_tokens, "Tokens per KV-cache block")
+      ->capture_default_str();
+  cmd->add_option("--kv-blocks", a.num_kv_blocks,
+                  "KV-cache blocks (default 0: max-num-seqs x the blocks of the longest request)")
+      ->capture_default_str();
+  cmd->add_option("--seed", a.seed, "Seed of the weights, prompt tokens and Poisson arrivals")
+      ->capture_default_str();
+  cmd->add_option("--profile", a.profile,
+                  "Calibration profile JSON of this machine (default: run a quick calibration "
+                  "first)")
+      ->option_text("FILE");
+  cmd->add_option("--threads", a.threads,
+                  "Threads of the quick calibration when no --profile is given (the decoder then "
+                  "runs with the profile's thread count)");
+  cmd->add_option("--json", a.json_out,
+                  "Write {rows: [{load, metric, quantile, measured_s, simulated_s}], ...} to FILE")
+      ->option_text("FILE");
+  cmd->add_option("--steps-csv", a.steps_csv,
+                  "Write every step of the real runs (shape, measured and predicted time) to FILE")
+      ->option_text("FILE");
+  cmd->add_option("--data-dir", a.data_dir, "Folder with models/ and traces/ (see plan --help)")
+      ->option_text("DIR");
+  cmd->add_flag("--quiet", a.quiet, "No progress lines on stderr");
+  return cmd;
+}
+
+void validate_serve_bench_args(const ServeBenchArgs& a) {
+  if (a.arrivals != "trace" && a.arrivals != "poisson") {
+    throw sim::InputError("serve-bench: --arrivals: unknown arrival process \"" + a.arrivals +
+                          "\"; known: trace, poisson");
+  }
+  if (a.rate_multipliers.empty() && a.loads.empty()) {
+    bad_option("--loads", "at least one load", "none");
+  }
+  for (const double f : a.loads) {
+    if (!(f > 0) || !std::isfinite(f)) bad_option("--loads", "fractions > 0", describe(f));
+  }
+  for (const double m : a.rate_multipliers) {
+    if (!(m > 0) || !std::isfinite(m)) bad_option("--rate-multiplier", "values > 0", describe(m));
+  }
+  if (!a.rate_multipliers.empty() && a.arrivals != "trace") {
+    throw sim::InputError(
+        "serve-bench: --rate-multiplier: needs --arrivals trace (Poisson "
+        "arrivals are set by --loads)");
+  }
+  if (!(a.duration_s > 0) || !(a.duration_s <= 3600)) {
+    bad_option("--duration-s", "seconds in (0, 3600]", describe(a.duration_s));
+  }
+  if (!(a.trace_start_s >= 0) || !std::isfinite(a.trace_start_s)) {
+    bad_option("--trace-start-s", "seconds >= 0", describe(a.trace_start_s));
+  }
+  if (!(a.prompt_scale > 0) || !std::isfinite(a.prompt_scale)) {
+    bad_option("--prompt-scale", "a factor > 0", describe(a.prompt_scale));
+  }
+  if (!(a.output_scale > 0) || !std::isfinite(a.output_scale)) {
+    bad_option("--output-scale", "a factor > 0", describe(a.output_scale));
+  }
+  const std::pair<const char*, int64_t> counts[] = {
+      {"--max-prompt-tokens", a.max_prompt_tokens},
+      {"--max-output-tokens", a.max_output_tokens},
+      {"--max-num-seqs", a.max_num_seqs},
+      {"--max-num-batched-tokens", a.max_num_batched_tokens},
+      {"--block-size", a.block_size_tokens}};
+  for (const auto& [name, value] : counts) {
+    if (value < 1) bad_option(name, "an integer >= 1", std::to_string(value));
+  }
+  if (a.max_num_seqs > 256)
+    bad_option("--max-num-seqs", "at most 256", std::to_string(a.max_num_seqs));
+  if (a.max_prompt_tokens + a.max_output_tokens > 32768) {
+    bad_option("--max-prompt-tokens + --max-output-tokens", "at most 32768 tokens",
+               std::to_string(a.max_prompt_tokens + a.max_output_tokens));
+  }
+  if (a.num_kv_blocks < 0) {
+    bad_option("--kv-blocks", "an integer >= 0 (0: the default)", std::to_string(a.num_kv_blocks));
+  }
+  const int64_t longest = ceil_div(a.max_prompt_tokens + a.max_output_tokens, a.block_size_tokens);
+  if (a.num_kv_blocks > 0 && a.num_kv_blocks < longest) {
+    bad_option("--kv-blocks",
+               "at least " + std::to_string(longest) +
+                   " (the blocks of the longest request, --max-prompt-tokens + "
+                   "--max-output-tokens)",
+               std::to_string(a.num_kv_blocks));
+  }
+  if (a.threads < 0) bad_option("--threads", "an integer >= 1", std::to_string(a.threads));
+}
+
+sim::LengthSample scale_lengths(const sim::LengthSample& raw, const ServeBenchArgs& a) {
+  const auto scale = [](int64_t n, double factor, int64_t cap) {
+    const auto scaled = static_cast<int64_t>(std::llround(static_cast<double>(n) * factor));
+    return std::clamp<int64_t>(scaled, 1, cap);
+  };
+  return {scale(raw.num_prompt_tokens, a.prompt_scale, a.max_prompt_tokens),
+          scale(raw.num_output_tokens, a.output_scale, a.max_output_tokens)};
+}
+
+std::vector<sim::RequestSpec> scale_trace(const std::vector<sim::RequestSpec>& trace,
+                                          double start_s, double rate_per_s, double rate_multiplier,
+                                          double duration_s) {
+  const SimTime start = SimTime::Seconds(start_s);
+  const auto first =
+      std::lower_bound(trace.begin(), trace.end(), start,
+                       [](const sim::RequestSpec& r, SimTime t) { return r.arrival < t; });
+  const auto available = static_cast<int64_t>(trace.end() - first);
+  std::vector<sim::RequestSpec> out;
+  if (available == 0) {
+    throw sim::InputError(
+        "serve-bench: --trace-start-s: no request of the trace arrives at or "
+        "after " +
+        describe(start_s) + " s");
+  }
+  const double base_s = first->arrival.seconds();
+  if (rate_multiplier > 0) {
+    for (auto it = first; it != trace.end(); ++it) {
+      const double t = (it->arrival.seconds() - base_s) / rate_multiplier;
+      if (t >= duration_s) break;
+      sim::RequestSpec r = *it;
+      r.arrival = SimTime::Seconds(t);
+      out.push_back(r);
+    }
+    return out;
+  }
+  const int64_t n = std::max<int64_t>(1, std::llround(rate_per_s * duration_s));
+  if (available < n + 1) {
+    throw sim::InputError("serve-bench: the trace has " + std::to_string(available) +
+                          " requests after --trace-start-s " + describe(start_s) + " s; " +
+                          std::to_string(n + 1) + " are needed for " + describe(rate_per_s) +
+                          " requests/s over --duration-s " + describe(duration_s) +
+                          " (lower --trace-start-s, --duration-s or the load)");
+  }
+  const double span_s = first[n].arrival.seconds() - base_s;
+  if (!(span_s > 0)) {
+    throw sim::InputError("serve-bench: requests 1 and " + std::to_string(n + 1) +
+                          " of the trace segment arrive at the same time; cannot scale it");
+  }
+  const double k = duration_s / span_s;
+  for (int64_t i = 0; i < n; ++i) {
+    sim::RequestSpec r = first[i];
+    r.arrival = SimTime::Seconds((r.arrival.seconds() - base_s) * k);
+    out.push_back(r);
+  }
+  return out;
+}
+
+double estimate_saturation_requests_per_s(const std::vector<sim::LengthSample>& lengths,
+                                          const ServeConfig& config,
+                                          const model::StepTimePredictor& predictor) {
+  sim::Workload workload;
+  workload.open_loop.reserve(lengths.size());
+  for (const sim::LengthSample& s : lengths) {
+    sim::RequestSpec r;
+    r.num_prompt_tokens = s.num_prompt_tokens;
+    r.num_output_tokens = s.num_output_tokens;
+    workload.open_loop.push_back(r);
+  }
+  sim::FleetConfig fleet;
+  fleet.serving = config.serving();
+  sim::SimOptions options;
+  options.record_itl_ns = false;
+  const sim::SimResult result = sim::simulate(workload, fleet, predictor, 1, options);
+  const auto completed = static_cast<double>(result.requests.size() - result.num_rejected);
+  return result.end_time > SimTime::Zero() ? completed / result.end_time.seconds() : 0.0;
+}
+
+std::string serve_bench_to_json(const ServeBenchReport& r) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  nlohmann::ordered_json probed = nlohmann::ordered_json::array();
+  nlohmann::ordered_json corrected = nlohmann::ordered_json::array();
+  for (const ServeBenchRow& row : r.rows) {
+    nlohmann::ordered_json j;
+    j["load"] = row.load;
+    j["metric"] = row.metric;
+    j["quantile"] = row.quantile;
+    j["measured_s"] = row.measured_s;
+    j["simulated_s"] = row.simulated_s;
+    rows.push_back(j);
+    j["simulated_s"] = row.probe_rescaled_s;
+    probed.push_back(j);
+    j["simulated_s"] = row.step_corrected_s;
+    corrected.push_back(j);
+  }
+  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+  for (const ServeBenchRun& run : r.runs) {
+    nlohmann::ordered_json j;
+    j["load"] = run.load;
+    j["offered_requests_per_s"] = run.offered_requests_per_s;
+    j["rate_multiplier"] = run.rate_multiplier;
+    j["num_requests"] = run.num_requests;
+    j["read_bandwidth_bytes_per_s"] = run.read_bytes_per_s;
+    j["other_cpu_cores"] = run.other_cpu_cores;
+    j["steal_cpu_cores"] = run.steal_cpu_cores;
+    j["loop_overhead_s"] = run.loop_overhead_s;
+    j["measured_steps"] = run.measured_steps;
+    j["simulated_steps"] = run.simulated_steps;
+    j["measured_preemptions"] = run.measured_preemptions;
+    j["simulated_preemptions"] = run.simulated_preemptions;
+    j["measured_end_s"] = run.measured_end_s;
+    j["simulated_end_s"] = run.simulated_end_s;
+    j["measured_mean_decode_batch"] = run.measured_mean_batch;
+    j["num_prefill_steps"] = run.num_prefill_steps;
+    j["num_decode_steps"] = run.num_decode_steps;
+    j["probe_prefill_ratio"] = run.probe_prefill_ratio;
+    j["probe_decode_ratio"] = run.probe_decode_ratio;
+    j["prefill_step_ratio"] = run.prefill_step_ratio;
+    j["decode_step_ratio"] = run.decode_step_ratio;
+    j["prefill_step_error_median"] = run.prefill_step_error_median;
+    j["decode_step_error_median"] = run.decode_step_error_median;
+    j["prefill_measured_total_s"] = run.prefill_measured_total_s;
+    j["prefill_predicted_total_s"] = run.prefill_predicted_total_s;
+    j["decode_measured_total_s"] = run.decode_measured_total_s;
+    j["decode_predicted_total_s"] = run.decode_predicted_total_s;
+    runs.push_back(j);
+  }
+  nlohmann::ordered_json doc;
+  doc["rows"] = rows;
+  doc["rows_probe_rescaled"] = probed;
+  doc["rows_step_corrected"] = corrected;
+  doc["runs"] = runs;
+  doc["saturation_requests_per_s"] = r.saturation_requests_per_s;
+  doc["model"] = r.model;
+  doc["format"] = r.format;
+  doc["workload"] = r.workload;
+  doc["profile"] = r.profile;
+  doc["threads"] = r.threads;
+  doc["config"] = {{"policy", "continuous"},
+                   {"max_num_seqs", r.config.max_num_seqs},
+                   {"max_num_batched_tokens", r.config.max_num_batched_tokens},
+                   {"block_size_tokens", r.config.block_size_tokens},
+                   {"num_kv_blocks", r.config.num_kv_blocks}};
+  return doc.dump(2) + "\n";
+}
+
+std::string serve_bench_steps_csv(const ServeBenchReport& r) {
+  std::ostringstream out;
+  out << "load,kind,start_s,exec_start_s,end_s,num_seqs,num_new_tokens,num_context_tokens,"
+         "num_attention_pairs,measured_s,predicted_s\n";
+  out << std::setprecision(9);
+  for (const ServeBenchStep& step : r.steps) {
+    const model::BatchShape& b = step.log.shape;
+    out << step.load << "," << (step.log.prefill ? "prefill" : "decode") << ","
+        << step.log.start.seconds() << "," << step.log.exec_start.seconds() << ","
+        << step.log.end.seconds() << "," << (b.num_prefill_seqs + b.num_decode_seqs) << ","
+        << b.num_new_tokens() << "," << b.num_decode_context_tokens << ","
+        << b.num_prefill_attention_pairs << "," << (step.log.end - step.log.exec_start).seconds()
+        << "," << step.predicted_s << "\n";
+  }
+  return out.str();
+}
+
+void print_serve_bench(const ServeBenchReport& r, std::ostream& out) {
+  out << "serve-bench: " << r.model << ", " << r.format << " weights, bf16 KV cache, " << r.threads
+      << " threads; continuous batching (max_num_seqs " << r.config.max_num_seqs
+      << ", max_num_batched_tokens " << r.config.max_num_batched_tokens << ", "
+      << r.config.num_kv_blocks << " KV blocks of " << r.config.block_size_tokens << " tokens)\n"
+      << "  workload: " << r.workload << "\n"
+      << "  predictor: calibrated roofline (" << r.profile << "); estimated saturation "
+      << fixed(r.saturation_requests_per_s, 3) << " requests/s\n";
+  for (const ServeBenchRun& run : r.runs) {
+    out << "\nload " << fixed(run.load, 2) << ": " << run.num_requests << " requests, "
+        << fixed(run.offered_requests_per_s, 3) << " requests/s offered";
+    if (run.rate_multiplier > 0) out << " (trace x" << fixed(run.rate_multiplier, 3) << ")";
+    out << "; read bandwidth " << fixed(run.read_bytes_per_s / 1e9, 1) << " GB/s (profile "
+        << fixed(r.profile_read_bytes_per_s / 1e9, 1) << "); other processes "
+        << fixed(run.other_cpu_cores, 2) << " cores busy on average, steal "
+        << fixed(run.steal_cpu_cores, 2) << "\n"
+        << "  steps: measured " << run.measured_steps << ", simulated " << run.simulated_steps
+        << "; preemptions " << run.measured_preemptions << " / " << run.simulated_preemptions
+        << "; last completion " << fixed(run.measured_end_s, 2) << " s / "
+        << fixed(run.simulated_end_s, 2) << " s; mean decode batch "
+        << fixed(run.measured_mean_batch, 2) << "; loop overhead "
+        << fixed(run.loop_overhead_s * 1e6, 1) << " us/step\n"
+        << "  step-time probe before the run, measured / predicted: prefill "
+        << fixed(run.probe_prefill_ratio, 2) << ", decode " << fixed(run.probe_decode_ratio, 2)
+        << "\n"
+        << "  step time, predicted / measured - 1: prefill median "
+        << fixed(100 * run.prefill_step_error_median, 1) << "% over " << run.num_prefill_steps
+        << " steps (total " << fixed(run.prefill_predicted_total_s, 2) << " s predicted, "
+        << fixed(run.prefill_measured_total_s, 2) << " s measured), decode median "
+        << fixed(100 * run.decode_step_error_median, 1) << "% over " << run.num_decode_steps
+        << " steps (total " << fixed(run.decode_predicted_total_s, 2) << " s / "
+        << fixed(run.decode_measured_total_s, 2) << " s)\n";
+  }
+  out << "\n"
+      << std::left << std::setw(5) << "load" << std::setw(7) << "metric" << std::setw(4) << "q"
+      << std::right << std::setw(11) << "measured s" << std::setw(12) << "simulated s"
+      << std::setw(9) << "error"
+      << "  target    " << std::setw(11) << "probe-resc." << std::setw(9) << "error"
+      << std::setw(11) << "run-corr." << std::setw(9) << "error"
+      << "\n";
+  const auto pct = [](double v) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%+.1f%%", 100 * v);
+    return std::string(buffer);
+  };
+  for (const ServeBenchRow& row : r.rows) {
+    const double err = relative(row.simulated_s, row.measured_s);
+    const double target = row.quantile == "p99" ? 0.15 : 0.10;
+    out << std::left << std::setw(5) << fixed(row.load, 2) << std::setw(7) << row.metric
+        << std::setw(4) << row.quantile << std::right << std::setw(11) << fixed(row.measured_s, 4)
+        << std::setw(12) << fixed(row.simulated_s, 4) << std::setw(9) << pct(err) << "  "
+        << (std::fabs(err) <= target ? "within " : "MISSES ") << std::setw(2)
+        << fixed(100 * target, 0) << "%" << std::setw(11) << fixed(row.probe_rescaled_s, 4)
+        << std::setw(9) << pct(relative(row.probe_rescaled_s, row.measured_s)) << std::setw(11)
+        << fixed(row.step_corrected_s, 4) << std::setw(9)
+        << pct(relative(row.step_corrected_s, row.measured_s)) << "\n";
+  }
+  out << "simulated: the calibrated predictor (profile). probe-resc.: its prefill and decode step "
+         "times scaled by a step-time probe of the\nmachine just before the load. run-corr.: a "
+         "diagnostic, not a prediction: scaled by the run's own measured / predicted time of "
+         "each\n(summed over its steps; what is left is step-time variance and scheduling).\n";
+}
+
+int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path& data_dir,
+                            std::ostream& out, std::ostream& err) {
+  validate_serve_bench_args(a);
+  const auto progress = [&](const std::string& line) {
+    if (!a.quiet) err << "  " << line << "\n" << std::flush;
+  };
+  const std::filesystem::path model_path =
+      a.model.empty() ? data_dir / "models" / kDefaultModel : std::filesystem::path(a.model);
+  const model::ModelSpec spec = model::load_model_spec(model_path);
+  const kernels::DecoderShape shape = decoder_shape(spec, model_path.string());
+  const model::WeightFormat format = model::parse_weight_format(a.format, "serve-bench: --format");
+  const kernels::WeightFormat kernel_weights = kernel_format(format, "serve-bench: --format: ");
+
+  // Workload: lengths (scaled) and, for trace arrivals, the trace itself.
+  const bool trace_arrivals = a.arrivals == "trace";
+  const std::filesystem::path trace_path =
+      !a.trace.empty() ? std::filesystem::path(a.trace)
+                       : data_dir / "traces" / (trace_arrivals ? kDefaultTrace : kDefaultLengths);
+  std::vector<sim::RequestSpec> trace;
+  std::vector<sim::LengthSample> lengths;
+  if (trace_arrivals) {
+    trace = sim::load_trace(trace_path);
+    for (sim::RequestSpec& r : trace) {
+      const sim::LengthSample s = scale_lengths({r.num_prompt_tokens, r.num_output_tokens}, a);
+      r.num_prompt_tokens = s.num_prompt_tokens;
+      r.num_output_tokens = s.num_output_tokens;
+      lengths.push_back(s);
+    }
+    if (!(SimTime::Seconds(a.trace_start_s) <= trace.back().arrival)) {
+      bad_option("--trace-start-s",
+                 "an offset within the trace (its last request arrives at " +
+                     describe(trace.back().arrival.seconds()) + " s)",
+                 describe(a.trace_start_s));
+    }
+  } else {
+    for (const sim::LengthSample& s : sim::load_lengths(trace_path)) {
+      lengths.push_back(scale_lengths(s, a));
+    }
+  }
+
+  ServeConfig config;
+  config.max_num_seqs = a.max_num_seqs;
+  config.max_num_batched_tokens = a.max_num_batched_tokens;
+  config.block_size_tokens = a.block_size_tokens;
+  const int64_t max_context = a.max_prompt_tokens + a.max_output_tokens;
+  config.num_kv_blocks = a.num_kv_blocks > 0
+                             ? a.num_kv_blocks
+                             : a.max_num_seqs * ceil_div(max_context, a.block_size_tokens);
+
+  // The profile: as `llmcap validate` obtains and checks it.
+  model::CalibrationProfile profile;
+  std::string source;
+  if (!a.profile.empty()) {
+    profile = model::read_profile_json(a.profile);
+    const kernels::MachineInfo here = kernels::describe_machine();
+    model::check_profile_machine(profile, model::MachineIdentity{here.cpu_model, here.isa},
+                                 a.profile);
+    source = a.profile;
+  } else {
+    progress("no --profile: running a quick calibration first");
+    kernels::CalibrationOptions cal;
+    cal.quick = true;
+    cal.max_threads = a.threads;
+    const kernels::CalibrationRun run = kernels::run_calibration(cal);
+    profile = to_profile(run, "llmcap serve-bench (quick calibration)");
+    source = "a quick calibration just now";
+  }
+  const std::string format_name(model::to_string(format));
+  if (profile.fit.matmul.count(format_name) == 0) {
+    throw model::InputError(source + ": field \"fit.matmul\": no fitted rates for \"" +
+                            format_name + "\" weights");
+  }
+  if (profile.fit.attention.count("bf16") == 0) {
+    throw model::InputError(source +
+                            ": field \"fit.attention\": no fitted rates for \"bf16\" "
+                            "KV cache");
+  }
+  model::Efficiency efficiency = model::calibrated_efficiency(profile);
+  efficiency.step_overhead_s = 0;  // the loop's own overhead is measured per run, below
+  const model::Deployment machine = measured_machine(profile, efficiency);
+  const model::RooflinePredictor predictor(spec, format, model::KvFormat::kBf16, machine,
+                                           efficiency);
+
+  ServeBenchReport report;
+  report.model = spec.id;
+  report.format = format_name;
+  report.profile = source;
+  report.threads = std::max(1, profile.fit.threads);
+  report.config = config;
+  report.profile_read_bytes_per_s =
+      machine.memory_bandwidth_bytes_per_s * efficiency.memory_bandwidth_fraction;
+  report.saturation_requests_per_s = estimate_saturation_requests_per_s(lengths, config, predictor);
+  {
+    std::ostringstream w;
+    w << (trace_arrivals ? "trace arrivals of "
+                         : "Poisson arrivals (seed " + std::to_string(a.seed) + "), lengths of ")
+      << trace_path.filename().string();
+    if (trace_arrivals) w << " from " << describe(a.trace_start_s) << " s";
+    w << "; prompt x" << describe(a.prompt_scale) << " capped at " << a.max_prompt_tokens
+      << ", output x" << describe(a.output_scale) << " capped at " << a.max_output_tokens
+      << " tokens; " << describe(a.duration_s) << " s of arrivals per load";
+    report.workload = w.str();
+  }
+  progress("estimated saturation: " + fixed(report.saturation_requests_per_s, 3) +
+           " requests/s (the predictor, every request offered at once)");
+
+  // The server: decoder, pool, warm-up (weights, every KV page, one long prefill).
+  kernels::ThreadPool pool(report.threads);
+  kernels::ReferenceDecoder decoder(shape, kernel_weights, kernels::KvType::kBf16,
+                                    config.max_num_seqs, max_context, a.seed);
+  progress("warm-up: " + fixed(static_cast<double>(decoder.weight_bytes()) / 1e6, 0) +
+           " MB of weights, KV cache of " + std::to_string(config.max_num_seqs) + " x " +
+           std::to_string(max_context) + " tokens");
+  decoder.set_contexts(
+      std::vector<int64_t>(static_cast<size_t>(config.max_num_seqs), max_context - 1));
+  decoder.step(pool);
+  {
+    std::vector<int64_t> prompt(static_cast<size_t>(a.max_prompt_tokens), 1);
+    const kernels::PrefillSequence warm{0, 0, prompt};
+    decoder.prefill(std::span(&warm, 1), pool);
+  }
+  kernels::ReadProbe probe(int64_t{256} << 20);
+
+  // The loads.
+  struct Load {
+    double fraction;
+    double multiplier;
+  };
+  std::vector<Load> loads;
+  if (!a.rate_multipliers.empty()) {
+    for (const double m : a.rate_multipliers) loads.push_back({0, m});
+  } else {
+    for (const double f : a.loads) loads.push_back({f, 0});
+  }
+  for (const Load& load : loads) {
+    std::vector<sim::RequestSpec> arrivals;
+    if (trace_arrivals) {
+      arrivals =
+          scale_trace(trace, a.trace_start_s, load.fraction * report.saturation_requests_per_s,
+                      load.multiplier, a.duration_s);
+    } else {
+      sim::ArrivalOptions options;
+      options.rate_per_s = load.fraction * report.saturation_requests_per_s;
+      options.duration_s = a.duration_s;
+      arrivals = sim::generate_arrivals(options, lengths, a.seed);
+    }
+    if (arrivals.empty()) {
+      throw sim::InputError("serve-bench: no request arrives within --duration-s " +
+                            describe(a.duration_s) + " s at this load");
+    }
+    ServeBenchRun run;
+    run.num_requests = static_cast<int64_t>(arrivals.size());
+    run.offered_requests_per_s = static_cast<double>(arrivals.size()) / a.duration_s;
+    run.load = run.offered_requests_per_s / report.saturation_requests_per_s;
+    if (trace_arrivals) {
+      const SimTime start = SimTime::Seconds(a.trace_start_s);
+      const auto first =
+          std::lower_bound(trace.begin(), trace.end(), start,
+                           [](const sim::RequestSpec& r, SimTime t) { return r.arrival < t; });
+      const auto last = first + static_cast<int64_t>(arrivals.size()) - 1;
+      run.rate_multiplier =
+          load.multiplier > 0 ? load.multiplier
+          : arrivals.back().arrival > SimTime::Zero()
+              ? (last->arrival - first->arrival).seconds() / arrivals.back().arrival.seconds()
+              : 0.0;
+    }
+    if (load.fraction > 0) run.load = load.fraction;
+    run.read_bytes_per_s = probe.read_bytes_per_s(pool);
+    std::tie(run.probe_prefill_ratio, run.probe_decode_ratio) =
+        probe_step_ratios(decoder, pool, predictor, a.max_prompt_tokens);
+    progress("load " + fixed(run.load, 2) + ": serving " + std::to_string(run.num_requests) +
+             " requests over " + describe(a.duration_s) + " s in real time...");
+
+    DecoderStepExecutor executor(decoder, pool, a.seed);
+    const CpuSample cpu_before = sample_cpu();
+    SteadyServeClock clock;
+    const ServeResult measured = serve(arrivals, config, executor, clock);
+    const double wall_s = clock.now().seconds();
+    const CpuSample cpu_after = sample_cpu();
+    if (cpu_before.ok && cpu_after.ok && wall_s > 0) {
+      run.other_cpu_cores = std::max(0.0, (cpu_after.busy_s - cpu_before.busy_s) -
+                                              (cpu_after.self_s - cpu_before.self_s)) /
+                            wall_s;
+      run.steal_cpu_cores = (cpu_after.steal_s - cpu_before.steal_s) / wall_s;
+    }
+    run.loop_overhead_s = measured.loop_overhead_s;
+
+    model::Efficiency run_efficiency = efficiency;
+    run_efficiency.step_overhead_s = measured.loop_overhead_s;
+    const model::RooflinePredictor run_predictor(spec, format, model::KvFormat::kBf16, machine,
+                                                 run_efficiency);
+    sim::Workload workload;
+    workload.open_loop = arrivals;
+    sim::FleetConfig fleet;
+    fleet.serving = config.serving();
+    const sim::SimResult simulated = sim::simulate(workload, fleet, run_predictor, a.seed);
+
+    run.measured_steps = measured.records.num_steps;
+    run.simulated_steps = simulated.num_steps;
+    run.measured_preemptions = measured.records.num_preemptions;
+    run.simulated_preemptions = simulated.num_preemptions;
+    run.measured_end_s = measured.records.end_time.seconds();
+    run.simulated_end_s = simulated.end_time.seconds();
+    std::vector<double> prefill_errors, decode_errors;
+    double decode_seqs = 0;
+    for (const ServeStepLog& step : measured.steps) {
+      const double measured_s = (step.end - step.exec_start).seconds();
+      const double predicted_s = predictor.step_time_s(step.shape);
+      if (!a.steps_csv.empty()) report.steps.push_back({run.load, step, predicted_s});
+      if (step.prefill) {
+        prefill_errors.push_back(relative(predicted_s, measured_s));
+        run.prefill_measured_total_s += measured_s;
+        run.prefill_predicted_total_s += predicted_s;
+      } else {
+        decode_errors.push_back(relative(predicted_s, measured_s));
+        run.decode_measured_total_s += measured_s;
+        run.decode_predicted_total_s += predicted_s;
+        decode_seqs += static_cast<double>(step.shape.num_decode_seqs);
+      }
+    }
+    run.prefill_step_ratio = run.prefill_predicted_total_s > 0
+                                 ? run.prefill_measured_total_s / run.prefill_predicted_total_s
+                                 : 1.0;
+    run.decode_step_ratio = run.decode_predicted_total_s > 0
+                                ? run.decode_measured_total_s / run.decode_predicted_total_s
+                                : 1.0;
+    const ScaledPredictor corrected_predictor(predictor, run.prefill_step_ratio,
+                                              run.decode_step_ratio, measured.loop_overhead_s);
+    const sim::SimResult corrected = sim::simulate(workload, fleet, corrected_predictor, a.seed);
+    const ScaledPredictor probe_predictor(predictor, run.probe_prefill_ratio,
+                                          run.probe_decode_ratio, measured.loop_overhead_s);
+    const sim::SimResult probed = sim::simulate(workload, fleet, probe_predictor, a.seed);
+    run.num_prefill_steps = static_cast<int64_t>(prefill_errors.size());
+    run.num_decode_steps = static_cast<int64_t>(decode_errors.size());
+    run.prefill_step_error_median = median(prefill_errors);
+    run.decode_step_error_median = median(decode_errors);
+    run.measured_mean_batch =
+        decode_errors.empty() ? 0.0 : decode_seqs / static_cast<double>(decode_errors.size());
+
+    const sim::Metrics m = sim::compute_metrics(measured.records, sim::Slo{});
+    const sim::Metrics s = sim::compute_metrics(simulated, sim::Slo{});
+    const sim::Metrics p = sim::compute_metrics(probed, sim::Slo{});
+    const sim::Metrics c = sim::compute_metrics(corrected, sim::Slo{});
+    const auto add = [&](const char* metric, const sim::Distribution sim::Metrics::*field) {
+      const sim::Distribution &md = m.*field, &sd = s.*field, &pd = p.*field, &cd = c.*field;
+      report.rows.push_back({run.load, metric, "p50", md.p50_s, sd.p50_s, pd.p50_s, cd.p50_s});
+      report.rows.push_back({run.load, metric, "p90", md.p90_s, sd.p90_s, pd.p90_s, cd.p90_s});
+      report.rows.push_back({run.load, metric, "p99", md.p99_s, sd.p99_s, pd.p99_s, cd.p99_s});
+    };
+    add("ttft", &sim::Metrics::ttft);
+    add("tpot", &sim::Metrics::tpot);
+    progress("load " + fixed(run.load, 2) + ": done, last completion at " +
+             fixed(run.measured_end_s, 1) + " s (simulated " + fixed(run.simulated_end_s, 1) +
+             " s)");
+    report.runs.push_back(run);
+  }
+
+  const std::string json = a.json_out.empty() ? "" : serve_bench_to_json(report);
+  const std::string steps = a.steps_csv.empty() ? "" : serve_bench_steps_csv(report);
+  if (!a.json_out.empty()) write_file_atomically(a.json_out, json);
+  if (!a.steps_csv.empty()) write_file_atomically(a.steps_csv, steps);
+  print_serve_bench(report, out);
+  return kExitOk;
+}
+
+}  // namespace llmcap::cli

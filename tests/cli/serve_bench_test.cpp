@@ -1,0 +1,553 @@
+// `llmcap serve-bench`: the serving loop's scheduling against hand-worked steps and against the
+// simulator (in virtual time, so nothing here depends on the machine's speed), the reference
+// decoder driven by the loop, the workload scaling, the JSON and the option errors.
+#include "cli/serve_bench.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/cli.h"
+#include "kernels/decoder.h"
+#include "kernels/thread_pool.h"
+#include "sim/input_error.h"
+#include "test_util.h"
+
+namespace llmcap::cli {
+namespace {
+
+using llmcap::testing::TempDir;
+using sim::SimTime;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+/// Step times that are easy to work by hand: a prefill step costs 10 ms + 1 ms per prompt
+/// token, a decode step 5 ms + 1 ms per sequence (+ 1 us per context token and attention pair
+/// when `with_context`, so that the randomised comparisons see every term of the shape).
+class LinearPredictor final : public model::StepTimePredictor {
+ public:
+  explicit LinearPredictor(bool with_context = false) : with_context_(with_context) {}
+  double step_time_s(const model::BatchShape& b) const override {
+    const double c = with_context_ ? 1e-6 : 0.0;
+    if (b.num_prefill_seqs > 0) {
+      return 0.010 + 0.001 * static_cast<double>(b.num_prefill_tokens) +
+             c * static_cast<double>(b.num_prefill_attention_pairs);
+    }
+    return 0.005 + 0.001 * static_cast<double>(b.num_decode_seqs) +
+           c * static_cast<double>(b.num_decode_context_tokens);
+  }
+
+ private:
+  bool with_context_;
+};
+
+sim::RequestSpec request(double arrival_s, int64_t prompt, int64_t output) {
+  sim::RequestSpec r;
+  r.arrival = SimTime::Seconds(arrival_s);
+  r.num_prompt_tokens = prompt;
+  r.num_output_tokens = output;
+  return r;
+}
+
+SimTime ms(double v) { return SimTime::MilliSeconds(v); }
+
+/// The loop in virtual time, each step lasting what `predictor` says (and running `inner`).
+ServeResult serve_virtually(const std::vector<sim::RequestSpec>& arrivals,
+                            const ServeConfig& config, const model::StepTimePredictor& predictor,
+                            StepExecutor* inner = nullptr) {
+  VirtualServeClock clock;
+  PredictedStepExecutor executor(clock, predictor, inner);
+  return serve(arrivals, config, executor, clock);
+}
+
+sim::SimResult simulate_same(const std::vector<sim::RequestSpec>& arrivals,
+                             const ServeConfig& config, const model::StepTimePredictor& predictor) {
+  sim::Workload workload;
+  workload.open_loop = arrivals;
+  sim::FleetConfig fleet;
+  fleet.serving = config.serving();
+  return sim::simulate(workload, fleet, predictor, 1);
+}
+
+void expect_same_records(const sim::SimResult& loop, const sim::SimResult& simulated) {
+  ASSERT_EQ(loop.requests.size(), simulated.requests.size());
+  for (size_t i = 0; i < loop.requests.size(); ++i) {
+    const sim::RequestRecord& a = loop.requests[i];
+    const sim::RequestRecord& b = simulated.requests[i];
+    SCOPED_TRACE("request " + std::to_string(i));
+    EXPECT_EQ(a.id, b.id);
+    EXPECT_EQ(a.arrival, b.arrival);
+    EXPECT_EQ(a.first_scheduled, b.first_scheduled);
+    EXPECT_EQ(a.first_token, b.first_token);
+    EXPECT_EQ(a.completion, b.completion);
+    EXPECT_EQ(a.num_preemptions, b.num_preemptions);
+    EXPECT_EQ(a.max_itl, b.max_itl);
+    EXPECT_EQ(a.rejected, b.rejected);
+    EXPECT_EQ(a.num_prompt_tokens, b.num_prompt_tokens);
+    EXPECT_EQ(a.num_output_tokens, b.num_output_tokens);
+  }
+  EXPECT_EQ(loop.num_steps, simulated.num_steps);
+  EXPECT_EQ(loop.num_preemptions, simulated.num_preemptions);
+  EXPECT_EQ(loop.num_rejected, simulated.num_rejected);
+  EXPECT_EQ(loop.end_time, simulated.end_time);
+}
+
+TEST(ServeLoop, ThreeRequestsFollowTheHandWorkedStepSequence) {
+  // A (t=0, prompt 4, output 3), B (t=1 ms, 6, 2), C (t=2 ms, 3, 2); max_num_seqs 2.
+  //  0-14 ms  prefill A (4 tokens: 10 + 4 ms)        A's first token at 14
+  // 14-30     prefill B (C waits: 2 running)         B's first token at 30
+  // 30-37     decode A, B (5 + 2 ms)                 B done (2 tokens)
+  // 37-50     prefill C (3 tokens)                   C's first token at 50
+  // 50-57     decode A, C                            A done (3 tokens), C done
+  const std::vector<sim::RequestSpec> arrivals = {request(0, 4, 3), request(0.001, 6, 2),
+                                                  request(0.002, 3, 2)};
+  ServeConfig config;
+  config.max_num_seqs = 2;
+  config.max_num_batched_tokens = 8;
+  config.block_size_tokens = 4;
+  config.num_kv_blocks = 100;
+  const LinearPredictor predictor;
+  const ServeResult result = serve_virtually(arrivals, config, predictor);
+
+  struct Expected {
+    double start_ms, end_ms;
+    bool prefill;
+    std::vector<int64_t> requests;
+  };
+  const std::vector<Expected> expected = {{0, 14, true, {0}},
+                                          {14, 30, true, {1}},
+                                          {30, 37, false, {0, 1}},
+                                          {37, 50, true, {2}},
+                                          {50, 57, false, {0, 2}}};
+  ASSERT_EQ(result.steps.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE("step " + std::to_string(i));
+    EXPECT_EQ(result.steps[i].start, ms(expected[i].start_ms));
+    EXPECT_EQ(result.steps[i].exec_start, ms(expected[i].start_ms));
+    EXPECT_EQ(result.steps[i].end, ms(expected[i].end_ms));
+    EXPECT_EQ(result.steps[i].prefill, expected[i].prefill);
+    EXPECT_EQ(result.steps[i].requests, expected[i].requests);
+  }
+  // Shapes as the simulator composes them: B's prefill and the first decode.
+  EXPECT_EQ(result.steps[1].shape.num_prefill_tokens, 6);
+  EXPECT_EQ(result.steps[1].shape.num_prefill_attention_pairs, 6 * 7 / 2);
+  EXPECT_EQ(result.steps[1].shape.num_prefill_seqs_completing, 1);
+  EXPECT_EQ(result.steps[2].shape.num_decode_seqs, 2);
+  EXPECT_EQ(result.steps[2].shape.num_decode_context_tokens, (4 + 1) + (6 + 1));
+
+  const auto& r = result.records.requests;
+  EXPECT_EQ(r[0].first_token, ms(14));
+  EXPECT_EQ(r[0].completion, ms(57));
+  EXPECT_EQ(r[0].max_itl, ms(23));  // 14 -> 37
+  EXPECT_EQ(r[1].first_scheduled, ms(14));
+  EXPECT_EQ(r[1].first_token, ms(30));
+  EXPECT_EQ(r[1].completion, ms(37));
+  EXPECT_EQ(r[2].first_scheduled, ms(37));
+  EXPECT_EQ(r[2].first_token, ms(50));
+  EXPECT_EQ(r[2].completion, ms(57));
+  EXPECT_EQ(result.records.num_steps, 5);
+  EXPECT_EQ(result.loop_overhead_s, 0.0);  // virtual time: no loop overhead
+  expect_same_records(result.records, simulate_same(arrivals, config, predictor));
+}
+
+TEST(ServeLoop, PrefillAdmitsUpToTheTokenBudgetAndAFirstLongPromptAlone) {
+  // Budget 8: A (5) and B (3) share a prefill; C (9, over the budget) goes alone next.
+  const std::vector<sim::RequestSpec> arrivals = {request(0, 5, 1), request(0, 3, 1),
+                                                  request(0, 9, 1)};
+  ServeConfig config;
+  config.max_num_seqs = 4;
+  config.max_num_batched_tokens = 8;
+  config.block_size_tokens = 4;
+  config.num_kv_blocks = 100;
+  const LinearPredictor predictor;
+  const ServeResult result = serve_virtually(arrivals, config, predictor);
+  ASSERT_EQ(result.steps.size(), 2u);
+  EXPECT_EQ(result.steps[0].requests, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(result.steps[0].end, ms(18));
+  EXPECT_EQ(result.steps[1].requests, (std::vector<int64_t>{2}));
+  EXPECT_EQ(result.steps[1].end, ms(18 + 19));
+  expect_same_records(result.records, simulate_same(arrivals, config, predictor));
+}
+
+TEST(ServeLoop, MatchesTheSimulatorRecordForRecordUnderPreemptionAndRejection) {
+  // A tight KV cache (24 blocks of 4 tokens) and bursts of arrivals: decodes preempt, and the
+  // 100 + 10 token request never fits (28 blocks) and is rejected.
+  const std::vector<sim::LengthSample> lengths = {{10, 20},  {30, 5}, {5, 40}, {60, 30},
+                                                  {100, 10}, {1, 1},  {7, 2}};
+  ServeConfig config;
+  config.max_num_seqs = 6;
+  config.max_num_batched_tokens = 40;
+  config.block_size_tokens = 4;
+  config.num_kv_blocks = 24;
+  const LinearPredictor predictor(/*with_context=*/true);
+  for (const uint64_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const std::vector<sim::RequestSpec> arrivals = sim::poisson_arrivals(30, 300, lengths, seed);
+    const ServeResult result = serve_virtually(arrivals, config, predictor);
+    EXPECT_GT(result.records.num_preemptions, 0);
+    EXPECT_GT(result.records.num_rejected, 0);
+    expect_same_records(result.records, simulate_same(arrivals, config, predictor));
+    ASSERT_EQ(static_cast<int64_t>(result.steps.size()), result.records.num_steps);
+  }
+}
+
+kernels::DecoderShape tiny_shape() {
+  kernels::DecoderShape s;
+  s.hidden = 64;
+  s.intermediate = 96;
+  s.num_layers = 2;
+  s.num_heads = 4;
+  s.num_kv_heads = 2;
+  s.head_dim = 16;
+  s.vocab = 50;
+  return s;
+}
+
+TEST(ServeLoop, DrivesTheReferenceDecoderThroughPrefillsDecodesAndRecomputes) {
+  // The real decoder runs every step (slots, KV contexts and recomputes checked by the
+  // executor); time is virtual, so the records are the simulator's.
+  const std::vector<sim::LengthSample> lengths = {{10, 12}, {20, 5}, {4, 30}, {30, 10}};
+  ServeConfig config;
+  config.max_num_seqs = 4;
+  config.max_num_batched_tokens = 48;
+  config.block_size_tokens = 4;
+  config.num_kv_blocks = 16;
+  const std::vector<sim::RequestSpec> arrivals = sim::poisson_arrivals(40, 60, lengths, 7);
+  kernels::ThreadPool pool(1);  // threaded prefill is covered by tests/kernels
+  kernels::ReferenceDecoder decoder(tiny_shape(), kernels::WeightFormat::kF32,
+                                    kernels::KvType::kBf16, config.max_num_seqs, 40, 3);
+  DecoderStepExecutor real(decoder, pool, 11);
+  const LinearPredictor predictor(/*with_context=*/true);
+  const ServeResult result = serve_virtually(arrivals, config, predictor, &real);
+  EXPECT_GT(result.records.num_preemptions, 0);
+  expect_same_records(result.records, simulate_same(arrivals, config, predictor));
+  for (const sim::RequestRecord& r : result.records.requests) {
+    EXPECT_EQ(static_cast<int64_t>(real.emitted(r.id).size()), r.num_output_tokens)
+        << "request " << r.id;
+    for (const int64_t token : real.emitted(r.id)) {
+      EXPECT_GE(token, 0);
+      EXPECT_LT(token, 50);
+    }
+  }
+}
+
+TEST(ServeLoop, DecoderExecutorRefusesAStepThatDisagreesWithTheDecoder) {
+  kernels::ThreadPool pool(1);
+  kernels::ReferenceDecoder decoder(tiny_shape(), kernels::WeightFormat::kF32,
+                                    kernels::KvType::kF32, 2, 16, 3);
+  DecoderStepExecutor executor(decoder, pool, 1);
+  ServeStep decode;
+  decode.items.push_back({0, 1, 5, 1});  // slot 1 holds nothing, the loop expects 5 KV tokens
+  try {
+    executor.execute(decode);
+    ADD_FAILURE() << "expected logic_error";
+  } catch (const std::logic_error& e) {
+    EXPECT_THAT(std::string(e.what()),
+                HasSubstr("request 0 in slot 1: the decoder holds 0 KV tokens, the loop "
+                          "expects 5"));
+  }
+  ServeStep prefill;
+  prefill.prefill = true;
+  prefill.items.push_back({3, 0, 5, 2});  // a recompute of 2 tokens never emitted
+  try {
+    executor.execute(prefill);
+    ADD_FAILURE() << "expected logic_error";
+  } catch (const std::logic_error& e) {
+    EXPECT_THAT(std::string(e.what()),
+                HasSubstr("request 3 has 0 tokens kept, the loop says 2 emitted"));
+  }
+}
+
+TEST(ServeLoop, RejectsBadInputWithMessage) {
+  const LinearPredictor predictor;
+  ServeConfig config;
+  config.num_kv_blocks = 10;
+  const auto message = [&](const std::vector<sim::RequestSpec>& arrivals, const ServeConfig& c) {
+    try {
+      serve_virtually(arrivals, c, predictor);
+    } catch (const sim::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(message({request(0, 4, 0)}, config),
+              HasSubstr("serve: arrivals[0]: expected arrival >= 0 and prompt and output tokens "
+                        ">= 1, got arrival 0 ns, 4 and 0 tokens"));
+  EXPECT_THAT(message({request(1, 4, 1), request(0.5, 4, 1)}, config),
+              HasSubstr("serve: arrivals[1]: not sorted (arrives before arrivals[0])"));
+  ServeConfig no_blocks = config;
+  no_blocks.num_kv_blocks = 0;
+  EXPECT_THAT(message({request(0, 4, 1)}, no_blocks),
+              HasSubstr("serve: num_kv_blocks: expected a positive integer, got 0"));
+}
+
+// ---- workload scaling and saturation ----------------------------------------------------------
+
+TEST(ServeBenchWorkload, LengthsAreScaledRoundedAndCapped) {
+  ServeBenchArgs a;  // prompt x0.125 capped at 512, output x0.25 capped at 64
+  EXPECT_EQ(scale_lengths({1000, 100}, a).num_prompt_tokens, 125);
+  EXPECT_EQ(scale_lengths({1000, 100}, a).num_output_tokens, 25);
+  EXPECT_EQ(scale_lengths({5000, 1000}, a).num_prompt_tokens, 512);
+  EXPECT_EQ(scale_lengths({5000, 1000}, a).num_output_tokens, 64);
+  EXPECT_EQ(scale_lengths({3, 1}, a).num_prompt_tokens, 1);  // 0.375 rounds to 0: at least 1
+  EXPECT_EQ(scale_lengths({3, 1}, a).num_output_tokens, 1);
+  EXPECT_EQ(scale_lengths({12, 6}, a).num_prompt_tokens, 2);  // 1.5 rounds away from zero
+}
+
+TEST(ServeBenchWorkload, TraceIsScaledToTheRateOrByTheMultiplier) {
+  // Arrivals at 0, 1, 2, 4, 8 s; the segment from 1 s is 0, 1, 3, 7 s after rebasing.
+  std::vector<sim::RequestSpec> trace;
+  for (const double t : {0.0, 1.0, 2.0, 4.0, 8.0})
+    trace.push_back(request(t, static_cast<int64_t>(10 + t), 2));
+  // 1 request/s over 2 s: N = 2 requests, the third (3 s) ends the span: times x 2/3.
+  const auto by_rate = scale_trace(trace, 1.0, 1.0, 0, 2.0);
+  ASSERT_EQ(by_rate.size(), 2u);
+  EXPECT_EQ(by_rate[0].arrival, SimTime::Zero());
+  EXPECT_EQ(by_rate[1].arrival, SimTime::Seconds(2.0 / 3.0));
+  EXPECT_EQ(by_rate[1].num_prompt_tokens, 12);  // the lengths travel with their rows
+  // Multiplier 2: 0, 0.5, 1.5, 3.5 s; those before 2 s kept.
+  const auto by_multiplier = scale_trace(trace, 1.0, 0, 2.0, 2.0);
+  ASSERT_EQ(by_multiplier.size(), 3u);
+  EXPECT_EQ(by_multiplier[2].arrival, SimTime::Seconds(1.5));
+  try {
+    scale_trace(trace, 1.0, 2.0, 0, 2.0);  // N = 4 needs 5 requests, 4 are left
+    ADD_FAILURE() << "expected InputError";
+  } catch (const sim::InputError& e) {
+    EXPECT_THAT(std::string(e.what()),
+                HasSubstr("the trace has 4 requests after --trace-start-s 1 s; 5 are needed for "
+                          "2 requests/s over --duration-s 2"));
+  }
+  try {
+    scale_trace(trace, 9.0, 1.0, 0, 2.0);
+    ADD_FAILURE() << "expected InputError";
+  } catch (const sim::InputError& e) {
+    EXPECT_THAT(std::string(e.what()),
+                HasSubstr("--trace-start-s: no request of the trace arrives at or after 9 s"));
+  }
+}
+
+TEST(ServeBenchWorkload, SaturationIsThroughputWithEveryRequestOfferedAtOnce) {
+  // Ten one-token requests of 4 prompt tokens, two per prefill step (budget 8): five steps of
+  // 10 + 8 ms = 90 ms, so 10 / 0.09 s.
+  const std::vector<sim::LengthSample> lengths(10, sim::LengthSample{4, 1});
+  ServeConfig config;
+  config.max_num_seqs = 2;
+  config.max_num_batched_tokens = 8;
+  config.block_size_tokens = 4;
+  config.num_kv_blocks = 100;
+  constexpr double kTol = 1e-9;
+  EXPECT_NEAR(estimate_saturation_requests_per_s(lengths, config, LinearPredictor()), 10 / 0.09,
+              kTol);
+}
+
+// ---- JSON --------------------------------------------------------------------------------------
+
+TEST(ServeBenchJson, RowsHaveExactlyTheIssuesKeys) {
+  ServeBenchReport report;
+  report.model = "m";
+  report.format = "int8";
+  report.config.num_kv_blocks = 36;
+  report.saturation_requests_per_s = 4;
+  ServeBenchRun run;
+  run.load = 0.5;
+  run.num_requests = 90;
+  report.runs.push_back(run);
+  report.rows.push_back({0.5, "ttft", "p50", 0.25, 0.2, 0.22, 0.24});
+  report.rows.push_back({0.5, "tpot", "p99", 0.04, 0.05, 0.048, 0.045});
+  const auto doc = nlohmann::json::parse(serve_bench_to_json(report));
+  ASSERT_EQ(doc.at("rows").size(), 2u);
+  const auto& row = doc.at("rows")[0];
+  EXPECT_EQ(row.size(), 5u);
+  EXPECT_EQ(row.at("load").get<double>(), 0.5);
+  EXPECT_EQ(row.at("metric"), "ttft");
+  EXPECT_EQ(row.at("quantile"), "p50");
+  EXPECT_EQ(row.at("measured_s").get<double>(), 0.25);
+  EXPECT_EQ(row.at("simulated_s").get<double>(), 0.2);
+  EXPECT_EQ(doc.at("rows")[1].at("quantile"), "p99");
+  // The diagnostic rows: the same keys, simulated_s from the step-corrected simulation.
+  ASSERT_EQ(doc.at("rows_step_corrected").size(), 2u);
+  EXPECT_EQ(doc.at("rows_step_corrected")[0].size(), 5u);
+  EXPECT_EQ(doc.at("rows_step_corrected")[0].at("measured_s").get<double>(), 0.25);
+  EXPECT_EQ(doc.at("rows_step_corrected")[0].at("simulated_s").get<double>(), 0.24);
+  ASSERT_EQ(doc.at("rows_probe_rescaled").size(), 2u);
+  EXPECT_EQ(doc.at("rows_probe_rescaled")[1].at("simulated_s").get<double>(), 0.048);
+  EXPECT_EQ(doc.at("runs")[0].at("num_requests"), 90);
+  EXPECT_EQ(doc.at("config").at("policy"), "continuous");
+  EXPECT_EQ(doc.at("config").at("num_kv_blocks"), 36);
+  EXPECT_EQ(doc.at("saturation_requests_per_s").get<double>(), 4.0);
+}
+
+// ---- the command -------------------------------------------------------------------------------
+
+constexpr const char* kTinyLlama = R"({"model_type": "llama", "hidden_size": 128,
+  "intermediate_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
+  "num_key_value_heads": 2, "vocab_size": 512, "max_position_embeddings": 2048,
+  "tie_word_embeddings": true})";
+
+/// A profile of this machine from the (fast, in-cache) test sweep.
+std::filesystem::path test_profile(const TempDir& dir) {
+  const auto path = dir.path() / "profile.json";
+  std::ostringstream out, err;
+  EXPECT_EQ(run({"calibrate", "--test-sweep", "--threads", "1", "--out", path.string(), "--quiet"},
+                out, err),
+            kExitOk)
+      << err.str();
+  return path;
+}
+
+TEST(CliServeBench, ServesATinyModelAndWritesTheSideBySideRows) {
+  // The first 30 s of the trace fixture at 100x: a fraction of a second of real serving. Only
+  // the schema and the request count are checked (timings depend on the machine).
+  TempDir dir;
+  const auto model = dir.write("tiny.json", kTinyLlama);
+  const auto profile = test_profile(dir);
+  const auto trace = llmcap::testing::test_data("conv_first300.csv");
+  const auto json_path = dir.path() / "serve.json";
+  const auto steps_path = dir.path() / "steps.csv";
+  const std::vector<std::string> args = {"serve-bench",
+                                         "--model",
+                                         model.string(),
+                                         "--format",
+                                         "bf16",
+                                         "--profile",
+                                         profile.string(),
+                                         "--trace",
+                                         trace.string(),
+                                         "--trace-start-s",
+                                         "0",
+                                         "--rate-multiplier",
+                                         "100",
+                                         "--duration-s",
+                                         "0.3",
+                                         "--max-num-seqs",
+                                         "4",
+                                         "--json",
+                                         json_path.string(),
+                                         "--steps-csv",
+                                         steps_path.string(),
+                                         "--quiet"};
+  std::ostringstream out, err;
+  const int code = run(args, out, err);
+  ASSERT_EQ(code, kExitOk) << err.str();
+  int64_t expected_requests = 0;  // rows of the fixture arriving before 30 s
+  {
+    std::ifstream f(trace);
+    std::string line;
+    std::getline(f, line);
+    while (std::getline(f, line)) {
+      if (std::stod(line.substr(0, line.find(','))) < 30.0) ++expected_requests;
+    }
+  }
+  std::ifstream f(json_path);
+  const auto doc = nlohmann::json::parse(f);
+  ASSERT_EQ(doc.at("rows").size(), 6u);  // one load x {ttft, tpot} x {p50, p90, p99}
+  const std::vector<std::pair<std::string, std::string>> order = {{"ttft", "p50"}, {"ttft", "p90"},
+                                                                  {"ttft", "p99"}, {"tpot", "p50"},
+                                                                  {"tpot", "p90"}, {"tpot", "p99"}};
+  for (size_t i = 0; i < order.size(); ++i) {
+    const auto& row = doc.at("rows")[i];
+    EXPECT_EQ(row.size(), 5u);
+    EXPECT_EQ(row.at("metric"), order[i].first);
+    EXPECT_EQ(row.at("quantile"), order[i].second);
+    EXPECT_GT(row.at("measured_s").get<double>(), 0);
+    EXPECT_GT(row.at("simulated_s").get<double>(), 0);
+    EXPECT_GT(row.at("load").get<double>(), 0);
+  }
+  const auto& run0 = doc.at("runs")[0];
+  EXPECT_EQ(run0.at("num_requests").get<int64_t>(), expected_requests);
+  EXPECT_EQ(run0.at("rate_multiplier").get<double>(), 100.0);
+  EXPECT_GT(run0.at("measured_steps").get<int64_t>(), 0);
+  EXPECT_EQ(doc.at("model"), "tiny");
+  EXPECT_EQ(doc.at("config").at("max_num_seqs"), 4);
+  EXPECT_EQ(doc.at("config").at("num_kv_blocks"), 4 * (512 + 64) / 16);
+  EXPECT_THAT(out.str(), HasSubstr("measured s simulated s"));
+  EXPECT_EQ(doc.at("rows_probe_rescaled").size(), 6u);
+  EXPECT_EQ(doc.at("rows_step_corrected").size(), 6u);
+  // --steps-csv: a header and one line per step of the real run.
+  std::ifstream steps(steps_path);
+  std::string header;
+  std::getline(steps, header);
+  EXPECT_EQ(header,
+            "load,kind,start_s,exec_start_s,end_s,num_seqs,num_new_tokens,num_context_tokens,"
+            "num_attention_pairs,measured_s,predicted_s");
+  int64_t num_lines = 0;
+  for (std::string line; std::getline(steps, line);) ++num_lines;
+  EXPECT_EQ(num_lines, run0.at("measured_steps").get<int64_t>());
+}
+
+/// Runs serve-bench with `args` and returns (exit code, stderr).
+std::pair<int, std::string> run_serve_bench(std::vector<std::string> args) {
+  args.insert(args.begin(), "serve-bench");
+  args.push_back("--quiet");
+  std::ostringstream out, err;
+  const int code = run(args, out, err);
+  return {code, err.str()};
+}
+
+TEST(CliServeBench, BadOptionsAreRefusedBeforeAnythingRuns) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--duration-s", "-1"}, "serve-bench: --duration-s: expected seconds in (0, 3600], got -1"},
+      {{"--arrivals", "burst"},
+       "serve-bench: --arrivals: unknown arrival process \"burst\"; known: trace, poisson"},
+      {{"--loads", "0.5,-1"}, "serve-bench: --loads: expected fractions > 0, got -1"},
+      {{"--rate-multiplier", "0"}, "serve-bench: --rate-multiplier: expected values > 0, got 0"},
+      {{"--arrivals", "poisson", "--rate-multiplier", "2"},
+       "serve-bench: --rate-multiplier: needs --arrivals trace"},
+      {{"--max-num-seqs", "0"}, "serve-bench: --max-num-seqs: expected an integer >= 1, got 0"},
+      {{"--block-size", "0"}, "serve-bench: --block-size: expected an integer >= 1, got 0"},
+      {{"--kv-blocks", "3"},
+       "serve-bench: --kv-blocks: expected at least 36 (the blocks of the longest request"},
+      {{"--prompt-scale", "0"}, "serve-bench: --prompt-scale: expected a factor > 0, got 0"},
+      {{"--trace-start-s", "-5"}, "serve-bench: --trace-start-s: expected seconds >= 0, got -5"},
+      {{"--format", "fp4"}, "unknown weight format \"fp4\""},
+      {{"--format", "fp8"}, "serve-bench: --format: weight format \"fp8\": no CPU kernel"},
+      {{"--trace-start-s", "99999"},
+       "serve-bench: --trace-start-s: expected an offset within the trace"},
+      {{"--model", "/nonexistent/model.json"}, "/nonexistent/model.json"},
+      {{"--trace", "/nonexistent/trace.csv"}, "/nonexistent/trace.csv"},
+      {{"--profile", "/nonexistent/profile.json"}, "/nonexistent/profile.json"},
+  };
+  for (const auto& [args, message] : cases) {
+    const auto [code, err] = run_serve_bench(args);
+    EXPECT_EQ(code, kExitBadInput) << args.front();
+    EXPECT_THAT(err, StartsWith("llmcap: error: ")) << args.front();
+    EXPECT_THAT(err, HasSubstr(message)) << args.front();
+  }
+  // --loads and --rate-multiplier exclude each other (CLI11).
+  const auto [code, err] = run_serve_bench({"--loads", "0.5", "--rate-multiplier", "2"});
+  EXPECT_EQ(code, kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("excludes"));
+}
+
+TEST(CliServeBench, ProfileWithoutTheFormatOrOfAnotherMachineIsRefused) {
+  TempDir dir;
+  const auto model = dir.write("tiny.json", kTinyLlama);
+  const auto profile = test_profile(dir);
+  std::string text;
+  {
+    std::ifstream f(profile);
+    std::stringstream buffer;
+    buffer << f.rdbuf();
+    text = buffer.str();
+  }
+  auto doc = nlohmann::json::parse(text);
+  doc["fit"]["matmul"].erase("int4");
+  std::ofstream(dir.path() / "no_int4.json") << doc.dump();
+  auto [code, err] = run_serve_bench({"--model", model.string(), "--format", "int4", "--profile",
+                                      (dir.path() / "no_int4.json").string()});
+  EXPECT_EQ(code, kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("field \"fit.matmul\": no fitted rates for \"int4\" weights"));
+
+  doc["machine"]["cpu_model"] = "Some Other CPU 9000";
+  std::ofstream(dir.path() / "other.json") << doc.dump();
+  std::tie(code, err) = run_serve_bench(
+      {"--model", model.string(), "--profile", (dir.path() / "other.json").string()});
+  EXPECT_EQ(code, kExitBadInput);
+  EXPECT_THAT(err, HasSubstr("Some Other CPU 9000"));
+}
+
+}  // namespace
+}  // namespace llmcap::cli
