@@ -173,12 +173,21 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
   }
   const plan::PlanRow* best_cpu = nullptr;
   const plan::PlanRow* best_gpu = nullptr;
+  out << "\n";
+  bool given_fleet = false;
+  for (const auto* r : sorted_rows(result)) {
+    if (r->groups.empty()) continue;  // a given (mixed or disaggregated) fleet: one row
+    given_fleet = true;
+    out << "Given " << r->instance_type << ": " << r->num_instances << " instances, USD "
+        << fixed(r->usd_per_hour, 2) << "/hour, USD " << grouped(r->annual_usd) << "/year; "
+        << (r->feasible ? "meets the SLO" : "misses the SLO (reason above)") << ".\n";
+  }
+  if (given_fleet) return;
   for (const auto* r : sorted_rows(result)) {
     if (!r->feasible) continue;
     auto& best = r->device_kind == model::DeviceKind::kCpu ? best_cpu : best_gpu;
     if (best == nullptr) best = r;
   }
-  out << "\n";
   for (const auto* r : sorted_rows(result)) {
     if (r->feasible && r->price_model != "on_demand") {
       out << "* " << r->instance_type << ": " << r->price_model << " price, not on-demand.\n";

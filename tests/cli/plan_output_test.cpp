@@ -17,6 +17,7 @@ namespace llmcap::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 plan::PlanResult two_rows() {
   plan::PlanResult r;
@@ -75,6 +76,29 @@ TEST(PrintPlanTable, ListsFeasibleRowsFirstAndNamesTheCheapest) {
   EXPECT_THAT(text, HasSubstr("Cheapest gpu fleet: 3 x gpu-a"));
   EXPECT_THAT(text, HasSubstr("52,560"));
   EXPECT_THAT(text, HasSubstr("No CPU instance type meets the SLO"));
+}
+
+TEST(PrintPlanTable, AGivenFleetIsSummedUpAsItselfNotAsTheCheapestOfAKind) {
+  plan::Scenario s;
+  s.name = "x";
+  plan::PlanResult r;
+  r.model_id = "m";
+  plan::PlanRow fleet;
+  fleet.instance_type = "fleet: 2 x gpu-a + 1 x cpu-b";
+  fleet.device_kind = model::DeviceKind::kGpu;  // a group has GPUs
+  fleet.feasible = true;
+  fleet.num_instances = 3;
+  fleet.usd_per_hour = 24.04;
+  fleet.annual_usd = 210590.4;
+  fleet.groups.resize(2);
+  r.rows = {fleet};
+  std::ostringstream out;
+  print_plan_table(s, r, out);
+  const std::string text = out.str();
+  EXPECT_THAT(text, HasSubstr("Given fleet: 2 x gpu-a + 1 x cpu-b: 3 instances, USD 24.04/hour, "
+                              "USD 210,590/year; meets the SLO."));
+  EXPECT_THAT(text, Not(HasSubstr("Cheapest")));
+  EXPECT_THAT(text, Not(HasSubstr("No CPU instance type")));
 }
 
 TEST(PlanToCsv, WithoutClassesHasOnlyTheFixedColumns) {
