@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/cli.h"
+#include "reference_decoder_fixtures.h"
 #include "test_util.h"
 
 namespace llmcap::cli {
@@ -17,22 +18,8 @@ using llmcap::testing::TempDir;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-constexpr const char* kTinyLlama = R"({"model_type": "llama", "hidden_size": 128,
-  "intermediate_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
-  "num_key_value_heads": 2, "vocab_size": 512, "max_position_embeddings": 2048,
-  "tie_word_embeddings": true})";
-
-/// A profile of this machine from the (fast, in-cache) test sweep.
-std::filesystem::path test_profile(const TempDir& dir) {
-  const auto path = dir.path() / "profile.json";
-  std::ostringstream out, err;
-  EXPECT_EQ(run({"calibrate", "--test-sweep", "--threads", "1", "--out", path.string(),
-                 "--quiet"},
-                out, err),
-            kExitOk)
-      << err.str();
-  return path;
-}
+using testing::kTinyLlama;
+using testing::test_profile;
 
 TEST(CliValidate, TimesEachGridPointAndWritesTheErrors) {
   TempDir dir;
