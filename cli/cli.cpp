@@ -15,8 +15,12 @@
 #include "cli/audit.h"
 #include "cli/bench_sim.h"
 #include "cli/plan_output.h"
+#include "cli/plan_run.h"
+#include "cli/report_cmd.h"
+#include "cli/runs_cmd.h"
 #include "cli/profile.h"
 #include "cli/serve_bench.h"
+#include "cli/sweep_cmd.h"
 #include "cli/validate.h"
 #include "kernels/calibrate.h"
 #include "kernels/machine.h"
@@ -63,21 +67,27 @@ struct PlanArgs {
   std::string data_dir;
   int threads = 0;
   bool quiet = false;
+  std::string db;         ///< --db: results database (default store::default_db_path)
+  bool no_store = false;  ///< --no-store
+  bool no_analysis = false;  ///< --no-analysis
 };
 
-int run_plan(const PlanArgs& a, std::ostream& out, std::ostream& err) {
+int run_plan(const PlanArgs& a, const std::string& command_line, std::ostream& out,
+             std::ostream& err) {
   const plan::Scenario scenario = plan::load_scenario(a.scenario);
   const model::Catalog catalog = model::Catalog::load(resolve_data_dir(a.data_dir));
   ProgressPrinter progress(err);
-  plan::PlanOptions options;
-  options.num_threads = a.threads;
-  options.observer = a.quiet ? nullptr : &progress;
+  PlanRunOptions options;
+  options.plan.num_threads = a.threads;
+  options.plan.observer = a.quiet ? nullptr : &progress;
+  options.analysis = !a.no_analysis;
   model::CalibrationProfile profile;
   if (!a.profile.empty()) {
     profile = model::read_profile_json(a.profile);
-    options.calibration = &profile;
+    options.plan.calibration = &profile;
   }
-  const plan::PlanResult result = plan::plan(scenario, catalog, options);
+  const PlanRun run = make_plan_run(scenario, catalog, options);
+  const plan::PlanResult& result = run.result;
 
   // Render everything first, so that nothing is written unless all of it succeeded.
   const std::string json = a.json_out.empty() ? "" : plan_to_json(scenario, result);
@@ -85,6 +95,7 @@ int run_plan(const PlanArgs& a, std::ostream& out, std::ostream& err) {
   if (!a.json_out.empty()) write_file_atomically(a.json_out, json);
   if (!a.csv_out.empty()) write_file_atomically(a.csv_out, csv);
   print_plan_table(scenario, result, out);
+  store_plan_run(run, a.scenario, scenario.name, a.db, a.no_store, command_line, err);
   return kExitOk;
 }
 
@@ -265,6 +276,14 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
                    "measured rates, transferred to their CPU (docs/model.md, Calibration)")
       ->option_text("FILE");
   plan_cmd->add_flag("--quiet", plan_args.quiet, "No progress lines on stderr");
+  plan_cmd
+      ->add_option("--db", plan_args.db,
+                   "Results database the run is stored in (default: $LLMCAP_DB, else "
+                   "$XDG_DATA_HOME/llmcap/runs.sqlite)")
+      ->option_text("FILE");
+  plan_cmd->add_flag("--no-store", plan_args.no_store, "Do not store the run in the database");
+  plan_cmd->add_flag("--no-analysis", plan_args.no_analysis,
+                     "Skip the analyses (cost against load, sensitivity, uncertainty): faster");
 
   CalibrateArgs cal_args;
   CLI::App* cal_cmd = app.add_subcommand(
@@ -334,6 +353,16 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   AuditArgs audit_args;  // `audit` (cli/audit.h)
   CLI::App* audit_cmd = add_audit_command(app, audit_args);
 
+  RunsArgs runs_args;  // `runs` (cli/runs_cmd.h)
+  CLI::App* runs_cmd = add_runs_command(app, runs_args);
+  SweepArgs sweep_args;  // `sweep` (cli/sweep_cmd.h)
+  CLI::App* sweep_cmd = add_sweep_command(app, sweep_args);
+  ReportArgs report_args;  // `report` (cli/report_cmd.h)
+  CLI::App* report_cmd = add_report_command(app, report_args);
+
+  std::string command_line = "llmcap";
+  for (const std::string& arg : args) command_line += " " + arg;
+
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
@@ -350,7 +379,16 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   }
 
   try {
-    if (plan_cmd->parsed()) return run_plan(plan_args, out, err);
+    if (plan_cmd->parsed()) return run_plan(plan_args, command_line, out, err);
+    if (runs_cmd->parsed()) {
+      return run_runs_command(runs_args, resolve_data_dir(runs_args.data_dir), out, err);
+    }
+    if (sweep_cmd->parsed()) {
+      return run_sweep_command(sweep_args, resolve_data_dir(sweep_args.data_dir), out, err);
+    }
+    if (report_cmd->parsed()) {
+      return run_report_command(report_args, resolve_data_dir(report_args.data_dir), out, err);
+    }
     if (audit_cmd->parsed()) {
       return run_audit_command(audit_args, resolve_data_dir(audit_args.data_dir), out);
     }
@@ -363,8 +401,6 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
                                      out, err);
     }
     if (cal_cmd->parsed()) {
-      std::string command_line = "llmcap";
-      for (const std::string& arg : args) command_line += " " + arg;
       return run_calibrate(cal_args, command_line, out, err);
     }
   } catch (const plan::InputError& e) {

@@ -459,6 +459,9 @@ Scenario load_scenario(const std::filesystem::path& path) {
     }
     s.fleet = parse_fleet(f, s.serving, s.router);
   }
+  s.tco = parse_tco_spec(doc, path);
+  s.search = parse_search_spec(doc, path);
+  s.uncertainty = parse_uncertainty_spec(doc, path);
   return s;
 }
 

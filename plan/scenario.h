@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "model/formats.h"
+#include "plan/search_spec.h"
+#include "plan/tco_spec.h"
 #include "sim/metrics.h"
 #include "sim/simulator.h"
 #include "sim/workload.h"
@@ -128,6 +130,12 @@ struct Scenario {
   uint64_t seed = 1;
   double hours_per_year = 8760;  ///< hours in service per year, for the annual cost
   int64_t max_instances = 256;   ///< largest fleet the search tries per instance type
+  /// "tco": price model, service hours, autoscaling, currency, owned hardware (plan/tco.h).
+  TcoSpec tco;
+  /// "search": serving configurations tried per instance type (plan/search.h).
+  SearchSpec search;
+  /// "uncertainty": the errors carried to the answer as ranges (plan/search.h).
+  UncertaintySpec uncertainty;
 
   /// One SLO per client class, indexed like RequestSpec::client_class: the classes' own SLOs,
   /// or {slo} for a scenario without classes. For sim::compute_class_metrics.

@@ -1,0 +1,25 @@
+// `llmcap sweep` (issue 5). Owned by the helper building it; cli.cpp only registers and dispatches.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace llmcap::cli {
+
+/// Options of `llmcap sweep` (filled in by its owner).
+struct SweepArgs {
+  std::string data_dir;  ///< --data-dir (empty: the CLI's default resolution)
+};
+
+/// Registers the `sweep` subcommand (options bound to `args`) on `app`.
+CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args);
+
+/// Runs it; returns an exit code (cli.h). Bad input throws the InputErrors cli::run maps to 2.
+int run_sweep_command(const SweepArgs& args, const std::string& data_dir, std::ostream& out,
+                     std::ostream& err);
+
+}  // namespace llmcap::cli

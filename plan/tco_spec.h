@@ -1,0 +1,25 @@
+// The scenario's "tco" section: price model, service hours, autoscaling, currency and owned
+// hardware (issue 5, item 3; format in docs/scenarios.md, arithmetic in docs/tco.md).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace llmcap::plan {
+
+/// What the scenario asks of the cost model. Defaults reproduce the planner's old arithmetic:
+/// the catalog's on-demand price, 24 hours a day, a fixed fleet, USD.
+struct TcoSpec {
+  /// "on_demand", "reserved_1y", "reserved_3y" or "spot".
+  std::string price_model = "on_demand";
+  double hours_per_day = 24;  ///< hours in service per day, (0, 24]
+  // Helper A extends this struct (autoscaling, currency, owned hardware, price uncertainty).
+};
+
+/// Reads `root["tco"]` of a scenario file (the default TcoSpec when absent). Throws
+/// plan::InputError naming `file`, the field, the value and what was expected.
+TcoSpec parse_tco_spec(const nlohmann::json& root, const std::filesystem::path& file);
+
+}  // namespace llmcap::plan
