@@ -1,4 +1,5 @@
 #include "plan/scenario.h"
+#include "plan/spec_parsers.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,10 +3,7 @@
 // docs/scenarios.md).
 #pragma once
 
-#include <filesystem>
 #include <string>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace llmcap::plan {
 
@@ -21,11 +18,5 @@ struct UncertaintySpec {
   double confidence = 0.95;  ///< of the reported ranges
   // Helper B extends this struct (step-time error, price error).
 };
-
-/// Read `root["search"]` / `root["uncertainty"]` of a scenario file (defaults when absent).
-/// Throw plan::InputError naming `file`, the field, the value and what was expected.
-SearchSpec parse_search_spec(const nlohmann::json& root, const std::filesystem::path& file);
-UncertaintySpec parse_uncertainty_spec(const nlohmann::json& root,
-                                       const std::filesystem::path& file);
 
 }  // namespace llmcap::plan

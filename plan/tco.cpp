@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/scenario.h"
+#include "plan/spec_parsers.h"
 
 namespace llmcap::plan {
 

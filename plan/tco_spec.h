@@ -2,10 +2,7 @@
 // hardware (issue 5, item 3; format in docs/scenarios.md, arithmetic in docs/tco.md).
 #pragma once
 
-#include <filesystem>
 #include <string>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace llmcap::plan {
 
@@ -17,9 +14,5 @@ struct TcoSpec {
   double hours_per_day = 24;  ///< hours in service per day, (0, 24]
   // Helper A extends this struct (autoscaling, currency, owned hardware, price uncertainty).
 };
-
-/// Reads `root["tco"]` of a scenario file (the default TcoSpec when absent). Throws
-/// plan::InputError naming `file`, the field, the value and what was expected.
-TcoSpec parse_tco_spec(const nlohmann::json& root, const std::filesystem::path& file);
 
 }  // namespace llmcap::plan
