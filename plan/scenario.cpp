@@ -373,16 +373,36 @@ FleetSpec parse_fleet(const Fields& f, const sim::ServingConfig& serving, sim::R
 
 }  // namespace
 
+namespace {
+
+Scenario scenario_from_json(const json& doc, const std::filesystem::path& path);
+
+}  // namespace
+
 Scenario load_scenario(const std::filesystem::path& path) {
   const std::string file = path.string();
   std::ifstream in(path);
   if (!in) throw InputError(file + ": cannot open file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return load_scenario_text(text.str(), path);
+}
+
+Scenario load_scenario_text(const std::string& text, const std::filesystem::path& path) {
+  const std::string file = path.string();
   json doc;
   try {
-    doc = json::parse(in);
+    doc = json::parse(text);
   } catch (const json::parse_error& e) {
     throw InputError(file + ": malformed JSON: " + e.what());
   }
+  return scenario_from_json(doc, path);
+}
+
+namespace {
+
+Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) {
+  const std::string file = path.string();
   if (!doc.is_object()) throw InputError(file + ": expected a JSON object at the top level");
 
   const Fields f(doc, file, "");
@@ -465,6 +485,8 @@ Scenario load_scenario(const std::filesystem::path& path) {
   s.uncertainty = parse_uncertainty_spec(doc, path);
   return s;
 }
+
+}  // namespace
 
 std::vector<sim::Slo> Scenario::class_slos() const {
   if (workload.classes.empty()) return {slo};

@@ -156,6 +156,11 @@ struct Scenario {
 /// needs the catalog), still before any simulation.
 Scenario load_scenario(const std::filesystem::path& path);
 
+/// load_scenario on JSON text that stands for the file `path`: messages name `path`, and
+/// relative paths inside resolve against its folder (the file itself need not exist). For
+/// sweeps and the GUI, which edit a scenario before planning it. Throws as load_scenario.
+Scenario load_scenario_text(const std::string& text, const std::filesystem::path& path);
+
 /// Builds the simulator's workload from the spec: a trace, generated arrivals
 /// (sim::generate_arrivals with `seed`), a closed loop, or the merge of the classes' arrivals
 /// (class c drawn with sim::substream_seed(seed, c), so class 0 draws what it would alone).

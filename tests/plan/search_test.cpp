@@ -1,0 +1,2 @@
+// Placeholder: filled by the helper building this module.
+#include <gtest/gtest.h>
