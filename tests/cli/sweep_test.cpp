@@ -1,0 +1,2 @@
+// Placeholder: filled by the helper building this command.
+#include <gtest/gtest.h>
