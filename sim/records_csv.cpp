@@ -18,7 +18,8 @@ void write_seconds(std::ostream& out, SimTime t) {
 void write_request_records_csv(const SimResult& result, std::ostream& out) {
   out << "id,client_class,replica,rejected,arrival_s,first_scheduled_s,first_token_s,"
          "completion_s,ttft_s,tpot_s,e2e_latency_s,queueing_delay_s,max_itl_s,"
-         "num_prompt_tokens,num_output_tokens,num_preemptions\n";
+         "num_prompt_tokens,num_output_tokens,num_preemptions,decode_replica,"
+         "kv_transfer_start_s,kv_transfer_end_s\n";
   for (const RequestRecord& r : result.requests) {
     out << r.id << ',' << r.client_class << ',' << r.replica << ',' << (r.rejected ? 1 : 0) << ',';
     write_seconds(out, r.arrival);
@@ -42,7 +43,15 @@ void write_request_records_csv(const SimResult& result, std::ostream& out) {
     out << ',';
     write_seconds(out, r.max_itl);
     out << ',' << r.num_prompt_tokens << ',' << r.num_output_tokens << ',' << r.num_preemptions
-        << '\n';
+        << ',' << r.decode_replica << ',';
+    if (r.decode_replica >= 0) {  // disaggregated: the KV cache moved to a decode replica
+      write_seconds(out, r.kv_transfer_start);
+      out << ',';
+      write_seconds(out, r.kv_transfer_end);
+    } else {
+      out << ',';
+    }
+    out << '\n';
   }
 }
 

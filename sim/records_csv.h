@@ -15,12 +15,15 @@ void write_seconds(std::ostream& out, SimTime t);
 /// One header line and one line per request (id order), LF line ends:
 ///   id,client_class,replica,rejected,arrival_s,first_scheduled_s,first_token_s,completion_s,
 ///   ttft_s,tpot_s,e2e_latency_s,queueing_delay_s,max_itl_s,num_prompt_tokens,
-///   num_output_tokens,num_preemptions
+///   num_output_tokens,num_preemptions,decode_replica,kv_transfer_start_s,kv_transfer_end_s
 /// Times are absolute simulated seconds (write_seconds); ttft_s = first_token - arrival,
 /// tpot_s = (completion - first_token) / (num_output_tokens - 1) rounded down to the
 /// nanosecond and empty when num_output_tokens < 2, e2e_latency_s = completion - arrival,
 /// queueing_delay_s = first_scheduled - arrival (docs/metrics.md); rejected is 0 or 1 and a
-/// rejected request's replica is -1 and its latencies 0. For the shape of a row see
+/// rejected request's replica is -1 and its latencies 0. decode_replica is the decode replica a
+/// disaggregated fleet moved the request's KV cache to (-1 otherwise, and then both transfer
+/// times are empty); kv_transfer_start_s / kv_transfer_end_s are when that replica pulled
+/// the KV cache and when it landed (RequestRecord). For the shape of a row see
 /// tests/sim/records_csv_test.cpp.
 void write_request_records_csv(const SimResult& result, std::ostream& out);
 

@@ -53,16 +53,51 @@ TEST(RecordsCsvTest, RequestRecordsWithUnitsInTheHeader) {
   EXPECT_EQ(out.str(),
             "id,client_class,replica,rejected,arrival_s,first_scheduled_s,first_token_s,"
             "completion_s,ttft_s,tpot_s,e2e_latency_s,queueing_delay_s,max_itl_s,"
-            "num_prompt_tokens,num_output_tokens,num_preemptions\n"
+            "num_prompt_tokens,num_output_tokens,num_preemptions,decode_replica,"
+            "kv_transfer_start_s,kv_transfer_end_s\n"
             // A: TTFT 20 ms, TPOT (42 - 20) / 2 = 11 ms, max ITL 11 ms.
             "0,0,0,0,0.000000000,0.000000000,0.020000000,0.042000000,0.020000000,0.011000000,"
-            "0.042000000,0.000000000,0.011000000,10,3,0\n"
+            "0.042000000,0.000000000,0.011000000,10,3,0,-1,,\n"
             // B: queued 42 ms; one output token, so no TPOT.
             "1,0,0,0,0.000000000,0.042000000,0.057000000,0.057000000,0.057000000,,0.057000000,"
-            "0.042000000,0.000000000,5,1,0\n"
+            "0.042000000,0.000000000,5,1,0,-1,,\n"
             // C: rejected on arrival, never routed.
             "2,2,-1,1,0.000000000,0.000000000,0.000000000,0.000000000,0.000000000,,0.000000000,"
-            "0.000000000,0.000000000,2000,1,0\n");
+            "0.000000000,0.000000000,2000,1,0,-1,,\n");
+}
+
+TEST(RecordsCsvTest, DisaggregatedRowsCarryTheDecodeReplicaAndTheKvTransfer) {
+  // One prefill replica (index 0), one decode replica (index 1); 1000 KV bytes per token over
+  // a 1 GB/s link with 1 ms latency. A (prompt 100, output 3) arrives at 0: prefill 0-110 ms
+  // (10 ms + 1 ms per token), then 100 x 1000 bytes move in 1 ms + 0.1 ms: 110-111.1 ms.
+  RecordingPredictor predictor(0.010, 0.001);
+  FleetConfig fleet;
+  for (const ReplicaRole role : {ReplicaRole::kPrefill, ReplicaRole::kDecode}) {
+    ReplicaGroup g;
+    g.name = role == ReplicaRole::kPrefill ? "prefill" : "decode";
+    g.num_replicas = 1;
+    g.serving.policy = BatchingPolicy::kContinuous;
+    g.serving.block_size_tokens = 16;
+    g.serving.num_kv_blocks = 100;
+    g.predictor = &predictor;
+    g.role = role;
+    g.network_bandwidth_bytes_per_s = 1e9;
+    g.network_latency_s = 1e-3;
+    fleet.groups.push_back(g);
+  }
+  fleet.kv_bytes_per_token = 1000;
+  const SimResult r = simulate(open_loop({request(0, 100, 3)}), fleet, predictor, 1);
+  std::ostringstream out;
+  write_request_records_csv(r, out);
+  const std::string csv = out.str();
+  const std::string row = csv.substr(csv.find('\n') + 1);
+  ASSERT_EQ(r.requests.size(), 1u);
+  ASSERT_EQ(r.requests[0].decode_replica, 1);
+  EXPECT_EQ(row.substr(row.rfind(",1,") + 1),
+            "1," + seconds(r.requests[0].kv_transfer_start) + "," +
+                seconds(r.requests[0].kv_transfer_end) + "\n");
+  EXPECT_EQ(seconds(r.requests[0].kv_transfer_start), "0.110000000");
+  EXPECT_EQ(seconds(r.requests[0].kv_transfer_end), "0.111100000");
 }
 
 TEST(RecordsCsvTest, TimeSeriesWindowsAreTimeAverages) {
