@@ -90,7 +90,8 @@ int run_plan(const PlanArgs& a, const std::string& command_line, std::ostream& o
   const plan::PlanResult& result = run.result;
 
   // Render everything first, so that nothing is written unless all of it succeeded.
-  const std::string json = a.json_out.empty() ? "" : plan_to_json(scenario, result);
+  // --json writes the run document (docs/run-document.md): plan_to_json's keys and more.
+  const std::string json = a.json_out.empty() ? "" : run.document.dump(2) + "\n";
   const std::string csv = a.csv_out.empty() ? "" : plan_to_csv(result);
   if (!a.json_out.empty()) write_file_atomically(a.json_out, json);
   if (!a.csv_out.empty()) write_file_atomically(a.csv_out, csv);
@@ -257,7 +258,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   plan_cmd->add_option("scenario", plan_args.scenario, "Scenario JSON file (docs/scenarios.md)")
       ->required()
       ->option_text("FILE");
-  plan_cmd->add_option("--json", plan_args.json_out, "Write the results as JSON to FILE")
+  plan_cmd->add_option("--json", plan_args.json_out, "Write the run document (docs/run-document.md) as JSON to FILE")
       ->option_text("FILE");
   plan_cmd->add_option("--csv", plan_args.csv_out, "Write the results as CSV to FILE")
       ->option_text("FILE");

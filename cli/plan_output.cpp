@@ -96,6 +96,38 @@ void print_class_lines(const plan::PlanRow& r, std::ostream& out) {
   }
 }
 
+/// Under a row: every tensor-parallel degree tried (serving.tensor_parallel "search"), and a
+/// given fleet's groups and KV transfers.
+void print_detail_lines(const plan::PlanRow& r, std::ostream& out) {
+  for (const plan::TpOptionRow& o : r.tp_options) {
+    out << "    tp " << o.tp_degree << ": ";
+    if (o.feasible) {
+      out << o.num_instances << " x " << o.num_replicas_per_instance
+          << " replica(s) per instance, USD " << fixed(o.usd_per_hour, 2)
+          << "/hour, p99 TTFT " << fixed(o.ttft_p99_s, 2) << " s, p99 TPOT "
+          << fixed(o.tpot_p99_s * 1e3, 1) << " ms"
+          << (o.tp_degree == r.tp_degree ? "  <- chosen" : "") << "\n";
+    } else {
+      out << "infeasible: " << o.infeasible_reason << "\n";
+    }
+  }
+  for (const plan::GroupRow& g : r.groups) {
+    out << "    " << g.field << " (" << g.role << "): " << g.num_instances << " x "
+        << g.instance_type << ", tp " << g.tp_degree << ", " << g.num_replicas_per_instance
+        << " replica(s) per instance, " << g.num_kv_blocks << " KV blocks per replica, USD "
+        << fixed(g.usd_per_hour, 2) << "/hour";
+    if (g.network_bandwidth_bytes_per_s > 0) {
+      out << ", network " << fixed(g.network_bandwidth_bytes_per_s / 1e9, 2)
+          << " GB/s per replica";
+    }
+    out << "\n";
+  }
+  if (r.num_kv_transfers > 0) {
+    out << "    KV transfers: " << r.num_kv_transfers << " caches moved, "
+        << fixed(static_cast<double>(r.kv_transfer_bytes) / 1e9, 2) << " GB in all\n";
+  }
+}
+
 }  // namespace
 
 void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, std::ostream& out) {
@@ -170,6 +202,7 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
     } else {
       out << "  infeasible: " << r->infeasible_reason << "\n";
     }
+    print_detail_lines(*r, out);
   }
   const plan::PlanRow* best_cpu = nullptr;
   const plan::PlanRow* best_gpu = nullptr;

@@ -1,18 +1,125 @@
 #include "cli/plan_run.h"
 
+#include <set>
+#include <string>
+
 #include "cli/plan_output.h"
 
 namespace llmcap::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string bytes_per_s_text(double v) {
+  return std::to_string(static_cast<int64_t>(v / 1e9 + 0.5)) + " GB/s";
+}
+
+/// One "sources" entry.
+json source_entry(const std::string& kind, const std::string& id, const std::string& name,
+                  const std::string& figures, const std::string& source,
+                  const std::string& as_of) {
+  return {{"kind", kind}, {"id", id},         {"name", name},
+          {"figures", figures}, {"source", source}, {"as_of", as_of}};
+}
+
+/// The figures of one CPU or GPU record the plan used, as text with units.
+std::string hardware_figures(const model::HardwareSpec& h) {
+  std::string f = "memory bandwidth " + bytes_per_s_text(h.peak_memory_bandwidth_bytes_per_s);
+  for (const auto& [dtype, flops] : h.peak_flops_per_s) {
+    f += ", " + dtype + " " + std::to_string(static_cast<int64_t>(flops / 1e12 + 0.5)) +
+         " TFLOP/s";
+  }
+  if (h.memory_bytes > 0) {
+    f += ", memory " + std::to_string(h.memory_bytes / 1'000'000'000) + " GB";
+  }
+  if (h.kind == model::DeviceKind::kCpu) {
+    f += ", " + std::to_string(h.num_cores) + " cores per socket";
+  }
+  if (h.tdp_watts > 0) f += ", TDP " + std::to_string(static_cast<int>(h.tdp_watts)) + " W";
+  return f;
+}
+
+/// Every instance type the plan looked at, its hardware, and their sources, in row order
+/// (each record once).
+json catalog_sources(const plan::PlanResult& result, const model::Catalog& catalog) {
+  json sources = json::array();
+  std::set<std::string> seen_hardware;
+  std::set<std::string> seen_instances;
+  auto add_hardware = [&](const std::string& id) {
+    if (id.empty() || !seen_hardware.insert(id).second) return;
+    const model::HardwareSpec* h = catalog.find_hardware(id);
+    if (h == nullptr) return;
+    sources.push_back(source_entry(std::string(model::to_string(h->kind)), h->id, h->name,
+                                   hardware_figures(*h), h->source, h->as_of));
+    if (h->socket_link_bandwidth_bytes_per_s > 0) {
+      sources.push_back(source_entry(
+          "socket_link", h->id, h->name + " socket link",
+          bytes_per_s_text(h->socket_link_bandwidth_bytes_per_s) + " per direction, latency " +
+              std::to_string(h->socket_link_latency_s * 1e9).substr(0, 5) + " ns",
+          h->socket_link_source, h->socket_link_as_of));
+    }
+  };
+  auto add_instance = [&](const std::string& id) {
+    if (!seen_instances.insert(id).second) return;
+    const model::InstanceType* i = catalog.find_instance(id);
+    if (i == nullptr) return;
+    char price[64];
+    std::snprintf(price, sizeof price, "USD %.4f/hour (%s)", i->usd_per_hour,
+                  i->price_model.c_str());
+    std::string figures = std::string(price) + ", " + std::to_string(i->vcpus) + " vCPUs, " +
+                          std::to_string(i->memory_bytes / (1024LL * 1024 * 1024)) + " GiB";
+    if (i->num_gpus > 0) figures += ", " + std::to_string(i->num_gpus) + " x " + i->gpu_id;
+    sources.push_back(source_entry("instance", i->id, i->provider + " " + i->name + " (" +
+                                                          i->region + ")",
+                                   figures, i->source, i->as_of));
+    if (i->network_bandwidth_bytes_per_s > 0) {
+      sources.push_back(source_entry(
+          "network", i->id, i->provider + " " + i->name + " network",
+          bytes_per_s_text(i->network_bandwidth_bytes_per_s) + " per direction",
+          i->network_source, i->network_as_of));
+    }
+    add_hardware(i->cpu_id);
+    add_hardware(i->gpu_id);
+  };
+  for (const plan::PlanRow& row : result.rows) {
+    if (row.groups.empty()) {
+      add_instance(row.instance_type);
+    } else {
+      for (const plan::GroupRow& g : row.groups) add_instance(g.instance_type);
+    }
+  }
+  return sources;
+}
+
+json calibration_summary(const model::CalibrationProfile* profile) {
+  if (profile == nullptr) return nullptr;
+  json bandwidth = json::object();
+  for (const auto& [threads, bytes_per_s] : profile->machine.read_bandwidth_bytes_per_s) {
+    bandwidth[std::to_string(threads)] = bytes_per_s;
+  }
+  return {{"cpu_model", profile->machine.cpu_model},
+          {"isa", profile->machine.isa},
+          {"num_cores", profile->machine.num_cores},
+          {"created_at", profile->created_at},
+          {"tool", profile->tool},
+          {"fit_median_abs_error", profile->fit.median_rel_error},
+          {"fit_p95_abs_error", profile->fit.p95_rel_error},
+          {"read_bandwidth_bytes_per_s", bandwidth}};
+}
+
+}  // namespace
 
 PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& catalog,
                       const PlanRunOptions& options) {
   PlanRun run;
   run.result = plan::plan(scenario, catalog, options.plan);
-  nlohmann::json doc = nlohmann::json::parse(plan_to_json(scenario, run.result));
+  json doc = json::parse(plan_to_json(scenario, run.result));
   doc["format"] = "llmcap-run";
   doc["schema_version"] = kRunDocumentVersion;
   doc["kind"] = "plan";
-  doc["analysis"] = nlohmann::json::object();
+  doc["calibration"] = calibration_summary(options.plan.calibration);
+  doc["sources"] = catalog_sources(run.result, catalog);
+  doc["analysis"] = json::object();
   run.document = std::move(doc);
   return run;
 }

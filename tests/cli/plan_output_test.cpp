@@ -101,6 +101,62 @@ TEST(PrintPlanTable, AGivenFleetIsSummedUpAsItselfNotAsTheCheapestOfAKind) {
   EXPECT_THAT(text, Not(HasSubstr("No CPU instance type")));
 }
 
+TEST(PrintPlanTable, ShowsEveryTensorParallelDegreeTriedAndMarksTheChosenOne) {
+  plan::Scenario s;
+  s.name = "x";
+  plan::PlanResult r = two_rows();
+  plan::PlanRow& ok = r.rows[1];
+  ok.tp_degree = 2;
+  plan::TpOptionRow tp1;
+  tp1.tp_degree = 1;
+  tp1.infeasible_reason = "TPOT floor at batch 1 is 0.07 s > SLO 0.05 s";
+  plan::TpOptionRow tp2;
+  tp2.tp_degree = 2;
+  tp2.feasible = true;
+  tp2.num_instances = 3;
+  tp2.num_replicas_per_instance = 1;
+  tp2.usd_per_hour = 6.0;
+  tp2.ttft_p99_s = 0.9;
+  tp2.tpot_p99_s = 0.04;
+  ok.tp_options = {tp1, tp2};
+  std::ostringstream out;
+  print_plan_table(s, r, out);
+  EXPECT_THAT(out.str(), HasSubstr("    tp 1: infeasible: TPOT floor at batch 1 is 0.07 s"));
+  EXPECT_THAT(out.str(), HasSubstr("    tp 2: 3 x 1 replica(s) per instance, USD 6.00/hour, p99 "
+                                   "TTFT 0.90 s, p99 TPOT 40.0 ms  <- chosen"));
+}
+
+TEST(PrintPlanTable, AGivenDisaggregatedFleetListsItsGroupsAndKvTransfers) {
+  plan::Scenario s;
+  s.name = "x";
+  plan::PlanResult r;
+  r.model_id = "m";
+  plan::PlanRow fleet;
+  fleet.instance_type = "fleet: 1 x gpu-a prefill + 2 x gpu-a decode";
+  fleet.feasible = true;
+  fleet.num_instances = 3;
+  fleet.num_kv_transfers = 10;
+  fleet.kv_transfer_bytes = 2'500'000'000;
+  plan::GroupRow g;
+  g.field = "fleet.prefill[0]";
+  g.instance_type = "gpu-a";
+  g.role = "prefill";
+  g.num_instances = 1;
+  g.tp_degree = 1;
+  g.num_replicas_per_instance = 1;
+  g.num_kv_blocks = 1000;
+  g.usd_per_hour = 2.0;
+  g.network_bandwidth_bytes_per_s = 1.25e9;
+  fleet.groups = {g};
+  r.rows = {fleet};
+  std::ostringstream out;
+  print_plan_table(s, r, out);
+  EXPECT_THAT(out.str(), HasSubstr("    fleet.prefill[0] (prefill): 1 x gpu-a, tp 1, 1 replica(s) "
+                                   "per instance, 1000 KV blocks per replica, USD 2.00/hour, "
+                                   "network 1.25 GB/s per replica\n"));
+  EXPECT_THAT(out.str(), HasSubstr("    KV transfers: 10 caches moved, 2.50 GB in all\n"));
+}
+
 TEST(PlanToCsv, WithoutClassesHasOnlyTheFixedColumns) {
   const std::string csv = plan_to_csv(two_rows());
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
