@@ -1,8 +1,10 @@
 #include "model/hardware.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -44,6 +46,13 @@ class RecordReader {
       fail(field, "a non-negative number", got(field));
     }
     return rec_.at(field).get<double>();
+  }
+
+  /// The object's keys, in the order nlohmann::json keeps them (sorted).
+  std::vector<std::string> keys() const {
+    std::vector<std::string> out;
+    for (const auto& [key, value] : rec_.items()) out.push_back(key);
+    return out;
   }
 
   bool has(const std::string& field) const {
@@ -178,6 +187,140 @@ std::string known_ids(const std::vector<Record>& records) {
   return out.empty() ? std::string("(none)") : out;
 }
 
+bool is_price_model(const std::string& name) {
+  const auto& names = price_model_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+std::string price_model_list() {
+  std::string out;
+  for (const std::string& n : price_model_names()) out += (out.empty() ? "" : ", ") + quoted(n);
+  return out;
+}
+
+std::string currency_list(const std::vector<ExchangeRate>& rates) {
+  std::string out = "\"USD\"";
+  for (const ExchangeRate& r : rates) out += ", " + quoted(r.to);
+  return out;
+}
+
+/// A money amount read as "<usd_field>" (USD) or "<amount_field>" with "currency" (converted to
+/// USD at the catalog's dated rate). Returns {usd, amount, currency}.
+struct Money {
+  double usd = 0;
+  double amount = 0;
+  std::string currency = "USD";
+};
+
+Money read_money(const RecordReader& r, const std::string& usd_field,
+                 const std::string& amount_field, const std::vector<ExchangeRate>& rates) {
+  Money m;
+  if (r.has(usd_field)) {
+    if (r.has(amount_field)) {
+      r.fail(amount_field, "no \"" + amount_field + "\" beside \"" + usd_field + "\"",
+             r.got(amount_field));
+    }
+    if (r.has("currency") && r.string("currency") != "USD") {
+      r.fail("currency", "\"USD\" (or none) with \"" + usd_field + "\"", r.got("currency"));
+    }
+    m.usd = r.positive_number(usd_field);
+    m.amount = m.usd;
+    return m;
+  }
+  if (!r.has(amount_field)) {
+    r.fail(usd_field, "a positive number (or \"" + amount_field + "\" with \"currency\")",
+           r.got(usd_field));
+  }
+  m.amount = r.positive_number(amount_field);
+  if (!r.has("currency")) {
+    r.fail("currency",
+           "a currency code for \"" + amount_field + "\" (one of " + currency_list(rates) + ")",
+           r.got("currency"));
+  }
+  m.currency = r.string("currency");
+  if (m.currency == "USD") {
+    m.usd = m.amount;
+    return m;
+  }
+  for (const ExchangeRate& rate : rates) {
+    if (rate.to == m.currency) {
+      m.usd = m.amount / rate.rate;
+      return m;
+    }
+  }
+  r.fail("currency",
+         "a currency with a rate in tco/exchange_rates.json (one of " + currency_list(rates) + ")",
+         r.got("currency"));
+}
+
+/// The "prices" object of an instance record: offers by price model, in
+/// price_model_names() order.
+std::vector<PriceOffer> read_prices(const RecordReader& r, const InstanceType& inst,
+                                    const std::vector<ExchangeRate>& rates) {
+  const RecordReader prices = r.nested("prices");
+  std::vector<PriceOffer> out;
+  for (const std::string& key : prices.keys()) {
+    if (!is_price_model(key)) {
+      prices.fail(key, "a price model (one of " + price_model_list() + ")",
+                  "\"" + key + "\"");
+    }
+    if (key == inst.price_model) {
+      prices.fail(key,
+                  "no offer for the record's own price_model \"" + key +
+                      "\" (its price is \"usd_per_hour\")",
+                  prices.got(key));
+    }
+  }
+  for (const std::string& model : price_model_names()) {
+    if (!prices.has(model)) continue;
+    const RecordReader o = prices.nested(model);
+    PriceOffer offer;
+    offer.price_model = model;
+    const Money money = read_money(o, "usd_per_hour", "amount_per_hour", rates);
+    offer.usd_per_hour = money.usd;
+    offer.amount_per_hour = money.amount;
+    offer.currency = money.currency;
+    offer.source = o.string("source");
+    offer.as_of = o.string("as_of");
+    offer.note = o.string_or("note", "");
+    if (model == "spot") {
+      offer.interruption_rate_per_hour = o.positive_number("interruption_rate_per_hour");
+      if (offer.interruption_rate_per_hour > 1) {
+        o.fail("interruption_rate_per_hour", "a fraction of instances per hour in (0, 1]",
+               o.got("interruption_rate_per_hour"));
+      }
+      offer.interruption_source = o.string("interruption_source");
+      offer.interruption_as_of = o.string("interruption_as_of");
+    } else {
+      for (const char* f : {"interruption_rate_per_hour", "interruption_source",
+                            "interruption_as_of"}) {
+        if (o.has(f)) o.fail(f, "no interruption figures on a \"" + model + "\" offer", o.got(f));
+      }
+    }
+    out.push_back(std::move(offer));
+  }
+  return out;
+}
+
+/// The record's own offer: usd_per_hour under price_model, with the record's provenance.
+PriceOffer own_offer(const InstanceType& inst) {
+  PriceOffer o;
+  o.price_model = inst.price_model;
+  o.usd_per_hour = inst.usd_per_hour;
+  o.amount_per_hour = inst.usd_per_hour;
+  o.source = inst.source;
+  o.as_of = inst.as_of;
+  return o;
+}
+
+/// A TCO file under `<data_dir>/tco/`, or null when absent.
+std::optional<json> optional_tco_file(const std::filesystem::path& data_dir,
+                                      const std::string& name) {
+  const std::filesystem::path p = data_dir / "tco" / name;
+  if (!std::filesystem::exists(p)) return std::nullopt;
+  return read_json_file(p);
+}
+
 HardwareSpec read_cpu(const RecordReader& r, const std::string& id) {
   HardwareSpec s;
   s.id = id;
@@ -250,6 +393,26 @@ Catalog Catalog::load(const std::filesystem::path& data_dir) {
     }
   }
 
+  // Exchange rates first: instance prices and purchase prices may be in another currency.
+  if (const auto doc = optional_tco_file(data_dir, "exchange_rates.json")) {
+    const std::string file = (data_dir / "tco/exchange_rates.json").string();
+    const json& records = record_array(*doc, file, "exchange_rates");
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const std::string id = record_id(records[i], file, "exchange rate", i);
+      const RecordReader r(records[i], file, "exchange rate " + quoted(id));
+      if (r.string("from") != "USD") r.fail("from", "\"USD\"", r.got("from"));
+      ExchangeRate rate;
+      rate.to = r.string("to");
+      rate.rate = r.positive_number("rate");
+      rate.source = r.string("source");
+      rate.as_of = r.string("as_of");
+      if (rate.to == "USD" || catalog.find_exchange_rate(rate.to) != nullptr) {
+        r.fail("to", "a currency other than USD given once", r.got("to"));
+      }
+      catalog.exchange_rates_.push_back(std::move(rate));
+    }
+  }
+
   const std::string file = (data_dir / "instances/instances.json").string();
   const json doc = read_json_file(data_dir / "instances/instances.json");
   const json& records = record_array(doc, file, "instances");
@@ -307,8 +470,22 @@ Catalog Catalog::load(const std::filesystem::path& data_dir) {
     if (r.has("price_model")) inst.price_model = r.string("price_model");
     inst.memory_bytes = r.positive_int("memory_bytes");
     inst.usd_per_hour = r.positive_number("usd_per_hour");
+    if (r.has("currency") && r.string("currency") != "USD") {
+      r.fail("currency", "\"USD\" (\"usd_per_hour\" is in USD; other currencies go in \"prices\")",
+             r.got("currency"));
+    }
+    if (!is_price_model(inst.price_model)) {
+      r.fail("price_model", "a price model (one of " + price_model_list() + ")",
+             r.got("price_model"));
+    }
     inst.source = r.string("source");
     inst.as_of = r.string("as_of");
+    inst.prices.push_back(own_offer(inst));
+    if (r.has("prices")) {
+      for (PriceOffer& o : read_prices(r, inst, catalog.exchange_rates_)) {
+        inst.prices.push_back(std::move(o));
+      }
+    }
     inst.note = r.has("note") ? r.string_or("note", "") : std::string();
     if (r.has("network")) {
       const RecordReader n = r.nested("network");
@@ -321,7 +498,109 @@ Catalog Catalog::load(const std::filesystem::path& data_dir) {
     }
     catalog.instances_.push_back(std::move(inst));
   }
+
+  if (const auto owned = optional_tco_file(data_dir, "owned_hardware.json")) {
+    const std::string owned_file = (data_dir / "tco/owned_hardware.json").string();
+    const json& servers = record_array(*owned, owned_file, "owned_hardware");
+    for (std::size_t i = 0; i < servers.size(); ++i) {
+      const std::string id = record_id(servers[i], owned_file, "owned hardware", i);
+      const RecordReader r(servers[i], owned_file, "owned hardware " + quoted(id));
+      if (catalog.find_owned_hardware(id) != nullptr) {
+        r.fail("id", "a unique id", quoted(id) + " (already defined earlier in the file)");
+      }
+      OwnedHardware h;
+      h.id = id;
+      h.name = r.string("name");
+      h.equivalent_instance = r.string("equivalent_instance");
+      if (catalog.find_instance(h.equivalent_instance) == nullptr) {
+        r.fail("equivalent_instance",
+               "an instance id of instances/instances.json (known: " +
+                   known_ids(catalog.instances_) + ")",
+               r.got("equivalent_instance"));
+      }
+      const Money money = read_money(r, "purchase_usd", "purchase_amount", catalog.exchange_rates_);
+      h.purchase_usd = money.usd;
+      h.purchase_amount = money.amount;
+      h.currency = money.currency;
+      h.power_watts = r.positive_number("power_watts");
+      h.source = r.string("source");
+      h.as_of = r.string("as_of");
+      h.note = r.string_or("note", "");
+      catalog.owned_hardware_.push_back(std::move(h));
+    }
+  }
+
+  if (const auto defaults = optional_tco_file(data_dir, "defaults.json")) {
+    const std::string defaults_file = (data_dir / "tco/defaults.json").string();
+    if (!defaults->is_object()) {
+      throw InputError(defaults_file + ": expected a JSON object, got " +
+                       defaults->dump().substr(0, 40));
+    }
+    const RecordReader r(*defaults, defaults_file, "defaults");
+    auto read_default = [&r](const std::string& field, double min) {
+      const RecordReader d = r.nested(field);
+      TcoDefault out;
+      out.value = d.positive_number("value");
+      if (out.value < min) {
+        d.fail("value", "a number >= " + std::to_string(static_cast<int>(min)), d.got("value"));
+      }
+      out.source = d.string("source");
+      out.as_of = d.string("as_of");
+      out.note = d.string_or("note", "");
+      return out;
+    };
+    catalog.tco_defaults_.pue = read_default("pue", 1);
+    catalog.tco_defaults_.usd_per_kwh = read_default("usd_per_kwh", 0);
+    catalog.tco_defaults_.spot_replacement_s = read_default("spot_replacement_s", 0);
+  }
   return catalog;
+}
+
+const std::vector<std::string>& price_model_names() {
+  static const std::vector<std::string> names = {"on_demand", "reserved_1y", "reserved_3y",
+                                                 "spot", "capacity_block"};
+  return names;
+}
+
+const PriceOffer* InstanceType::find_price(const std::string& model) const {
+  for (const PriceOffer& o : prices) {
+    if (o.price_model == model) return &o;
+  }
+  return nullptr;
+}
+
+std::string InstanceType::offered_price_models() const {
+  std::string out;
+  for (const PriceOffer& o : prices) out += (out.empty() ? "" : ", ") + o.price_model;
+  return out.empty() ? std::string("(none)") : out;
+}
+
+const ExchangeRate* Catalog::find_exchange_rate(const std::string& currency) const {
+  for (const ExchangeRate& r : exchange_rates_) {
+    if (r.to == currency) return &r;
+  }
+  return nullptr;
+}
+
+const OwnedHardware* Catalog::find_owned_hardware(const std::string& id) const {
+  for (const OwnedHardware& h : owned_hardware_) {
+    if (h.id == id) return &h;
+  }
+  return nullptr;
+}
+
+void Catalog::add_exchange_rate(ExchangeRate rate) {
+  if (rate.to == "USD" || find_exchange_rate(rate.to) != nullptr) {
+    throw InputError("exchange rate USD -> \"" + rate.to + "\": duplicate");
+  }
+  exchange_rates_.push_back(std::move(rate));
+}
+
+void Catalog::add_owned_hardware(OwnedHardware hardware) {
+  if (find_owned_hardware(hardware.id) != nullptr) {
+    throw InputError("owned hardware \"" + hardware.id + "\": duplicate id");
+  }
+  owned_hardware_.push_back(std::move(hardware));
 }
 
 std::vector<HardwareSpec> Catalog::hardware_of_kind(DeviceKind kind) const {
@@ -368,6 +647,7 @@ void Catalog::add_instance(InstanceType instance) {
   if (find_instance(instance.id) != nullptr) {
     throw InputError("instance \"" + instance.id + "\": duplicate id");
   }
+  if (instance.prices.empty()) instance.prices.push_back(own_offer(instance));
   instances_.push_back(std::move(instance));
 }
 

@@ -44,6 +44,30 @@ struct HardwareSpec {
   std::string socket_link_as_of;
 };
 
+/// Price models an instance's offers may carry (instances.json "price_model" / "prices"), in
+/// display order: "on_demand", "reserved_1y", "reserved_3y", "spot", "capacity_block".
+const std::vector<std::string>& price_model_names();
+
+/// One price of an instance type under one price model (docs/tco.md). A reservation
+/// ("reserved_1y", "reserved_3y") is the effective hourly rate over its term (upfront part
+/// included) and is billed for every hour of the term; the others are billed while running.
+struct PriceOffer {
+  std::string price_model;  ///< one of price_model_names()
+  /// Price per instance-hour in USD: as written ("usd_per_hour"), or "amount_per_hour" in
+  /// `currency` divided by the catalog's dated rate USD -> currency (tco/exchange_rates.json).
+  double usd_per_hour = 0;
+  double amount_per_hour = 0;   ///< as written, in `currency`
+  std::string currency = "USD";  ///< ISO 4217 code of amount_per_hour
+  std::string source;
+  std::string as_of;
+  std::string note;
+  /// "spot" only: the fraction of running instances the provider reclaims per hour, in (0, 1]
+  /// (e.g. AWS Spot Instance Advisor's monthly band / 730 hours), with its own provenance.
+  double interruption_rate_per_hour = 0;
+  std::string interruption_source;
+  std::string interruption_as_of;
+};
+
 /// A rentable instance type.
 struct InstanceType {
   std::string id;        ///< e.g. "aws-g5.xlarge"
@@ -75,6 +99,54 @@ struct InstanceType {
   std::string network_source;
   std::string network_as_of;
   std::string network_note;
+  /// Every price offer: first the record's own (usd_per_hour under price_model, with the
+  /// record's source and as_of), then "prices" in price_model_names() order. At most one per
+  /// price model.
+  std::vector<PriceOffer> prices;
+
+  /// The offer under `price_model`, or nullptr when the instance has none.
+  const PriceOffer* find_price(const std::string& price_model) const;
+  /// The price models offered, comma-separated in `prices` order, e.g. "on_demand, spot".
+  std::string offered_price_models() const;
+};
+
+/// A dated exchange rate (data/tco/exchange_rates.json): 1 USD = `rate` units of `to`.
+struct ExchangeRate {
+  std::string to;  ///< ISO 4217 code, e.g. "CNY"
+  double rate = 0;
+  std::string source;
+  std::string as_of;
+};
+
+/// A server one can buy instead of renting (data/tco/owned_hardware.json), with the catalog
+/// instance type whose performance it is taken to have.
+struct OwnedHardware {
+  std::string id;    ///< e.g. "dgx-h100"
+  std::string name;  ///< e.g. "NVIDIA DGX H100 (8x H100 SXM 80 GB)"
+  std::string equivalent_instance;  ///< catalog instance id, e.g. "aws-p5.48xlarge"
+  double purchase_usd = 0;          ///< purchase price, converted like PriceOffer::usd_per_hour
+  double purchase_amount = 0;       ///< as written, in `currency`
+  std::string currency = "USD";
+  double power_watts = 0;  ///< whole server at TDP (the maximum it is provisioned for)
+  std::string source;
+  std::string as_of;
+  std::string note;
+};
+
+/// One default of the TCO model (data/tco/defaults.json) with its provenance.
+struct TcoDefault {
+  double value = 0;
+  std::string source;
+  std::string as_of;
+  std::string note;
+};
+
+/// Defaults of the owned-hardware and spot arithmetic (docs/tco.md); value 0 when the catalog
+/// folder has no tco/defaults.json.
+struct TcoDefaults {
+  TcoDefault pue;                 ///< power usage effectiveness, >= 1
+  TcoDefault usd_per_kwh;         ///< electricity price
+  TcoDefault spot_replacement_s;  ///< seconds from a spot interruption to a replacement serving
 };
 
 /// All hardware and instance records, looked up by id. Records keep file order.
@@ -88,6 +160,21 @@ class Catalog {
   /// that is not an object with a positive "bandwidth_bytes_per_s", a non-negative
   /// "latency_s", "source" and "as_of" (fields named e.g. "network.latency_s"); a
   /// "socket_link" on a GPU record.
+  ///
+  /// Prices and TCO data (docs/tco.md): an instance's optional "prices" object maps a price
+  /// model (price_model_names(); another name lists them) to an offer with "source", "as_of"
+  /// and either "usd_per_hour" or "amount_per_hour" with "currency" (a currency other than USD
+  /// needs its rate in tco/exchange_rates.json); "spot" offers need
+  /// "interruption_rate_per_hour" in (0, 1] with "interruption_source" and
+  /// "interruption_as_of", other offers must not have them; the record's own price_model may
+  /// not be repeated in "prices"; a record-level "currency" must be "USD". The folder
+  /// `<data_dir>/tco/` is optional, and each of its files: exchange_rates.json
+  /// ({"exchange_rates": [{"from": "USD", "to", "rate", "source", "as_of"}]}),
+  /// owned_hardware.json ({"owned_hardware": [{"id", "name", "equivalent_instance",
+  /// "purchase_usd" | "purchase_amount" + "currency", "power_watts", "source", "as_of"}]},
+  /// equivalent_instance a known instance id) and defaults.json ({"pue", "usd_per_kwh",
+  /// "spot_replacement_s"}: each {"value", "source", "as_of"}). Errors name file, record, field
+  /// and value as above.
   static Catalog load(const std::filesystem::path& data_dir);
 
   const std::vector<HardwareSpec>& hardware() const { return hardware_; }
@@ -102,11 +189,27 @@ class Catalog {
   std::vector<HardwareSpec> hardware_of_kind(DeviceKind kind) const;
 
   void add_hardware(HardwareSpec spec);  ///< for tests and programmatic catalogs
+  /// An instance without `prices` gets its own offer (usd_per_hour under price_model).
   void add_instance(InstanceType instance);
+
+  /// TCO data (empty / zero when `<data_dir>/tco/` lacks the file).
+  const std::vector<ExchangeRate>& exchange_rates() const { return exchange_rates_; }
+  const std::vector<OwnedHardware>& owned_hardware() const { return owned_hardware_; }
+  const TcoDefaults& tco_defaults() const { return tco_defaults_; }
+  /// The rate USD -> `currency`, or nullptr when the catalog has none.
+  const ExchangeRate* find_exchange_rate(const std::string& currency) const;
+  const OwnedHardware* find_owned_hardware(const std::string& id) const;
+  /// For tests and programmatic catalogs (duplicates throw InputError).
+  void add_exchange_rate(ExchangeRate rate);
+  void add_owned_hardware(OwnedHardware hardware);
+  void set_tco_defaults(TcoDefaults defaults) { tco_defaults_ = std::move(defaults); }
 
  private:
   std::vector<HardwareSpec> hardware_;
   std::vector<InstanceType> instances_;
+  std::vector<ExchangeRate> exchange_rates_;
+  std::vector<OwnedHardware> owned_hardware_;
+  TcoDefaults tco_defaults_;
 };
 
 }  // namespace llmcap::model

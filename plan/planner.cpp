@@ -308,6 +308,7 @@ struct Context {
   const model::CalibrationProfile* calibration;
   /// Scenario::class_slos(): one per client class, or {scenario.slo} without classes.
   const std::vector<sim::Slo>& class_slos;
+  double step_time_scale = 1.0;  ///< PlanOptions::step_time_scale
 
   bool has_classes() const { return !scenario.workload.classes.empty(); }
   /// " of class \"name\"" for a scenario with classes, "" without (messages).
@@ -334,17 +335,23 @@ FleetEvaluation evaluate(const Context& ctx, const sim::SimResult& result) {
   return e;
 }
 
+/// A predictor whose step times are another's times a factor (PlanOptions::step_time_scale).
+class ScaledPredictor final : public model::StepTimePredictor {
+ public:
+  ScaledPredictor(std::shared_ptr<const model::StepTimePredictor> base, double scale)
+      : base_(std::move(base)), scale_(scale) {}
+  double step_time_s(const model::BatchShape& batch) const override {
+    return scale_ * base_->step_time_s(batch);
+  }
+
+ private:
+  std::shared_ptr<const model::StepTimePredictor> base_;
+  double scale_;
+};
+
 /// One instance type (at one tensor-parallel degree) made ready to simulate, or the reason it
 /// cannot serve the scenario.
-struct Candidate {
-  PlanRow row;  ///< identity, floors and deployment filled; infeasible_reason set on failure
-  const model::InstanceType* instance = nullptr;
-  model::Deployment deployment;
-  std::unique_ptr<model::RooflinePredictor> predictor;
-  sim::FleetConfig fleet;
-
-  bool ready() const { return row.infeasible_reason.empty(); }
-
+struct Candidate : PreparedType {
   FleetEvaluation simulate(const Context& ctx, int64_t num_instances) {
     fleet.num_replicas = num_instances * deployment.num_replicas;
     ++row.num_simulations;
@@ -363,10 +370,13 @@ struct Candidate {
 /// limits: identity, deployment, predictor, KV blocks and floors. infeasible_reason is set
 /// only when the model cannot be placed (model::InfeasibleError).
 Candidate make_candidate(const Context& ctx, const model::InstanceType& instance, int tp_degree,
-                         const sim::ServingConfig& serving) {
+                         const sim::ServingConfig& serving, model::WeightFormat weight_format) {
   const Scenario& sc = ctx.scenario;
   Candidate c;
   c.instance = &instance;
+  c.choice.tp_degree = tp_degree;
+  c.choice.weight_format = weight_format;
+  c.choice.serving = serving;
   PlanRow& row = c.row;
   row.instance_type = instance.id;
   row.provider = instance.provider;
@@ -392,7 +402,7 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
 
   model::Efficiency efficiency = model::default_efficiency(instance.kind);
   try {
-    c.deployment = deployment_for_tp(instance, ctx.catalog, ctx.model, sc.weight_format,
+    c.deployment = deployment_for_tp(instance, ctx.catalog, ctx.model, weight_format,
                                      sc.kv_format, efficiency, tp_degree);
   } catch (const model::InfeasibleError& e) {
     row.infeasible_reason = e.what();
@@ -411,8 +421,14 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   row.num_replicas_per_instance = c.deployment.num_replicas;
   row.tp_degree = c.deployment.tp_degree;
 
-  c.predictor = std::make_unique<model::RooflinePredictor>(ctx.model, sc.weight_format,
-                                                           sc.kv_format, c.deployment, efficiency);
+  std::shared_ptr<const model::StepTimePredictor> roofline =
+      std::make_shared<model::RooflinePredictor>(ctx.model, weight_format, sc.kv_format,
+                                                 c.deployment, efficiency);
+  if (ctx.step_time_scale != 1.0) {
+    c.predictor = std::make_shared<ScaledPredictor>(std::move(roofline), ctx.step_time_scale);
+  } else {
+    c.predictor = std::move(roofline);
+  }
   const int64_t kv_bytes_per_token = ctx.model.kv_cache_bytes_per_token(sc.kv_format);
   c.fleet.serving = serving;
   c.fleet.router = sc.router;
@@ -505,31 +521,70 @@ void fill_cost(PlanRow& row, double usd_per_hour, const sim::Metrics& metrics,
       tokens_per_hour > 0 ? usd_per_hour / tokens_per_hour * 1e6 : 0.0;
 }
 
-/// The fleet-size search for one instance type at one tensor-parallel degree (0: automatic).
-PlanRow plan_one_tp(const Context& ctx, const model::InstanceType& instance, int tp_degree) {
+/// The fleet-size search of a prepared candidate (SizeSearch documents the order).
+PlanRow search_size_of(const Context& ctx, Candidate c, const SizeSearch& search) {
   const Scenario& sc = ctx.scenario;
-  Candidate c = make_candidate(ctx, instance, tp_degree, sc.serving);
-  if (!c.ready()) return std::move(c.row);
-  check_floors(ctx, c);
   if (!c.ready()) return std::move(c.row);
   PlanRow& row = c.row;
-
-  // Double until the SLO holds, then bisect between the last failing and first passing size.
-  int64_t failing = 0;
-  int64_t passing = 1;
-  FleetEvaluation best = c.simulate(ctx, passing);
-  while (!meets_class_slos(best, ctx.class_slos)) {
-    if (passing >= sc.max_instances) {
-      row.infeasible_reason =
-          "SLO not met with " + std::to_string(passing) +
-          " instances (the scenario's max_instances): " + slo_miss_text(ctx, best);
-      row.metrics = best.metrics;
-      c.keep_class_metrics(best);
-      return std::move(row);
+  const int64_t cap =
+      search.cap > 0 ? std::min(search.cap, sc.max_instances) : sc.max_instances;
+  const int64_t lower = std::max<int64_t>(search.lower_bound, 1);
+  if (lower > cap) {
+    row.infeasible_reason = "the fleet-size lower bound (" + std::to_string(lower) +
+                            " instances) is above the largest size tried (" +
+                            std::to_string(cap) + ")";
+    return std::move(row);
+  }
+  const int64_t start = std::clamp<int64_t>(search.start > 0 ? search.start : lower, lower, cap);
+  int64_t step = search.first_step > 0 ? search.first_step : start;
+  // Bracket the answer: `failing` fails (or is below the bound), `passing` passes.
+  int64_t failing = lower - 1;
+  int64_t passing = 0;
+  FleetEvaluation best = c.simulate(ctx, start);
+  if (meets_class_slos(best, ctx.class_slos)) {
+    passing = start;
+    while (passing - failing > 1) {  // walk down
+      const int64_t probe = passing - step;
+      if (probe <= failing) break;
+      FleetEvaluation e = c.simulate(ctx, probe);
+      if (!meets_class_slos(e, ctx.class_slos)) {
+        failing = probe;
+        break;
+      }
+      passing = probe;
+      best = std::move(e);
+      step *= 2;
     }
-    failing = passing;
-    passing = std::min(passing * 2, sc.max_instances);
-    best = c.simulate(ctx, passing);
+  } else {
+    failing = start;
+    FleetEvaluation last = std::move(best);
+    int64_t last_size = start;
+    while (true) {  // walk up
+      if (failing >= cap) {
+        row.infeasible_reason =
+            cap == sc.max_instances
+                ? "SLO not met with " + std::to_string(last_size) +
+                      " instances (the scenario's max_instances): " + slo_miss_text(ctx, last)
+                : "SLO not met with " + std::to_string(last_size) +
+                      " instances (the largest size tried: a larger fleet costs more than the "
+                      "best found): " +
+                      slo_miss_text(ctx, last);
+        row.metrics = last.metrics;
+        c.keep_class_metrics(last);
+        return std::move(row);
+      }
+      const int64_t probe = std::min(failing + step, cap);
+      FleetEvaluation e = c.simulate(ctx, probe);
+      if (meets_class_slos(e, ctx.class_slos)) {
+        passing = probe;
+        best = std::move(e);
+        break;
+      }
+      failing = probe;
+      last = std::move(e);
+      last_size = probe;
+      step *= 2;
+    }
   }
   while (passing - failing > 1) {
     const int64_t mid = failing + (passing - failing) / 2;
@@ -546,9 +601,25 @@ PlanRow plan_one_tp(const Context& ctx, const model::InstanceType& instance, int
   row.num_instances = passing;
   row.metrics = best.metrics;
   c.keep_class_metrics(best);
-  fill_cost(row, static_cast<double>(passing) * instance.usd_per_hour, best.metrics,
+  fill_cost(row, static_cast<double>(passing) * c.instance->usd_per_hour, best.metrics,
             sc.hours_per_year);
   return std::move(row);
+}
+
+/// Deploys and checks the floors of one configuration.
+Candidate prepare_candidate(const Context& ctx, const model::InstanceType& instance,
+                            const ServingChoice& choice) {
+  Candidate c = make_candidate(ctx, instance, choice.tp_degree, choice.serving,
+                               choice.weight_format);
+  if (c.ready()) check_floors(ctx, c);
+  return c;
+}
+
+/// The fleet-size search for one instance type at one tensor-parallel degree (0: automatic).
+PlanRow plan_one_tp(const Context& ctx, const model::InstanceType& instance, int tp_degree) {
+  const Scenario& sc = ctx.scenario;
+  ServingChoice choice{tp_degree, sc.weight_format, sc.serving};
+  return search_size_of(ctx, prepare_candidate(ctx, instance, choice), SizeSearch{});
 }
 
 /// The degree the scenario fixes for `instance`: 0 (automatic) unless kPerType names it.
@@ -670,7 +741,7 @@ GivenFleet prepare_fleet(const Context& ctx) {
     const model::InstanceType& instance =
         ctx.catalog.instance(g.instance, file + ": field \"" + g.field + ".instance\"");
     const int tp = g.tensor_parallel > 0 ? g.tensor_parallel : chosen_tp(sc, g.instance);
-    Candidate c = make_candidate(ctx, instance, tp, g.serving);
+    Candidate c = make_candidate(ctx, instance, tp, g.serving, sc.weight_format);
     const std::string role =
         spec.disaggregated ? std::string(" ") + sim::replica_role_name(g.role) : "";
     description +=
@@ -812,7 +883,12 @@ namespace {
 /// the model is read and before the workload is (so errors come in that order).
 template <typename Before, typename Body>
 auto with_context(const Scenario& scenario, const model::Catalog& catalog,
-                  const model::CalibrationProfile* calibration, Before before, Body body) {
+                  const model::CalibrationProfile* calibration, Before before, Body body,
+                  double step_time_scale = 1.0) {
+  if (!(step_time_scale > 0) || !std::isfinite(step_time_scale)) {
+    throw InputError("plan options: step_time_scale " + std::to_string(step_time_scale) +
+                     ": expected a positive number");
+  }
   const model::ModelSpec model = model::load_model_spec(scenario.model_config);
   before();
   check_fixed_tp(scenario, catalog, model);
@@ -826,7 +902,8 @@ auto with_context(const Scenario& scenario, const model::Catalog& catalog,
                     .summary = summary,
                     .max_request_tokens = max_request_tokens(workload),
                     .calibration = calibration,
-                    .class_slos = class_slos};
+                    .class_slos = class_slos,
+                    .step_time_scale = step_time_scale};
   return body(ctx);
 }
 
@@ -841,7 +918,8 @@ FleetEvaluation evaluate_fleet(const Scenario& scenario, const model::Catalog& c
         const model::InstanceType& instance =
             catalog.instance(instance_type, scenario.file.string() + ": instance type");
         Candidate c =
-            make_candidate(ctx, instance, chosen_tp(scenario, instance.id), scenario.serving);
+            make_candidate(ctx, instance, chosen_tp(scenario, instance.id), scenario.serving,
+                           scenario.weight_format);
         if (c.predictor == nullptr) throw model::InfeasibleError(c.row.infeasible_reason);
         return c.simulate(ctx, num_instances);
       });
@@ -928,7 +1006,102 @@ PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
         for (auto& t : threads) t.join();
         if (failure) std::rethrow_exception(failure);
         return result;
-      });
+      },
+      options.step_time_scale);
+}
+
+// ---- PlanSession ------------------------------------------------------------------------------
+
+struct PlanSession::Impl {
+  Scenario scenario;
+  const model::Catalog& catalog;
+  model::ModelSpec model;
+  sim::Workload workload;
+  WorkloadSummary summary;
+  std::vector<sim::Slo> class_slos;
+  std::unique_ptr<Context> ctx;
+};
+
+PlanSession::PlanSession(const Scenario& scenario, const model::Catalog& catalog,
+                         const PlanOptions& options) {
+  if (!(options.step_time_scale > 0) || !std::isfinite(options.step_time_scale)) {
+    throw InputError("plan options: step_time_scale " + std::to_string(options.step_time_scale) +
+                     ": expected a positive number");
+  }
+  model::ModelSpec model = model::load_model_spec(scenario.model_config);
+  check_fixed_tp(scenario, catalog, model);
+  impl_ = std::unique_ptr<Impl>(new Impl{scenario, catalog, std::move(model), {}, {}, {}, {}});
+  Impl& m = *impl_;
+  m.workload = load_workload(m.scenario.workload, m.scenario.seed);
+  m.summary = summarize_workload(m.workload, m.scenario.workload);
+  m.class_slos = m.scenario.class_slos();
+  m.ctx = std::unique_ptr<Context>(new Context{.scenario = m.scenario,
+                                               .catalog = catalog,
+                                               .model = m.model,
+                                               .workload = m.workload,
+                                               .summary = m.summary,
+                                               .max_request_tokens = max_request_tokens(m.workload),
+                                               .calibration = options.calibration,
+                                               .class_slos = m.class_slos,
+                                               .step_time_scale = options.step_time_scale});
+}
+
+PlanSession::~PlanSession() = default;
+
+const Scenario& PlanSession::scenario() const { return impl_->scenario; }
+const model::Catalog& PlanSession::catalog() const { return impl_->catalog; }
+const model::ModelSpec& PlanSession::model() const { return impl_->model; }
+const sim::Workload& PlanSession::workload() const { return impl_->workload; }
+const WorkloadSummary& PlanSession::summary() const { return impl_->summary; }
+
+ServingChoice PlanSession::default_choice(const std::string& instance_id) const {
+  const Scenario& sc = impl_->scenario;
+  return ServingChoice{chosen_tp(sc, instance_id), sc.weight_format, sc.serving};
+}
+
+PreparedType PlanSession::prepare(const model::InstanceType& instance,
+                                  const ServingChoice& choice) const {
+  return prepare_candidate(*impl_->ctx, instance, choice);
+}
+
+FleetEvaluation PlanSession::evaluate(const PreparedType& type, int64_t num_instances) const {
+  if (!type.ready() || type.predictor == nullptr) {
+    throw InputError("instance \"" + type.row.instance_type +
+                     "\" cannot be simulated: " + type.row.infeasible_reason);
+  }
+  Candidate c;
+  static_cast<PreparedType&>(c) = type;
+  return c.simulate(*impl_->ctx, num_instances);
+}
+
+RequestLatencies PlanSession::request_latencies(const PreparedType& type,
+                                                int64_t num_instances) const {
+  if (!type.ready() || type.predictor == nullptr) {
+    throw InputError("instance \"" + type.row.instance_type +
+                     "\" cannot be simulated: " + type.row.infeasible_reason);
+  }
+  sim::FleetConfig fleet = type.fleet;
+  fleet.num_replicas = num_instances * type.deployment.num_replicas;
+  sim::SimOptions options;
+  options.record_itl_ns = false;
+  const sim::SimResult result =
+      sim::simulate(impl_->workload, fleet, *type.predictor, impl_->scenario.seed, options);
+  RequestLatencies out;
+  for (const sim::RequestRecord& r : result.requests) {
+    if (r.rejected) continue;
+    out.ttft_s.push_back((r.first_token - r.arrival).seconds());
+    if (r.num_output_tokens >= 2) {
+      out.tpot_s.push_back((r.completion - r.first_token).seconds() /
+                           static_cast<double>(r.num_output_tokens - 1));
+    }
+  }
+  return out;
+}
+
+PlanRow PlanSession::search_size(const PreparedType& type, const SizeSearch& search) const {
+  Candidate c;
+  static_cast<PreparedType&>(c) = type;
+  return search_size_of(*impl_->ctx, std::move(c), search);
 }
 
 }  // namespace llmcap::plan

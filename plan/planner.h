@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,10 @@ struct PlanOptions {
   /// transferred to their CPU and share of a socket (model::transfer_efficiency); GPU types
   /// keep the datasheet roofline. Null: the roofline defaults for all. Not owned.
   const model::CalibrationProfile* calibration = nullptr;
+  /// Multiplies every predicted step time (> 0; 1 = the predictor as is). The uncertainty
+  /// analysis replans at 1 - e and 1 + e for a step-time error e (docs/search.md). Floors
+  /// scale with it.
+  double step_time_scale = 1.0;
 };
 
 /// Whether a simulated fleet meets one SLO: no rejected request, at least one completed,
@@ -225,6 +230,90 @@ FleetEvaluation evaluate_fleet(const Scenario& scenario, const model::Catalog& c
 /// disaggregated, an instance type without network figures; and the InputErrors of plan().
 FleetEvaluation evaluate_given_fleet(const Scenario& scenario, const model::Catalog& catalog,
                                      const model::CalibrationProfile* calibration = nullptr);
+
+/// One serving configuration of an instance type: what the configuration search varies
+/// (plan/search.h). The scenario's own is PlanSession::default_choice.
+struct ServingChoice {
+  int tp_degree = 0;  ///< 0: model::make_deployment's degree; else one of tp_options
+  model::WeightFormat weight_format = model::WeightFormat::kBf16;
+  /// Engine limits (policy, max_num_seqs, max_num_batched_tokens, block size); num_kv_blocks
+  /// is ignored (the deployment fixes it).
+  sim::ServingConfig serving;
+};
+
+/// An instance type deployed with one ServingChoice, its floors checked: ready to simulate.
+struct PreparedType {
+  /// Identity, deployment rule, predictor name and floors; infeasible_reason set when the
+  /// model cannot be placed or a floor exceeds an SLO (plan()'s messages). num_simulations
+  /// is 0.
+  PlanRow row;
+  ServingChoice choice;
+  const model::InstanceType* instance = nullptr;  ///< in the session's catalog
+  model::Deployment deployment;
+  /// Step times of one replica (scaled by PlanOptions::step_time_scale); null when the model
+  /// cannot be placed.
+  std::shared_ptr<const model::StepTimePredictor> predictor;
+  sim::FleetConfig fleet;  ///< serving limits with num_kv_blocks, router; num_replicas unset
+  bool ready() const { return row.infeasible_reason.empty(); }
+};
+
+/// Where the fleet-size search of PlanSession::search_size starts and where it stops.
+/// Sizes tried: `start`, then up (failing) or down (passing) by steps first_step, 2 x, 4 x,
+/// ... until the answer is bracketed, then bisection. With the defaults (start 1, first
+/// step 1) this is plan()'s search: 1, 2, 4, 8, ... then bisection.
+struct SizeSearch {
+  /// Sizes below this are known to fail (a proved lower bound, plan/search.h); >= 1.
+  int64_t lower_bound = 1;
+  int64_t start = 0;       ///< first size simulated; 0: lower_bound; clamped to the range
+  int64_t first_step = 0;  ///< 0: the start size (doubling)
+  /// Largest size tried; 0: Scenario::max_instances (larger values are capped by it). A
+  /// search that fails at a smaller cap returns an infeasible row whose reason says so.
+  int64_t cap = 0;
+};
+
+/// Per-request latencies of one simulated fleet (the latency CDFs of plan/analysis.h).
+struct RequestLatencies {
+  std::vector<double> ttft_s;  ///< every completed request, in request order
+  std::vector<double> tpot_s;  ///< completed requests with >= 2 output tokens, in order
+};
+
+/// The model and workload of a scenario, loaded once, for planning many configurations of
+/// many instance types (the configuration search and the analyses). Const methods may run on
+/// several threads at once. Keeps a copy of the scenario; `catalog` and
+/// options.calibration must outlive the session. Throws what plan() throws for bad input
+/// (before any simulation).
+class PlanSession {
+ public:
+  PlanSession(const Scenario& scenario, const model::Catalog& catalog,
+              const PlanOptions& options = {});
+  ~PlanSession();
+  PlanSession(const PlanSession&) = delete;
+  PlanSession& operator=(const PlanSession&) = delete;
+
+  const Scenario& scenario() const;
+  const model::Catalog& catalog() const;
+  const model::ModelSpec& model() const;
+  const sim::Workload& workload() const;
+  const WorkloadSummary& summary() const;
+  /// The scenario's configuration for `instance_id`: its degree rule, weight format and
+  /// serving limits.
+  ServingChoice default_choice(const std::string& instance_id) const;
+  /// Deploys the model and checks the floors (no simulation). InputError for a degree the
+  /// type cannot run (tp_refusal).
+  PreparedType prepare(const model::InstanceType& instance, const ServingChoice& choice) const;
+  /// Simulates `num_instances` of a ready type. InputError when not ready.
+  FleetEvaluation evaluate(const PreparedType& type, int64_t num_instances) const;
+  /// The per-request TTFT and TPOT of `num_instances` of a ready type (one simulation).
+  RequestLatencies request_latencies(const PreparedType& type, int64_t num_instances) const;
+  /// The smallest fleet of a prepared type meeting every class's SLO, searched as
+  /// `search` says (plan()'s rules and monotonicity assumption); a type that is not ready
+  /// returns its row unchanged. row.num_simulations counts the simulations run.
+  PlanRow search_size(const PreparedType& type, const SizeSearch& search = {}) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 /// Plans every candidate, or evaluates a given fleet (Scenario::fleet: one row, see
 /// PlanRow::groups). Before any simulation, refuses (InputError naming the file, the field,
