@@ -1,8 +1,14 @@
-// `llmcap runs` (issue 5). Owned by the helper building it; cli.cpp only registers and dispatches.
+// `llmcap runs list|show|compare` (issue 5, item 6; docs/results-store.md) and the helpers that
+// store plan, sweep and calibration runs in the results database (store/results_store.h).
 #pragma once
 
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
+
+#include "store/results_store.h"
 
 namespace CLI {
 class App;
@@ -10,17 +16,44 @@ class App;
 
 namespace llmcap::cli {
 
-/// Options of `llmcap runs` (filled in by its owner).
+/// Options of `llmcap runs` and its subcommands.
 struct RunsArgs {
-  std::string data_dir;  ///< --data-dir (empty: the CLI's default resolution)
+  std::string data_dir;             ///< --data-dir (unused by runs; kept for symmetry)
+  std::string db;                   ///< --db: results database (default store::default_db_path)
+  std::string kind;                 ///< list --kind: only runs of this kind ("" = all)
+  int64_t limit = 50;               ///< list --limit: newest N (0 = all)
+  std::string run;                  ///< show RUN: an id or "latest"
+  bool json = false;                ///< show --json
+  std::string run_a;                ///< compare RUN_A
+  std::string run_b;                ///< compare RUN_B
+  CLI::App* list_cmd = nullptr;     ///< set by add_runs_command
+  CLI::App* show_cmd = nullptr;     ///< set by add_runs_command
+  CLI::App* compare_cmd = nullptr;  ///< set by add_runs_command
 };
 
 /// Registers the `runs` subcommand (options bound to `args`) on `app`.
 CLI::App* add_runs_command(CLI::App& app, RunsArgs& args);
 
-/// Runs it; returns an exit code (cli.h). Bad input throws the InputErrors cli::run maps to 2.
+/// Runs it; returns an exit code (cli.h). Bad input (an unknown run id, a database that cannot
+/// be read, a run without plan results to compare) throws plan::InputError (exit 2).
 int run_runs_command(const RunsArgs& args, const std::string& data_dir, std::ostream& out,
                      std::ostream& err);
+
+/// A run id from the command line: a positive integer, or "latest" (0). Throws
+/// plan::InputError naming the text.
+int64_t parse_run_id(const std::string& text);
+
+/// One line for listings from a run document (docs/run-document.md): the cheapest feasible
+/// CPU and GPU fleets, e.g. "cheapest CPU: 4 x aws-m7i.8xlarge, 6.45 USD/h; cheapest GPU: 2 x
+/// aws-g6e.xlarge, 3.72 USD/h", or "no feasible fleet among N instance types".
+std::string summarize_plan_document(const nlohmann::json& document);
+
+/// Stores `record` in the database `db_flag` resolves to (store::default_db_path) and prints
+/// "Stored as run N in FILE" to `err`; nothing when `no_store`. A database error is printed
+/// to `err` as a warning ("llmcap: warning: run not stored: ...") and yields nullopt: storing
+/// never fails the command that produced the run.
+std::optional<int64_t> store_run(const store::RunRecord& record, const std::string& db_flag,
+                                 bool no_store, std::ostream& err);
 
 /// Stores a finished plan run (kind "plan") in the results database `db_flag` resolves to
 /// (store::default_db_path) and prints "Stored as run N in FILE" to `err`; does nothing when
@@ -30,5 +63,11 @@ struct PlanRun;
 void store_plan_run(const PlanRun& run, const std::string& scenario_file,
                     const std::string& scenario_name, const std::string& db_flag, bool no_store,
                     const std::string& command_line, std::ostream& err);
+
+/// Stores a calibration profile (kind "calibration"; the document is the profile's JSON,
+/// model::profile_to_json, the name the CPU model) like store_plan_run.
+void store_calibration_run(const std::string& profile_json, const std::string& cpu_model,
+                           const std::string& db_flag, bool no_store,
+                           const std::string& command_line, std::ostream& err);
 
 }  // namespace llmcap::cli
