@@ -96,6 +96,7 @@ int run_plan(const PlanArgs& a, const std::string& command_line, std::ostream& o
   if (!a.json_out.empty()) write_file_atomically(a.json_out, json);
   if (!a.csv_out.empty()) write_file_atomically(a.csv_out, csv);
   print_plan_table(scenario, result, out);
+  print_run_summary(run, out);
   store_plan_run(run, a.scenario, scenario.name, a.db, a.no_store, command_line, err);
   return kExitOk;
 }
@@ -107,6 +108,8 @@ struct CalibrateArgs {
   std::string db_out;
   bool quiet = false;
   bool test_sweep = false;  ///< hidden: tiny in-cache shapes, for the CLI tests
+  std::string results_db;   ///< --results-db: results database the run is stored in
+  bool no_store = false;    ///< --no-store
 };
 
 std::string fixed(double v, int precision) {
@@ -188,6 +191,8 @@ int run_calibrate(const CalibrateArgs& a, const std::string& command_line, std::
   if (!a.json_out.empty()) write_file_atomically(a.json_out, json);
   if (!a.db_out.empty()) model::write_profile_sqlite(a.db_out, profile);
   print_calibration(profile, run, out);
+  store_calibration_run(model::profile_to_json(profile), profile.machine.cpu_model, a.results_db,
+                        a.no_store, command_line, err);
   return kExitOk;
 }
 
@@ -304,6 +309,13 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
                    "Append the profile to the SQLite database FILE (created if missing)")
       ->option_text("FILE");
   cal_cmd->add_flag("--quiet", cal_args.quiet, "No progress lines on stderr");
+  cal_cmd
+      ->add_option("--results-db", cal_args.results_db,
+                   "Results database the run is stored in (default: $LLMCAP_DB, else "
+                   "$XDG_DATA_HOME/llmcap/runs.sqlite)")
+      ->option_text("FILE");
+  cal_cmd->add_flag("--no-store", cal_args.no_store,
+                    "Do not store the run in the results database");
   cal_cmd->add_flag("--test-sweep", cal_args.test_sweep, "Tiny in-cache shapes (for tests)")
       ->group("");
 

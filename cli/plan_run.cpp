@@ -1,9 +1,16 @@
 #include "cli/plan_run.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
 #include <set>
 #include <string>
 
+#include "cli/analysis_json.h"
 #include "cli/plan_output.h"
+#include "cli/tco_json.h"
+#include "plan/analysis.h"
+#include "plan/tco.h"
 
 namespace llmcap::cli {
 namespace {
@@ -107,11 +114,85 @@ json calibration_summary(const model::CalibrationProfile* profile) {
           {"read_bandwidth_bytes_per_s", bandwidth}};
 }
 
+std::string money(double v, int decimals = 2) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string whole(double v) {  // 1234567 -> "1,234,567"
+  std::string digits = money(v, 0);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    out += digits[i];
+    const size_t left = digits.size() - i - 1;
+    if (left % 3 == 0 && left > 0 && digits[i] != '-') out += ',';
+  }
+  return out;
+}
+
 }  // namespace
+
+void print_run_summary(const PlanRun& run, std::ostream& out) {
+  // Feasible rows, cheapest first (as the table).
+  std::vector<size_t> order;
+  for (size_t i = 0; i < run.result.rows.size() && i < run.tco.size(); ++i) {
+    if (run.result.rows[i].feasible && run.tco[i].num_instances > 0) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return run.tco[a].usd_per_hour < run.tco[b].usd_per_hour;
+  });
+  if (!order.empty()) {
+    const plan::TcoRow& first = run.tco[order.front()];
+    out << "\nTCO (docs/tco.md): " << money(first.hours_per_day, 0) << " h/day, "
+        << money(first.days_per_year, 0) << " days/year; per-token figures each carry the "
+        << "whole cost.\n";
+    for (size_t i : order) {
+      const plan::TcoRow& t = run.tco[i];
+      out << "  " << run.result.rows[i].instance_type << " (" << t.price_model << "): "
+          << t.num_instances_billed << " billed, USD " << money(t.usd_per_hour)
+          << "/hour, USD " << whole(t.annual_usd) << "/year, USD "
+          << money(t.usd_per_million_input_tokens, 3) << "/M input tokens, USD "
+          << money(t.usd_per_million_output_tokens, 3) << "/M output tokens, USD "
+          << money(t.usd_per_thousand_requests, 3) << "/1000 requests";
+      if (t.autoscaled) out << ", autoscaled: USD " << money(t.usd_per_day) << "/day";
+      if (t.converted) {
+        out << "; " << t.in_currency.currency << " " << money(t.in_currency.per_hour)
+            << "/hour at " << t.in_currency.rate << " (" << t.in_currency.rate_as_of << ")";
+      }
+      out << "\n";
+      for (const plan::TcoOwnedRow& o : t.owned) {
+        out << "    owned instead: " << o.num_servers << " x " << o.name << ", USD "
+            << money(o.usd_per_hour) << "/hour (capex " << money(o.capex_usd_per_hour)
+            << " + power " << money(o.power_usd_per_hour) << "), USD " << whole(o.annual_usd)
+            << "/year\n";
+      }
+      for (const std::string& note : t.notes) out << "    note: " << note << "\n";
+    }
+  }
+  if (!run.analysis) return;
+  const plan::Analysis& a = *run.analysis;
+  for (const plan::UncertaintyRow& u : a.uncertainty) {
+    out << "Uncertainty, " << u.instance_type << ": " << u.text << "; dominant: "
+        << u.dominant_assumption << " (step-time error " << money(u.step_time_error_fraction * 100, 0)
+        << "%, " << u.step_time_error_source << "; price error "
+        << money(u.price_error_fraction * 100, 0) << "%)\n";
+  }
+  for (const plan::SearchRow& s : a.search) {
+    if (s.max_requests_per_s_per_instance > 0) {
+      out << "Max sustainable rate, " << s.instance_type << ": "
+          << money(s.max_requests_per_s_per_instance) << " requests/s per instance\n";
+    }
+  }
+  if (!a.recommendation.empty()) out << "Recommendation: " << a.recommendation << "\n";
+}
 
 PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& catalog,
                       const PlanRunOptions& options) {
   PlanRun run;
+  // Refuses an unoffered price term, a currency without a rate or an unknown owned server
+  // before any simulation.
+  const plan::ResolvedTco tco = plan::resolve_tco(scenario, catalog);
   run.result = plan::plan(scenario, catalog, options.plan);
   json doc = json::parse(plan_to_json(scenario, run.result));
   doc["format"] = "llmcap-run";
@@ -120,6 +201,49 @@ PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& cata
   doc["calibration"] = calibration_summary(options.plan.calibration);
   doc["sources"] = catalog_sources(run.result, catalog);
   doc["analysis"] = json::object();
+  if (options.analysis) {
+    plan::AnalysisOptions analysis_options;
+    analysis_options.plan = options.plan;
+    analysis_options.plan.observer = nullptr;
+    run.analysis = plan::analyse(scenario, catalog, run.result, analysis_options);
+    doc["analysis"] = analysis_to_json(*run.analysis);
+  }
+
+  // TCO of every feasible row; autoscaling uses the analysis's sustainable rate per instance
+  // where it measured one.
+  std::vector<plan::TcoRow> tco_rows;
+  json fleet_over_day = json::array();
+  for (size_t i = 0; i < run.result.rows.size(); ++i) {
+    const plan::PlanRow& row = run.result.rows[i];
+    run.tco.emplace_back();
+    if (!row.feasible || row.num_instances < 1) {
+      doc["results"][i]["tco"] = nullptr;
+      continue;
+    }
+    double sustainable_requests_per_s = 0;
+    if (run.analysis) {
+      for (const plan::SearchRow& s : run.analysis->search) {
+        if (s.instance_type == row.instance_type) {
+          sustainable_requests_per_s = s.max_requests_per_s_per_instance;
+        }
+      }
+    }
+    plan::TcoRow t =
+        plan::compute_tco(row, scenario, catalog, run.result.workload, sustainable_requests_per_s);
+    doc["results"][i]["tco"] = tco_row_to_json(t);
+    if (t.autoscaled) {
+      fleet_over_day.push_back({{"instance_type", row.instance_type},
+                                {"hourly_load_multiplier", t.hourly_multipliers},
+                                {"hourly_instances", t.hourly_instances},
+                                {"usd_per_day", t.usd_per_day},
+                                {"rule", t.autoscaling_rule}});
+    }
+    tco_rows.push_back(t);
+    run.tco.back() = std::move(t);
+  }
+  doc["tco"] = tco_settings_to_json(tco);
+  for (auto& source : price_sources_to_json(tco_rows)) doc["sources"].push_back(source);
+  if (!fleet_over_day.empty()) doc["analysis"]["fleet_over_day"] = fleet_over_day;
   run.document = std::move(doc);
   return run;
 }

@@ -4,9 +4,14 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <vector>
 
 #include "model/calibration.h"
 #include "model/hardware.h"
+#include "plan/analysis.h"
+#include "plan/tco.h"
 #include "plan/planner.h"
 #include "plan/scenario.h"
 
@@ -26,11 +31,23 @@ struct PlanRunOptions {
 /// The plan result and its document.
 struct PlanRun {
   plan::PlanResult result;
-  nlohmann::json document;  ///< docs/run-document.md
+  std::optional<plan::Analysis> analysis;  ///< when PlanRunOptions::analysis
+  /// One per result row (same order); default-constructed (num_instances 0) for infeasible
+  /// rows. The scenario's "tco" section applied (docs/tco.md).
+  std::vector<plan::TcoRow> tco;
+  nlohmann::json document;                 ///< docs/run-document.md
 };
 
-/// Plans `scenario` on `catalog` and builds the run document. Throws what plan::plan throws.
+/// Plans `scenario` on `catalog`, runs the analyses (options.analysis) and the TCO of every
+/// feasible row, and builds the run document. Throws what plan::plan, plan::analyse and
+/// plan::resolve_tco / compute_tco throw (InputError for bad TCO settings, before planning).
 PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& catalog,
                       const PlanRunOptions& options);
+
+/// After the plan table: each feasible row's TCO (cheapest first: price model, instances
+/// billed, USD per hour, per year, per million input and output tokens, per thousand
+/// requests, the converted currency, owned alternatives, notes), then the analyses'
+/// uncertainty ranges, sustainable rates and recommendation when they ran.
+void print_run_summary(const PlanRun& run, std::ostream& out);
 
 }  // namespace llmcap::cli
