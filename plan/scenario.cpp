@@ -482,6 +482,11 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
   }
   s.tco = parse_tco_spec(doc, path);
   s.search = parse_search_spec(doc, path);
+  if (s.search.enabled && s.fleet) {
+    throw InputError(file +
+                     ": field \"search\": not allowed beside \"fleet\" (a given fleet is "
+                     "evaluated as it is; the configuration search is over candidates)");
+  }
   s.uncertainty = parse_uncertainty_spec(doc, path);
   return s;
 }

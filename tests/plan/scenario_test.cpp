@@ -775,6 +775,13 @@ TEST(LoadScenario, ShippedFleetAndTensorParallelScenariosLoad) {
   EXPECT_EQ(pools.fleet->decode_router, sim::RouterKind::kLeastKvLoad);
 }
 
+TEST(LoadScenario, RefusesTheConfigurationSearchBesideAGivenFleet) {
+  EXPECT_THAT(load_error(fleet_scenario(R"(, "fleet": {"groups": [{"instance": "a", "count": 1}]},
+                                               "search": {"weight_formats": ["bf16", "int8"]})")),
+              HasSubstr(": field \"search\": not allowed beside \"fleet\" (a given fleet is "
+                        "evaluated as it is; the configuration search is over candidates)"));
+}
+
 TEST(LoadScenario, RefusesBadFleets) {
   EXPECT_THAT(load_error(fleet_scenario(R"(, "fleet": {})")),
               HasSubstr("field \"fleet\": expected \"groups\" (a mixed fleet) or \"prefill\" and "
