@@ -161,7 +161,8 @@ std::string describe_object(const json& obj) {
 /// "outer.inner"), columns in first-seen order after `lead` columns.
 Table open_table(const std::string& id, const std::string& title, const std::string& sheet,
                  const std::vector<Column>& lead, const std::vector<std::vector<Cell>>& lead_cells,
-                 const std::vector<Node>& objects) {
+                 const std::vector<Node>& objects,
+                 const std::vector<std::string>& only = {}) {
   std::vector<std::string> keys;
   std::set<std::string> seen;
   std::vector<std::map<std::string, Cell>> flat(objects.size());
@@ -197,6 +198,13 @@ Table open_table(const std::string& id, const std::string& title, const std::str
   std::stable_sort(keys.begin(), keys.end(), [&rank](const std::string& a, const std::string& b) {
     return rank(a) < rank(b);
   });
+  if (!only.empty()) {  // a curated table: these keys, in this order, where any object has one
+    std::vector<std::string> kept;
+    for (const std::string& k : only) {
+      if (seen.count(k) > 0) kept.push_back(k);
+    }
+    keys = std::move(kept);
+  }
   Table t{id, title, sheet, lead, {}};
   for (const std::string& k : keys) {
     const std::string leaf = k.substr(k.find('.') == std::string::npos ? 0 : k.find('.') + 1);
@@ -610,7 +618,14 @@ std::optional<Section> tco_section(const std::vector<Row>& rows) {
   s.blocks.emplace_back(open_table("tco", "TCO per fleet", "TCO",
                                    {{"instance_type", "Instance type", CellFormat::kText},
                                     {"num_instances", "Instances", CellFormat::kInteger}},
-                                   lead, objects));
+                                   lead, objects,
+                                   // The figures a buyer reads; the rest of each row's TCO
+                                   // (spot, owned, currency details) is in the JSON and XLSX
+                                   // documents and the Assumptions section.
+                                   {"price_model", "num_instances_billed", "usd_per_hour",
+                                    "annual_usd", "usd_per_million_input_tokens",
+                                    "usd_per_million_output_tokens", "usd_per_thousand_requests",
+                                    "usd_per_day", "cny_per_hour", "cny_per_year"}));
   return s;
 }
 
