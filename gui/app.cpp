@@ -1,0 +1,194 @@
+#include "gui/app.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QTimer>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "gui/language.h"
+#include "gui/main_window.h"
+
+namespace llmcap::gui {
+
+QString resolve_data_dir(const QString& flag) {
+  if (!flag.isEmpty()) return flag;
+  const QByteArray env = qgetenv("LLMCAP_DATA_DIR");
+  if (!env.isEmpty()) return QString::fromLocal8Bit(env);
+  return QStringLiteral(LLMCAP_GUI_DATA_DIR);
+}
+
+std::optional<AppArgs> parse_app_args(const QStringList& arguments, QString* error) {
+  QCommandLineParser p;
+  p.setApplicationDescription("llmcap-gui: what-if capacity planning for LLM inference");
+  p.addHelpOption();
+  const QCommandLineOption scenario("scenario", "Scenario file to open.", "FILE");
+  const QCommandLineOption run("run", "Run a full plan once the scenario is loaded.");
+  const QCommandLineOption screenshot("screenshot",
+                                      "Render the main window to FILE.png (after --run: once "
+                                      "the run ends) and exit.",
+                                      "FILE.png");
+  const QCommandLineOption lang("lang", "Language: en or zh_CN.", "LANG", "en");
+  const QCommandLineOption data_dir("data-dir",
+                                    "Catalog folder (default: $LLMCAP_DATA_DIR, "
+                                    "else the source tree's data/).",
+                                    "DIR");
+  const QCommandLineOption threads("threads", "Planner threads (0: all CPUs).", "N", "0");
+  const QCommandLineOption no_analysis("no-analysis", "Full runs without the analyses.");
+  const QCommandLineOption no_store("no-store", "Do not store full runs in the results database.");
+  const QCommandLineOption bench("bench-slider",
+                                 "After the first run, what-if runs at these load multipliers "
+                                 "(comma-separated); print each one's times and exit.",
+                                 "LOADS");
+  const QCommandLineOption size("size", "Window size for screenshots.", "WxH", "1920x1080");
+  p.addOptions(
+      {scenario, run, screenshot, lang, data_dir, threads, no_analysis, no_store, bench, size});
+  if (!p.parse(arguments)) {
+    *error = p.errorText();
+    return std::nullopt;
+  }
+  if (p.isSet("help")) {
+    std::fputs(qPrintable(p.helpText()), stdout);
+    std::exit(0);
+  }
+  AppArgs a;
+  a.scenario = p.value(scenario);
+  a.run = p.isSet(run);
+  a.screenshot = p.value(screenshot);
+  a.lang = p.value(lang);
+  if (!Language::codes().contains(a.lang)) {
+    *error = QStringLiteral("option --lang: expected one of %1, got \"%2\"")
+                 .arg(Language::codes().join(", "), a.lang);
+    return std::nullopt;
+  }
+  a.data_dir = p.value(data_dir);
+  bool ok = false;
+  a.threads = p.value(threads).toInt(&ok);
+  if (!ok || a.threads < 0) {
+    *error = QStringLiteral("option --threads: expected a non-negative integer, got \"%1\"")
+                 .arg(p.value(threads));
+    return std::nullopt;
+  }
+  a.analysis = !p.isSet(no_analysis);
+  a.store = !p.isSet(no_store);
+  if (p.isSet(bench)) {
+    for (const QString& part : p.value(bench).split(',', Qt::SkipEmptyParts)) {
+      const double v = part.trimmed().toDouble(&ok);
+      if (!ok || !(v > 0)) {
+        *error = QStringLiteral(
+                     "option --bench-slider: expected positive load multipliers "
+                     "separated by commas, got \"%1\"")
+                     .arg(part);
+        return std::nullopt;
+      }
+      a.bench_loads.push_back(v);
+    }
+  }
+  const QStringList wh = p.value(size).split('x');
+  bool ok_w = false, ok_h = false;
+  if (wh.size() == 2) {
+    a.width = wh[0].toInt(&ok_w);
+    a.height = wh[1].toInt(&ok_h);
+  }
+  if (!ok_w || !ok_h || a.width < 200 || a.height < 200) {
+    *error = QStringLiteral("option --size: expected WIDTHxHEIGHT of at least 200x200, got \"%1\"")
+                 .arg(p.value(size));
+    return std::nullopt;
+  }
+  if (!a.screenshot.isEmpty() && a.scenario.isEmpty()) {
+    *error = QStringLiteral("option --screenshot: needs --scenario FILE");
+    return std::nullopt;
+  }
+  return a;
+}
+
+int run_app(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QCoreApplication::setOrganizationName("llmcap");
+  QCoreApplication::setApplicationName("llmcap-gui");
+  QString error;
+  const std::optional<AppArgs> args = parse_app_args(QCoreApplication::arguments(), &error);
+  if (!args) {
+    std::fprintf(stderr, "llmcap-gui: %s\n", qPrintable(error));
+    return 2;
+  }
+  auto* language = new Language(&app);
+  if (!language->set(args->lang)) {
+    std::fprintf(stderr, "llmcap-gui: the %s translation could not be loaded\n",
+                 qPrintable(args->lang));
+  }
+  MainWindow::Options options;
+  options.data_dir = resolve_data_dir(args->data_dir).toStdString();
+  options.num_threads = args->threads;
+  options.store_runs = args->store;
+  MainWindow window(options, language);
+  window.resize(args->width, args->height);
+  window.show();
+
+  const bool batch = !args->screenshot.isEmpty() || !args->bench_loads.empty();
+  if (!args->scenario.isEmpty() && !window.open_scenario(args->scenario)) {
+    if (batch) {
+      std::fprintf(stderr, "llmcap-gui: %s\n", qPrintable(window.status_text()));
+      return 2;
+    }
+  }
+  int exit_code = 0;
+  auto take_screenshot = [&] {
+    QTimer::singleShot(300, &window, [&] {
+      const QPixmap shot = window.grab();
+      if (shot.isNull() || !shot.save(args->screenshot, "PNG")) {
+        std::fprintf(stderr, "llmcap-gui: %s: cannot write the screenshot\n",
+                     qPrintable(args->screenshot));
+        exit_code = 1;
+      } else {
+        std::fprintf(stderr, "llmcap-gui: wrote %s\n", qPrintable(args->screenshot));
+      }
+      QApplication::exit(exit_code);
+    });
+  };
+  size_t bench_next = 0;
+  QObject::connect(&window, &MainWindow::runFinished, &window, [&](bool ok, bool) {
+    if (!ok) {
+      std::fprintf(stderr, "llmcap-gui: %s\n", qPrintable(window.status_text()));
+      if (batch) {
+        exit_code = 2;
+        QApplication::exit(2);
+      }
+      return;
+    }
+    if (const auto& t = window.last_timing()) {
+      std::printf(
+          "%s load %.2fx: first row %.3f s, first feasible row %.3f s, last row %.3f s, "
+          "%zu rows, %lld simulations\n",
+          t->full_run ? "full-run" : "what-if", t->load_multiplier, t->first_row_s,
+          t->first_feasible_row_s, t->last_row_s, t->num_rows,
+          static_cast<long long>(t->num_simulations));
+      std::fflush(stdout);
+    }
+    if (bench_next < args->bench_loads.size()) {
+      const double load = args->bench_loads[bench_next++];
+      QTimer::singleShot(0, &window, [&window, load] { window.set_load_multiplier(load); });
+      return;
+    }
+    if (!args->screenshot.isEmpty()) {
+      take_screenshot();
+    } else if (batch) {
+      QApplication::exit(exit_code);
+    }
+  });
+  if (!args->scenario.isEmpty()) {
+    if (args->run) {
+      window.run_full(args->analysis);
+    } else if (!args->bench_loads.empty()) {
+      window.set_load_multiplier(1.0);
+    } else if (!args->screenshot.isEmpty()) {
+      take_screenshot();
+    }
+  }
+  return app.exec();
+}
+
+}  // namespace llmcap::gui

@@ -1,0 +1,200 @@
+// The main window: scenario panel (left), what-if bar, results table and charts (one
+// ResultsModel), runs, calibration and audit tabs; menus for files, runs, export, language.
+#pragma once
+
+#include <QMainWindow>
+#include <QString>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "gui/language.h"
+#include "gui/plan_worker.h"
+#include "gui/results_model.h"
+#include "gui/scenario_draft.h"
+#include "gui/scenario_panel.h"
+#include "model/calibration.h"
+#include "model/hardware.h"
+
+class QAction;
+class QButtonGroup;
+class QCheckBox;
+class QComboBox;
+class QDockWidget;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QPushButton;
+class QSlider;
+class QSortFilterProxyModel;
+class QTabWidget;
+class QTableView;
+class QToolButton;
+
+namespace llmcap::gui {
+
+class AuditView;
+class CalibrationView;
+class ChartsView;
+class RunsView;
+
+/// Times of one finished run, measured from the request (slider released, button pressed) to
+/// the first row and to the last row shown.
+struct RunTiming {
+  bool full_run = false;
+  double load_multiplier = 1;
+  double first_row_s = 0;  ///< to the first row applied to the model (GUI thread)
+  /// To the first feasible row (a fleet size, not a type ruled out by its floors); equals
+  /// last_row_s when no row is feasible.
+  double first_feasible_row_s = 0;
+  double last_row_s = 0;  ///< to the run's end applied to the model (GUI thread)
+  size_t num_rows = 0;
+  int64_t num_simulations = 0;
+  bool warm_start = false;
+};
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  struct Options {
+    std::filesystem::path data_dir;  ///< catalogs and models
+    int num_threads = 0;             ///< planner threads (0: hardware concurrency)
+    bool store_runs = true;          ///< full runs go to the results database
+  };
+
+  MainWindow(Options options, Language* language, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  /// Opens a scenario file; on error keeps the last good scenario, shows the error in the
+  /// status bar and the panel, and returns false.
+  bool open_scenario(const QString& path);
+  bool save_scenario(const QString& path);
+  /// A full plan (run document, analyses when `analysis`), stored in the database.
+  void run_full(bool analysis);
+  /// As if the load slider were released at `multiplier` (what-if run).
+  void set_load_multiplier(double multiplier);
+  /// As if the SLO sliders were released.
+  void set_slo(double ttft_p99_s, double tpot_p99_s);
+  void set_weight_format(const QString& name);
+  void set_price_model(const QString& name);  ///< "" = the catalog's own
+  /// Writes the last full run's report; false with the error in the status bar.
+  bool export_report(const QString& path, const QString& format);
+  /// Opens a stored run document into the table and charts.
+  void show_document(const nlohmann::json& document);
+
+  ResultsModel* results() { return results_; }
+  QSortFilterProxyModel* sorted_results() { return sorted_; }
+  ChartsView* charts() { return charts_; }
+  ScenarioPanel* panel() { return panel_; }
+  RunsView* runs() { return runs_; }
+  CalibrationView* calibration() { return calibration_; }
+  AuditView* audit() { return audit_; }
+  QSlider* load_slider() { return load_slider_; }
+  QTabWidget* tabs() { return tabs_; }
+  QString status_text() const;
+  const ScenarioDraft& draft() const { return draft_; }
+  const std::optional<RunTiming>& last_timing() const { return last_timing_; }
+  bool busy() const { return controller_->busy(); }
+  std::shared_ptr<const nlohmann::json> last_document() const { return last_document_; }
+  int64_t last_stored_run() const { return last_stored_run_; }
+
+ signals:
+  /// A run ended (ok false: bad input or a failure; the status bar says why).
+  void runFinished(bool ok, bool full_run);
+
+ protected:
+  void changeEvent(QEvent* event) override;
+
+ private:
+  void build_ui();
+  void build_menus();
+  void retranslateUi();
+  void show_status(const QString& message, bool error);
+  /// Validates the draft; on failure restores the last good one and shows the error next to
+  /// the field it names. Returns the scenario when valid.
+  std::optional<plan::Scenario> validated(ScenarioPanel::Field field);
+  void submit(bool full_run, bool analysis);
+  void request_what_if(ScenarioPanel::Field field);
+  void on_row_ready(const RowUpdate& update);
+  void on_finished(const PlanOutcome& outcome);
+  void sync_what_if_controls();
+  void add_recent(const QString& path);
+  void rebuild_recent_menu();
+  void export_dialog(const QString& format);
+  std::shared_ptr<const model::Catalog> priced_catalog(ScenarioPanel::Field field);
+
+  Options options_;
+  Language* language_;
+  std::shared_ptr<const model::Catalog> catalog_;  ///< as loaded from data_dir
+  ScenarioDraft draft_;
+  ScenarioDraft good_draft_;       ///< last draft that validated
+  ScenarioDraft submitted_draft_;  ///< the draft of the run in progress
+  ScenarioDraft ran_draft_;        ///< the draft of the last answer shown (empty: none)
+  std::shared_ptr<const model::CalibrationProfile> calibration_profile_;
+  std::map<std::string, int64_t> last_sizes_;  ///< warm start
+  std::map<std::string, double> last_costs_;   ///< search order of the next what-if run
+  double last_sizes_load_ = 1.0;
+  std::shared_ptr<const nlohmann::json> last_document_;
+  std::string last_document_scenario_text_;
+  int64_t last_stored_run_ = 0;
+  std::optional<RunTiming> last_timing_;
+  std::chrono::steady_clock::time_point requested_at_;
+  bool first_row_seen_ = false;
+  double first_row_s_ = 0;
+  bool first_feasible_seen_ = false;
+  double first_feasible_row_s_ = 0;
+  bool current_full_ = false;
+  bool updating_controls_ = false;
+
+  PlanController* controller_;
+  ResultsModel* results_;
+  QSortFilterProxyModel* sorted_;
+  ScenarioPanel* panel_;
+  ChartsView* charts_;
+  RunsView* runs_;
+  CalibrationView* calibration_;
+  AuditView* audit_;
+  QTabWidget* tabs_;
+  QTableView* table_;
+  QLabel* load_label_;
+  QLabel* load_value_;
+  QSlider* load_slider_;
+  QLabel* ttft_label_;
+  QLabel* ttft_value_;
+  QSlider* ttft_slider_;
+  QLabel* tpot_label_;
+  QLabel* tpot_value_;
+  QSlider* tpot_slider_;
+  QLabel* format_label_;
+  QButtonGroup* format_group_;
+  QLabel* price_label_;
+  QComboBox* price_combo_;
+  QPushButton* run_button_;
+  QCheckBox* analysis_check_;
+  QLabel* status_label_;
+  QProgressBar* progress_;
+  QDockWidget* panel_dock_;
+  QMenu* file_menu_;
+  QMenu* recent_menu_;
+  QMenu* export_menu_;
+  QMenu* run_menu_;
+  QMenu* language_menu_;
+  QAction* open_action_;
+  QAction* save_action_;
+  QAction* save_as_action_;
+  QAction* quit_action_;
+  QAction* run_action_;
+  QAction* store_action_;
+  QAction* export_pdf_;
+  QAction* export_html_;
+  QAction* export_csv_;
+  QAction* lang_en_;
+  QAction* lang_zh_;
+};
+
+}  // namespace llmcap::gui

@@ -1,0 +1,57 @@
+#include "gui/seams.h"
+
+#include <stdexcept>
+
+#include "cli/plan_output.h"
+#include "cli/runs_cmd.h"
+#include "report/report.h"
+#include "store/results_store.h"
+
+namespace llmcap::gui {
+
+std::filesystem::path database_path() { return store::default_db_path(""); }
+
+int64_t store_plan_document(const nlohmann::json& document, const std::string& scenario_text,
+                            const std::string& name, const std::string& command_line) {
+  store::RunRecord record;
+  record.kind = "plan";
+  record.name = name;
+  record.command_line = command_line;
+  record.input_json = scenario_text;
+  record.document_json = document.dump();
+  record.summary = cli::summarize_plan_document(document);
+  store::ResultsStore db = store::ResultsStore::open(database_path());
+  return db.add_run(record);
+}
+
+std::vector<StoredRun> list_stored_runs(const std::string& kind, int64_t limit) {
+  const std::filesystem::path path = database_path();
+  std::vector<StoredRun> out;
+  if (!std::filesystem::exists(path)) return out;  // no database yet: no runs (none created)
+  store::ResultsStore db = store::ResultsStore::open(path);
+  for (const store::RunRecord& r : db.list_runs(kind, limit)) {
+    out.push_back({r.id, r.kind, r.name, r.created_utc, r.summary});
+  }
+  return out;
+}
+
+nlohmann::json load_run_document(int64_t id) {
+  store::ResultsStore db = store::ResultsStore::open(database_path());
+  const store::RunRecord r = db.get_run(id);
+  try {
+    return nlohmann::json::parse(r.document_json);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(database_path().string() + ": run " + std::to_string(id) +
+                             ": stored document is not JSON: " + e.what());
+  }
+}
+
+std::string render_report(const nlohmann::json& document, const std::string& format_name) {
+  return report::render(document, report::parse_format(format_name));
+}
+
+void write_file(const std::filesystem::path& path, const std::string& bytes) {
+  cli::write_file_atomically(path, bytes);
+}
+
+}  // namespace llmcap::gui

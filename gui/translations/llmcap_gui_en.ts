@@ -1,0 +1,812 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="en">
+<context>
+    <name>llmcap::gui::AuditView</name>
+    <message>
+        <location filename="../audit_view.cpp" line="57"/>
+        <source>Open a claims file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../audit_view.cpp" line="58"/>
+        <source>JSON files (*.json)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../audit_view.cpp" line="74"/>
+        <source>Open a claims file…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../audit_view.cpp" line="77"/>
+        <source>Each claim is checked against the roofline lower bound and the predictor (docs/audit.md).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../audit_view.cpp" line="80"/>
+        <source>Claims: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../audit_view.cpp" line="82"/>
+        <source>Claim</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../audit_view.cpp" line="82"/>
+        <source>Verdict</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../audit_view.cpp" line="82"/>
+        <source>Claimed (ms)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../audit_view.cpp" line="83"/>
+        <source>Lower bound (ms)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../audit_view.cpp" line="83"/>
+        <source>Predicted (ms)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../audit_view.cpp" line="84"/>
+        <source>Factor (predicted / claimed)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../audit_view.cpp" line="88"/>
+        <source>plausible</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../audit_view.cpp" line="89"/>
+        <source>optimistic</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../audit_view.cpp" line="90"/>
+        <source>impossible</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmcap::gui::CalibrationView</name>
+    <message>
+        <location filename="../calibration_view.cpp" line="78"/>
+        <source>Open a calibration profile</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="79"/>
+        <source>JSON files (*.json)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="93"/>
+        <source>Calibrating…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="93"/>
+        <source>Run a quick calibration (~11 s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="94"/>
+        <source>Open a profile…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="95"/>
+        <source>Use this profile for CPU instance types in plans</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="96"/>
+        <source>Kernel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="96"/>
+        <source>Format</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="96"/>
+        <source>Shape</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="96"/>
+        <source>Batch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="97"/>
+        <source>Threads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="97"/>
+        <source>GB/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="97"/>
+        <source>Machine read GB/s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="98"/>
+        <source>Fraction</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="100"/>
+        <source>Kernel bandwidth against the machine&apos;s read bandwidth (GB/s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="103"/>
+        <source>No calibration yet: run one, or open a profile written by `llmcap calibrate --out`.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="180"/>
+        <source>%1, %2 logical CPUs; read bandwidth %3 GB/s at %4 threads. Kernels measured at %4 threads on operands rotated through memory (cache-resident samples left out).</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmcap::gui::ChartsView</name>
+    <message>
+        <location filename="../charts_view.cpp" line="88"/>
+        <source>%1: %2 instances, %3 USD/hour</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../charts_view.cpp" line="92"/>
+        <source>%1: infeasible: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../charts_view.cpp" line="162"/>
+        <source>Fleet cost by instance type (USD/hour; ✗ infeasible, reason in the table)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../charts_view.cpp" line="165"/>
+        <source>Fleet cost against load (USD/hour)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../charts_view.cpp" line="166"/>
+        <source>Fleet cost against load (USD/hour): each load planned adds a point</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../charts_view.cpp" line="167"/>
+        <source>Latency CDF (fraction of requests)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../charts_view.cpp" line="169"/>
+        <source>Fleet size over the day (instances)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../charts_view.cpp" line="170"/>
+        <source>Fleet size over the day: not in this run&apos;s analysis</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../charts_view.cpp" line="175"/>
+        <location filename="../charts_view.cpp" line="180"/>
+        <source>TTFT (s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../charts_view.cpp" line="176"/>
+        <location filename="../charts_view.cpp" line="180"/>
+        <source>TPOT (s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../charts_view.cpp" line="178"/>
+        <source>load multiplier</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../charts_view.cpp" line="183"/>
+        <source>hour of day</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmcap::gui::MainWindow</name>
+    <message>
+        <location filename="../main_window.cpp" line="342"/>
+        <source>Open a scenario</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="344"/>
+        <location filename="../main_window.cpp" line="356"/>
+        <source>Scenarios (*.json)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="354"/>
+        <source>Save the scenario as</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="388"/>
+        <source>The Chinese translation could not be loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="401"/>
+        <source>llmcap — what-if capacity planner</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="402"/>
+        <source>llmcap — %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="404"/>
+        <source>Scenario</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="405"/>
+        <source>What-if</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="406"/>
+        <source>Runs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="407"/>
+        <source>Calibration</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="408"/>
+        <source>Audit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="409"/>
+        <source>Load multiplier</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="410"/>
+        <source>SLO: p99 TTFT</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="411"/>
+        <source>SLO: p99 TPOT</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="412"/>
+        <source>Weight format</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="413"/>
+        <source>Price model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="414"/>
+        <source>catalog&apos;s own</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="415"/>
+        <source>on-demand</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="416"/>
+        <source>reserved 1 year</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="417"/>
+        <source>reserved 3 years</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="418"/>
+        <source>spot</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="419"/>
+        <source>capacity block</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="425"/>
+        <location filename="../main_window.cpp" line="438"/>
+        <source>Run full plan</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="426"/>
+        <source>with analyses (cost against load, CDFs, day)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="427"/>
+        <source>&amp;File</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="428"/>
+        <source>&amp;Open scenario…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="429"/>
+        <source>Recent files</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="430"/>
+        <source>&amp;Save scenario</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="431"/>
+        <source>Save scenario &amp;as…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="432"/>
+        <source>&amp;Export report</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="433"/>
+        <source>PDF…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="434"/>
+        <source>HTML…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="435"/>
+        <source>CSV…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="436"/>
+        <source>&amp;Quit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="437"/>
+        <source>&amp;Run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="439"/>
+        <source>Store full runs in the results database</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="440"/>
+        <source>&amp;Language</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="465"/>
+        <source>No catalog loaded from %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="483"/>
+        <source>Opened %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="506"/>
+        <source>Saved %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="632"/>
+        <source>Planning (full run with analyses)…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="632"/>
+        <source>Planning (full run)…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="633"/>
+        <source>Planning what-if (load %1×)…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="713"/>
+        <source>; stored as run %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="716"/>
+        <source>; not stored: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="719"/>
+        <source>Full run: %1 instance types, %2 simulations, %3 s%4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="727"/>
+        <source>What-if at load %1×: first row after %2 s, all %3 rows after %4 s (%5 simulations)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="819"/>
+        <source>Nothing to export yet: run a full plan first (Run ▸ Run full plan).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="828"/>
+        <source>Exported %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="834"/>
+        <source>Export the report</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmcap::gui::ResultsModel</name>
+    <message>
+        <location filename="../results_model.cpp" line="90"/>
+        <source>running…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="91"/>
+        <source>feasible</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="91"/>
+        <source>infeasible</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="126"/>
+        <source>Instance type</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="128"/>
+        <source>Device</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="130"/>
+        <source>Status</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="132"/>
+        <source>Fleet size</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="134"/>
+        <source>USD/hour</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="136"/>
+        <source>USD per M output tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="138"/>
+        <source>TTFT p50</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="140"/>
+        <source>TTFT p99</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="142"/>
+        <source>TPOT p50</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="144"/>
+        <source>TPOT p99</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="146"/>
+        <source>Reason (infeasible)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="148"/>
+        <source>TTFT p90</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="150"/>
+        <source>TTFT max</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="152"/>
+        <source>TPOT p90</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../results_model.cpp" line="154"/>
+        <source>TPOT max</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmcap::gui::RunsView</name>
+    <message>
+        <location filename="../runs_view.cpp" line="85"/>
+        <source>Select two runs to compare.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="99"/>
+        <source>Refresh</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="100"/>
+        <source>Open</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="101"/>
+        <source>Compare two</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="102"/>
+        <source>Database: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="104"/>
+        <source>Run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="104"/>
+        <source>Kind</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="104"/>
+        <source>Name</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="104"/>
+        <source>Created (UTC)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="104"/>
+        <source>Summary</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="106"/>
+        <source>Instance type</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="106"/>
+        <location filename="../runs_view.cpp" line="107"/>
+        <source>Run %1: fleet</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="107"/>
+        <location filename="../runs_view.cpp" line="108"/>
+        <source>Run %1: USD/hour</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="108"/>
+        <location filename="../runs_view.cpp" line="109"/>
+        <source>Run %1: reason</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="171"/>
+        <source>Run %1 or %2 holds no plan results to compare.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>llmcap::gui::ScenarioPanel</name>
+    <message>
+        <location filename="../scenario_panel.cpp" line="76"/>
+        <source>Open a model config.json</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="77"/>
+        <source>JSON files (*.json)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="126"/>
+        <source>Open a trace or length file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="127"/>
+        <source>CSV files (*.csv);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="179"/>
+        <source>Model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="180"/>
+        <source>Open another config.json…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="181"/>
+        <source>Workload</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="182"/>
+        <source>Kind</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="184"/>
+        <source>Trace file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="184"/>
+        <source>Length file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="185"/>
+        <source>Requests per second</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="186"/>
+        <source>Duration (s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="187"/>
+        <source>Weibull shape</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="187"/>
+        <source>CV of gaps</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="188"/>
+        <source>Users</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="189"/>
+        <source>Think time (s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="190"/>
+        <source>SLO (p99)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="191"/>
+        <source>TTFT (s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="192"/>
+        <source>TPOT (s)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="193"/>
+        <source>Candidate instance types and prices</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="195"/>
+        <source>Use</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="195"/>
+        <source>Instance type</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="195"/>
+        <source>Device</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="195"/>
+        <source>Price model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="195"/>
+        <source>USD/hour</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="254"/>
+        <source>Scenario: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="312"/>
+        <source>Source: %1 (as of %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="316"/>
+        <source>No %1 price in the catalog</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="322"/>
+        <source>Edited in llmcap-gui (as of %1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../scenario_panel.cpp" line="382"/>
+        <source>Choose at least one instance type.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+</TS>

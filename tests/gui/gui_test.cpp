@@ -1,0 +1,593 @@
+// GUI tests, offscreen: scenario editing, the results model and its charts, what-if runs, the
+// error paths of bad input, export, runs, calibration, audit and languages.
+#include <gtest/gtest.h>
+
+#include <QAbstractButton>
+#include <QApplication>
+#include <QBarSet>
+#include <QChart>
+#include <QEventLoop>
+#include <QHorizontalBarSeries>
+#include <QLineSeries>
+#include <QSlider>
+#include <QSortFilterProxyModel>
+#include <QTabWidget>
+#include <QTimer>
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "gui/audit_view.h"
+#include "gui/calibration_view.h"
+#include "gui/chart_models.h"
+#include "gui/charts_view.h"
+#include "gui/language.h"
+#include "gui/main_window.h"
+#include "gui/results_model.h"
+#include "gui/runs_view.h"
+#include "gui/scenario_draft.h"
+#include "gui/scenario_panel.h"
+#include "plan/scenario.h"
+#include "test_util.h"
+
+namespace llmcap::gui {
+namespace {
+
+using llmcap::testing::data_dir;
+using llmcap::testing::error_message;
+using llmcap::testing::read_text;
+using llmcap::testing::test_data;
+
+constexpr double kTolerance = 1e-12;
+constexpr int kSmallRunTimeoutMs = 120000;
+constexpr int kDefaultRunTimeoutMs = 300000;
+
+/// Waits (running the event loop) until `window` reports the end of a run; false on timeout.
+bool wait_for_run(MainWindow& window, int timeout_ms, bool* ok = nullptr) {
+  QEventLoop loop;
+  bool finished = false;
+  bool result = false;
+  const auto c = QObject::connect(&window, &MainWindow::runFinished, &loop, [&](bool run_ok, bool) {
+    finished = true;
+    result = run_ok;
+    loop.quit();
+  });
+  QTimer::singleShot(timeout_ms, &loop, &QEventLoop::quit);
+  loop.exec();
+  QObject::disconnect(c);
+  if (ok != nullptr) *ok = result;
+  return finished;
+}
+
+std::unique_ptr<MainWindow> make_window(Language* language) {
+  MainWindow::Options o;
+  o.data_dir = data_dir();
+  o.num_threads = 2;
+  o.store_runs = true;  // $LLMCAP_DB points at a scratch file (gui_test_main.cpp)
+  auto w = std::make_unique<MainWindow>(o, language);
+  w->resize(1400, 900);
+  w->show();
+  return w;
+}
+
+QString small_scenario() { return QString::fromStdString(test_data("small.json").string()); }
+
+/// The model's figure of `type` in `column` (Qt::DisplayRole), or an invalid QVariant.
+QVariant figure(ResultsModel* m, const std::string& type, int column) {
+  const int row = m->find(type);
+  if (row < 0) return {};
+  return m->index(row, column).data();
+}
+
+TEST(ScenarioDraft, LoadMultiplierScalesTheTraceRate) {
+  const ScenarioDraft d = [] {
+    ScenarioDraft x = ScenarioDraft::from_file(test_data("small.json"));
+    x.set_load_multiplier(2.5);
+    return x;
+  }();
+  EXPECT_NEAR(d.effective_json()["workload"]["rate_multiplier"].get<double>(), 2.5, kTolerance);
+  EXPECT_NEAR(d.json()["workload"]["rate_multiplier"].get<double>(), 1.0, kTolerance);
+  EXPECT_NEAR(d.scenario().workload.rate_multiplier, 2.5, kTolerance);
+}
+
+TEST(ScenarioDraft, LoadMultiplierScalesAnArrivalRate) {
+  ScenarioDraft d = ScenarioDraft::from_text(
+      R"({"name": "p", "model": "m.json", "slo": {"ttft_p99_s": 1, "tpot_p99_s": 0.1},
+          "workload": {"kind": "poisson", "rate_per_s": 4, "duration_s": 60,
+                       "lengths_path": "l.csv"}})",
+      "/tmp/p.json");
+  d.set_load_multiplier(1.5);
+  EXPECT_NEAR(d.scenario().workload.rate_per_s, 6.0, kTolerance);
+}
+
+TEST(ScenarioDraft, BrokenScenarioNamesTheFileAndField) {
+  const std::string path = test_data("broken.json").string();
+  const std::string message =
+      error_message<plan::InputError>([&] { ScenarioDraft::from_file(path); });
+  EXPECT_NE(message.find(path), std::string::npos) << message;
+  EXPECT_NE(message.find("slo.ttft_p99_s"), std::string::npos) << message;
+}
+
+TEST(ScenarioDraft, PriceTextMustBeAPositiveNumber) {
+  EXPECT_EQ(error_message<plan::InputError>(
+                [] { parse_price_text("1,5x", "s.json", "aws-g6e.xlarge", "on_demand"); }),
+            "s.json: field \"price_overrides.aws-g6e.xlarge.on_demand\": expected a positive "
+            "number of USD per hour, got \"1,5x\"");
+  EXPECT_NEAR(parse_price_text(" 2.25 ", "s.json", "a", "on_demand"), 2.25, kTolerance);
+}
+
+TEST(ScenarioDraft, PriceOverridesAreSavedAndApplied) {
+  ScenarioDraft d = ScenarioDraft::from_file(test_data("small.json"));
+  d.set_price_override({"aws-g6e.xlarge", "on_demand", 1.25, "2026-11-30"});
+  const ScenarioDraft reread = ScenarioDraft::from_text(d.text(), d.path());
+  ASSERT_EQ(reread.price_overrides().size(), 1u);
+  EXPECT_NEAR(reread.price_overrides()[0].usd_per_hour, 1.25, kTolerance);
+  const model::Catalog base = model::Catalog::load(data_dir());
+  const model::Catalog priced =
+      catalog_with_prices(base, reread.price_overrides(), reread.path().string());
+  const model::PriceOffer* offer = priced.find_instance("aws-g6e.xlarge")->find_price("on_demand");
+  ASSERT_NE(offer, nullptr);
+  EXPECT_NEAR(offer->usd_per_hour, 1.25, kTolerance);
+  EXPECT_EQ(offer->source, "edited in llmcap-gui");
+  EXPECT_EQ(priced.instances().size(), base.instances().size());
+}
+
+TEST(ScenarioDraft, UnknownInstanceInPriceOverridesIsRefused) {
+  const model::Catalog base = model::Catalog::load(data_dir());
+  EXPECT_EQ(
+      error_message<plan::InputError>([&] {
+        catalog_with_prices(base, {{"no-such-type", "on_demand", 1.0, "2026-11-30"}}, "s.json");
+      }),
+      "s.json: field \"price_overrides[0].instance\": unknown instance type "
+      "\"no-such-type\"");
+}
+
+TEST(ScenarioDraft, SaveAsElsewhereKeepsRelativePathsPointingAtTheSameFiles) {
+  ScenarioDraft d = ScenarioDraft::from_file(test_data("small.json"));
+  d.set_load_multiplier(2.0);
+  d.commit_load_multiplier();
+  const auto dir = llmcap::testing::fresh_temp_dir();
+  d.rebase(dir / "sub" / "moved.json");
+  std::filesystem::create_directories(dir / "sub");
+  llmcap::testing::write_text(dir / "sub" / "moved.json", d.text());
+  const plan::Scenario moved = plan::load_scenario(dir / "sub" / "moved.json");
+  const plan::Scenario original = plan::load_scenario(test_data("small.json"));
+  EXPECT_EQ(std::filesystem::weakly_canonical(moved.model_config),
+            std::filesystem::weakly_canonical(original.model_config));
+  EXPECT_EQ(std::filesystem::weakly_canonical(moved.workload.path),
+            std::filesystem::weakly_canonical(original.workload.path));
+  EXPECT_NEAR(moved.workload.rate_multiplier, 2.0, kTolerance);
+}
+
+TEST(ResultsModel, SortsInfeasibleRowsAfterFeasibleOnes) {
+  ResultsModel model(nullptr);
+  model.begin({"a", "b", "c"}, {"gpu", "cpu", "gpu"});
+  ResultRow a;
+  a.instance_type = "a";
+  a.state = ResultRow::State::kDone;
+  a.feasible = true;
+  a.num_instances = 3;
+  a.usd_per_hour = 9;
+  ResultRow b = a;
+  b.instance_type = "b";
+  b.feasible = false;
+  b.infeasible_reason = "weights do not fit";
+  ResultRow c = a;
+  c.instance_type = "c";
+  c.usd_per_hour = 4;
+  for (const ResultRow& r : {a, b, c}) model.set_row(r);
+  QSortFilterProxyModel proxy;
+  proxy.setSourceModel(&model);
+  proxy.setSortRole(ResultsModel::kSortRole);
+  proxy.sort(ResultsModel::kUsdPerHour, Qt::AscendingOrder);
+  EXPECT_EQ(proxy.index(0, ResultsModel::kInstance).data().toString(), "c");
+  EXPECT_EQ(proxy.index(1, ResultsModel::kInstance).data().toString(), "a");
+  EXPECT_EQ(proxy.index(2, ResultsModel::kInstance).data().toString(), "b");
+  EXPECT_FALSE(proxy.index(2, ResultsModel::kUsdPerHour).data().isValid());
+  EXPECT_EQ(proxy.index(2, ResultsModel::kReason).data().toString(), "weights do not fit");
+}
+
+TEST(PointsModel, SetPointKeepsEachSeriesSortedAndTogether) {
+  PointsModel m(nullptr);
+  m.set_point("x", 2.0, 20);
+  m.set_point("y", 1.0, 5);
+  m.set_point("x", 1.0, 10);
+  m.set_point("x", 2.0, 21);
+  const std::vector<std::pair<double, double>> expected = {{1.0, 10}, {2.0, 21}};
+  EXPECT_EQ(m.points("x"), expected);
+  EXPECT_EQ(m.series(), QStringList({"x", "y"}));
+}
+
+TEST(ChartsView, LineChartsReadTheRunDocumentsAnalysis) {
+  ResultsModel results(nullptr);
+  ChartsView charts(&results, nullptr);
+  const nlohmann::json doc = nlohmann::json::parse(R"({
+    "analysis": {
+      "cost_vs_load": [{"instance_type": "a", "points": [
+          {"load_multiplier": 0.5, "feasible": true, "num_instances": 1, "usd_per_hour": 2.0},
+          {"load_multiplier": 1.0, "feasible": true, "num_instances": 2, "usd_per_hour": 4.0},
+          {"load_multiplier": 2.0, "feasible": false, "num_instances": 0, "usd_per_hour": 0}]}],
+      "latency_cdf": [
+          {"instance_type": "a", "num_instances": 2, "metric": "ttft",
+           "points": [{"latency_s": 0.1, "fraction": 0.5}, {"latency_s": 0.3, "fraction": 1.0}]},
+          {"instance_type": "a", "num_instances": 2, "metric": "tpot",
+           "points": [{"latency_s": 0.02, "fraction": 1.0}]}],
+      "fleet_over_day": [{"instance_type": "a", "hourly_load_multiplier": [],
+                          "hourly_instances": [1, 2, 3], "usd_per_day": 10}]}})");
+  EXPECT_TRUE(charts.show_analysis(doc));
+  const auto series_points = [&](int chart, const QString& name) {
+    for (QAbstractSeries* a : charts.chart(chart)->series()) {
+      if (a->name() == name) return qobject_cast<QLineSeries*>(a)->points();
+    }
+    return QList<QPointF>();
+  };
+  // Infeasible load points are left out; the TTFT CDF is shown (the default metric).
+  EXPECT_EQ(series_points(1, "a"), QList<QPointF>({{0.5, 2.0}, {1.0, 4.0}}));
+  EXPECT_EQ(series_points(2, "a"), QList<QPointF>({{0.1, 0.5}, {0.3, 1.0}}));
+  EXPECT_EQ(series_points(3, "a"), QList<QPointF>({{0, 1}, {1, 2}, {2, 3}}));
+}
+
+class GuiWindow : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    language_ = std::make_unique<Language>(nullptr);
+    window_ = make_window(language_.get());
+  }
+  void TearDown() override {
+    window_.reset();
+    language_.reset();
+  }
+  std::unique_ptr<Language> language_;
+  std::unique_ptr<MainWindow> window_;
+};
+
+TEST_F(GuiWindow, DefaultScenarioRunFillsTheTableAndTheCharts) {
+  const QString path =
+      QString::fromStdString((data_dir() / "scenarios" / "chat-llama3.1-8b.json").string());
+  ASSERT_TRUE(window_->open_scenario(path)) << window_->status_text().toStdString();
+  window_->set_load_multiplier(1.0);  // a what-if run of the scenario as it is
+  bool ok = false;
+  ASSERT_TRUE(wait_for_run(*window_, kDefaultRunTimeoutMs, &ok));
+  ASSERT_TRUE(ok) << window_->status_text().toStdString();
+  ResultsModel* m = window_->results();
+  const model::Catalog catalog = model::Catalog::load(data_dir());
+  ASSERT_EQ(m->rowCount(), static_cast<int>(catalog.instances().size()));
+  int feasible = 0;
+  for (const ResultRow& r : m->rows()) {
+    EXPECT_EQ(r.state, ResultRow::State::kDone) << r.instance_type;
+    if (r.feasible) {
+      ++feasible;
+      EXPECT_GE(r.num_instances, 1) << r.instance_type;
+      EXPECT_GT(r.usd_per_hour, 0) << r.instance_type;
+      EXPECT_LE(r.ttft_p99_s, 2.0) << r.instance_type;  // the scenario's SLO
+      EXPECT_LE(r.tpot_p99_s, 0.05) << r.instance_type;
+    } else {
+      EXPECT_FALSE(r.infeasible_reason.empty()) << r.instance_type;
+    }
+  }
+  EXPECT_GT(feasible, 0);
+  // The bar chart holds the table's USD/hour, row by row.
+  QChart* bars = window_->charts()->chart(0);
+  auto* series = qobject_cast<QHorizontalBarSeries*>(bars->series().value(0));
+  ASSERT_NE(series, nullptr);
+  ASSERT_EQ(series->barSets().size(), 1);
+  QBarSet* set = series->barSets()[0];
+  ASSERT_EQ(set->count(), m->rowCount());
+  for (int row = 0; row < m->rowCount(); ++row) {
+    const QVariant v = m->index(row, ResultsModel::kUsdPerHour).data();
+    EXPECT_NEAR(set->at(row), v.isValid() ? v.toDouble() : 0.0, kTolerance) << row;
+  }
+}
+
+TEST_F(GuiWindow, ChartSeriesHoldTheTableNumbers) {
+  ASSERT_TRUE(window_->open_scenario(small_scenario()));
+  window_->set_load_multiplier(1.0);
+  bool ok = false;
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs, &ok));
+  ASSERT_TRUE(ok) << window_->status_text().toStdString();
+  ResultsModel* m = window_->results();
+  ASSERT_EQ(m->rowCount(), 3);
+  // Latency CDF: one series per feasible type, its points the table's TTFT quantiles.
+  QChart* cdf = window_->charts()->chart(2);
+  int checked = 0;
+  for (const ResultRow& r : m->rows()) {
+    if (!r.feasible) continue;
+    QLineSeries* s = nullptr;
+    for (QAbstractSeries* a : cdf->series()) {
+      if (a->name() == QString::fromStdString(r.instance_type)) s = qobject_cast<QLineSeries*>(a);
+    }
+    ASSERT_NE(s, nullptr) << r.instance_type;
+    const QList<QPointF> pts = s->points();
+    ASSERT_EQ(pts.size(), 4);
+    EXPECT_NEAR(pts[0].x(), figure(m, r.instance_type, ResultsModel::kTtftP50).toDouble(),
+                kTolerance);
+    EXPECT_NEAR(pts[2].x(), figure(m, r.instance_type, ResultsModel::kTtftP99).toDouble(),
+                kTolerance);
+    EXPECT_NEAR(pts[2].y(), 0.99, kTolerance);
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
+  // Cost against load: the what-if answer is one point per feasible type at load 1.
+  QChart* load = window_->charts()->chart(1);
+  for (const ResultRow& r : m->rows()) {
+    if (!r.feasible) continue;
+    for (QAbstractSeries* a : load->series()) {
+      if (a->name() != QString::fromStdString(r.instance_type)) continue;
+      const QList<QPointF> pts = qobject_cast<QLineSeries*>(a)->points();
+      ASSERT_EQ(pts.size(), 1);
+      EXPECT_NEAR(pts[0].x(), 1.0, kTolerance);
+      EXPECT_NEAR(pts[0].y(), r.usd_per_hour, kTolerance);
+    }
+  }
+}
+
+TEST_F(GuiWindow, LoadSliderChangesFleetSizes) {
+  ASSERT_TRUE(window_->open_scenario(small_scenario()));
+  window_->set_load_multiplier(1.0);
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs));
+  std::map<std::string, int64_t> before;
+  for (const ResultRow& r : window_->results()->rows()) {
+    if (r.feasible) before[r.instance_type] = r.num_instances;
+  }
+  ASSERT_FALSE(before.empty());
+  // As the user does: move the slider and release it.
+  QSlider* slider = window_->load_slider();
+  slider->setSliderDown(true);
+  slider->setValue(400);
+  slider->setSliderDown(false);  // emits sliderReleased
+  bool ok = false;
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs, &ok));
+  ASSERT_TRUE(ok) << window_->status_text().toStdString();
+  EXPECT_NEAR(window_->draft().load_multiplier(), 4.0, kTolerance);
+  int grew = 0;
+  for (const ResultRow& r : window_->results()->rows()) {
+    if (before.count(r.instance_type) == 0) continue;
+    ASSERT_TRUE(r.feasible) << r.instance_type << ": " << r.infeasible_reason;
+    EXPECT_GE(r.num_instances, before[r.instance_type]) << r.instance_type;
+    if (r.num_instances > before[r.instance_type]) ++grew;
+  }
+  EXPECT_GT(grew, 0);
+  ASSERT_TRUE(window_->last_timing().has_value());
+  EXPECT_LE(window_->last_timing()->first_row_s, window_->last_timing()->last_row_s);
+}
+
+TEST_F(GuiWindow, StaleRunIsDroppedWhenTheInputChangesAgain) {
+  ASSERT_TRUE(window_->open_scenario(small_scenario()));
+  window_->set_load_multiplier(1.0);
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs));
+  // Two releases in a row: the first run is stale before it is done.
+  int finished = 0;
+  double last_load = 0;
+  QObject::connect(window_.get(), &MainWindow::runFinished, window_.get(), [&](bool, bool) {
+    ++finished;
+    last_load = window_->last_timing()->load_multiplier;
+  });
+  window_->set_load_multiplier(2.0);
+  window_->set_load_multiplier(4.0);
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs));
+  // Let any late signal of the stale run arrive: none may.
+  QEventLoop settle;
+  QTimer::singleShot(500, &settle, &QEventLoop::quit);
+  settle.exec();
+  EXPECT_EQ(finished, 1);
+  EXPECT_NEAR(last_load, 4.0, kTolerance);
+  for (const ResultRow& r : window_->results()->rows()) {
+    EXPECT_EQ(r.state, ResultRow::State::kDone) << r.instance_type;
+  }
+}
+
+TEST_F(GuiWindow, WarmStartGivesTheColdAnswer) {
+  // A what-if run at 3x after one at 1x starts from the scaled sizes; a fresh window at 3x
+  // searches from scratch. Both must give the same fleets.
+  ASSERT_TRUE(window_->open_scenario(small_scenario()));
+  window_->set_load_multiplier(1.0);
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs));
+  window_->set_load_multiplier(3.0);
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs));
+  std::map<std::string, int64_t> warm;
+  for (const ResultRow& r : window_->results()->rows()) warm[r.instance_type] = r.num_instances;
+  auto cold_window = make_window(language_.get());
+  ASSERT_TRUE(cold_window->open_scenario(small_scenario()));
+  cold_window->set_load_multiplier(3.0);
+  ASSERT_TRUE(wait_for_run(*cold_window, kSmallRunTimeoutMs));
+  for (const ResultRow& r : cold_window->results()->rows()) {
+    EXPECT_EQ(warm[r.instance_type], r.num_instances) << r.instance_type;
+  }
+}
+
+TEST_F(GuiWindow, FullRunExportsANonEmptyPdfAndIsStored) {
+  ASSERT_TRUE(window_->open_scenario(small_scenario()));
+  window_->run_full(/*analysis=*/false);
+  bool ok = false;
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs, &ok));
+  ASSERT_TRUE(ok) << window_->status_text().toStdString();
+  ASSERT_NE(window_->last_document(), nullptr);
+  const auto dir = llmcap::testing::fresh_temp_dir();
+  const QString pdf = QString::fromStdString((dir / "report.pdf").string());
+  ASSERT_TRUE(window_->export_report(pdf, "pdf")) << window_->status_text().toStdString();
+  const std::string bytes = read_text(pdf.toStdString());
+  ASSERT_GT(bytes.size(), 1000u);
+  EXPECT_EQ(bytes.substr(0, 5), "%PDF-");
+  const QString csv = QString::fromStdString((dir / "report.csv").string());
+  ASSERT_TRUE(window_->export_report(csv, "csv"));
+  EXPECT_NE(read_text(csv.toStdString()).find("aws-g6e.xlarge"), std::string::npos);
+  // The run went into the (scratch) results database and the runs view lists it.
+  ASSERT_GT(window_->last_stored_run(), 0);
+  window_->runs()->refresh();
+  ASSERT_GE(window_->runs()->runs_model()->rowCount(), 1);
+  EXPECT_TRUE(window_->runs()->compare(window_->last_stored_run(), window_->last_stored_run()));
+  EXPECT_EQ(window_->runs()->compare_model()->rowCount(), 3);
+}
+
+TEST_F(GuiWindow, ExportBeforeAnyFullRunSaysSo) {
+  ASSERT_TRUE(window_->open_scenario(small_scenario()));
+  const auto dir = llmcap::testing::fresh_temp_dir();
+  EXPECT_FALSE(window_->export_report(QString::fromStdString((dir / "r.pdf").string()), "pdf"));
+  EXPECT_EQ(window_->status_text(),
+            "Nothing to export yet: run a full plan first (Run ▸ Run full plan).");
+  EXPECT_FALSE(std::filesystem::exists(dir / "r.pdf"));
+}
+
+TEST_F(GuiWindow, BrokenScenarioShowsTheErrorAndKeepsTheLastGoodOne) {
+  ASSERT_TRUE(window_->open_scenario(small_scenario()));
+  const std::string broken = test_data("broken.json").string();
+  EXPECT_FALSE(window_->open_scenario(QString::fromStdString(broken)));
+  const std::string status = window_->status_text().toStdString();
+  EXPECT_NE(status.find(broken), std::string::npos) << status;
+  EXPECT_NE(status.find("slo.ttft_p99_s"), std::string::npos) << status;
+  EXPECT_EQ(window_->panel()->error_text(ScenarioPanel::Field::kSlo).toStdString(), status);
+  EXPECT_EQ(window_->draft().path(), test_data("small.json"));
+}
+
+TEST_F(GuiWindow, PriceModelAnInstanceLacksKeepsTheLastAnswer) {
+  ASSERT_TRUE(window_->open_scenario(small_scenario()));
+  window_->set_load_multiplier(1.0);
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs));
+  const std::vector<ResultRow> before = window_->results()->rows();
+  window_->set_price_model("spot");  // aws-m7i.8xlarge has no spot offer in the catalog
+  bool ok = true;
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs, &ok));
+  EXPECT_FALSE(ok);
+  const std::string status = window_->status_text().toStdString();
+  EXPECT_NE(status.find("field \"tco.price_model\""), std::string::npos) << status;
+  EXPECT_NE(status.find("aws-m7i.8xlarge"), std::string::npos) << status;
+  EXPECT_EQ(window_->panel()->error_text(ScenarioPanel::Field::kPrices).toStdString(), status);
+  EXPECT_EQ(window_->draft().price_model(), "");
+  ASSERT_EQ(window_->results()->rows().size(), before.size());
+  for (size_t i = 0; i < before.size(); ++i) {
+    EXPECT_EQ(window_->results()->rows()[i].state, ResultRow::State::kDone);
+    EXPECT_EQ(window_->results()->rows()[i].num_instances, before[i].num_instances);
+  }
+}
+
+TEST_F(GuiWindow, MissingScenarioFileIsNamed) {
+  EXPECT_FALSE(window_->open_scenario("/nonexistent/s.json"));
+  EXPECT_EQ(window_->status_text(), "/nonexistent/s.json: cannot open file");
+}
+
+TEST_F(GuiWindow, NonNumericPriceIsShownNextToThePrices) {
+  ASSERT_TRUE(window_->open_scenario(small_scenario()));
+  QStandardItemModel* prices = window_->panel()->prices_model();
+  int row = -1;
+  for (int r = 0; r < prices->rowCount(); ++r) {
+    if (prices->item(r, ScenarioPanel::kIdColumn)->text() == "aws-g6e.xlarge") row = r;
+  }
+  ASSERT_GE(row, 0);
+  const QString before = prices->item(row, ScenarioPanel::kPriceColumn)->text();
+  prices->item(row, ScenarioPanel::kPriceColumn)->setText("abc");
+  const std::string expected = test_data("small.json").string() +
+                               ": field \"price_overrides.aws-g6e.xlarge.on_demand\": expected a "
+                               "positive number of USD per hour, got \"abc\"";
+  EXPECT_EQ(window_->panel()->error_text(ScenarioPanel::Field::kPrices).toStdString(), expected);
+  EXPECT_EQ(window_->status_text().toStdString(), expected);
+  EXPECT_TRUE(window_->draft().price_overrides().empty());
+  // The panel shows the last good price again.
+  int again = -1;
+  for (int r = 0; r < prices->rowCount(); ++r) {
+    if (prices->item(r, ScenarioPanel::kIdColumn)->text() == "aws-g6e.xlarge") again = r;
+  }
+  ASSERT_GE(again, 0);
+  EXPECT_EQ(prices->item(again, ScenarioPanel::kPriceColumn)->text(), before);
+}
+
+TEST_F(GuiWindow, UnreadableModelConfigIsShownNextToTheModel) {
+  ASSERT_TRUE(window_->open_scenario(small_scenario()));
+  const auto dir = llmcap::testing::fresh_temp_dir();
+  const auto config = dir / "config.json";
+  llmcap::testing::write_text(config, R"({"model_type": "llama", "hidden_size": "big"})");
+  emit window_->panel()->modelChosen(QString::fromStdString(config.string()));
+  const std::string shown =
+      window_->panel()->error_text(ScenarioPanel::Field::kModel).toStdString();
+  EXPECT_NE(shown.find(config.string()), std::string::npos) << shown;
+  EXPECT_EQ(window_->status_text().toStdString(), shown);
+  EXPECT_EQ(window_->draft().model_path(), data_dir() / "models" / "llama-3.1-8b.json");
+}
+
+TEST_F(GuiWindow, LanguageSwitchesAtRunTime) {
+  EXPECT_EQ(window_->tabs()->tabText(0), "What-if");
+  ASSERT_TRUE(language_->set("zh_CN"));
+  QCoreApplication::processEvents();
+  EXPECT_EQ(window_->tabs()->tabText(0), QString::fromUtf8("假设分析"));
+  EXPECT_EQ(window_->results()
+                ->headerData(ResultsModel::kFleetSize, Qt::Horizontal, Qt::DisplayRole)
+                .toString(),
+            QString::fromUtf8("实例数"));
+  ASSERT_TRUE(language_->set("en"));
+  QCoreApplication::processEvents();
+  EXPECT_EQ(window_->tabs()->tabText(0), "What-if");
+}
+
+TEST(AuditView, SeedArticleClaimsGetVerdictsWithArithmetic) {
+  AuditView view(data_dir(), nullptr);
+  ASSERT_TRUE(view.open_claims(
+      QString::fromStdString((data_dir() / "claims" / "seed-article.json").string())))
+      << view.error_text().toStdString();
+  ASSERT_GT(view.model()->rowCount(), 0);
+  for (int r = 0; r < view.model()->rowCount(); ++r) {
+    const QString verdict = view.model()->item(r, AuditView::kVerdict)->text();
+    EXPECT_TRUE(verdict == "plausible" || verdict == "optimistic" || verdict == "impossible")
+        << verdict.toStdString();
+    EXPECT_FALSE(view.explanation(r).isEmpty());
+  }
+}
+
+TEST(AuditView, BadClaimsFileIsShownInPlace) {
+  AuditView view(data_dir(), nullptr);
+  EXPECT_FALSE(view.open_claims("/nonexistent/claims.json"));
+  EXPECT_EQ(view.error_text(), "/nonexistent/claims.json: cannot open file");
+}
+
+TEST(CalibrationView, TestSweepShowsEachKernelAgainstTheMachine) {
+  CalibrationView view(nullptr);
+  QEventLoop loop;
+  bool ok = false;
+  QObject::connect(&view, &CalibrationView::calibrationFinished, &loop, [&](bool done) {
+    ok = done;
+    loop.quit();
+  });
+  QTimer::singleShot(120000, &loop, &QEventLoop::quit);
+  view.start_calibration(kernels::SweepSize::kTest);
+  loop.exec();
+  ASSERT_TRUE(ok) << view.error_text().toStdString();
+  ASSERT_NE(view.profile(), nullptr);
+  EXPECT_FALSE(view.profile()->machine.read_bandwidth_bytes_per_s.empty());
+  EXPECT_FALSE(view.profile()->kernels.empty());
+}
+
+TEST(CalibrationView, ShowsEachKernelBesideTheMachineBandwidth) {
+  model::CalibrationProfile p;
+  p.machine.cpu_model = "test CPU";
+  p.machine.num_cores = 2;
+  p.machine.read_bandwidth_bytes_per_s = {{1, 10e9}, {2, 20e9}};
+  p.fit.threads = 2;
+  model::KernelSample a;
+  a.op = "matmul";
+  a.format = "int8";
+  a.rows = 4096;
+  a.cols = 4096;
+  a.batch = 1;
+  a.threads = 2;
+  a.bytes_per_s = 15e9;
+  model::KernelSample cached = a;
+  cached.cache_resident = true;  // not a memory figure: left out
+  model::KernelSample one_thread = a;
+  one_thread.threads = 1;  // not the fitted thread count: left out
+  p.kernels = {a, cached, one_thread};
+  CalibrationView view(nullptr);
+  view.show_profile(p);
+  ASSERT_EQ(view.model()->rowCount(), 1);
+  const auto at = [&](int c) { return view.model()->item(0, c)->data(Qt::DisplayRole).toDouble(); };
+  EXPECT_NEAR(at(CalibrationView::kGbPerS), 15.0, kTolerance);
+  EXPECT_NEAR(at(CalibrationView::kMachineGbPerS), 20.0, kTolerance);
+  EXPECT_NEAR(at(CalibrationView::kFraction), 0.75, kTolerance);
+}
+
+TEST(CalibrationView, BadProfileIsShownInPlace) {
+  CalibrationView view(nullptr);
+  EXPECT_FALSE(view.open_profile("/nonexistent/profile.json"));
+  EXPECT_NE(view.error_text().toStdString().find("/nonexistent/profile.json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace llmcap::gui
