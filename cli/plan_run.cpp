@@ -187,8 +187,11 @@ void print_run_summary(const PlanRun& run, std::ostream& out) {
   if (!a.recommendation.empty()) out << "Recommendation: " << a.recommendation << "\n";
 }
 
-PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& catalog,
+PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& base_catalog,
                       const PlanRunOptions& options) {
+  // The scenario's own prices (price_overrides) replace the catalog's before anything else.
+  const model::Catalog catalog = plan::catalog_with_price_overrides(
+      base_catalog, scenario.price_overrides, scenario.file.string());
   PlanRun run;
   // Refuses an unoffered price term, a currency without a rate or an unknown owned server
   // before any simulation.

@@ -9,18 +9,14 @@
 #include <vector>
 
 #include "model/hardware.h"
+#include "plan/price_overrides.h"
 #include "plan/scenario.h"
 
 namespace llmcap::gui {
 
 /// A price the user typed for one instance type and price model. Saved with the scenario in
-/// "price_overrides" (docs/gui.md); applied to a copy of the catalog before planning.
-struct PriceOverride {
-  std::string instance;     ///< catalog instance id
-  std::string price_model;  ///< one of model::price_model_names()
-  double usd_per_hour = 0;  ///< > 0
-  std::string as_of;        ///< date of the edit, YYYY-MM-DD
-};
+/// "price_overrides" (docs/scenarios.md), which `llmcap plan` applies too.
+using PriceOverride = plan::PriceOverride;
 
 /// The scenario's JSON as edited. Every setter edits the JSON only; scenario() validates it
 /// through plan::load_scenario_text, so the GUI never holds a scenario the CLI would refuse.

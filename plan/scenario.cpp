@@ -488,6 +488,25 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
                      "evaluated as it is; the configuration search is over candidates)");
   }
   s.uncertainty = parse_uncertainty_spec(doc, path);
+  if (f.has("price_overrides")) {
+    const json& list = f.at("price_overrides");
+    if (!list.is_array()) {
+      f.fail("price_overrides", "a list of {\"instance\", \"price_model\", \"usd_per_hour\", "
+             "\"source\", \"as_of\"}", list.dump());
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string key = "price_overrides[" + std::to_string(i) + "]";
+      if (!list[i].is_object()) f.fail(key, "an object", list[i].dump());
+      const Fields o(list[i], file, key);
+      PriceOverride p;
+      p.instance = o.string("instance");
+      p.price_model = o.string("price_model");
+      p.usd_per_hour = o.positive("usd_per_hour");
+      p.source = o.string_or("source", p.source);
+      p.as_of = o.string("as_of");
+      s.price_overrides.push_back(std::move(p));
+    }
+  }
   return s;
 }
 

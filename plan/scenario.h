@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/formats.h"
+#include "plan/price_overrides.h"
 #include "plan/search_spec.h"
 #include "plan/tco_spec.h"
 #include "sim/metrics.h"
@@ -136,6 +137,9 @@ struct Scenario {
   SearchSpec search;
   /// "uncertainty": the errors carried to the answer as ranges (plan/search.h).
   UncertaintySpec uncertainty;
+  /// "price_overrides": prices the scenario sets itself (plan/price_overrides.h), applied to
+  /// the catalog by cli::make_plan_run and the GUI before planning.
+  std::vector<PriceOverride> price_overrides;
 
   /// One SLO per client class, indexed like RequestSpec::client_class: the classes' own SLOs,
   /// or {slo} for a scenario without classes. For sim::compute_class_metrics.

@@ -845,3 +845,49 @@ TEST(LoadScenario, RefusesBadFleets) {
 
 }  // namespace
 }  // namespace llmcap::plan
+
+namespace llmcap::plan {
+namespace {
+
+TEST(PriceOverrides, AreReadFromTheScenarioAndReplaceTheCatalogPrice) {
+  llmcap::testing::TempDir dir;
+  const std::string body = R"({"name": "t", "model": "m.json",
+      "workload": {"kind": "trace", "path": "t.csv"},
+      "slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.05},
+      "price_overrides": [{"instance": "gpu-a", "price_model": "on_demand", "usd_per_hour": 1.25,
+                           "source": "our quote 42", "as_of": "2026-11-30"}]})";
+  const Scenario s = load_scenario(dir.write("s.json", body));
+  ASSERT_EQ(s.price_overrides.size(), 1u);
+  EXPECT_EQ(s.price_overrides[0].source, "our quote 42");
+  model::Catalog catalog;
+  model::InstanceType a;
+  a.id = "gpu-a";
+  a.usd_per_hour = 2.0;
+  a.source = "list price";
+  a.as_of = "2026-01-01";
+  catalog.add_instance(a);
+  const model::Catalog priced =
+      catalog_with_price_overrides(catalog, s.price_overrides, "s.json");
+  EXPECT_DOUBLE_EQ(priced.find_instance("gpu-a")->usd_per_hour, 1.25);
+  EXPECT_EQ(priced.find_instance("gpu-a")->source, "our quote 42");
+}
+
+TEST(PriceOverrides, APriceWithoutItsDateOrForAnUnknownInstanceIsRefused) {
+  llmcap::testing::TempDir dir;
+  const std::string head = R"({"name": "t", "model": "m.json",
+      "workload": {"kind": "trace", "path": "t.csv"},
+      "slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.05}, "price_overrides": )";
+  EXPECT_THAT(llmcap::testing::error_message<InputError>([&] {
+                load_scenario(dir.write("s.json", head + R"([{"instance": "gpu-a",
+                    "price_model": "on_demand", "usd_per_hour": 1.25}]})"));
+              }),
+              ::testing::HasSubstr("s.json: field \"price_overrides[0].as_of\": missing"));
+  model::Catalog catalog;
+  PriceOverride p{"gpu-z", "on_demand", 1.0, "2026-11-30"};
+  EXPECT_EQ(llmcap::testing::error_message<InputError>(
+                [&] { catalog_with_price_overrides(catalog, {p}, "s.json"); }),
+            "s.json: field \"price_overrides[0].instance\": unknown instance type \"gpu-z\"");
+}
+
+}  // namespace
+}  // namespace llmcap::plan

@@ -1,0 +1,66 @@
+#include "plan/price_overrides.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "plan/scenario.h"
+
+namespace llmcap::plan {
+
+model::Catalog catalog_with_price_overrides(const model::Catalog& catalog,
+                                            const std::vector<PriceOverride>& overrides,
+                                            const std::string& file) {
+  const std::vector<std::string>& names = model::price_model_names();
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    const PriceOverride& o = overrides[i];
+    const std::string field = file + ": field \"price_overrides[" + std::to_string(i) + "]";
+    if (catalog.find_instance(o.instance) == nullptr) {
+      throw InputError(field + ".instance\": unknown instance type \"" + o.instance + "\"");
+    }
+    if (std::find(names.begin(), names.end(), o.price_model) == names.end()) {
+      throw InputError(field + ".price_model\": unknown price model \"" + o.price_model +
+                             "\"");
+    }
+    if (o.as_of.empty()) {
+      throw InputError(field + ".as_of\": missing; a price needs the date it was quoted "
+                       "(YYYY-MM-DD)");
+    }
+    if (!(o.usd_per_hour > 0) || !std::isfinite(o.usd_per_hour)) {
+      throw InputError(field + ".usd_per_hour\": expected a positive number, got " +
+                             std::to_string(o.usd_per_hour));
+    }
+  }
+  model::Catalog out;
+  for (const model::HardwareSpec& h : catalog.hardware()) out.add_hardware(h);
+  for (const model::ExchangeRate& r : catalog.exchange_rates()) out.add_exchange_rate(r);
+  for (model::InstanceType inst : catalog.instances()) {
+    for (const PriceOverride& o : overrides) {
+      if (o.instance != inst.id) continue;
+      model::PriceOffer* offer = nullptr;
+      for (model::PriceOffer& p : inst.prices) {
+        if (p.price_model == o.price_model) offer = &p;
+      }
+      if (offer == nullptr) {
+        inst.prices.emplace_back();
+        offer = &inst.prices.back();
+        offer->price_model = o.price_model;
+      }
+      offer->usd_per_hour = o.usd_per_hour;
+      offer->amount_per_hour = o.usd_per_hour;
+      offer->currency = "USD";
+      offer->source = o.source;
+      offer->as_of = o.as_of;
+      if (o.price_model == inst.price_model) {
+        inst.usd_per_hour = o.usd_per_hour;
+        inst.source = offer->source;
+        inst.as_of = o.as_of;
+      }
+    }
+    out.add_instance(std::move(inst));
+  }
+  for (const model::OwnedHardware& h : catalog.owned_hardware()) out.add_owned_hardware(h);
+  out.set_tco_defaults(catalog.tco_defaults());
+  return out;
+}
+
+}  // namespace llmcap::plan
