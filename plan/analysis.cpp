@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include "plan/parallel_for.h"
+
 namespace llmcap::plan {
 namespace {
 
@@ -38,31 +40,6 @@ Scenario with_slo_factor(const Scenario& scenario, double f) {
   return s;
 }
 
-template <typename Task>
-void parallel_for(size_t n, int num_threads, Task task) {
-  std::atomic<size_t> next{0};
-  std::mutex mutex;
-  std::exception_ptr failure;
-  auto worker = [&] {
-    for (size_t i = next++; i < n; i = next++) {
-      try {
-        task(i);
-      } catch (...) {
-        const std::lock_guard lock(mutex);
-        if (!failure) failure = std::current_exception();
-        return;
-      }
-    }
-  };
-  int threads = num_threads > 0 ? num_threads
-                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = std::min<int>(threads, static_cast<int>(std::max<size_t>(n, 1)));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
-}
 
 /// z with P(|N(0,1)| <= z) = confidence, by bisection on erf.
 double two_sided_z(double confidence) {

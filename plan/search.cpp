@@ -13,6 +13,7 @@
 
 #include "model/input_error.h"
 #include "plan/analysis.h"
+#include "plan/parallel_for.h"
 #include "plan/scenario.h"
 #include "plan/spec_parsers.h"
 #include "sim/input_error.h"
@@ -456,32 +457,6 @@ TypeSearchResult search_type(const PlanSession& session, const model::InstanceTy
   return out;
 }
 
-/// Runs `task(i)` for i in [0, n) on up to `num_threads` threads; rethrows the first failure.
-template <typename Task>
-void parallel_for(size_t n, int num_threads, Task task) {
-  std::atomic<size_t> next{0};
-  std::mutex mutex;
-  std::exception_ptr failure;
-  auto worker = [&] {
-    for (size_t i = next++; i < n; i = next++) {
-      try {
-        task(i);
-      } catch (...) {
-        const std::lock_guard lock(mutex);
-        if (!failure) failure = std::current_exception();
-        return;
-      }
-    }
-  };
-  int threads = num_threads > 0 ? num_threads
-                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = std::min<int>(threads, static_cast<int>(std::max<size_t>(n, 1)));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
-}
 
 }  // namespace
 
