@@ -12,25 +12,26 @@
 #include <stdexcept>
 
 namespace llmcap::cli {
-namespace {
 
-std::string fixed(double v, int decimals) {
+std::string fixed_decimals(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
 }
 
-/// Thousands separators for whole dollars, e.g. 1234567 -> "1,234,567".
-std::string grouped(double v) {
-  std::string digits = fixed(std::round(v), 0);
+std::string grouped_thousands(double v) {
+  std::string digits = fixed_decimals(std::round(v), 0);
   std::string out;
   const size_t n = digits.size();
+  const size_t sign = (n > 0 && digits[0] == '-') ? 1 : 0;
   for (size_t i = 0; i < n; ++i) {
     out += digits[i];
-    if ((n - i - 1) % 3 == 0 && i + 1 < n) out += ',';
+    if (i >= sign && (n - i - 1) % 3 == 0 && i + 1 < n) out += ',';
   }
   return out;
 }
+
+namespace {
 
 std::string pad(const std::string& s, size_t width, bool right = false) {
   if (s.size() >= width) return s;
@@ -88,11 +89,12 @@ void print_class_lines(const plan::PlanRow& r, std::ostream& out) {
   for (const auto& c : r.classes) name_width = std::max(name_width, c.name.size());
   for (const auto& c : r.classes) {
     const sim::Metrics& m = c.metrics;
-    out << "    class " << pad(c.name, name_width) << "  p99 TTFT " << fixed(m.ttft.p99_s, 2)
-        << " s (SLO " << number(c.slo.ttft_s) << " s), p99 TPOT " << fixed(m.tpot.p99_s * 1e3, 1)
-        << " ms (SLO " << number(c.slo.tpot_s * 1e3) << " ms), SLO attainment "
-        << fixed(m.slo_attainment * 100.0, 2) << "%, goodput " << fixed(m.goodput_requests_per_s, 3)
-        << " req/s, " << m.num_requests << " requests\n";
+    out << "    class " << pad(c.name, name_width) << "  p99 TTFT "
+        << fixed_decimals(m.ttft.p99_s, 2) << " s (SLO " << number(c.slo.ttft_s) << " s), p99 TPOT "
+        << fixed_decimals(m.tpot.p99_s * 1e3, 1) << " ms (SLO " << number(c.slo.tpot_s * 1e3)
+        << " ms), SLO attainment " << fixed_decimals(m.slo_attainment * 100.0, 2) << "%, goodput "
+        << fixed_decimals(m.goodput_requests_per_s, 3) << " req/s, " << m.num_requests
+        << " requests\n";
   }
 }
 
@@ -103,9 +105,9 @@ void print_detail_lines(const plan::PlanRow& r, std::ostream& out) {
     out << "    tp " << o.tp_degree << ": ";
     if (o.feasible) {
       out << o.num_instances << " x " << o.num_replicas_per_instance
-          << " replica(s) per instance, USD " << fixed(o.usd_per_hour, 2)
-          << "/hour, p99 TTFT " << fixed(o.ttft_p99_s, 2) << " s, p99 TPOT "
-          << fixed(o.tpot_p99_s * 1e3, 1) << " ms"
+          << " replica(s) per instance, USD " << fixed_decimals(o.usd_per_hour, 2)
+          << "/hour, p99 TTFT " << fixed_decimals(o.ttft_p99_s, 2) << " s, p99 TPOT "
+          << fixed_decimals(o.tpot_p99_s * 1e3, 1) << " ms"
           << (o.tp_degree == r.tp_degree ? "  <- chosen" : "") << "\n";
     } else {
       out << "infeasible: " << o.infeasible_reason << "\n";
@@ -115,16 +117,16 @@ void print_detail_lines(const plan::PlanRow& r, std::ostream& out) {
     out << "    " << g.field << " (" << g.role << "): " << g.num_instances << " x "
         << g.instance_type << ", tp " << g.tp_degree << ", " << g.num_replicas_per_instance
         << " replica(s) per instance, " << g.num_kv_blocks << " KV blocks per replica, USD "
-        << fixed(g.usd_per_hour, 2) << "/hour";
+        << fixed_decimals(g.usd_per_hour, 2) << "/hour";
     if (g.network_bandwidth_bytes_per_s > 0) {
-      out << ", network " << fixed(g.network_bandwidth_bytes_per_s / 1e9, 2)
+      out << ", network " << fixed_decimals(g.network_bandwidth_bytes_per_s / 1e9, 2)
           << " GB/s per replica";
     }
     out << "\n";
   }
   if (r.num_kv_transfers > 0) {
     out << "    KV transfers: " << r.num_kv_transfers << " caches moved, "
-        << fixed(static_cast<double>(r.kv_transfer_bytes) / 1e9, 2) << " GB in all\n";
+        << fixed_decimals(static_cast<double>(r.kv_transfer_bytes) / 1e9, 2) << " GB in all\n";
   }
 }
 
@@ -133,7 +135,7 @@ void print_detail_lines(const plan::PlanRow& r, std::ostream& out) {
 void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, std::ostream& out) {
   const auto& w = result.workload;
   out << "Scenario " << sc.name << ": " << result.model_id << " ("
-      << fixed(static_cast<double>(result.model_num_params) / 1e9, 2) << "e9 parameters, "
+      << fixed_decimals(static_cast<double>(result.model_num_params) / 1e9, 2) << "e9 parameters, "
       << model::to_string(sc.weight_format) << " weights, " << model::to_string(sc.kv_format)
       << " KV cache)\n";
   const bool has_classes = !sc.workload.classes.empty();
@@ -144,15 +146,16 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
     out << sc.workload.path.filename().string() << " (" << workload_kind(sc.workload) << ")";
   }
   if (w.num_requests > 0) {
-    out << ", " << w.num_requests << " requests over " << fixed(w.span_s, 0) << " s ("
-        << fixed(static_cast<double>(w.num_requests) / std::max(w.span_s, 1e-9), 2) << " req/s)";
+    out << ", " << w.num_requests << " requests over " << fixed_decimals(w.span_s, 0) << " s ("
+        << fixed_decimals(static_cast<double>(w.num_requests) / std::max(w.span_s, 1e-9), 2)
+        << " req/s)";
   }
   if (sc.workload.kind == plan::WorkloadSpec::Kind::kClosedLoop) {
     out << ", " << sc.workload.num_users << " users, think time " << sc.workload.think_time_s
-        << " s, " << fixed(sc.workload.duration_s, 0) << " s";
+        << " s, " << fixed_decimals(sc.workload.duration_s, 0) << " s";
   }
-  out << ", mean prompt " << fixed(w.mean_prompt_tokens, 0) << " tokens, mean output "
-      << fixed(w.mean_output_tokens, 0) << " tokens\n";
+  out << ", mean prompt " << fixed_decimals(w.mean_prompt_tokens, 0) << " tokens, mean output "
+      << fixed_decimals(w.mean_output_tokens, 0) << " tokens\n";
   if (has_classes) {
     for (size_t c = 0; c < sc.workload.classes.size(); ++c) {
       const plan::ClientClassSpec& spec = sc.workload.classes[c];
@@ -161,8 +164,8 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
       if (c < w.classes.size()) {
         const plan::ClassWorkloadSummary& cs = w.classes[c];
         out << ", " << cs.num_requests << " requests, mean prompt "
-            << fixed(cs.mean_prompt_tokens, 0) << " tokens, mean output "
-            << fixed(cs.mean_output_tokens, 0) << " tokens";
+            << fixed_decimals(cs.mean_prompt_tokens, 0) << " tokens, mean output "
+            << fixed_decimals(cs.mean_output_tokens, 0) << " tokens";
       }
       out << "; SLO: p99 TTFT <= " << spec.slo.ttft_s << " s, p99 TPOT <= " << spec.slo.tpot_s
           << " s\n";
@@ -190,12 +193,15 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
         << pad(r->hardware_name.substr(0, hw_width - 2), hw_width);
     if (r->feasible) {
       out << pad(std::to_string(r->num_instances), 6, true)
-          << pad(fixed(r->usd_per_hour, 2) + (r->price_model == "on_demand" ? "" : "*"), 10, true)
-          << pad(fixed(r->usd_per_million_output_tokens, 2), 11, true)
-          << pad(grouped(r->annual_usd), 12, true)
-          << pad(fixed(r->metrics.ttft.p50_s, 2) + "/" + fixed(r->metrics.ttft.p99_s, 2), 17, true)
-          << pad(fixed(r->metrics.tpot.p50_s * 1e3, 1) + "/" +
-                     fixed(r->metrics.tpot.p99_s * 1e3, 1),
+          << pad(fixed_decimals(r->usd_per_hour, 2) + (r->price_model == "on_demand" ? "" : "*"),
+                 10, true)
+          << pad(fixed_decimals(r->usd_per_million_output_tokens, 2), 11, true)
+          << pad(grouped_thousands(r->annual_usd), 12, true)
+          << pad(fixed_decimals(r->metrics.ttft.p50_s, 2) + "/" +
+                     fixed_decimals(r->metrics.ttft.p99_s, 2),
+                 17, true)
+          << pad(fixed_decimals(r->metrics.tpot.p50_s * 1e3, 1) + "/" +
+                     fixed_decimals(r->metrics.tpot.p99_s * 1e3, 1),
                  17, true)
           << "\n";
       print_class_lines(*r, out);
@@ -212,8 +218,8 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
     if (r->groups.empty()) continue;  // a given (mixed or disaggregated) fleet: one row
     given_fleet = true;
     out << "Given " << r->instance_type << ": " << r->num_instances << " instances, USD "
-        << fixed(r->usd_per_hour, 2) << "/hour, USD " << grouped(r->annual_usd) << "/year; "
-        << (r->feasible ? "meets the SLO" : "misses the SLO (reason above)") << ".\n";
+        << fixed_decimals(r->usd_per_hour, 2) << "/hour, USD " << grouped_thousands(r->annual_usd)
+        << "/year; " << (r->feasible ? "meets the SLO" : "misses the SLO (reason above)") << ".\n";
   }
   if (given_fleet) return;
   for (const auto* r : sorted_rows(result)) {
@@ -230,7 +236,8 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
     if (best == nullptr) continue;
     out << "Cheapest " << model::to_string(best->device_kind) << " fleet: " << best->num_instances
         << " x " << best->instance_type << " (" << best->hardware_name << "), USD "
-        << fixed(best->usd_per_hour, 2) << "/hour, USD " << grouped(best->annual_usd) << "/year.\n";
+        << fixed_decimals(best->usd_per_hour, 2) << "/hour, USD "
+        << grouped_thousands(best->annual_usd) << "/year.\n";
   }
   if (best_cpu == nullptr) out << "No CPU instance type meets the SLO (reasons above).\n";
   if (best_gpu == nullptr) out << "No GPU instance type meets the SLO (reasons above).\n";

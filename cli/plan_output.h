@@ -41,6 +41,13 @@ std::string plan_to_json(const plan::Scenario& scenario, const plan::PlanResult&
 /// metrics empty for an infeasible row). Without classes the columns are the fixed ones only.
 std::string plan_to_csv(const plan::PlanResult& result);
 
+/// `v` with `decimals` digits after the point, e.g. (5.576, 2) -> "5.58".
+std::string fixed_decimals(double v, int decimals);
+
+/// `v` rounded to a whole number with thousands separators, e.g. 1234567 -> "1,234,567",
+/// -1234 -> "-1,234".
+std::string grouped_thousands(double v);
+
 /// Writes `contents` to `path` through a temporary file in the same folder renamed into place,
 /// so that a reader never sees a half-written file. Throws std::runtime_error naming the path.
 void write_file_atomically(const std::filesystem::path& path, const std::string& contents);

@@ -23,9 +23,8 @@ std::string bytes_per_s_text(double v) {
 
 /// One "sources" entry.
 json source_entry(const std::string& kind, const std::string& id, const std::string& name,
-                  const std::string& figures, const std::string& source,
-                  const std::string& as_of) {
-  return {{"kind", kind}, {"id", id},         {"name", name},
+                  const std::string& figures, const std::string& source, const std::string& as_of) {
+  return {{"kind", kind},       {"id", id},         {"name", name},
           {"figures", figures}, {"source", source}, {"as_of", as_of}};
 }
 
@@ -33,8 +32,7 @@ json source_entry(const std::string& kind, const std::string& id, const std::str
 std::string hardware_figures(const model::HardwareSpec& h) {
   std::string f = "memory bandwidth " + bytes_per_s_text(h.peak_memory_bandwidth_bytes_per_s);
   for (const auto& [dtype, flops] : h.peak_flops_per_s) {
-    f += ", " + dtype + " " + std::to_string(static_cast<int64_t>(flops / 1e12 + 0.5)) +
-         " TFLOP/s";
+    f += ", " + dtype + " " + std::to_string(static_cast<int64_t>(flops / 1e12 + 0.5)) + " TFLOP/s";
   }
   if (h.memory_bytes > 0) {
     f += ", memory " + std::to_string(h.memory_bytes / 1'000'000'000) + " GB";
@@ -76,14 +74,14 @@ json catalog_sources(const plan::PlanResult& result, const model::Catalog& catal
     std::string figures = std::string(price) + ", " + std::to_string(i->vcpus) + " vCPUs, " +
                           std::to_string(i->memory_bytes / (1024LL * 1024 * 1024)) + " GiB";
     if (i->num_gpus > 0) figures += ", " + std::to_string(i->num_gpus) + " x " + i->gpu_id;
-    sources.push_back(source_entry("instance", i->id, i->provider + " " + i->name + " (" +
-                                                          i->region + ")",
-                                   figures, i->source, i->as_of));
+    sources.push_back(source_entry("instance", i->id,
+                                   i->provider + " " + i->name + " (" + i->region + ")", figures,
+                                   i->source, i->as_of));
     if (i->network_bandwidth_bytes_per_s > 0) {
-      sources.push_back(source_entry(
-          "network", i->id, i->provider + " " + i->name + " network",
-          bytes_per_s_text(i->network_bandwidth_bytes_per_s) + " per direction",
-          i->network_source, i->network_as_of));
+      sources.push_back(
+          source_entry("network", i->id, i->provider + " " + i->name + " network",
+                       bytes_per_s_text(i->network_bandwidth_bytes_per_s) + " per direction",
+                       i->network_source, i->network_as_of));
     }
     add_hardware(i->cpu_id);
     add_hardware(i->gpu_id);
@@ -114,23 +112,6 @@ json calibration_summary(const model::CalibrationProfile* profile) {
           {"read_bandwidth_bytes_per_s", bandwidth}};
 }
 
-std::string money(double v, int decimals = 2) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-std::string whole(double v) {  // 1234567 -> "1,234,567"
-  std::string digits = money(v, 0);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    out += digits[i];
-    const size_t left = digits.size() - i - 1;
-    if (left % 3 == 0 && left > 0 && digits[i] != '-') out += ',';
-  }
-  return out;
-}
-
 }  // namespace
 
 void print_run_summary(const PlanRun& run, std::ostream& out) {
@@ -144,28 +125,29 @@ void print_run_summary(const PlanRun& run, std::ostream& out) {
   });
   if (!order.empty()) {
     const plan::TcoRow& first = run.tco[order.front()];
-    out << "\nTCO (docs/tco.md): " << money(first.hours_per_day, 0) << " h/day, "
-        << money(first.days_per_year, 0) << " days/year; per-token figures each carry the "
+    out << "\nTCO (docs/tco.md): " << fixed_decimals(first.hours_per_day, 0) << " h/day, "
+        << fixed_decimals(first.days_per_year, 0) << " days/year; per-token figures each carry the "
         << "whole cost.\n";
     for (size_t i : order) {
       const plan::TcoRow& t = run.tco[i];
-      out << "  " << run.result.rows[i].instance_type << " (" << t.price_model << "): "
-          << t.num_instances_billed << " billed, USD " << money(t.usd_per_hour)
-          << "/hour, USD " << whole(t.annual_usd) << "/year, USD "
-          << money(t.usd_per_million_input_tokens, 3) << "/M input tokens, USD "
-          << money(t.usd_per_million_output_tokens, 3) << "/M output tokens, USD "
-          << money(t.usd_per_thousand_requests, 3) << "/1000 requests";
-      if (t.autoscaled) out << ", autoscaled: USD " << money(t.usd_per_day) << "/day";
+      out << "  " << run.result.rows[i].instance_type << " (" << t.price_model
+          << "): " << t.num_instances_billed << " billed, USD " << fixed_decimals(t.usd_per_hour, 2)
+          << "/hour, USD " << grouped_thousands(t.annual_usd) << "/year, USD "
+          << fixed_decimals(t.usd_per_million_input_tokens, 3) << "/M input tokens, USD "
+          << fixed_decimals(t.usd_per_million_output_tokens, 3) << "/M output tokens, USD "
+          << fixed_decimals(t.usd_per_thousand_requests, 3) << "/1000 requests";
+      if (t.autoscaled) out << ", autoscaled: USD " << fixed_decimals(t.usd_per_day, 2) << "/day";
       if (t.converted) {
-        out << "; " << t.in_currency.currency << " " << money(t.in_currency.per_hour)
+        out << "; " << t.in_currency.currency << " " << fixed_decimals(t.in_currency.per_hour, 2)
             << "/hour at " << t.in_currency.rate << " (" << t.in_currency.rate_as_of << ")";
       }
       out << "\n";
       for (const plan::TcoOwnedRow& o : t.owned) {
         out << "    owned instead: " << o.num_servers << " x " << o.name << ", USD "
-            << money(o.usd_per_hour) << "/hour (capex " << money(o.capex_usd_per_hour)
-            << " + power " << money(o.power_usd_per_hour) << "), USD " << whole(o.annual_usd)
-            << "/year\n";
+            << fixed_decimals(o.usd_per_hour, 2) << "/hour (capex "
+            << fixed_decimals(o.capex_usd_per_hour, 2) << " + power "
+            << fixed_decimals(o.power_usd_per_hour, 2) << "), USD "
+            << grouped_thousands(o.annual_usd) << "/year\n";
       }
       for (const std::string& note : t.notes) out << "    note: " << note << "\n";
     }
@@ -173,15 +155,15 @@ void print_run_summary(const PlanRun& run, std::ostream& out) {
   if (!run.analysis) return;
   const plan::Analysis& a = *run.analysis;
   for (const plan::UncertaintyRow& u : a.uncertainty) {
-    out << "Uncertainty, " << u.instance_type << ": " << u.text << "; dominant: "
-        << u.dominant_assumption << " (step-time error " << money(u.step_time_error_fraction * 100, 0)
-        << "%, " << u.step_time_error_source << "; price error "
-        << money(u.price_error_fraction * 100, 0) << "%)\n";
+    out << "Uncertainty, " << u.instance_type << ": " << u.text
+        << "; dominant: " << u.dominant_assumption << " (step-time error "
+        << fixed_decimals(u.step_time_error_fraction * 100, 0) << "%, " << u.step_time_error_source
+        << "; price error " << fixed_decimals(u.price_error_fraction * 100, 0) << "%)\n";
   }
   for (const plan::SearchRow& s : a.search) {
     if (s.max_requests_per_s_per_instance > 0) {
       out << "Max sustainable rate, " << s.instance_type << ": "
-          << money(s.max_requests_per_s_per_instance) << " requests/s per instance\n";
+          << fixed_decimals(s.max_requests_per_s_per_instance, 2) << " requests/s per instance\n";
     }
   }
   if (!a.recommendation.empty()) out << "Recommendation: " << a.recommendation << "\n";
