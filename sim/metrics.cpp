@@ -3,18 +3,17 @@
 #include <algorithm>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "sim/input_error.h"
 
 namespace llmcap::sim {
 namespace {
 
-/// Nearest-rank quantile of sorted values for q = percent/100, in exact integer arithmetic:
-/// rank ceil(percent * n / 100), 1-based.
-double nearest_rank(const std::vector<double>& sorted, int64_t percent) {
-  const auto n = static_cast<int64_t>(sorted.size());
-  const int64_t rank = std::max<int64_t>(1, (percent * n + 99) / 100);
-  return sorted[static_cast<size_t>(rank - 1)];
+/// 0-based index of the nearest-rank quantile q = percent/100 among n sorted values, in exact
+/// integer arithmetic: rank ceil(percent * n / 100), 1-based, at least 1.
+int64_t nearest_rank_index(int64_t n, int64_t percent) {
+  return std::max<int64_t>(1, (percent * n + 99) / 100) - 1;
 }
 
 }  // namespace
@@ -22,15 +21,22 @@ double nearest_rank(const std::vector<double>& sorted, int64_t percent) {
 Distribution summarize_values(std::vector<double> values_s) {
   Distribution d;
   if (values_s.empty()) return d;
-  std::sort(values_s.begin(), values_s.end());
   d.count = static_cast<int64_t>(values_s.size());
   double sum = 0;
-  for (const double v : values_s) sum += v;
+  for (const double v : values_s) sum += v;  // in the given (deterministic) order
   d.mean_s = sum / static_cast<double>(d.count);
-  d.p50_s = nearest_rank(values_s, 50);
-  d.p90_s = nearest_rank(values_s, 90);
-  d.p99_s = nearest_rank(values_s, 99);
-  d.max_s = values_s.back();
+  // Selection instead of a full sort: O(n), and each quantile is the exact nearest-rank value.
+  // Ranks are found in ascending order, each selection over the part above the previous one.
+  auto from = values_s.begin();
+  for (const auto& [percent, out] : {std::pair<int64_t, double*>{50, &d.p50_s},
+                                     std::pair<int64_t, double*>{90, &d.p90_s},
+                                     std::pair<int64_t, double*>{99, &d.p99_s}}) {
+    const auto at = values_s.begin() + (nearest_rank_index(d.count, percent));
+    std::nth_element(from, at, values_s.end());
+    *out = *at;
+    from = at;
+  }
+  d.max_s = *std::max_element(from, values_s.end());
   return d;
 }
 
