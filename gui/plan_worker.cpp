@@ -154,6 +154,7 @@ PlanOutcome PlanWorker::run_what_if(const PlanInput& input) {
     plan::PlanOptions options;
     options.num_threads = 1;
     options.calibration = input.calibration.get();
+    options.record_itl = false;  // the what-if table shows no ITL
     (void)plan::resolve_tco(sc, catalog);  // a price model an instance lacks: before any work
     const plan::PlanSession session(sc, catalog, options);
     std::vector<const model::InstanceType*> types;

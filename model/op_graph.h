@@ -128,6 +128,9 @@ class LayerOpGraph {
   /// Predecessors of topo_order_[k]: preds_[pred_begin_[k] .. pred_begin_[k+1]).
   std::vector<std::size_t> pred_begin_;
   std::vector<std::size_t> preds_;
+  /// Each vertex of topo_order_ after the first has its predecessor in that order among its
+  /// predecessors (one stream serialises the layer): the longest path is then the whole chain.
+  bool is_chain_ = false;
 };
 
 }  // namespace llmcap::model

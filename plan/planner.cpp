@@ -309,6 +309,7 @@ struct Context {
   /// Scenario::class_slos(): one per client class, or {scenario.slo} without classes.
   const std::vector<sim::Slo>& class_slos;
   double step_time_scale = 1.0;  ///< PlanOptions::step_time_scale
+  bool record_itl = true;        ///< PlanOptions::record_itl
 
   bool has_classes() const { return !scenario.workload.classes.empty(); }
   /// " of class \"name\"" for a scenario with classes, "" without (messages).
@@ -330,6 +331,10 @@ double prefill_floor_s(const model::StepTimePredictor& predictor, int64_t num_to
 
 FleetEvaluation evaluate(const Context& ctx, const sim::SimResult& result) {
   FleetEvaluation e;
+  if (result.stopped_early) {
+    e.stopped_early_reason = result.stop_reason;
+    return e;
+  }
   e.metrics = sim::compute_metrics(result, ctx.scenario.slo);
   e.classes = sim::compute_class_metrics(result, ctx.workload, ctx.class_slos);
   return e;
@@ -352,10 +357,25 @@ class ScaledPredictor final : public model::StepTimePredictor {
 /// One instance type (at one tensor-parallel degree) made ready to simulate, or the reason it
 /// cannot serve the scenario.
 struct Candidate : PreparedType {
-  FleetEvaluation simulate(const Context& ctx, int64_t num_instances) {
+  /// `stop_at_certain_miss`: the fleet-size search only needs the verdict of a failing size,
+  /// so the run stops once missing an SLO is certain (sim::SimOptions::stop_at_certain_p99_miss;
+  /// the evaluation then carries only the reason). A size that meets every SLO runs in full.
+  FleetEvaluation simulate(const Context& ctx, int64_t num_instances,
+                           bool stop_at_certain_miss = false) {
     fleet.num_replicas = num_instances * deployment.num_replicas;
     ++row.num_simulations;
-    return evaluate(ctx, sim::simulate(ctx.workload, fleet, *predictor, ctx.scenario.seed));
+    sim::SimOptions options;
+    options.record_itl_ns = ctx.record_itl;
+    if (stop_at_certain_miss) {
+      sim::P99Bounds bounds;
+      for (const sim::Slo& slo : ctx.class_slos) {
+        bounds.ttft_s.push_back(slo.ttft_s);
+        bounds.tpot_s.push_back(slo.tpot_s);
+      }
+      options.stop_at_certain_p99_miss = std::move(bounds);
+    }
+    return evaluate(ctx,
+                    sim::simulate(ctx.workload, fleet, *predictor, ctx.scenario.seed, options));
   }
 
   /// Copies the per-class metrics of `e` into the row (scenarios with classes).
@@ -540,13 +560,16 @@ PlanRow search_size_of(const Context& ctx, Candidate c, const SizeSearch& search
   // Bracket the answer: `failing` fails (or is below the bound), `passing` passes.
   int64_t failing = lower - 1;
   int64_t passing = 0;
-  FleetEvaluation best = c.simulate(ctx, start);
+  // Sizes below the cap stop as soon as they certainly miss the SLO; the cap runs in full, as
+  // an infeasible row quotes its metrics.
+  const auto stop_early = [cap](int64_t size) { return size < cap; };
+  FleetEvaluation best = c.simulate(ctx, start, stop_early(start));
   if (meets_class_slos(best, ctx.class_slos)) {
     passing = start;
     while (passing - failing > 1) {  // walk down
       const int64_t probe = passing - step;
       if (probe <= failing) break;
-      FleetEvaluation e = c.simulate(ctx, probe);
+      FleetEvaluation e = c.simulate(ctx, probe, stop_early(probe));
       if (!meets_class_slos(e, ctx.class_slos)) {
         failing = probe;
         break;
@@ -561,6 +584,7 @@ PlanRow search_size_of(const Context& ctx, Candidate c, const SizeSearch& search
     int64_t last_size = start;
     while (true) {  // walk up
       if (failing >= cap) {
+        if (last.stopped_early()) last = c.simulate(ctx, last_size);  // not reached: cap is full
         row.infeasible_reason =
             cap == sc.max_instances
                 ? "SLO not met with " + std::to_string(last_size) +
@@ -574,7 +598,7 @@ PlanRow search_size_of(const Context& ctx, Candidate c, const SizeSearch& search
         return std::move(row);
       }
       const int64_t probe = std::min(failing + step, cap);
-      FleetEvaluation e = c.simulate(ctx, probe);
+      FleetEvaluation e = c.simulate(ctx, probe, stop_early(probe));
       if (meets_class_slos(e, ctx.class_slos)) {
         passing = probe;
         best = std::move(e);
@@ -588,7 +612,7 @@ PlanRow search_size_of(const Context& ctx, Candidate c, const SizeSearch& search
   }
   while (passing - failing > 1) {
     const int64_t mid = failing + (passing - failing) / 2;
-    FleetEvaluation m = c.simulate(ctx, mid);
+    FleetEvaluation m = c.simulate(ctx, mid, stop_early(mid));
     if (meets_class_slos(m, ctx.class_slos)) {
       passing = mid;
       best = std::move(m);
@@ -861,6 +885,7 @@ bool meets_slo(const sim::Metrics& metrics, const sim::Slo& slo) {
 }
 
 bool meets_class_slos(const FleetEvaluation& fleet, const std::vector<sim::Slo>& class_slos) {
+  if (fleet.stopped_early()) return false;
   if (fleet.classes.size() != class_slos.size()) {
     throw InputError("meets_class_slos: metrics of " + std::to_string(fleet.classes.size()) +
                      " client classes, SLOs of " + std::to_string(class_slos.size()) +
@@ -884,7 +909,7 @@ namespace {
 template <typename Before, typename Body>
 auto with_context(const Scenario& scenario, const model::Catalog& catalog,
                   const model::CalibrationProfile* calibration, Before before, Body body,
-                  double step_time_scale = 1.0) {
+                  double step_time_scale = 1.0, bool record_itl = true) {
   if (!(step_time_scale > 0) || !std::isfinite(step_time_scale)) {
     throw InputError("plan options: step_time_scale " + std::to_string(step_time_scale) +
                      ": expected a positive number");
@@ -903,7 +928,8 @@ auto with_context(const Scenario& scenario, const model::Catalog& catalog,
                     .max_request_tokens = max_request_tokens(workload),
                     .calibration = calibration,
                     .class_slos = class_slos,
-                    .step_time_scale = step_time_scale};
+                    .step_time_scale = step_time_scale,
+                    .record_itl = record_itl};
   return body(ctx);
 }
 
@@ -1007,7 +1033,7 @@ PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
         if (failure) std::rethrow_exception(failure);
         return result;
       },
-      options.step_time_scale);
+      options.step_time_scale, options.record_itl);
 }
 
 // ---- PlanSession ------------------------------------------------------------------------------
@@ -1043,7 +1069,8 @@ PlanSession::PlanSession(const Scenario& scenario, const model::Catalog& catalog
                                                .max_request_tokens = max_request_tokens(m.workload),
                                                .calibration = options.calibration,
                                                .class_slos = m.class_slos,
-                                               .step_time_scale = options.step_time_scale});
+                                               .step_time_scale = options.step_time_scale,
+                                               .record_itl = options.record_itl});
 }
 
 PlanSession::~PlanSession() = default;

@@ -156,6 +156,11 @@ struct PlanOptions {
   /// analysis replans at 1 - e and 1 + e for a step-time error e (docs/search.md). Floors
   /// scale with it.
   double step_time_scale = 1.0;
+  /// Keep every inter-token gap in the simulations (sim::SimOptions::record_itl_ns) so that
+  /// PlanRow::metrics.itl is filled. False: Metrics::itl stays empty (count 0) and each
+  /// simulation skips 8 bytes of memory per output token and the ITL selection; the GUI's
+  /// what-if runs, which show no ITL, use this.
+  bool record_itl = true;
 };
 
 /// Whether a simulated fleet meets one SLO: no rejected request, at least one completed,
@@ -169,9 +174,15 @@ struct FleetEvaluation {
   /// sim::compute_class_metrics against Scenario::class_slos(): one element per client class,
   /// or one element (all requests) for a scenario without classes.
   std::vector<sim::Metrics> classes;
+  /// Non-empty: the simulation stopped as soon as missing an SLO was certain
+  /// (sim::SimOptions::stop_at_certain_p99_miss), and says why; metrics and classes are then
+  /// empty. The fleet-size search runs its sizes this way.
+  std::string stopped_early_reason;
+  bool stopped_early() const { return !stopped_early_reason.empty(); }
 };
 
-/// Whether a fleet meets every class's own SLO: no rejected request (in any class), at
+/// Whether a fleet meets every class's own SLO (false for an evaluation stopped early): no
+/// rejected request (in any class), at
 /// least one request completed, and for every class c, its p99 TTFT <= class_slos[c].ttft_s
 /// and its p99 TPOT <= class_slos[c].tpot_s (a class without requests, or without requests
 /// of >= 2 output tokens for TPOT, has p99 0 and meets its bound). With one class and

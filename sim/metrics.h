@@ -43,7 +43,8 @@ struct Metrics {
   double slo_attainment = 0;          ///< fraction of requests meeting the SLO
 };
 
-/// Metrics of a whole run against one SLO (definitions: docs/metrics.md).
+/// Metrics of a whole run against one SLO (definitions: docs/metrics.md). Throws
+/// std::invalid_argument for a run that stopped early (SimResult::stopped_early).
 Metrics compute_metrics(const SimResult& result, const Slo& slo);
 
 /// Metrics of each client class against its own SLO: element c covers the requests with
@@ -62,8 +63,8 @@ Metrics compute_metrics(const SimResult& result, const Slo& slo);
 /// ITL is left empty (count 0): SimResult::itl_ns does not say which request a gap belongs
 /// to.
 ///
-/// Throws InputError when class_slos is empty, when a request's client_class is negative or
-/// >= class_slos.size() ("request i: client_class c: expected 0 to n-1"), or when the result
+/// Throws std::invalid_argument for a run that stopped early; InputError when class_slos is
+/// empty, when a request's client_class is negative or >= class_slos.size() ("request i: client_class c: expected 0 to n-1"), or when the result
 /// does not belong to the workload (a different number of requests, or record i's arrival
 /// or prompt length differs from open_loop[i]).
 std::vector<Metrics> compute_class_metrics(const SimResult& result, const Workload& workload,

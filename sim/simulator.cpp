@@ -667,6 +667,12 @@ class Simulation {
         default:
           LLMCAP_SIM_CHECK(false);
       }
+      if (!stop_reason_.empty()) {  // SimOptions::stop_at_certain_p99_miss
+        result_.end_time = now;
+        result_.stopped_early = true;
+        result_.stop_reason = "stopped at " + seconds_text(now) + ": " + stop_reason_;
+        return std::move(result_);
+      }
     }
     result_.end_time = now;
     check_conservation();
@@ -696,7 +702,63 @@ class Simulation {
       for (const RequestSpec& spec : specs) num_gaps += spec.num_output_tokens - 1;
       result_.itl_ns.reserve(static_cast<size_t>(num_gaps));
     }
+    if (options_.stop_at_certain_p99_miss) watch_p99(*options_.stop_at_certain_p99_miss);
     if (!specs.empty()) schedule_open_arrival(0);
+  }
+
+  // ---- early stop (SimOptions::stop_at_certain_p99_miss) -----------------------------------
+
+  /// Per class and metric: its bound and how many more values above it make the p99 exceed it.
+  struct P99Watch {
+    double bound_s = 0;
+    int64_t num_values = 0;       ///< values the run will produce (if nothing is rejected)
+    int64_t misses_to_fail = 0;   ///< n - rank + 1, rank = max(1, ceil(0.99 n))
+    int64_t num_misses = 0;
+    bool watched = false;
+  };
+
+  void watch_p99(const P99Bounds& bounds) {
+    const size_t num_classes = std::max(bounds.ttft_s.size(), bounds.tpot_s.size());
+    ttft_watch_.assign(num_classes, P99Watch{});
+    tpot_watch_.assign(num_classes, P99Watch{});
+    for (const RequestSpec& spec : workload_.open_loop) {
+      const auto c = static_cast<size_t>(spec.client_class);
+      if (c >= num_classes) continue;
+      ++ttft_watch_[c].num_values;
+      if (spec.num_output_tokens >= 2) ++tpot_watch_[c].num_values;
+    }
+    const auto arm = [](P99Watch& w, const std::vector<double>& bound_s, size_t c) {
+      if (c >= bound_s.size() || w.num_values == 0) return;
+      const int64_t rank = std::max<int64_t>(1, (99 * w.num_values + 99) / 100);
+      w.bound_s = bound_s[c];
+      w.misses_to_fail = w.num_values - rank + 1;
+      w.watched = true;
+    };
+    for (size_t c = 0; c < num_classes; ++c) {
+      arm(ttft_watch_[c], bounds.ttft_s, c);
+      arm(tpot_watch_[c], bounds.tpot_s, c);
+    }
+    watching_ = true;
+  }
+
+  /// Counts `value_s` of class `c` against its watch; sets stop_reason_ when the p99 is
+  /// certain to exceed the bound.
+  void observe(std::vector<P99Watch>& watches, int32_t c, double value_s, const char* metric) {
+    if (c < 0 || static_cast<size_t>(c) >= watches.size()) return;
+    P99Watch& w = watches[static_cast<size_t>(c)];
+    if (!w.watched || !(value_s > w.bound_s)) return;
+    if (++w.num_misses < w.misses_to_fail) return;
+    std::ostringstream out;
+    out << w.num_misses << " of the " << w.num_values << " " << metric << " values of client class "
+        << c << " exceed its p99 bound of " << w.bound_s << " s, so its p99 " << metric
+        << " exceeds the bound whatever the remaining requests do";
+    stop_reason_ = out.str();
+  }
+
+  static std::string seconds_text(SimTime t) {
+    std::ostringstream out;
+    out << "simulated time " << t.seconds() << " s";
+    return out.str();
   }
 
   /// Open-loop arrivals are fed one at a time (the next is scheduled when one arrives), so the
@@ -761,6 +823,11 @@ class Simulation {
       record.first_scheduled = record.first_token = record.completion = now;
       seq.state = SeqState::kFinished;
       ++result_.num_rejected;
+      if (watching_) {
+        stop_reason_ = "request " + std::to_string(id) +
+                       " was rejected (it fits in no replica's KV cache), and a rejected "
+                       "request misses the objective";
+      }
       if (user >= 0) user_done(user, now);
       return;
     }
@@ -1343,6 +1410,9 @@ class Simulation {
       ++num_emitted_tokens_;
       if (seq.num_emitted == 0) {
         record.first_token = now;
+        if (watching_) {
+          observe(ttft_watch_, record.client_class, (now - record.arrival).seconds(), "TTFT");
+        }
       } else {  // a recompute: the gap since the token before its preemption
         const SimTime gap = now - seq.last_token;
         record.max_itl = std::max(record.max_itl, gap);
@@ -1411,7 +1481,14 @@ class Simulation {
     unlink_running(replica, id);
     seq.state = SeqState::kFinished;
     seq.num_prefilled = 0;
-    result_.requests[id].completion = now;
+    RequestRecord& record = result_.requests[id];
+    record.completion = now;
+    if (watching_ && record.num_output_tokens >= 2) {
+      observe(tpot_watch_, record.client_class,
+              (record.completion - record.first_token).seconds() /
+                  static_cast<double>(record.num_output_tokens - 1),
+              "TPOT");
+    }
     replica.num_free_blocks += blocks;
     add_outstanding(replica, -1);
     if (seq.user >= 0) user_done(seq.user, now);
@@ -1498,6 +1575,10 @@ class Simulation {
   std::vector<User> users_;
   std::vector<int64_t> open_order_;  ///< open-loop request indices in arrival order
   std::vector<Sequence> sequences_;  ///< by request id, parallel to result_.requests
+  bool watching_ = false;            ///< SimOptions::stop_at_certain_p99_miss is armed
+  std::vector<P99Watch> ttft_watch_;  ///< by client class
+  std::vector<P99Watch> tpot_watch_;  ///< by client class
+  std::string stop_reason_;           ///< set: the run stops after the current event
   int64_t num_emitted_tokens_ = 0;   ///< counted step by step, checked against the requests
   SimResult result_;
 };

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -135,7 +136,25 @@ struct RequestRecord {
 };
 
 /// Options of one run that change what is recorded, never what happens.
+/// Per client class (index = RequestSpec::client_class) p99 bounds for
+/// SimOptions::stop_at_certain_p99_miss, in seconds, with the semantics of sim::Slo and
+/// metrics.h: TTFT = first_token - arrival, TPOT = (completion - first_token) / (output - 1)
+/// over requests of >= 2 output tokens, p99 by nearest rank. A class beyond the vectors is
+/// not watched.
+struct P99Bounds {
+  std::vector<double> ttft_s;
+  std::vector<double> tpot_s;
+};
+
 struct SimOptions {
+  /// Stop the run as soon as its verdict against these p99 bounds is certain to be "missed",
+  /// which is all the planner's fleet-size search needs of a failing fleet: a request is
+  /// rejected, or more TTFTs (or TPOTs) of one class lie above its bound than the p99 allows
+  /// (with n values, the nearest-rank p99 exceeds a bound once n - ceil(0.99 n) + 1 values
+  /// do). A run that meets the bounds runs to the end, unchanged. Open-loop workloads only
+  /// (a closed loop's request count is not known in advance); ignored for a closed loop.
+  /// A stopped run sets SimResult::stopped_early and stop_reason; its records are incomplete.
+  std::optional<P99Bounds> stop_at_certain_p99_miss;
   /// Keep every inter-token gap in SimResult::itl_ns: memory grows with output tokens (8 bytes
   /// each), so very large runs turn it off (the per-request max_itl is kept either way).
   bool record_itl_ns = true;
@@ -174,6 +193,11 @@ struct SimResult {
   /// time_series[r][w]: window w of replica r, windows of SimOptions::time_series_interval
   /// from 0 to end_time (at least one). Empty when the interval is zero.
   std::vector<std::vector<InstanceWindow>> time_series;
+  /// SimOptions::stop_at_certain_p99_miss stopped the run at end_time: requests, itl_ns and
+  /// the counts cover only what happened until then, the time series are empty, and
+  /// compute_metrics refuses the result. stop_reason says which bound and why.
+  bool stopped_early = false;
+  std::string stop_reason;
 };
 
 /// Runs the fleet on the workload until every request has finished (or been rejected).

@@ -163,6 +163,29 @@ TEST(LayerOpGraph, CriticalPathOfChainIsTheSum) {
   EXPECT_EQ(g.critical_path(w).size(), 8u);
 }
 
+TEST(LayerOpGraph, SerializedLayerPathIsTheOrderedSumBitForBit) {
+  // One stream serialises every layer graph: the longest path is the sum of all op times,
+  // added in topological order, exactly (the fast path must not change a predicted step).
+  for (const char* name : {"llama-3.1-8b", "mistral-7b-v0.1"}) {
+    for (const int tp : {1, 2}) {
+      const LayerOpGraph g(load(name), tp);
+      std::vector<double> w(g.num_ops());
+      for (std::size_t v = 0; v < w.size(); ++v) w[v] = 1.0 / (3.0 + 7.0 * static_cast<double>(v));
+      double sum = 0;
+      for (const std::size_t v : g.topological_order()) sum += w[v];
+      EXPECT_EQ(g.critical_path_s(w), sum) << name << " tp=" << tp;
+      // A negative time (not a real cost) takes the general longest-path rule: paths start at
+      // 0, so a chain 1, -5, 3, ... restarts after the negative op.
+      std::vector<double> with_negative(g.num_ops(), 0.0);
+      const auto& order = g.topological_order();
+      with_negative[order[0]] = 1.0;
+      with_negative[order[1]] = -5.0;
+      with_negative[order[2]] = 3.0;
+      EXPECT_EQ(g.critical_path_s(with_negative), 3.0) << name << " tp=" << tp;
+    }
+  }
+}
+
 TEST(LayerOpGraph, RejectsBadArguments) {
   const ModelSpec m = load("llama-3.1-8b");
   EXPECT_THROW(LayerOpGraph(m, 0), std::invalid_argument);
