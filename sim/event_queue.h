@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <queue>
 #include <vector>
 
 #include "sim/sim_time.h"
@@ -33,15 +32,23 @@ class EventQueue {
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
   /// The earliest event. Precondition: !empty().
-  const Event& top() const { return heap_.top(); }
+  Event top() const { return to_event(heap_.front()); }
   /// Removes and returns the earliest event. Precondition: !empty().
   Event pop();
 
  private:
-  struct Later {
-    bool operator()(const Event& a, const Event& b) const;
+  /// (time, phase, sequence) packed into two unsigned words with the same lexicographic order:
+  /// time (sign bit flipped, so negative times sort first) in `high`, phase in the top 8 bits
+  /// of `low` and the sequence (< 2^56) below it. Two word comparisons per heap step.
+  struct Entry {
+    uint64_t high;
+    uint64_t low;
+    int64_t target;
+    int32_t kind;
+    bool before(const Entry& o) const { return high < o.high || (high == o.high && low < o.low); }
   };
-  std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  static Event to_event(const Entry& e);
+  std::vector<Entry> heap_;  ///< a binary min-heap in Entry::before order
   uint64_t next_sequence_ = 0;
 };
 
