@@ -575,6 +575,8 @@ void MainWindow::request_what_if(ScenarioPanel::Field field) {
   input.previous_sizes = last_sizes_;
   input.previous_usd_per_hour = last_costs_;
   input.previous_load_multiplier = last_sizes_load_;
+  input.basis = verdict_basis();
+  if (!last_sizes_.empty()) input.previous_basis = last_basis_;
   input.load_multiplier = draft_.load_multiplier();
   input.num_threads = options_.num_threads;
   input.requested_at = requested_at_;
@@ -603,9 +605,20 @@ void MainWindow::run_full(bool analysis) {
   controller_->submit(std::move(input));
 }
 
+VerdictBasis MainWindow::verdict_basis() const {
+  VerdictBasis b;
+  b.context = draft_.verdict_context();
+  b.calibration = calibration_profile_.get();
+  b.load_multiplier = draft_.load_multiplier();
+  b.ttft_p99_s = draft_.has_single_slo() ? draft_.slo_ttft_s() : 0.0;
+  b.tpot_p99_s = draft_.has_single_slo() ? draft_.slo_tpot_s() : 0.0;
+  return b;
+}
+
 void MainWindow::submit(bool full_run, bool analysis) {
   current_full_ = full_run;
   submitted_draft_ = draft_;
+  submitted_basis_ = verdict_basis();
   first_row_seen_ = false;
   first_feasible_seen_ = false;
   // The rows to expect, in candidate order (the table keeps old figures greyed until then).
@@ -680,6 +693,7 @@ void MainWindow::on_finished(const PlanOutcome& outcome) {
     last_costs_[r.instance_type] = r.usd_per_hour;
   }
   last_sizes_load_ = outcome.load_multiplier;
+  last_basis_ = submitted_basis_;
   RunTiming t;
   t.full_run = outcome.full_run;
   t.load_multiplier = outcome.load_multiplier;

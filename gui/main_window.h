@@ -123,6 +123,8 @@ class MainWindow : public QMainWindow {
   void on_row_ready(const RowUpdate& update);
   void on_finished(const PlanOutcome& outcome);
   void sync_what_if_controls();
+  /// The current draft's VerdictBasis (with the current calibration profile).
+  VerdictBasis verdict_basis() const;
   void add_recent(const QString& path);
   void rebuild_recent_menu();
   void export_dialog(const QString& format);
@@ -139,6 +141,8 @@ class MainWindow : public QMainWindow {
   std::map<std::string, int64_t> last_sizes_;  ///< warm start
   std::map<std::string, double> last_costs_;   ///< search order of the next what-if run
   double last_sizes_load_ = 1.0;
+  VerdictBasis submitted_basis_;           ///< of the run in progress
+  std::optional<VerdictBasis> last_basis_;  ///< what last_sizes_ were computed under
   std::shared_ptr<const nlohmann::json> last_document_;
   std::string last_document_scenario_text_;
   int64_t last_stored_run_ = 0;

@@ -52,11 +52,14 @@ void apply_document_tco(ResultRow& row, const nlohmann::json& result) {
   }
 }
 
-/// Runs `body`, turning bad input into an error line.
+/// Runs `body`, turning bad input into an error line and a cancelled plan into a cancelled
+/// outcome.
 template <typename Body>
 void guarded(PlanOutcome& outcome, Body body) {
   try {
     body();
+  } catch (const plan::Cancelled&) {
+    outcome.cancelled = true;
   } catch (const plan::InputError& e) {
     outcome.error = QString::fromStdString(e.what());
   } catch (const model::InputError& e) {
@@ -106,6 +109,7 @@ PlanOutcome PlanWorker::run_full(const PlanInput& input) {
   });
   guarded(outcome, [&] {
     cli::PlanRunOptions options;
+    options.plan.cancel = [this, generation = input.generation] { return stale(generation); };
     options.plan.num_threads = input.num_threads;
     options.plan.observer = &observer;
     options.plan.calibration = input.calibration.get();
@@ -126,15 +130,22 @@ PlanOutcome PlanWorker::run_full(const PlanInput& input) {
   return outcome;
 }
 
+bool failures_carry_over(const VerdictBasis& previous, const VerdictBasis& current) {
+  return previous.context == current.context && previous.calibration == current.calibration &&
+         current.load_multiplier >= previous.load_multiplier &&
+         current.ttft_p99_s <= previous.ttft_p99_s && current.tpot_p99_s <= previous.tpot_p99_s;
+}
+
 PlanOutcome PlanWorker::run_what_if(const PlanInput& input) {
   PlanOutcome outcome;
   if (!what_if_path_applies(input.scenario)) {
-    // A given fleet or a tensor-parallel search: the planner as a whole (not cancellable).
+    // A given fleet or a tensor-parallel search: the planner as a whole.
     SignalingObserver observer([&](const plan::PlanRow& row, size_t done, size_t total) {
       emit_row(input, to_result_row(row, nullptr), done, total, outcome);
     });
     guarded(outcome, [&] {
       plan::PlanOptions options;
+      options.cancel = [this, generation = input.generation] { return stale(generation); };
       options.num_threads = input.num_threads;
       options.observer = &observer;
       options.calibration = input.calibration.get();
@@ -155,6 +166,7 @@ PlanOutcome PlanWorker::run_what_if(const PlanInput& input) {
     options.num_threads = 1;
     options.calibration = input.calibration.get();
     options.record_itl = false;  // the what-if table shows no ITL
+    options.cancel = [this, generation = input.generation] { return stale(generation); };
     (void)plan::resolve_tco(sc, catalog);  // a price model an instance lacks: before any work
     const plan::PlanSession session(sc, catalog, options);
     std::vector<const model::InstanceType*> types;
@@ -172,6 +184,8 @@ PlanOutcome PlanWorker::run_what_if(const PlanInput& input) {
     std::mutex mutex;
     std::exception_ptr error;
     std::atomic<bool> failed{false};
+    const bool carry_failures =
+        input.previous_basis.has_value() && failures_carry_over(*input.previous_basis, input.basis);
     const double scale = input.previous_load_multiplier > 0
                              ? input.load_multiplier / input.previous_load_multiplier
                              : 1.0;
@@ -206,13 +220,22 @@ PlanOutcome PlanWorker::run_what_if(const PlanInput& input) {
     };
     std::stable_sort(queue.begin(), queue.end(),
                      [&](size_t a, size_t b) { return previous_cost(a) < previous_cost(b); });
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-      for (;;) {
+    // One thread walks the types cheapest first (the rows that matter most come first); a
+    // second walks them largest previous fleet first, as a large fleet's search takes longest
+    // (a simulation costs in steps, and steps grow with replicas at a given load): started
+    // last, it would finish alone. A type is searched by whichever thread claims it first.
+    std::vector<size_t> largest_first = queue;
+    const auto previous_size = [&](size_t i) {
+      const auto it = input.previous_sizes.find(types[i]->id);
+      return it != input.previous_sizes.end() ? it->second : int64_t{0};
+    };
+    std::stable_sort(largest_first.begin(), largest_first.end(),
+                     [&](size_t a, size_t b) { return previous_size(a) > previous_size(b); });
+    std::vector<std::atomic<bool>> claimed(n);
+    auto work = [&](const std::vector<size_t>& order) {
+      for (const size_t i : order) {
         if (stale(input.generation) || failed.load()) return;
-        const size_t k = next.fetch_add(1);
-        if (k >= queue.size()) return;
-        const size_t i = queue[k];
+        if (claimed[i].exchange(true)) continue;
         try {
           const plan::PreparedType& type = prepared[i];
           plan::SizeSearch search;
@@ -223,6 +246,9 @@ PlanOutcome PlanWorker::run_what_if(const PlanInput& input) {
             // The previous size scaled by the load change, to the nearest integer: a small
             // change keeps it, and the search then needs the size and the one below it.
             const int64_t guess = std::llround(static_cast<double>(prev->second) * scale);
+            // The previous answer was the smallest passing size, so every smaller one failed;
+            // under a load no lower and an SLO no looser they fail again.
+            if (carry_failures) search.lower_bound = std::max(search.lower_bound, prev->second);
             search.start = std::max(search.lower_bound, guess);
             search.first_step = 1;
           }
@@ -251,8 +277,10 @@ PlanOutcome PlanWorker::run_what_if(const PlanInput& input) {
                                       : static_cast<int>(std::thread::hardware_concurrency()),
                                   static_cast<int>(queue.size())));
     std::vector<std::thread> pool;
-    for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
+    for (int t = 1; t < threads; ++t) {
+      pool.emplace_back(work, std::cref(t == 1 ? largest_first : queue));
+    }
+    work(queue);
     for (std::thread& t : pool) t.join();
     if (error) std::rethrow_exception(error);
     if (stale(input.generation)) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -24,6 +25,22 @@
 #include "plan/scenario.h"
 
 namespace llmcap::gui {
+
+/// What a what-if answer was computed under, as far as whether a fleet meets the SLO goes.
+struct VerdictBasis {
+  std::string context;                    ///< ScenarioDraft::verdict_context()
+  const void* calibration = nullptr;      ///< the calibration profile used (identity), or null
+  double load_multiplier = 1.0;
+  double ttft_p99_s = 0;  ///< the scenario's single SLO (0 with client classes: in the context)
+  double tpot_p99_s = 0;
+};
+
+/// Whether every fleet size that failed the SLO under `previous` fails under `current` too.
+/// True when the scenario is the same apart from load, SLO and prices (equal contexts, the
+/// same calibration), the load is at least as high and neither SLO bound is looser. This
+/// assumes that meeting the SLO is monotone in load and in the bounds, as the fleet-size search
+/// already assumes it is in fleet size (docs/gui.md, "Warm starts").
+bool failures_carry_over(const VerdictBasis& previous, const VerdictBasis& current);
 
 /// One planning job.
 struct PlanInput {
@@ -43,6 +60,11 @@ struct PlanInput {
   /// The previous answer's USD per hour per feasible type: types are searched cheapest first.
   std::map<std::string, double> previous_usd_per_hour;
   double previous_load_multiplier = 1.0;
+  /// What previous_sizes were computed under (unset: unknown). When failures_carry_over(
+  /// *previous_basis, basis), a type's sizes below its previous size are known to fail and
+  /// are not simulated again.
+  std::optional<VerdictBasis> previous_basis;
+  VerdictBasis basis;  ///< this job's
   double load_multiplier = 1.0;
   int num_threads = 0;  ///< 0: hardware concurrency
   /// When the user asked (slider released, button pressed): the timings are measured from it.

@@ -116,6 +116,14 @@ double ScenarioDraft::slo_tpot_s() const {
   return v.is_number() ? v.get<double>() : 0.0;
 }
 
+std::string ScenarioDraft::verdict_context() const {
+  Json j = json_;
+  if (j.is_object()) {
+    for (const char* key : {"slo", "tco", kOverridesKey}) j.erase(key);
+  }
+  return j.dump();
+}
+
 void ScenarioDraft::set_slo(double ttft_p99_s, double tpot_p99_s) {
   json_["slo"]["ttft_p99_s"] = ttft_p99_s;
   json_["slo"]["tpot_p99_s"] = tpot_p99_s;

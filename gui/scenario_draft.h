@@ -55,6 +55,10 @@ class ScenarioDraft {
   bool has_single_slo() const;
   double slo_ttft_s() const;  ///< 0 when absent
   double slo_tpot_s() const;
+  /// The scenario as JSON text without what cannot change whether a fleet meets the SLO, or
+  /// is compared separately: the load multiplier (kept apart already), "slo", "tco" (price
+  /// model) and "price_overrides". Two drafts with equal contexts differ at most in those.
+  std::string verdict_context() const;
   void set_slo(double ttft_p99_s, double tpot_p99_s);
   std::string weight_format() const;  ///< "bf16" when absent
   void set_weight_format(const std::string& name);

@@ -510,7 +510,8 @@ double RooflinePredictor::step_time_s(const BatchShape& batch) const {
   if (batch.empty()) return 0.0;
   const Impl& impl = *impl_;
   const BatchTerms t = Impl::terms(batch);
-  std::array<double, LayerOpGraph::kMaxOps> times{};
+  std::array<double, LayerOpGraph::kMaxOps> times;  // entries [0, n) are written below (no
+                                                   // zero-fill: it was a rep stos per step)
   const std::size_t n = impl.graph.num_ops();
   OpTime scratch;
   for (std::size_t v = 0; v < n; ++v) {

@@ -310,6 +310,19 @@ struct Context {
   const std::vector<sim::Slo>& class_slos;
   double step_time_scale = 1.0;  ///< PlanOptions::step_time_scale
   bool record_itl = true;        ///< PlanOptions::record_itl
+  std::function<bool()> cancel;  ///< PlanOptions::cancel
+
+  /// SimOptions with this context's cancel hook and ITL choice.
+  sim::SimOptions sim_options() const {
+    sim::SimOptions o;
+    o.record_itl_ns = record_itl;
+    o.cancel = cancel;
+    return o;
+  }
+  /// Throws Cancelled when PlanOptions::cancel says so.
+  void check_cancel() const {
+    if (cancel && cancel()) throw Cancelled("planning cancelled");
+  }
 
   bool has_classes() const { return !scenario.workload.classes.empty(); }
   /// " of class \"name\"" for a scenario with classes, "" without (messages).
@@ -330,6 +343,7 @@ double prefill_floor_s(const model::StepTimePredictor& predictor, int64_t num_to
 }
 
 FleetEvaluation evaluate(const Context& ctx, const sim::SimResult& result) {
+  if (result.cancelled) throw Cancelled("planning cancelled: " + result.stop_reason);
   FleetEvaluation e;
   if (result.stopped_early) {
     e.stopped_early_reason = result.stop_reason;
@@ -364,8 +378,7 @@ struct Candidate : PreparedType {
                            bool stop_at_certain_miss = false) {
     fleet.num_replicas = num_instances * deployment.num_replicas;
     ++row.num_simulations;
-    sim::SimOptions options;
-    options.record_itl_ns = ctx.record_itl;
+    sim::SimOptions options = ctx.sim_options();
     if (stop_at_certain_miss) {
       sim::P99Bounds bounds;
       for (const sim::Slo& slo : ctx.class_slos) {
@@ -858,7 +871,9 @@ PlanRow plan_given_fleet(const Context& ctx) {
   PlanRow& row = f.row;
   if (!row.infeasible_reason.empty()) return std::move(row);
   ++row.num_simulations;
-  const sim::SimResult result = sim::simulate(ctx.workload, f.fleet, ctx.scenario.seed);
+  const sim::SimResult result =
+      sim::simulate(ctx.workload, f.fleet, ctx.scenario.seed, ctx.sim_options());
+  if (result.cancelled) throw Cancelled("planning cancelled: " + result.stop_reason);
   const FleetEvaluation e = evaluate(ctx, result);
   row.metrics = e.metrics;
   row.num_kv_transfers = result.num_kv_transfers;
@@ -909,7 +924,8 @@ namespace {
 template <typename Before, typename Body>
 auto with_context(const Scenario& scenario, const model::Catalog& catalog,
                   const model::CalibrationProfile* calibration, Before before, Body body,
-                  double step_time_scale = 1.0, bool record_itl = true) {
+                  double step_time_scale = 1.0, bool record_itl = true,
+                  const std::function<bool()>& cancel = {}) {
   if (!(step_time_scale > 0) || !std::isfinite(step_time_scale)) {
     throw InputError("plan options: step_time_scale " + std::to_string(step_time_scale) +
                      ": expected a positive number");
@@ -929,7 +945,8 @@ auto with_context(const Scenario& scenario, const model::Catalog& catalog,
                     .calibration = calibration,
                     .class_slos = class_slos,
                     .step_time_scale = step_time_scale,
-                    .record_itl = record_itl};
+                    .record_itl = record_itl,
+                    .cancel = cancel};
   return body(ctx);
 }
 
@@ -963,7 +980,7 @@ FleetEvaluation evaluate_given_fleet(const Scenario& scenario, const model::Cata
       [&](const Context& ctx) {
         GivenFleet f = prepare_fleet(ctx);
         if (!f.row.infeasible_reason.empty()) throw model::InfeasibleError(f.row.infeasible_reason);
-        return evaluate(ctx, sim::simulate(ctx.workload, f.fleet, scenario.seed));
+        return evaluate(ctx, sim::simulate(ctx.workload, f.fleet, scenario.seed, ctx.sim_options()));
       });
 }
 
@@ -1008,6 +1025,7 @@ PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
         auto worker = [&] {
           for (size_t i = next++; i < candidates.size(); i = next++) {
             try {
+              ctx.check_cancel();
               result.rows[i] = plan_one(ctx, *candidates[i]);
             } catch (...) {
               const std::lock_guard lock(observer_mutex);
@@ -1033,7 +1051,7 @@ PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
         if (failure) std::rethrow_exception(failure);
         return result;
       },
-      options.step_time_scale, options.record_itl);
+      options.step_time_scale, options.record_itl, options.cancel);
 }
 
 // ---- PlanSession ------------------------------------------------------------------------------
@@ -1070,7 +1088,8 @@ PlanSession::PlanSession(const Scenario& scenario, const model::Catalog& catalog
                                                .calibration = options.calibration,
                                                .class_slos = m.class_slos,
                                                .step_time_scale = options.step_time_scale,
-                                               .record_itl = options.record_itl});
+                                               .record_itl = options.record_itl,
+                                               .cancel = options.cancel});
 }
 
 PlanSession::~PlanSession() = default;
@@ -1109,10 +1128,11 @@ RequestLatencies PlanSession::request_latencies(const PreparedType& type,
   }
   sim::FleetConfig fleet = type.fleet;
   fleet.num_replicas = num_instances * type.deployment.num_replicas;
-  sim::SimOptions options;
+  sim::SimOptions options = impl_->ctx->sim_options();
   options.record_itl_ns = false;
   const sim::SimResult result =
       sim::simulate(impl_->workload, fleet, *type.predictor, impl_->scenario.seed, options);
+  if (result.cancelled) throw Cancelled("planning cancelled: " + result.stop_reason);
   RequestLatencies out;
   for (const sim::RequestRecord& r : result.requests) {
     if (r.rejected) continue;

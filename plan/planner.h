@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -161,6 +163,16 @@ struct PlanOptions {
   /// simulation skips 8 bytes of memory per output token and the ITL selection; the GUI's
   /// what-if runs, which show no ITL, use this.
   bool record_itl = true;
+  /// Polled during planning (between candidates and inside every simulation, every 4,096
+  /// events; from the planning threads): once it returns true, plan(), PlanSession's methods
+  /// and the analyses built on them throw plan::Cancelled. Empty: never.
+  std::function<bool()> cancel;
+};
+
+/// Thrown when PlanOptions::cancel asked planning to stop; no partial result is returned.
+class Cancelled : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 /// Whether a simulated fleet meets one SLO: no rejected request, at least one completed,

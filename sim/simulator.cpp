@@ -647,7 +647,17 @@ class Simulation {
       start_open_loop();
     }
     SimTime now = SimTime::Zero();
+    uint32_t events_since_poll = 0;
     while (!events_.empty()) {
+      if (options_.cancel && ++events_since_poll == kCancelPollEvents) {
+        events_since_poll = 0;
+        if (options_.cancel()) {
+          result_.end_time = now;
+          result_.stopped_early = result_.cancelled = true;
+          result_.stop_reason = "cancelled at " + seconds_text(now);
+          return std::move(result_);
+        }
+      }
       const Event event = events_.pop();
       LLMCAP_SIM_CHECK(event.time >= now);  // time never runs backwards
       now = event.time;
@@ -1575,6 +1585,7 @@ class Simulation {
   std::vector<User> users_;
   std::vector<int64_t> open_order_;  ///< open-loop request indices in arrival order
   std::vector<Sequence> sequences_;  ///< by request id, parallel to result_.requests
+  static constexpr uint32_t kCancelPollEvents = 4096;  ///< SimOptions::cancel
   bool watching_ = false;            ///< SimOptions::stop_at_certain_p99_miss is armed
   std::vector<P99Watch> ttft_watch_;  ///< by client class
   std::vector<P99Watch> tpot_watch_;  ///< by client class

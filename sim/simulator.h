@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -155,6 +156,10 @@ struct SimOptions {
   /// (a closed loop's request count is not known in advance); ignored for a closed loop.
   /// A stopped run sets SimResult::stopped_early and stop_reason; its records are incomplete.
   std::optional<P99Bounds> stop_at_certain_p99_miss;
+  /// Polled every 4,096 events (from the simulating thread); once it returns true the run
+  /// stops (SimResult::cancelled, stopped_early). For a caller whose answer is no longer
+  /// wanted (a GUI input changed). Empty: never.
+  std::function<bool()> cancel;
   /// Keep every inter-token gap in SimResult::itl_ns: memory grows with output tokens (8 bytes
   /// each), so very large runs turn it off (the per-request max_itl is kept either way).
   bool record_itl_ns = true;
@@ -198,6 +203,7 @@ struct SimResult {
   /// compute_metrics refuses the result. stop_reason says which bound and why.
   bool stopped_early = false;
   std::string stop_reason;
+  bool cancelled = false;  ///< stopped by SimOptions::cancel (then also stopped_early)
 };
 
 /// Runs the fleet on the workload until every request has finished (or been rejected).

@@ -13,7 +13,9 @@
 #include <QSortFilterProxyModel>
 #include <QTabWidget>
 #include <QTimer>
+#include <atomic>
 #include <cmath>
+#include <functional>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -24,6 +26,7 @@
 #include "gui/charts_view.h"
 #include "gui/language.h"
 #include "gui/main_window.h"
+#include "gui/plan_worker.h"
 #include "gui/results_model.h"
 #include "gui/runs_view.h"
 #include "gui/scenario_draft.h"
@@ -377,6 +380,79 @@ TEST_F(GuiWindow, StaleRunIsDroppedWhenTheInputChangesAgain) {
   }
 }
 
+/// Runs `input` (generation 1) on a PlanWorker on this thread; `on_row` sees each row as it is
+/// emitted and may bump the generation (as a newer input would).
+PlanOutcome run_worker(PlanInput input, const std::function<void(size_t, std::atomic<uint64_t>&)>& on_row) {
+  std::atomic<uint64_t> latest{1};
+  input.generation = 1;
+  PlanWorker worker(&latest);
+  size_t rows = 0;
+  PlanOutcome outcome;
+  QObject::connect(&worker, &PlanWorker::rowReady, &worker,
+                   [&](const RowUpdate&) { on_row(++rows, latest); }, Qt::DirectConnection);
+  QObject::connect(&worker, &PlanWorker::finished, &worker,
+                   [&](const PlanOutcome& o) { outcome = o; }, Qt::DirectConnection);
+  worker.run(input);
+  return outcome;
+}
+
+PlanInput small_input(bool full_run) {
+  PlanInput input;
+  input.scenario = ScenarioDraft::from_file(test_data("small.json")).scenario();
+  input.catalog = std::make_shared<const model::Catalog>(model::Catalog::load(data_dir()));
+  input.full_run = full_run;
+  input.analysis = false;
+  input.num_threads = 1;  // candidates in order: the first row comes before the second starts
+  return input;
+}
+
+TEST(PlanWorker, FullRunStopsOnceANewerInputArrives) {
+  size_t rows_seen = 0;
+  const PlanOutcome cancelled = run_worker(small_input(true), [&](size_t n, auto& latest) {
+    rows_seen = n;
+    latest = 2;  // a newer input: the planner stops before its next candidate
+  });
+  EXPECT_TRUE(cancelled.cancelled);
+  EXPECT_FALSE(cancelled.ok);
+  EXPECT_TRUE(cancelled.error.isEmpty()) << cancelled.error.toStdString();
+  EXPECT_EQ(rows_seen, 1u);  // of 3 candidates
+  const PlanOutcome done = run_worker(small_input(true), [](size_t, auto&) {});
+  EXPECT_TRUE(done.ok);
+  EXPECT_FALSE(done.cancelled);
+  EXPECT_EQ(done.rows.size(), 3u);
+}
+
+TEST(PlanWorker, WhatIfRunStopsOnceANewerInputArrives) {
+  size_t rows_seen = 0;
+  const PlanOutcome cancelled = run_worker(small_input(false), [&](size_t n, auto& latest) {
+    rows_seen = n;
+    if (n == 2) latest = 2;  // the CPU type is ruled out first, then one GPU type is done
+  });
+  EXPECT_TRUE(cancelled.cancelled);
+  EXPECT_EQ(rows_seen, 2u);
+}
+
+TEST(PlanWorker, FailuresCarryOverOnlyToHarderInputsOfTheSameScenario) {
+  VerdictBasis before{"{scenario}", nullptr, 1.0, 2.0, 0.05};
+  VerdictBasis after = before;
+  EXPECT_TRUE(failures_carry_over(before, after));  // the same inputs (e.g. a price edit)
+  after.load_multiplier = 1.5;
+  EXPECT_TRUE(failures_carry_over(before, after));
+  after.ttft_p99_s = 1.0;  // and a tighter SLO
+  EXPECT_TRUE(failures_carry_over(before, after));
+  EXPECT_FALSE(failures_carry_over(after, before));  // easier: a smaller fleet may now pass
+  VerdictBasis looser_tpot = before;
+  looser_tpot.tpot_p99_s = 0.06;
+  EXPECT_FALSE(failures_carry_over(before, looser_tpot));
+  VerdictBasis other = before;
+  other.context = "{another scenario}";
+  EXPECT_FALSE(failures_carry_over(before, other));
+  static const int profile = 0;
+  VerdictBasis calibrated = before;
+  calibrated.calibration = &profile;
+  EXPECT_FALSE(failures_carry_over(before, calibrated));
+}
+
 TEST_F(GuiWindow, WarmStartGivesTheColdAnswer) {
   // A what-if run at 3x after one at 1x starts from the scaled sizes; a fresh window at 3x
   // searches from scratch. Both must give the same fleets.
@@ -387,6 +463,7 @@ TEST_F(GuiWindow, WarmStartGivesTheColdAnswer) {
   ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs));
   std::map<std::string, int64_t> warm;
   for (const ResultRow& r : window_->results()->rows()) warm[r.instance_type] = r.num_instances;
+  const int64_t warm_simulations = window_->last_timing()->num_simulations;
   auto cold_window = make_window(language_.get());
   ASSERT_TRUE(cold_window->open_scenario(small_scenario()));
   cold_window->set_load_multiplier(3.0);
@@ -394,6 +471,8 @@ TEST_F(GuiWindow, WarmStartGivesTheColdAnswer) {
   for (const ResultRow& r : cold_window->results()->rows()) {
     EXPECT_EQ(warm[r.instance_type], r.num_instances) << r.instance_type;
   }
+  // The warm run skipped the sizes below the 1x answers (they fail at 3x too).
+  EXPECT_LE(warm_simulations, cold_window->last_timing()->num_simulations);
 }
 
 TEST_F(GuiWindow, FullRunExportsANonEmptyPdfAndIsStored) {

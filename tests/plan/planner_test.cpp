@@ -130,6 +130,40 @@ TEST(Plan, FindsTheSmallestFleetThatMeetsTheSlo) {
               1e-9 * row.usd_per_million_output_tokens);
 }
 
+TEST(Plan, CancelHookStopsPlanningWithCancelled) {
+  const model::Catalog catalog = test_catalog();
+  const Scenario s = test_scenario();
+  PlanOptions options;
+  options.num_threads = 1;
+  options.cancel = [] { return true; };
+  try {
+    (void)plan(s, catalog, options);
+    FAIL() << "expected Cancelled";
+  } catch (const Cancelled& e) {
+    EXPECT_THAT(e.what(), HasSubstr("planning cancelled"));
+  }
+  // Inside a simulation: the session's fleet-size search stops at the simulator's first poll.
+  const PlanSession session(s, catalog, options);
+  const PreparedType type = session.prepare(*catalog.find_instance("gpu-big"),
+                                            session.default_choice("gpu-big"));
+  ASSERT_TRUE(type.ready()) << type.row.infeasible_reason;
+  try {
+    (void)session.search_size(type, SizeSearch{});
+    FAIL() << "expected Cancelled";
+  } catch (const Cancelled& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cancelled at simulated time"));
+  }
+  // A hook that never says yes gives the plan without one.
+  options.cancel = [] { return false; };
+  const PlanResult with_hook = plan(s, catalog, options);
+  const PlanResult without = plan(s, catalog);
+  ASSERT_EQ(with_hook.rows.size(), without.rows.size());
+  for (size_t i = 0; i < without.rows.size(); ++i) {
+    EXPECT_EQ(with_hook.rows[i].num_instances, without.rows[i].num_instances);
+    EXPECT_EQ(with_hook.rows[i].metrics.ttft.p99_s, without.rows[i].metrics.ttft.p99_s);
+  }
+}
+
 TEST(Plan, WithoutClassesOneClassHoldsAllRequestsAndTheRowListsNone) {
   // A scenario without client classes is judged as before: its one class is every request,
   // with the same p99s as the fleet, so meets_class_slos agrees with meets_slo at every size.

@@ -173,5 +173,25 @@ TEST(EarlyStop, ClosedLoopRunsToTheEnd) {
   EXPECT_GT(r.requests.size(), 10u);
 }
 
+TEST(EarlyStop, CancelStopsTheRunAtItsNextPoll) {
+  const Fixture f;
+  int polls = 0;
+  SimOptions options;
+  options.cancel = [&polls] { return ++polls == 2; };  // "no" at the first poll, "yes" next
+  const SimResult r = simulate(f.workload, f.fleet, f.predictor, 3, options);
+  EXPECT_EQ(polls, 2);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_TRUE(r.stopped_early);
+  EXPECT_THAT(r.stop_reason, HasSubstr("cancelled at simulated time"));
+  EXPECT_LT(r.end_time, f.full.end_time);
+  EXPECT_LT(r.num_steps, f.full.num_steps);
+  // A hook that never says yes changes nothing.
+  options.cancel = [] { return false; };
+  const SimResult never = simulate(f.workload, f.fleet, f.predictor, 3, options);
+  EXPECT_FALSE(never.cancelled);
+  EXPECT_EQ(never.end_time, f.full.end_time);
+  EXPECT_EQ(never.itl_ns, f.full.itl_ns);
+}
+
 }  // namespace
 }  // namespace llmcap::sim
