@@ -566,6 +566,13 @@ void MainWindow::request_what_if(ScenarioPanel::Field field) {
   if (!scenario) return;
   std::shared_ptr<const model::Catalog> catalog = priced_catalog(field);
   if (!catalog) return;
+  QString export_cancelled;
+  if (pending_export_) {
+    export_cancelled =
+        tr("Export to %1 cancelled: the inputs changed before its full run finished.")
+            .arg(pending_export_->path);
+    pending_export_.reset();
+  }
   PlanInput input;
   input.scenario = *scenario;
   input.scenario_text = draft_.text();
@@ -581,16 +588,17 @@ void MainWindow::request_what_if(ScenarioPanel::Field field) {
   input.num_threads = options_.num_threads;
   input.requested_at = requested_at_;
   submit(false, false);
+  if (!export_cancelled.isEmpty()) show_status(export_cancelled, true);
   controller_->submit(std::move(input));
 }
 
-void MainWindow::run_full(bool analysis) {
-  if (draft_.empty() || !catalog_) return;
+bool MainWindow::run_full(bool analysis) {
+  if (draft_.empty() || !catalog_) return false;
   requested_at_ = std::chrono::steady_clock::now();
   const std::optional<plan::Scenario> scenario = validated(ScenarioPanel::Field::kFile);
-  if (!scenario) return;
+  if (!scenario) return false;
   std::shared_ptr<const model::Catalog> catalog = priced_catalog(ScenarioPanel::Field::kPrices);
-  if (!catalog) return;
+  if (!catalog) return false;
   PlanInput input;
   input.scenario = *scenario;
   input.scenario_text = draft_.text();
@@ -603,6 +611,7 @@ void MainWindow::run_full(bool analysis) {
   input.requested_at = requested_at_;
   submit(true, analysis);
   controller_->submit(std::move(input));
+  return true;
 }
 
 VerdictBasis MainWindow::verdict_basis() const {
@@ -680,6 +689,7 @@ void MainWindow::on_finished(const PlanOutcome& outcome) {
     show_status(outcome.error, true);
     panel_->show_error(field_of(outcome.error.toStdString(), ScenarioPanel::Field::kFile),
                        outcome.error);
+    pending_export_.reset();  // its run failed: the error above says why
     emit runFinished(false, outcome.full_run);
     return;
   }
@@ -714,7 +724,8 @@ void MainWindow::on_finished(const PlanOutcome& outcome) {
   table_->resizeColumnsToContents();
   if (outcome.full_run && outcome.document) {
     last_document_ = outcome.document;
-    last_document_scenario_text_ = good_draft_.text();
+    last_document_scenario_text_ = submitted_draft_.text();
+    last_document_calibration_ = submitted_basis_.calibration;
     charts_->clear_analysis();
     if (!charts_->show_analysis(*outcome.document))
       charts_->add_load_point(outcome.load_multiplier);
@@ -746,6 +757,11 @@ void MainWindow::on_finished(const PlanOutcome& outcome) {
                     .arg(t.last_row_s, 0, 'f', 2)
                     .arg(t.num_simulations),
                 false);
+  }
+  if (pending_export_ && outcome.full_run) {
+    const PendingExport e = *pending_export_;
+    pending_export_.reset();
+    export_report(e.path, e.format);
   }
   emit runFinished(true, outcome.full_run);
 }
@@ -843,11 +859,30 @@ bool MainWindow::export_report(const QString& path, const QString& format) {
   return true;
 }
 
+bool MainWindow::export_current(const QString& path, const QString& format) {
+  if (draft_.empty()) {
+    show_status(tr("Nothing to export yet: open a scenario first."), true);
+    return false;
+  }
+  if (last_document_ && last_document_scenario_text_ == draft_.text() &&
+      last_document_calibration_ == calibration_profile_.get()) {
+    return export_report(path, format);
+  }
+  pending_export_ = PendingExport{path, format};
+  if (!run_full(/*analysis=*/true)) {  // it did not start (bad input, shown in place)
+    pending_export_.reset();
+    return false;
+  }
+  show_status(tr("Running the full plan of the current inputs for the export to %1…").arg(path),
+              false);
+  return true;
+}
+
 void MainWindow::export_dialog(const QString& format) {
   const QString f = QFileDialog::getSaveFileName(
       this, tr("Export the report"), QStringLiteral("report.") + format,
       format.toUpper() + QStringLiteral(" (*.") + format + QStringLiteral(")"));
-  if (!f.isEmpty()) export_report(f, format);
+  if (!f.isEmpty()) export_current(f, format);
 }
 
 void MainWindow::add_recent(const QString& path) {

@@ -74,8 +74,9 @@ class MainWindow : public QMainWindow {
   /// status bar and the panel, and returns false.
   bool open_scenario(const QString& path);
   bool save_scenario(const QString& path);
-  /// A full plan (run document, analyses when `analysis`), stored in the database.
-  void run_full(bool analysis);
+  /// Starts a full plan (run document, analyses when `analysis`), stored in the database;
+  /// false when the input is bad (the error is shown in place).
+  bool run_full(bool analysis);
   /// As if the load slider were released at `multiplier` (what-if run).
   void set_load_multiplier(double multiplier);
   /// As if the SLO sliders were released.
@@ -84,6 +85,12 @@ class MainWindow : public QMainWindow {
   void set_price_model(const QString& name);  ///< "" = the catalog's own
   /// Writes the last full run's report; false with the error in the status bar.
   bool export_report(const QString& path, const QString& format);
+  /// Exports the report of the current inputs (what File ▸ Export does): at once when the
+  /// last full run was of exactly these inputs (scenario text and calibration profile), else
+  /// once a full run (with the analyses) of them, started here, has finished. A new input
+  /// before then cancels the export (said in the status bar). False when nothing could start.
+  bool export_current(const QString& path, const QString& format);
+  bool export_pending() const { return pending_export_.has_value(); }
   /// Opens a stored run document into the table and charts.
   void show_document(const nlohmann::json& document);
 
@@ -145,6 +152,12 @@ class MainWindow : public QMainWindow {
   std::optional<VerdictBasis> last_basis_;  ///< what last_sizes_ were computed under
   std::shared_ptr<const nlohmann::json> last_document_;
   std::string last_document_scenario_text_;
+  const void* last_document_calibration_ = nullptr;
+  struct PendingExport {
+    QString path;
+    QString format;
+  };
+  std::optional<PendingExport> pending_export_;  ///< waits for the full run it started
   int64_t last_stored_run_ = 0;
   std::optional<RunTiming> last_timing_;
   std::chrono::steady_clock::time_point requested_at_;

@@ -508,6 +508,57 @@ TEST_F(GuiWindow, ExportBeforeAnyFullRunSaysSo) {
   EXPECT_FALSE(std::filesystem::exists(dir / "r.pdf"));
 }
 
+TEST_F(GuiWindow, ExportRunsAFullPlanOfTheCurrentInputsFirst) {
+  ASSERT_TRUE(window_->open_scenario(small_scenario()));
+  window_->run_full(/*analysis=*/false);
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs));
+  const auto first_document = window_->last_document();
+  ASSERT_NE(first_document, nullptr);
+  // A what-if at twice the load: the last full run no longer matches the inputs.
+  window_->set_load_multiplier(2.0);
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs));
+  const auto dir = llmcap::testing::fresh_temp_dir();
+  const QString csv = QString::fromStdString((dir / "now.csv").string());
+  ASSERT_TRUE(window_->export_current(csv, "csv")) << window_->status_text().toStdString();
+  EXPECT_TRUE(window_->export_pending());
+  EXPECT_FALSE(std::filesystem::exists(csv.toStdString()));  // not before its run is done
+  bool ok = false;
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs, &ok));
+  ASSERT_TRUE(ok) << window_->status_text().toStdString();
+  EXPECT_FALSE(window_->export_pending());
+  ASSERT_NE(window_->last_document(), first_document);
+  ASSERT_TRUE(std::filesystem::exists(csv.toStdString())) << window_->status_text().toStdString();
+  const std::string text = read_text(csv.toStdString());
+  EXPECT_NE(text.find("aws-g6e.xlarge"), std::string::npos);
+  // The exported run is the one at load 2: its fleets are those the what-if showed.
+  const nlohmann::json& rows = (*window_->last_document())["results"];
+  for (const ResultRow& r : window_->results()->rows()) {
+    for (const nlohmann::json& row : rows) {
+      if (row.value("instance_type", "") == r.instance_type && r.feasible) {
+        EXPECT_EQ(row.value("num_instances", int64_t{0}), r.num_instances) << r.instance_type;
+      }
+    }
+  }
+  // The same inputs again: written at once from that run, no new run.
+  const QString again = QString::fromStdString((dir / "again.csv").string());
+  ASSERT_TRUE(window_->export_current(again, "csv"));
+  EXPECT_FALSE(window_->export_pending());
+  EXPECT_EQ(read_text(again.toStdString()), text);
+}
+
+TEST_F(GuiWindow, ANewInputCancelsAPendingExport) {
+  ASSERT_TRUE(window_->open_scenario(small_scenario()));
+  const auto dir = llmcap::testing::fresh_temp_dir();
+  const QString pdf = QString::fromStdString((dir / "r.pdf").string());
+  ASSERT_TRUE(window_->export_current(pdf, "pdf"));
+  window_->set_load_multiplier(3.0);  // before the export's run is done
+  EXPECT_FALSE(window_->export_pending());
+  EXPECT_NE(window_->status_text().indexOf("cancelled: the inputs changed"), -1)
+      << window_->status_text().toStdString();
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs));
+  EXPECT_FALSE(std::filesystem::exists(dir / "r.pdf"));
+}
+
 TEST_F(GuiWindow, BrokenScenarioShowsTheErrorAndKeepsTheLastGoodOne) {
   ASSERT_TRUE(window_->open_scenario(small_scenario()));
   const std::string broken = test_data("broken.json").string();
