@@ -35,7 +35,18 @@ constexpr double kImageOversample = 2.0;  ///< raster resolution over the drawn 
 /// Printer margins; QTextDocument::print adds 2 cm of its own around an unpaginated document.
 constexpr double kMarginMm = 1;
 constexpr size_t kMaxColumnWeight = 40;  ///< characters; a longer text column wraps
-constexpr size_t kMinColumnWeight = 6;   ///< characters; "yes", "gpu" and their labels fit
+constexpr size_t kMinColumnWeight = 4;   ///< characters; "yes", "gpu" and their labels fit
+constexpr double kBodyPointSize = 8.5;
+constexpr double kMinTablePointSize = 6.0;  ///< a wider table is left to wrap
+/// Characters of kBodyPointSize text across the printed width (A4 landscape less Qt's margins),
+/// set from rendered reports (wider, a 15-column table ran off the page's right edge).
+constexpr double kLineChars = 110;
+constexpr double kCellPaddingChars = 2;  ///< padding and border of one cell, in characters
+/// Longest unbreakable piece of a wrappable text cell that gets a line of its own; longer
+/// words (URLs) may still wrap inside.
+constexpr size_t kMaxWordChars = 16;
+/// Width a wrapping text column (reasons, hardware) is given before the font is made smaller.
+constexpr double kComfortChars = 22;
 
 /// A QGuiApplication for fonts and painting: the existing one, or one on the "offscreen"
 /// platform created (once, kept for the process) when no QCoreApplication exists.
@@ -66,14 +77,83 @@ QString q(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped
 
 bool right_aligned(CellFormat f) { return f != CellFormat::kText && f != CellFormat::kBool; }
 
+/// Whether a cell's text is kept on one line: numbers, and short single words (instance
+/// types, ids, dates).
+bool keep_on_one_line(const std::string& text, CellFormat format) {
+  return right_aligned(format) || (text.size() < 24 && text.find(' ') == std::string::npos);
+}
+
+size_t longest_word(const std::string& text) {
+  size_t longest = 0;
+  std::istringstream words(text);
+  for (std::string w; words >> w;) longest = std::max(longest, w.size());
+  return longest;
+}
+
 }  // namespace
+
+TableLayout layout_table(const Table& t) {
+  // Per column: `need`, the width no line break can go below (the longest header word, a
+  // one-line cell, the longest word of a wrapping cell up to kMaxWordChars), and `want`, its
+  // longest text capped at kMaxColumnWeight; both in characters, padding added.
+  const size_t n = t.columns.size();
+  std::vector<double> need(n), want(n);
+  for (size_t i = 0; i < n; ++i) {
+    size_t min_chars = std::max(kMinColumnWeight, longest_word(t.columns[i].label));
+    size_t max_chars = min_chars;
+    for (const auto& row : t.rows) {
+      const std::string text = format_cell(row.at(i), t.columns[i].format);
+      min_chars = std::max(min_chars, keep_on_one_line(text, t.columns[i].format)
+                                          ? text.size()
+                                          : std::min(longest_word(text), kMaxWordChars));
+      max_chars = std::max(max_chars, text.size());
+    }
+    need[i] = static_cast<double>(min_chars) + kCellPaddingChars;
+    want[i] = std::max(need[i], static_cast<double>(std::min(max_chars, kMaxColumnWeight)) +
+                                    kCellPaddingChars);
+  }
+  // Comfortable: the unbreakable widths, and for a wrapping column up to kComfortChars, so
+  // that reasons and hardware names get a few words per line.
+  double need_total = 0, want_total = 0, comfort_total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    need_total += need[i];
+    want_total += want[i];
+    comfort_total += std::max(need[i], std::min(want[i], kComfortChars + kCellPaddingChars));
+  }
+  TableLayout layout;
+  // A smaller font when the comfortable widths do not fit the line.
+  layout.point_size = kBodyPointSize;
+  double line = kLineChars;
+  if (comfort_total > kLineChars) {
+    layout.point_size = std::max(kMinTablePointSize, kBodyPointSize * kLineChars / comfort_total);
+    line = kLineChars * kBodyPointSize / layout.point_size;
+  }
+  // Every column gets its need; what is left of the line goes to the columns that want more,
+  // in proportion to how much more (all of it, in proportion to want, when all fit).
+  std::vector<double> width(n);
+  if (want_total <= line) {
+    for (size_t i = 0; i < n; ++i) width[i] = want[i];
+  } else {
+    const double spare = std::max(0.0, line - need_total);
+    const double extra = want_total - need_total;
+    for (size_t i = 0; i < n; ++i) {
+      width[i] = need[i] + (extra > 0 ? spare * (want[i] - need[i]) / extra : 0.0);
+    }
+  }
+  double total = 0;
+  for (double w : width) total += w;
+  for (size_t i = 0; i < n; ++i) layout.width_percent.push_back(100.0 * width[i] / total);
+  layout.min_chars.assign(need.begin(), need.end());
+  layout.line_chars = line;
+  return layout;
+}
 
 std::string write_pdf(const Report& report) {
   ensure_gui_application();
 
   QTextDocument doc;
   QFont font("DejaVu Sans");
-  font.setPointSizeF(8.5);
+  font.setPointSizeF(kBodyPointSize);
   // A letter spacing (0.05 px; 0.01 rounds to none) turns ligatures off in Qt's shaper, so
   // that "fl" and "fi" stay two letters in the PDF's text (searchable; pdftotext reads them).
   font.setLetterSpacing(QFont::AbsoluteSpacing, 0.05);
@@ -97,26 +177,16 @@ std::string write_pdf(const Report& report) {
                 q(p->text) + "</p>";
       } else if (const auto* t = std::get_if<Table>(&b)) {
         html += "<p class=\"caption\">" + q(t->title) + "</p>";
-        // A <thead> row is repeated on every page the table spans.
-        html +=
-            "<table border=\"1\" cellspacing=\"0\" cellpadding=\"2\" width=\"100%\">"
-            "<thead><tr>";
-        // Column widths in proportion to their longest text (capped), so that long text
-        // columns (reasons, hardware, sources) are not squeezed to a word per line.
-        std::vector<double> weights;
+        // Column widths from layout_table: no header word or number is broken across lines,
+        // and long text columns (reasons, hardware, sources) are not squeezed to a word per
+        // line; a table too wide for that gets a smaller font. A <thead> row is repeated on
+        // every page the table spans.
+        const TableLayout layout = layout_table(*t);
+        html += QString("<table border=\"1\" cellspacing=\"0\" cellpadding=\"2\" width=\"100%\""
+                        " style=\"font-size: %1pt\"><thead><tr>")
+                    .arg(layout.point_size, 0, 'f', 1);
         for (size_t i = 0; i < t->columns.size(); ++i) {
-          size_t longest = kMinColumnWeight;
-          std::istringstream words(t->columns[i].label);
-          for (std::string w; words >> w;) longest = std::max(longest, w.size());
-          for (const auto& row : t->rows) {
-            longest = std::max(longest, format_cell(row.at(i), t->columns[i].format).size());
-          }
-          weights.push_back(static_cast<double>(std::min(longest, kMaxColumnWeight) + 2));
-        }
-        double total = 0;
-        for (double w : weights) total += w;
-        for (size_t i = 0; i < t->columns.size(); ++i) {
-          html += QString("<th width=\"%1%\">").arg(static_cast<int>(100 * weights[i] / total)) +
+          html += QString("<th width=\"%1%\">").arg(layout.width_percent[i], 0, 'f', 1) +
                   q(t->columns[i].label) + "</th>";
         }
         html += "</tr></thead><tbody>";
@@ -125,8 +195,7 @@ std::string write_pdf(const Report& report) {
           for (size_t i = 0; i < t->columns.size(); ++i) {
             const std::string text = format_cell(row.at(i), t->columns[i].format);
             // Numbers and short single words (instance types, ids, dates) stay on one line.
-            const bool nowrap = right_aligned(t->columns[i].format) ||
-                                (text.size() < 24 && text.find(' ') == std::string::npos);
+            const bool nowrap = keep_on_one_line(text, t->columns[i].format);
             html += QString(right_aligned(t->columns[i].format) ? "<td align=\"right\"" : "<td") +
                     (nowrap ? " style=\"white-space: nowrap\">" : ">") + q(text) + "</td>";
           }

@@ -114,4 +114,20 @@ std::string write_csv(const Report& report);
 std::string write_xlsx(const Report& report);
 std::string write_pdf(const Report& report);
 
+/// How the PDF writer lays out one table across an A4 landscape page.
+struct TableLayout {
+  double point_size = 0;  ///< font size of the table (the body's, or smaller when too wide)
+  std::vector<double> width_percent;  ///< per column, of the line; they add up to 100
+  /// Per column, the width (characters of the table's font, cell padding included) that no
+  /// line break can go below: its longest header word, a cell kept on one line (numbers,
+  /// short ids), the longest word of a wrapping cell (up to 16 characters).
+  std::vector<double> min_chars;
+  double line_chars = 0;  ///< characters of the table's font across the line
+};
+
+/// Column widths and font size of `table` in the PDF: every column gets its min_chars when
+/// the line holds them all (at a font down to 6 pt); what is left goes to the columns whose
+/// longest text (capped at 40 characters) is longer, in proportion.
+TableLayout layout_table(const Table& table);
+
 }  // namespace llmcap::report

@@ -422,5 +422,44 @@ TEST(ReportPdf, TurnsToTextWithTheNumbers) {
   EXPECT_THAT(info, HasSubstr("Page size:"));
 }
 
+TEST(ReportPdf, WideTablesBreakNoHeaderWordOrNumber) {
+  // The comparison table of the fixture (15 columns): every column is at least as wide as its
+  // longest header word and its numbers, at a font made smaller to fit, and the columns fill
+  // the line.
+  const Report report = build_report(fixture());
+  const Table* comparison = report.find_table("comparison");
+  ASSERT_NE(comparison, nullptr);
+  ASSERT_GE(comparison->columns.size(), 12u);
+  const TableLayout layout = layout_table(*comparison);
+  ASSERT_EQ(layout.width_percent.size(), comparison->columns.size());
+  EXPECT_LT(layout.point_size, 8.5);
+  EXPECT_GE(layout.point_size, 6.0);
+  double total = 0;
+  constexpr double kPercentTolerance = 1e-9;
+  for (size_t i = 0; i < layout.width_percent.size(); ++i) {
+    total += layout.width_percent[i];
+    const double chars = layout.width_percent[i] / 100 * layout.line_chars;
+    EXPECT_GE(chars + kPercentTolerance, layout.min_chars[i]) << comparison->columns[i].label;
+    std::istringstream words(comparison->columns[i].label);
+    for (std::string w; words >> w;) {
+      EXPECT_GE(layout.min_chars[i], static_cast<double>(w.size())) << w;
+    }
+  }
+  EXPECT_NEAR(total, 100.0, kPercentTolerance);
+  // In the PDF's text, the header words come out whole ("Instances", not "Insta nces").
+  TempDir dir;
+  const auto path = dir.write("report.pdf", render(fixture(), Format::kPdf));
+  const std::string text = squash(run_command("pdftotext " + path.string() + " -"));
+  for (const char* word : {"Instances", "USD/hour", "USD/year", "Goodput", "latency"}) {
+    EXPECT_THAT(text, HasSubstr(word));
+  }
+  // A narrow table keeps the body font.
+  Table narrow;
+  narrow.columns = {{"a", "Parameter", CellFormat::kText}, {"b", "Value", CellFormat::kNumber}};
+  narrow.rows = {{std::string("load multiplier"), 1.5}};
+  const TableLayout small = layout_table(narrow);
+  EXPECT_DOUBLE_EQ(small.point_size, 8.5);
+}
+
 }  // namespace
 }  // namespace llmcap::report
