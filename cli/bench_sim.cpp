@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/plan_output.h"
+#include "cli/runs_cmd.h"
 #include "model/formats.h"
 #include "model/hardware.h"
 #include "model/model_spec.h"
@@ -77,6 +78,11 @@ CLI::App* add_bench_sim_command(CLI::App& app, BenchSimArgs& args) {
   cmd->add_option("--data-dir", args.data_dir,
                   "Folder with models/, hardware/, instances/ and traces/ (see plan --help)")
       ->option_text("DIR");
+  cmd->add_option("--results-db", args.results_db,
+                  "Results database the run is stored in (default: $LLMCAP_DB, else "
+                  "$XDG_DATA_HOME/llmcap/runs.sqlite)")
+      ->option_text("FILE");
+  cmd->add_flag("--no-store", args.no_store, "Do not store the run in the results database");
   return cmd;
 }
 
@@ -182,6 +188,15 @@ std::string bench_sim_to_json(const BenchSimReport& r) {
   return j.dump(2) + "\n";
 }
 
+std::string bench_sim_input_json(const BenchSimArgs& args, const std::filesystem::path& data_dir) {
+  nlohmann::ordered_json j;
+  j["requests"] = args.num_requests;
+  j["instances"] = args.num_instances;
+  j["seed"] = args.seed;
+  j["data_dir"] = data_dir.string();
+  return j.dump();
+}
+
 void print_bench_sim(const BenchSimReport& r, std::ostream& out) {
   out << "bench-sim: " << r.num_requests << " requests on " << r.num_instances << " replicas (seed "
       << r.seed << ")\n"
@@ -205,11 +220,14 @@ void print_bench_sim(const BenchSimReport& r, std::ostream& out) {
 }
 
 int run_bench_sim_command(const BenchSimArgs& args, const std::filesystem::path& data_dir,
-                          std::ostream& out) {
+                          const std::string& command_line, std::ostream& out, std::ostream& err) {
   const BenchSimReport report = run_bench_sim(args, data_dir);
-  const std::string json = args.json_out.empty() ? "" : bench_sim_to_json(report);
+  // Built whether or not --json was given: the results database stores the same document.
+  const std::string json = bench_sim_to_json(report);
   if (!args.json_out.empty()) write_file_atomically(args.json_out, json);
   print_bench_sim(report, out);
+  store_bench_sim_run(report, json, bench_sim_input_json(args, data_dir), args.results_db,
+                      args.no_store, command_line, err);
   return kExitOk;
 }
 

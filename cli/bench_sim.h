@@ -19,6 +19,8 @@ struct BenchSimArgs {
   uint64_t seed = 1;                 ///< --seed: arrival gaps and length draws
   std::string json_out;              ///< --json FILE (empty: none)
   std::string data_dir;              ///< --data-dir (empty: the CLI's default resolution)
+  std::string results_db;            ///< --results-db: results database the run is stored in
+  bool no_store = false;             ///< --no-store
 };
 
 /// Registers the `bench-sim` subcommand (options bound to `args`) on `app`.
@@ -76,12 +78,18 @@ BenchSimReport run_bench_sim(const BenchSimArgs& args, const std::filesystem::pa
 /// "offered_requests_per_s", "simulated_s", "num_steps", "predictor"}`.
 std::string bench_sim_to_json(const BenchSimReport& report);
 
+/// The run's parameters, as stored in the results database (RunRecord::input_json):
+/// `{"requests", "instances", "seed", "data_dir"}`.
+std::string bench_sim_input_json(const BenchSimArgs& args, const std::filesystem::path& data_dir);
+
 /// The human-readable report.
 void print_bench_sim(const BenchSimReport& report, std::ostream& out);
 
-/// The whole command: run, print, and (with --json) write the JSON atomically. Returns an exit
-/// code (cli.h); errors propagate as exceptions to cli::run.
+/// The whole command: run, print, (with --json) write the JSON atomically, and store the run
+/// in the results database (kind "bench-sim", store_bench_sim_run in cli/runs_cmd.h; unless
+/// --no-store; a storage failure is a warning on `err`). Returns an exit code (cli.h); errors
+/// propagate as exceptions to cli::run, and nothing is stored then.
 int run_bench_sim_command(const BenchSimArgs& args, const std::filesystem::path& data_dir,
-                          std::ostream& out);
+                          const std::string& command_line, std::ostream& out, std::ostream& err);
 
 }  // namespace llmcap::cli

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <iomanip>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/audit.h"
@@ -207,9 +208,28 @@ struct ValidateArgs {
   std::string json_out;
   std::string data_dir;
   bool quiet = false;
+  std::string results_db;  ///< --results-db: results database the run is stored in
+  bool no_store = false;   ///< --no-store
 };
 
-int run_validate(const ValidateArgs& a, std::ostream& out, std::ostream& err) {
+/// The parameters of a validate run, as stored in the results database (RunRecord::
+/// input_json): `{"models", "formats", "batches", "contexts", "runs", "profile", "threads"}`
+/// with the model files resolved (profile "" = a quick calibration with `threads`).
+std::string validate_input_json(const ValidateArgs& a, const ValidationOptions& options) {
+  nlohmann::ordered_json j;
+  j["models"] = nlohmann::ordered_json::array();
+  for (const std::filesystem::path& m : options.models) j["models"].push_back(m.string());
+  j["formats"] = a.formats;
+  j["batches"] = a.batches;
+  j["contexts"] = a.contexts;
+  j["runs"] = a.runs;
+  j["profile"] = a.profile;
+  j["threads"] = a.threads;
+  return j.dump();
+}
+
+int run_validate(const ValidateArgs& a, const std::string& command_line, std::ostream& out,
+                 std::ostream& err) {
   ValidationOptions options;
   const std::filesystem::path data = resolve_data_dir(a.data_dir);
   if (a.models.empty()) {
@@ -244,9 +264,12 @@ int run_validate(const ValidateArgs& a, std::ostream& out, std::ostream& err) {
     source = "a quick calibration just now";
   }
   const ValidationResult result = run_validation(options, profile, source);
-  const std::string json = a.json_out.empty() ? "" : validation_to_json(result);
+  // Built whether or not --json was given: the results database stores the same document.
+  const std::string json = validation_to_json(result);
   if (!a.json_out.empty()) write_file_atomically(a.json_out, json);
   print_validation(result, out);
+  store_validate_run(result, json, validate_input_json(a, options), a.results_db, a.no_store,
+                     command_line, err);
   return kExitOk;
 }
 
@@ -356,6 +379,13 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   val_cmd->add_option("--data-dir", val_args.data_dir, "Folder with models/ (see plan --help)")
       ->option_text("DIR");
   val_cmd->add_flag("--quiet", val_args.quiet, "No progress lines on stderr");
+  val_cmd
+      ->add_option("--results-db", val_args.results_db,
+                   "Results database the run is stored in (default: $LLMCAP_DB, else "
+                   "$XDG_DATA_HOME/llmcap/runs.sqlite)")
+      ->option_text("FILE");
+  val_cmd->add_flag("--no-store", val_args.no_store,
+                    "Do not store the run in the results database");
 
   BenchSimArgs bench_sim_args;
   CLI::App* bench_sim_cmd = add_bench_sim_command(app, bench_sim_args);
@@ -405,13 +435,14 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (audit_cmd->parsed()) {
       return run_audit_command(audit_args, resolve_data_dir(audit_args.data_dir), out);
     }
-    if (val_cmd->parsed()) return run_validate(val_args, out, err);
+    if (val_cmd->parsed()) return run_validate(val_args, command_line, out, err);
     if (bench_sim_cmd->parsed()) {
-      return run_bench_sim_command(bench_sim_args, resolve_data_dir(bench_sim_args.data_dir), out);
+      return run_bench_sim_command(bench_sim_args, resolve_data_dir(bench_sim_args.data_dir),
+                                   command_line, out, err);
     }
     if (serve_bench_cmd->parsed()) {
       return run_serve_bench_command(serve_bench_args, resolve_data_dir(serve_bench_args.data_dir),
-                                     out, err);
+                                     command_line, out, err);
     }
     if (cal_cmd->parsed()) {
       return run_calibrate(cal_args, command_line, out, err);

@@ -61,6 +61,11 @@ std::pair<nlohmann::json, std::string> load_document(const ReportArgs& a) {
     throw ReportInputError(std::string("run ") + a.run + ": " + e.what());
   }
   const std::string name = "run " + std::to_string(record.id) + " in " + db.string();
+  if (record.kind != "plan" && record.kind != "sweep_point") {
+    throw ReportInputError(name + " is a " + record.kind +
+                           " run; reports are made of plan runs (kinds plan and sweep_point: "
+                           "llmcap runs list --kind plan)");
+  }
   try {
     return {nlohmann::json::parse(record.document_json), name};
   } catch (const nlohmann::json::parse_error& e) {

@@ -9,8 +9,11 @@
 #include <sstream>
 #include <vector>
 
+#include "cli/bench_sim.h"
 #include "cli/cli.h"
 #include "cli/plan_run.h"
+#include "cli/serve_bench.h"
+#include "cli/validate.h"
 #include "plan/scenario.h"
 
 namespace llmcap::cli {
@@ -393,6 +396,89 @@ void store_calibration_run(const std::string& profile_json, const std::string& c
   store_run(record, db_flag, no_store, err);
 }
 
+std::string summarize_bench_sim(const BenchSimReport& report) {
+  return fixed(report.requests_per_s, 0) + " requests/s, peak RSS " +
+         fixed(static_cast<double>(report.peak_rss_bytes) / (1 << 20), 1) + " MiB (" +
+         std::to_string(report.num_requests) + " requests on " +
+         std::to_string(report.num_instances) + " replicas, wall " + fixed(report.wall_s, 3) +
+         " s)";
+}
+
+std::string summarize_serve_bench(const ServeBenchReport& report) {
+  std::string text = "worst |simulated / measured - 1|:";
+  const char* separator = " ";
+  for (const char* quantile : {"p50", "p90", "p99"}) {
+    double worst = NAN;
+    for (const ServeBenchRow& row : report.rows) {
+      if (row.quantile != quantile || !(row.measured_s > 0)) continue;
+      const double error = std::fabs(row.simulated_s / row.measured_s - 1.0);
+      if (std::isnan(worst) || error > worst) worst = error;
+    }
+    text += separator + std::string(quantile) + " " +
+            (std::isnan(worst) ? std::string("-") : fixed(100 * worst, 1) + "%");
+    separator = ", ";
+  }
+  const size_t loads = report.runs.size();
+  return text + " (TTFT and TPOT, " + std::to_string(loads) + " load" + (loads == 1 ? "" : "s") +
+         ")";
+}
+
+std::string summarize_validation(const ValidationResult& result) {
+  return "|predicted / measured - 1| over " + std::to_string(result.points.size()) + " point" +
+         (result.points.size() == 1 ? "" : "s") + ": median " +
+         fixed(100 * result.median_abs_error, 1) + "%, p95 " +
+         fixed(100 * result.p95_abs_error, 1) + "%";
+}
+
+void store_bench_sim_run(const BenchSimReport& report, const std::string& document_json,
+                         const std::string& input_json, const std::string& db_flag, bool no_store,
+                         const std::string& command_line, std::ostream& err) {
+  if (no_store) return;
+  store::RunRecord record;
+  record.kind = "bench-sim";
+  record.name = std::to_string(report.num_requests) + " requests, " +
+                std::to_string(report.num_instances) + " replicas";
+  record.command_line = command_line;
+  record.input_json = input_json;
+  record.document_json = document_json;
+  record.summary = summarize_bench_sim(report);
+  store_run(record, db_flag, no_store, err);
+}
+
+void store_serve_bench_run(const ServeBenchReport& report, const std::string& document_json,
+                           const std::string& input_json, const std::string& db_flag, bool no_store,
+                           const std::string& command_line, std::ostream& err) {
+  if (no_store) return;
+  store::RunRecord record;
+  record.kind = "serve-bench";
+  record.name = report.model;
+  record.command_line = command_line;
+  record.input_json = input_json;
+  record.document_json = document_json;
+  record.summary = summarize_serve_bench(report);
+  store_run(record, db_flag, no_store, err);
+}
+
+void store_validate_run(const ValidationResult& result, const std::string& document_json,
+                        const std::string& input_json, const std::string& db_flag, bool no_store,
+                        const std::string& command_line, std::ostream& err) {
+  if (no_store) return;
+  std::vector<std::string> models;
+  for (const ValidationPoint& p : result.points) {
+    if (std::find(models.begin(), models.end(), p.model) == models.end()) {
+      models.push_back(p.model);
+    }
+  }
+  store::RunRecord record;
+  record.kind = "validate";
+  for (const std::string& m : models) record.name += (record.name.empty() ? "" : ", ") + m;
+  record.command_line = command_line;
+  record.input_json = input_json;
+  record.document_json = document_json;
+  record.summary = summarize_validation(result);
+  store_run(record, db_flag, no_store, err);
+}
+
 CLI::App* add_runs_command(CLI::App& app, RunsArgs& args) {
   CLI::App* cmd = app.add_subcommand(
       "runs", "List, show and compare the runs in the results database (docs/results-store.md)");
@@ -408,7 +494,8 @@ CLI::App* add_runs_command(CLI::App& app, RunsArgs& args) {
   args.list_cmd = cmd->add_subcommand("list", "The stored runs, newest first");
   args.list_cmd
       ->add_option("--kind", args.kind,
-                   "Only runs of this kind (plan, sweep_point, calibration, ...)")
+                   "Only runs of this kind (plan, sweep_point, calibration, bench-sim, "
+                   "serve-bench, validate)")
       ->option_text("KIND");
   args.list_cmd->add_option("--limit", args.limit, "Newest N runs (0: all)")
       ->option_text("N")

@@ -1,5 +1,6 @@
 // `llmcap runs list|show|compare` (issue 5, item 6; docs/results-store.md) and the helpers that
-// store plan, sweep and calibration runs in the results database (store/results_store.h).
+// store plan, sweep, calibration, simulation-benchmark (bench-sim, serve-bench) and validation
+// runs in the results database (store/results_store.h).
 #pragma once
 
 #include <cstdint>
@@ -69,5 +70,45 @@ void store_plan_run(const PlanRun& run, const std::string& scenario_file,
 void store_calibration_run(const std::string& profile_json, const std::string& cpu_model,
                            const std::string& db_flag, bool no_store,
                            const std::string& command_line, std::ostream& err);
+
+struct BenchSimReport;
+struct ServeBenchReport;
+struct ValidationResult;
+
+/// Stores a `llmcap bench-sim` run (kind "bench-sim") like store_plan_run: name "N requests, M
+/// replicas", the document `document_json` (bench_sim_to_json(report): what --json writes), the
+/// input `input_json` (the run's parameters, bench_sim_input_json), the summary
+/// summarize_bench_sim(report).
+void store_bench_sim_run(const BenchSimReport& report, const std::string& document_json,
+                         const std::string& input_json, const std::string& db_flag, bool no_store,
+                         const std::string& command_line, std::ostream& err);
+
+/// Stores a `llmcap serve-bench` run (kind "serve-bench") like store_plan_run: name the model
+/// id, the document `document_json` (serve_bench_to_json(report): what --json writes), the
+/// input `input_json` (serve_bench_input_json), the summary summarize_serve_bench(report).
+void store_serve_bench_run(const ServeBenchReport& report, const std::string& document_json,
+                           const std::string& input_json, const std::string& db_flag, bool no_store,
+                           const std::string& command_line, std::ostream& err);
+
+/// Stores a `llmcap validate` run (kind "validate") like store_plan_run: name the model ids
+/// (in grid order, ", "-separated), the document `document_json` (validation_to_json(result):
+/// what --json writes), the input `input_json` (the grid and the profile), the summary
+/// summarize_validation(result).
+void store_validate_run(const ValidationResult& result, const std::string& document_json,
+                        const std::string& input_json, const std::string& db_flag, bool no_store,
+                        const std::string& command_line, std::ostream& err);
+
+/// One line for listings: "749736 requests/s, peak RSS 20.4 MiB (2000 requests on 2 replicas,
+/// wall 0.003 s)".
+std::string summarize_bench_sim(const BenchSimReport& report);
+
+/// One line for listings: the worst relative error of the simulation (|simulated_s /
+/// measured_s - 1| over the loads and TTFT and TPOT; rows with measured_s = 0 left out) at each
+/// quantile, e.g. "worst |simulated / measured - 1|: p50 12.3%, p90 20.1%, p99 35.0% (TTFT and
+/// TPOT, 2 loads)"; "-" for a quantile without a row.
+std::string summarize_serve_bench(const ServeBenchReport& report);
+
+/// One line for listings: "|predicted / measured - 1| over 8 points: median 12.3%, p95 25.0%".
+std::string summarize_validation(const ValidationResult& result);
 
 }  // namespace llmcap::cli

@@ -23,6 +23,7 @@
 #include "cli/cli.h"
 #include "cli/plan_output.h"
 #include "cli/profile.h"
+#include "cli/runs_cmd.h"
 #include "kernels/calibrate.h"
 #include "kernels/decoder.h"
 #include "kernels/machine.h"
@@ -636,6 +637,11 @@ CLI::App* add_serve_bench_command(CLI::App& app, ServeBenchArgs& a) {
   cmd->add_option("--data-dir", a.data_dir, "Folder with models/ and traces/ (see plan --help)")
       ->option_text("DIR");
   cmd->add_flag("--quiet", a.quiet, "No progress lines on stderr");
+  cmd->add_option("--results-db", a.results_db,
+                  "Results database the run is stored in (default: $LLMCAP_DB, else "
+                  "$XDG_DATA_HOME/llmcap/runs.sqlite)")
+      ->option_text("FILE");
+  cmd->add_flag("--no-store", a.no_store, "Do not store the run in the results database");
   return cmd;
 }
 
@@ -924,8 +930,41 @@ void print_serve_bench(const ServeBenchReport& r, std::ostream& out) {
          "each\n(summed over its steps; what is left is step-time variance and scheduling).\n";
 }
 
+std::string serve_bench_input_json(const ServeBenchArgs& a, const std::filesystem::path& data_dir) {
+  const bool trace_arrivals = a.arrivals == "trace";
+  nlohmann::ordered_json j;
+  j["model"] =
+      (a.model.empty() ? data_dir / "models" / kDefaultModel : std::filesystem::path(a.model))
+          .string();
+  j["format"] = a.format;
+  j["arrivals"] = a.arrivals;
+  j["trace"] =
+      (!a.trace.empty() ? std::filesystem::path(a.trace)
+                        : data_dir / "traces" / (trace_arrivals ? kDefaultTrace : kDefaultLengths))
+          .string();
+  j["trace_start_s"] = a.trace_start_s;
+  if (a.rate_multipliers.empty()) {
+    j["loads"] = a.loads;
+  } else {
+    j["rate_multipliers"] = a.rate_multipliers;
+  }
+  j["duration_s"] = a.duration_s;
+  j["prompt_scale"] = a.prompt_scale;
+  j["output_scale"] = a.output_scale;
+  j["max_prompt_tokens"] = a.max_prompt_tokens;
+  j["max_output_tokens"] = a.max_output_tokens;
+  j["max_num_seqs"] = a.max_num_seqs;
+  j["max_num_batched_tokens"] = a.max_num_batched_tokens;
+  j["block_size_tokens"] = a.block_size_tokens;
+  j["num_kv_blocks"] = a.num_kv_blocks;
+  j["seed"] = a.seed;
+  j["profile"] = a.profile;
+  j["threads"] = a.threads;
+  return j.dump();
+}
+
 int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path& data_dir,
-                            std::ostream& out, std::ostream& err) {
+                            const std::string& command_line, std::ostream& out, std::ostream& err) {
   validate_serve_bench_args(a);
   const auto progress = [&](const std::string& line) {
     if (!a.quiet) err << "  " << line << "\n" << std::flush;
@@ -1181,11 +1220,14 @@ int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path
     report.runs.push_back(run);
   }
 
-  const std::string json = a.json_out.empty() ? "" : serve_bench_to_json(report);
+  // The JSON is built whether or not --json was given: the results database stores it.
+  const std::string json = serve_bench_to_json(report);
   const std::string steps = a.steps_csv.empty() ? "" : serve_bench_steps_csv(report);
   if (!a.json_out.empty()) write_file_atomically(a.json_out, json);
   if (!a.steps_csv.empty()) write_file_atomically(a.steps_csv, steps);
   print_serve_bench(report, out);
+  store_serve_bench_run(report, json, serve_bench_input_json(a, data_dir), a.results_db, a.no_store,
+                        command_line, err);
   return kExitOk;
 }
 

@@ -209,6 +209,8 @@ struct ServeBenchArgs {
   std::string steps_csv;      ///< --steps-csv: every step of the real runs (diagnostic)
   std::string data_dir;       ///< --data-dir
   bool quiet = false;         ///< --quiet
+  std::string results_db;     ///< --results-db: results database the run is stored in
+  bool no_store = false;      ///< --no-store
 };
 
 /// Registers the `serve-bench` subcommand (options bound to `args`) on `app`.
@@ -328,14 +330,26 @@ std::string serve_bench_steps_csv(const ServeBenchReport& report);
 /// "threads", "config": {...}}`.
 std::string serve_bench_to_json(const ServeBenchReport& report);
 
+/// The run's parameters, as stored in the results database (RunRecord::input_json): every
+/// option that shapes the run, with the model and trace files resolved against `data_dir`
+/// (`{"model", "format", "arrivals", "trace", "trace_start_s", "loads" | "rate_multipliers",
+/// "duration_s", "prompt_scale", "output_scale", "max_prompt_tokens", "max_output_tokens",
+/// "max_num_seqs", "max_num_batched_tokens", "block_size_tokens", "num_kv_blocks", "seed",
+/// "profile", "threads"}`; profile "" = a quick calibration).
+std::string serve_bench_input_json(const ServeBenchArgs& args,
+                                   const std::filesystem::path& data_dir);
+
 /// The side-by-side table and, per load, the run's details.
 void print_serve_bench(const ServeBenchReport& report, std::ostream& out);
 
 /// The whole command: validate, calibrate or read the profile, estimate saturation, run every
-/// load for real and in simulation, print, and (with --json) write the JSON atomically.
-/// Progress goes to `err` unless args.quiet. Returns an exit code (cli.h); errors propagate
-/// as exceptions to cli::run (model::InputError, sim::InputError, std::invalid_argument).
+/// load for real and in simulation, print, (with --json) write the JSON atomically, and store
+/// the run in the results database (kind "serve-bench", store_serve_bench_run in
+/// cli/runs_cmd.h; unless --no-store; a storage failure is a warning on `err`). Progress goes
+/// to `err` unless args.quiet. Returns an exit code (cli.h); errors propagate as exceptions to
+/// cli::run (model::InputError, sim::InputError, std::invalid_argument), and nothing is stored
+/// then.
 int run_serve_bench_command(const ServeBenchArgs& args, const std::filesystem::path& data_dir,
-                            std::ostream& out, std::ostream& err);
+                            const std::string& command_line, std::ostream& out, std::ostream& err);
 
 }  // namespace llmcap::cli

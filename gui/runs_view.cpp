@@ -70,14 +70,7 @@ RunsView::RunsView(QWidget* parent) : QWidget(parent), runs_(this), compare_(thi
   connect(refresh_button_, &QPushButton::clicked, this, [this] { refresh(); });
   connect(open_button_, &QPushButton::clicked, this, [this] {
     const std::vector<int64_t> ids = selected_ids();
-    if (ids.empty()) return;
-    try {
-      const nlohmann::json doc = load_run_document(ids.front());
-      show_error({});
-      emit openRequested(ids.front(), doc);
-    } catch (const std::exception& e) {
-      show_error(QString::fromStdString(e.what()));
-    }
+    if (!ids.empty()) open(ids.front());
   });
   connect(compare_button_, &QPushButton::clicked, this, [this] {
     const std::vector<int64_t> ids = selected_ids();
@@ -146,6 +139,18 @@ void RunsView::refresh() {
   }
   retranslateUi();
   runs_view_->resizeColumnsToContents();
+}
+
+bool RunsView::open(int64_t id) {
+  try {
+    const nlohmann::json doc = load_run_document(id);
+    show_error({});
+    emit openRequested(id, doc);
+    return true;
+  } catch (const std::exception& e) {
+    show_error(QString::fromStdString(e.what()));
+    return false;
+  }
 }
 
 bool RunsView::compare(int64_t a, int64_t b) {

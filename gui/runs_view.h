@@ -29,6 +29,9 @@ class RunsView : public QWidget {
   QStandardItemModel* runs_model() { return &runs_; }
   QStandardItemModel* compare_model() { return &compare_; }
   QString error_text() const;
+  /// Opens stored run `id` into the table and charts (openRequested); false, with the error
+  /// shown, for a run that is not a plan run or cannot be read.
+  bool open(int64_t id);
 
  signals:
   /// The user opened a stored plan run.

@@ -30,7 +30,8 @@ int64_t store_plan_document(const nlohmann::json& document, const std::string& s
 /// Runs, newest first (kind "" = all; limit 0 = all). Throws store::StoreError.
 std::vector<StoredRun> list_stored_runs(const std::string& kind, int64_t limit);
 /// The run document of run `id`. Throws store::StoreError (unknown id, unreadable database) or
-/// std::runtime_error when the stored document is not JSON.
+/// std::runtime_error when the run is not a plan run (kinds plan, sweep_point) or its stored
+/// document is not JSON.
 nlohmann::json load_run_document(int64_t id);
 
 /// The report of `document` in `format_name` ("pdf", "html", "csv", "md", "json", "xlsx") as

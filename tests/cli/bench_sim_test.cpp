@@ -7,10 +7,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/cli.h"
+#include "store/results_store.h"
 #include "test_util.h"
 
 namespace llmcap::cli {
@@ -90,6 +92,74 @@ TEST(CliBenchSim, RefusesBadCountsAndMissingData) {
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("nope/hardware/cpus.json: cannot open file"));
   EXPECT_FALSE(std::filesystem::exists(json_path));  // nothing written on failure
+}
+
+std::string fixed(double v, int precision) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
+TEST(CliBenchSim, StoresTheRunWithWhatJsonWroteAsItsDocument) {
+  TempDir dir;
+  const auto json_path = dir.path() / "bench.json";
+  const auto db_path = dir.path() / "runs.sqlite";
+  const CliRun r = run_cli({"bench-sim", "--requests", "2000", "--instances", "2", "--json",
+                            json_path.string(), "--results-db", db_path.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("Stored as run 1 in " + db_path.string()));
+
+  const store::ResultsStore db = store::ResultsStore::open(db_path);
+  const std::vector<store::RunRecord> runs = db.list_runs();
+  ASSERT_EQ(runs.size(), 1u);
+  const store::RunRecord run = db.get_run(runs[0].id);
+  EXPECT_EQ(run.kind, "bench-sim");
+  EXPECT_EQ(run.name, "2000 requests, 2 replicas");
+  EXPECT_EQ(run.command_line, "llmcap bench-sim --requests 2000 --instances 2 --json " +
+                                  json_path.string() + " --results-db " + db_path.string());
+  const auto written = nlohmann::json::parse(llmcap::testing::read_text(json_path));
+  EXPECT_EQ(nlohmann::json::parse(run.document_json), written);
+  const auto input = nlohmann::json::parse(run.input_json);
+  EXPECT_EQ(input.at("requests"), 2000);
+  EXPECT_EQ(input.at("instances"), 2);
+  EXPECT_EQ(input.at("seed"), 1);
+  // The headline figures, as the command prints them.
+  EXPECT_THAT(run.summary,
+              HasSubstr(fixed(written.at("requests_per_s").get<double>(), 0) + " requests/s"));
+  EXPECT_THAT(run.summary,
+              HasSubstr("peak RSS " +
+                        fixed(written.at("peak_rss_bytes").get<double>() / (1 << 20), 1) + " MiB"));
+}
+
+TEST(CliBenchSim, NoStoreLeavesNoRun) {
+  TempDir dir;
+  const auto db_path = dir.path() / "runs.sqlite";
+  const CliRun r = run_cli({"bench-sim", "--requests", "2000", "--instances", "2", "--no-store",
+                            "--results-db", db_path.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("Stored as run")));
+  EXPECT_FALSE(std::filesystem::exists(db_path));
+}
+
+TEST(CliBenchSim, UnwritableResultsDbWarnsAndKeepsTheOutput) {
+  TempDir dir;
+  const auto json_path = dir.path() / "bench.json";
+  const auto not_a_db = dir.write("not-a-db.sqlite", "this is not an SQLite database\n");
+  const CliRun r = run_cli({"bench-sim", "--requests", "2000", "--instances", "2", "--json",
+                            json_path.string(), "--results-db", not_a_db.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("llmcap: warning: run not stored: "));
+  EXPECT_THAT(r.out, HasSubstr("requests simulated per second: "));
+  EXPECT_TRUE(std::filesystem::exists(json_path));
+}
+
+TEST(CliBenchSim, FailedRunStoresNothing) {
+  TempDir dir;
+  const auto db_path = dir.path() / "runs.sqlite";
+  const CliRun r = run_cli({"bench-sim", "--requests", "10", "--data-dir",
+                            (dir.path() / "nope").string(), "--results-db", db_path.string()});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_FALSE(std::filesystem::exists(db_path));
 }
 
 }  // namespace

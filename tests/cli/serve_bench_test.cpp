@@ -6,7 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -15,6 +18,7 @@
 #include "kernels/thread_pool.h"
 #include "sim/input_error.h"
 #include "reference_decoder_fixtures.h"
+#include "store/results_store.h"
 #include "test_util.h"
 
 namespace llmcap::cli {
@@ -535,6 +539,104 @@ TEST(CliServeBench, ProfileWithoutTheFormatOrOfAnotherMachineIsRefused) {
       {"--model", model.string(), "--profile", (dir.path() / "other.json").string()});
   EXPECT_EQ(code, kExitBadInput);
   EXPECT_THAT(err, HasSubstr("Some Other CPU 9000"));
+}
+
+/// serve-bench of the tiny model on the first 10 s of the trace fixture at 100x (a tenth of a
+/// second of real serving), with `extra` arguments appended.
+std::vector<std::string> tiny_serve_bench(const std::filesystem::path& model,
+                                          const std::filesystem::path& profile,
+                                          const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"serve-bench",
+                                   "--model",
+                                   model.string(),
+                                   "--format",
+                                   "bf16",
+                                   "--profile",
+                                   profile.string(),
+                                   "--trace",
+                                   llmcap::testing::test_data("conv_first300.csv").string(),
+                                   "--trace-start-s",
+                                   "0",
+                                   "--rate-multiplier",
+                                   "100",
+                                   "--duration-s",
+                                   "0.1",
+                                   "--max-num-seqs",
+                                   "4",
+                                   "--quiet"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+std::string percent(double fraction) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1) << 100 * fraction << "%";
+  return s.str();
+}
+
+TEST(CliServeBench, StoresTheRunWithWhatJsonWroteAsItsDocument) {
+  TempDir dir;
+  const auto model = dir.write("tiny.json", kTinyLlama);
+  const auto profile = test_profile(dir);
+  const auto json_path = dir.path() / "serve.json";
+  const auto db_path = dir.path() / "runs.sqlite";
+  std::ostringstream out, err;
+  const int code =
+      run(tiny_serve_bench(model, profile,
+                           {"--json", json_path.string(), "--results-db", db_path.string()}),
+          out, err);
+  ASSERT_EQ(code, kExitOk) << err.str();
+  EXPECT_THAT(err.str(), HasSubstr("Stored as run 1 in " + db_path.string()));
+
+  const store::ResultsStore db = store::ResultsStore::open(db_path);
+  const std::vector<store::RunRecord> runs = db.list_runs();
+  ASSERT_EQ(runs.size(), 1u);
+  const store::RunRecord stored = db.get_run(runs[0].id);
+  EXPECT_EQ(stored.kind, "serve-bench");
+  EXPECT_EQ(stored.name, "tiny");
+  EXPECT_THAT(stored.command_line, StartsWith("llmcap serve-bench --model " + model.string()));
+  const auto written = nlohmann::json::parse(llmcap::testing::read_text(json_path));
+  EXPECT_EQ(nlohmann::json::parse(stored.document_json), written);
+  const auto input = nlohmann::json::parse(stored.input_json);
+  EXPECT_EQ(input.at("model"), model.string());
+  EXPECT_EQ(input.at("format"), "bf16");
+  EXPECT_EQ(input.at("rate_multipliers"), nlohmann::json::array({100.0}));
+  EXPECT_EQ(input.at("duration_s").get<double>(), 0.1);
+  // The headline figures: the worst |simulated / measured - 1| at each quantile, over the rows
+  // that --json wrote.
+  ASSERT_EQ(written.at("rows").size(), 6u);
+  for (const std::string quantile : {"p50", "p90", "p99"}) {
+    double worst = -1;
+    for (const auto& row : written.at("rows")) {
+      const double measured = row.at("measured_s").get<double>();
+      if (row.at("quantile") != quantile || !(measured > 0)) continue;
+      worst = std::max(worst, std::fabs(row.at("simulated_s").get<double>() / measured - 1.0));
+    }
+    ASSERT_GE(worst, 0) << quantile;
+    EXPECT_THAT(stored.summary, HasSubstr(quantile + " " + percent(worst))) << quantile;
+  }
+}
+
+TEST(CliServeBench, NoStoreLeavesNoRun) {
+  TempDir dir;
+  const auto model = dir.write("tiny.json", kTinyLlama);
+  const auto profile = test_profile(dir);
+  const auto db_path = dir.path() / "runs.sqlite";
+  std::ostringstream out, err;
+  const int code = run(
+      tiny_serve_bench(model, profile, {"--no-store", "--results-db", db_path.string()}), out, err);
+  ASSERT_EQ(code, kExitOk) << err.str();
+  EXPECT_THAT(err.str(), ::testing::Not(HasSubstr("Stored as run")));
+  EXPECT_FALSE(std::filesystem::exists(db_path));
+}
+
+TEST(CliServeBench, RefusedRunStoresNothing) {
+  TempDir dir;
+  const auto db_path = dir.path() / "runs.sqlite";
+  const auto [code, err] =
+      run_serve_bench({"--duration-s", "-1", "--results-db", db_path.string()});
+  EXPECT_EQ(code, kExitBadInput) << err;
+  EXPECT_FALSE(std::filesystem::exists(db_path));
 }
 
 }  // namespace

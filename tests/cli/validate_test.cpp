@@ -3,12 +3,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/cli.h"
 #include "reference_decoder_fixtures.h"
+#include "store/results_store.h"
 #include "test_util.h"
 
 namespace llmcap::cli {
@@ -114,6 +117,96 @@ TEST(CliValidate, ProfileOfAnotherMachineIsRefused) {
             kExitBadInput);
   EXPECT_THAT(err.str(), HasSubstr("Some Other CPU 9000"));
   EXPECT_THAT(err.str(), HasSubstr("--transfer"));
+}
+
+std::string fixed(double v, int precision) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
+/// The smallest grid (one point) of the tiny model, with `extra` arguments appended.
+std::vector<std::string> one_point_validate(const std::filesystem::path& model,
+                                            const std::filesystem::path& profile,
+                                            const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"validate",
+                                   "--model",
+                                   model.string(),
+                                   "--profile",
+                                   profile.string(),
+                                   "--formats",
+                                   "bf16",
+                                   "--batches",
+                                   "1",
+                                   "--contexts",
+                                   "16",
+                                   "--runs",
+                                   "1",
+                                   "--quiet"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+TEST(CliValidate, StoresTheRunWithWhatJsonWroteAsItsDocument) {
+  TempDir dir;
+  const auto model = dir.write("tiny.json", kTinyLlama);
+  const auto profile = test_profile(dir);
+  const auto json_path = dir.path() / "validate.json";
+  const auto db_path = dir.path() / "runs.sqlite";
+  std::ostringstream out, err;
+  const int code =
+      run(one_point_validate(model, profile,
+                             {"--json", json_path.string(), "--results-db", db_path.string()}),
+          out, err);
+  ASSERT_EQ(code, kExitOk) << err.str();
+  EXPECT_THAT(err.str(), HasSubstr("Stored as run 1 in " + db_path.string()));
+
+  const store::ResultsStore db = store::ResultsStore::open(db_path);
+  const std::vector<store::RunRecord> runs = db.list_runs();
+  ASSERT_EQ(runs.size(), 1u);
+  const store::RunRecord stored = db.get_run(runs[0].id);
+  EXPECT_EQ(stored.kind, "validate");
+  EXPECT_EQ(stored.name, "tiny");
+  EXPECT_THAT(stored.command_line, StartsWith("llmcap validate --model " + model.string()));
+  const auto written = nlohmann::json::parse(llmcap::testing::read_text(json_path));
+  EXPECT_EQ(nlohmann::json::parse(stored.document_json), written);
+  const auto input = nlohmann::json::parse(stored.input_json);
+  EXPECT_EQ(input.at("models"), nlohmann::json::array({model.string()}));
+  EXPECT_EQ(input.at("formats"), nlohmann::json::array({"bf16"}));
+  EXPECT_EQ(input.at("profile"), profile.string());
+  // The headline figures: median and p95 |error|, as the command prints them.
+  EXPECT_THAT(
+      stored.summary,
+      HasSubstr("median " + fixed(100 * written.at("median_abs_error").get<double>(), 1) + "%"));
+  EXPECT_THAT(stored.summary,
+              HasSubstr("p95 " + fixed(100 * written.at("p95_abs_error").get<double>(), 1) + "%"));
+}
+
+TEST(CliValidate, NoStoreLeavesNoRun) {
+  TempDir dir;
+  const auto model = dir.write("tiny.json", kTinyLlama);
+  const auto profile = test_profile(dir);
+  const auto db_path = dir.path() / "runs.sqlite";
+  std::ostringstream out, err;
+  const int code =
+      run(one_point_validate(model, profile, {"--no-store", "--results-db", db_path.string()}), out,
+          err);
+  ASSERT_EQ(code, kExitOk) << err.str();
+  EXPECT_THAT(err.str(), ::testing::Not(HasSubstr("Stored as run")));
+  EXPECT_FALSE(std::filesystem::exists(db_path));
+}
+
+TEST(CliValidate, RefusedRunStoresNothing) {
+  TempDir dir;
+  const auto model = dir.write("tiny.json", kTinyLlama);
+  const auto db_path = dir.path() / "runs.sqlite";
+  std::ostringstream out, err;
+  EXPECT_EQ(run({"validate", "--model", model.string(), "--formats", "fp4", "--quiet",
+                 "--results-db", db_path.string()},
+                out, err),
+            kExitBadInput);
+  EXPECT_THAT(err.str(), HasSubstr("fp4"));
+  EXPECT_FALSE(std::filesystem::exists(db_path));
 }
 
 }  // namespace

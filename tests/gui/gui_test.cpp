@@ -32,6 +32,7 @@
 #include "gui/scenario_draft.h"
 #include "gui/scenario_panel.h"
 #include "plan/scenario.h"
+#include "store/results_store.h"
 #include "test_util.h"
 
 namespace llmcap::gui {
@@ -497,6 +498,19 @@ TEST_F(GuiWindow, FullRunExportsANonEmptyPdfAndIsStored) {
   ASSERT_GE(window_->runs()->runs_model()->rowCount(), 1);
   EXPECT_TRUE(window_->runs()->compare(window_->last_stored_run(), window_->last_stored_run()));
   EXPECT_EQ(window_->runs()->compare_model()->rowCount(), 3);
+}
+
+TEST_F(GuiWindow, ABenchmarkRunDoesNotOpenInTheTable) {
+  // llmcap bench-sim, serve-bench and validate runs share the database with plan runs.
+  store::RunRecord record;
+  record.kind = "bench-sim";
+  record.name = "2000 requests, 2 replicas";
+  record.document_json = R"({"requests": 2000, "wall_s": 0.01})";
+  const int64_t id = store::ResultsStore::open(store::default_db_path("")).add_run(record);
+  window_->runs()->refresh();
+  EXPECT_FALSE(window_->runs()->open(id));
+  EXPECT_NE(window_->runs()->error_text().indexOf("is a bench-sim run; only plan runs"), -1)
+      << window_->runs()->error_text().toStdString();
 }
 
 TEST_F(GuiWindow, ExportBeforeAnyFullRunSaysSo) {
