@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "store/results_store.h"
+#include "run_cli.h"
 #include "test_util.h"
 
 namespace llmcap::cli {
@@ -109,10 +110,8 @@ TEST(CliBenchSim, StoresTheRunWithWhatJsonWroteAsItsDocument) {
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.err, HasSubstr("Stored as run 1 in " + db_path.string()));
 
-  const store::ResultsStore db = store::ResultsStore::open(db_path);
-  const std::vector<store::RunRecord> runs = db.list_runs();
-  ASSERT_EQ(runs.size(), 1u);
-  const store::RunRecord run = db.get_run(runs[0].id);
+  const store::RunRecord run = llmcap::cli::testing::only_stored_run(db_path);
+  ASSERT_FALSE(run.kind.empty());
   EXPECT_EQ(run.kind, "bench-sim");
   EXPECT_EQ(run.name, "2000 requests, 2 replicas");
   EXPECT_EQ(run.command_line, "llmcap bench-sim --requests 2000 --instances 2 --json " +

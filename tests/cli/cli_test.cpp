@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "run_cli.h"
 #include "test_util.h"
 
 namespace llmcap::cli {
@@ -17,18 +18,8 @@ using llmcap::testing::TempDir;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-struct CliRun {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CliRun run_cli(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = run(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using llmcap::cli::testing::CliRun;
+using llmcap::cli::testing::run_cli;
 
 std::string small_scenario() { return std::string(LLMCAP_TEST_DATA_DIR) + "/small.json"; }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/cli.h"
+#include "run_cli.h"
 #include "test_util.h"
 
 namespace llmcap::cli {
@@ -18,17 +19,8 @@ using llmcap::testing::TempDir;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-struct CliRun {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CliRun run_cli(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  const int code = run(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using llmcap::cli::testing::CliRun;
+using llmcap::cli::testing::run_cli;
 
 /// Stores one small bench-sim run (run 1) in a fresh database `db`.
 void store_bench_sim_run(const std::filesystem::path& db) {

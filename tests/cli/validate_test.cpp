@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "reference_decoder_fixtures.h"
 #include "store/results_store.h"
+#include "run_cli.h"
 #include "test_util.h"
 
 namespace llmcap::cli {
@@ -161,10 +162,8 @@ TEST(CliValidate, StoresTheRunWithWhatJsonWroteAsItsDocument) {
   ASSERT_EQ(code, kExitOk) << err.str();
   EXPECT_THAT(err.str(), HasSubstr("Stored as run 1 in " + db_path.string()));
 
-  const store::ResultsStore db = store::ResultsStore::open(db_path);
-  const std::vector<store::RunRecord> runs = db.list_runs();
-  ASSERT_EQ(runs.size(), 1u);
-  const store::RunRecord stored = db.get_run(runs[0].id);
+  const store::RunRecord stored = llmcap::cli::testing::only_stored_run(db_path);
+  ASSERT_FALSE(stored.kind.empty());
   EXPECT_EQ(stored.kind, "validate");
   EXPECT_EQ(stored.name, "tiny");
   EXPECT_THAT(stored.command_line, StartsWith("llmcap validate --model " + model.string()));

@@ -14,6 +14,7 @@
 #include "plan/scenario.h"
 #include "report/report.h"
 #include "store/results_store.h"
+#include "../cli/run_cli.h"
 #include "test_util.h"
 
 namespace llmcap::cli {
@@ -26,18 +27,8 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-struct CliRun {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CliRun run_cli(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = run(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using llmcap::cli::testing::CliRun;
+using llmcap::cli::testing::run_cli;
 
 std::string fixture_path() { return llmcap::testing::test_data("plan-run.json").string(); }
 
