@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <map>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "cli/bench_sim.h"
@@ -430,53 +431,56 @@ std::string summarize_validation(const ValidationResult& result) {
          fixed(100 * result.p95_abs_error, 1) + "%";
 }
 
-void store_bench_sim_run(const BenchSimReport& report, const std::string& document_json,
-                         const std::string& input_json, const std::string& db_flag, bool no_store,
-                         const std::string& command_line, std::ostream& err) {
+namespace {
+
+/// Stores a run of `kind` whose document is the JSON its command writes with --json.
+void store_document_run(const char* kind, std::string name, std::string summary,
+                        const std::string& document_json, const std::string& input_json,
+                        const std::string& db_flag, bool no_store,
+                        const std::string& command_line, std::ostream& err) {
   if (no_store) return;
   store::RunRecord record;
-  record.kind = "bench-sim";
-  record.name = std::to_string(report.num_requests) + " requests, " +
-                std::to_string(report.num_instances) + " replicas";
+  record.kind = kind;
+  record.name = std::move(name);
   record.command_line = command_line;
   record.input_json = input_json;
   record.document_json = document_json;
-  record.summary = summarize_bench_sim(report);
+  record.summary = std::move(summary);
   store_run(record, db_flag, no_store, err);
+}
+
+}  // namespace
+
+void store_bench_sim_run(const BenchSimReport& report, const std::string& document_json,
+                         const std::string& input_json, const std::string& db_flag, bool no_store,
+                         const std::string& command_line, std::ostream& err) {
+  store_document_run("bench-sim",
+                     std::to_string(report.num_requests) + " requests, " +
+                         std::to_string(report.num_instances) + " replicas",
+                     summarize_bench_sim(report), document_json, input_json, db_flag, no_store,
+                     command_line, err);
 }
 
 void store_serve_bench_run(const ServeBenchReport& report, const std::string& document_json,
                            const std::string& input_json, const std::string& db_flag, bool no_store,
                            const std::string& command_line, std::ostream& err) {
-  if (no_store) return;
-  store::RunRecord record;
-  record.kind = "serve-bench";
-  record.name = report.model;
-  record.command_line = command_line;
-  record.input_json = input_json;
-  record.document_json = document_json;
-  record.summary = summarize_serve_bench(report);
-  store_run(record, db_flag, no_store, err);
+  store_document_run("serve-bench", report.model, summarize_serve_bench(report), document_json,
+                     input_json, db_flag, no_store, command_line, err);
 }
 
 void store_validate_run(const ValidationResult& result, const std::string& document_json,
                         const std::string& input_json, const std::string& db_flag, bool no_store,
                         const std::string& command_line, std::ostream& err) {
-  if (no_store) return;
   std::vector<std::string> models;
   for (const ValidationPoint& p : result.points) {
     if (std::find(models.begin(), models.end(), p.model) == models.end()) {
       models.push_back(p.model);
     }
   }
-  store::RunRecord record;
-  record.kind = "validate";
-  for (const std::string& m : models) record.name += (record.name.empty() ? "" : ", ") + m;
-  record.command_line = command_line;
-  record.input_json = input_json;
-  record.document_json = document_json;
-  record.summary = summarize_validation(result);
-  store_run(record, db_flag, no_store, err);
+  std::string name;
+  for (const std::string& m : models) name += (name.empty() ? "" : ", ") + m;
+  store_document_run("validate", std::move(name), summarize_validation(result), document_json,
+                     input_json, db_flag, no_store, command_line, err);
 }
 
 CLI::App* add_runs_command(CLI::App& app, RunsArgs& args) {
