@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 namespace llmcap::store {
@@ -201,12 +202,26 @@ ResultsStore ResultsStore::open(const std::filesystem::path& path) {
   }
   sqlite3_busy_timeout(impl->db, kBusyTimeoutMs);
   // The first statement reads the header: a file that is not SQLite (or is damaged) fails here.
-  try {
-    Statement mode(impl->db, file, "PRAGMA journal_mode = WAL");
-    mode.step();
-  } catch (const StoreError&) {
-    throw StoreError(file + ": not a readable SQLite results database (" +
-                     sqlite3_errmsg(impl->db) + ")");
+  // Switching a new file to WAL needs a lock that SQLite does not wait for through the busy
+  // handler when several processes open the same new file at once: "database is locked" is
+  // retried (every 10 ms, up to the busy timeout); any other error is the file's.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (;;) {
+    try {
+      Statement mode(impl->db, file, "PRAGMA journal_mode = WAL");
+      mode.step();
+      break;
+    } catch (const StoreError&) {
+      const int code = sqlite3_errcode(impl->db);
+      if ((code == SQLITE_BUSY || code == SQLITE_LOCKED) &&
+          std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
+      throw StoreError(file + ": not a readable SQLite results database (" +
+                       sqlite3_errmsg(impl->db) + ")");
+    }
   }
   // WAL with synchronous FULL: a commit is on disk when add_run returns.
   impl->exec("PRAGMA synchronous = FULL", "cannot configure the database");

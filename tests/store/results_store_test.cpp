@@ -1,6 +1,8 @@
 #include "store/results_store.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdio>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -328,6 +330,9 @@ TEST(ResultsStore, SeveralProcessesWriteAtOnce) {
         for (int i = 0; i < kRunsPerWriter; ++i) {
           store.add_run(make_record("plan", "w" + std::to_string(w) + "-" + std::to_string(i)));
         }
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "writer %d: %s\n", w, e.what());
+        _exit(3);
       } catch (...) {
         _exit(3);
       }
