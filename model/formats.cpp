@@ -81,7 +81,7 @@ double bytes_per_element(KvFormat format) {
   return 0.0;
 }
 
-std::string_view compute_dtype(WeightFormat format) {
+std::string_view compute_dtype(WeightFormat format, bool on_gpu) {
   switch (format) {
     case WeightFormat::kF32:
       return "f32";
@@ -92,7 +92,7 @@ std::string_view compute_dtype(WeightFormat format) {
     case WeightFormat::kInt8:
       return "int8";
     case WeightFormat::kInt4:
-      return "bf16";
+      return on_gpu ? "bf16" : "int8";
   }
   return "bf16";
 }

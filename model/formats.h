@@ -30,8 +30,12 @@ double bytes_per_element(KvFormat format);
 
 /// Name of the compute data type that a weight format runs its matrix products in, as used in
 /// the hardware catalog's "peak_flops_per_s" keys: f32->"f32", bf16->"bf16", fp8->"fp8",
-/// int8->"int8", int4->"bf16" (4-bit weights are dequantised to bf16 before the dot product,
-/// as in GGML/llama.cpp CPU kernels and weight-only GPU kernels).
-std::string_view compute_dtype(WeightFormat format);
+/// int8->"int8"; int4 depends on the device. On a GPU ("bf16"), weight-only 4-bit kernels
+/// dequantise the weights to 16-bit before the tensor-core product (AWQ, Lin et al. 2024; the
+/// Marlin kernel, Frantar et al. 2024). On a CPU ("int8"), the activations are quantised to
+/// 8 bits and the product runs on integer dot products (VPDPBUSD / AMX-INT8): llmcap's kernels
+/// (kernels/matmul.h) and GGML's Q4_0 x Q8_0 dot product do so; measured here, int4 at batch
+/// 32 runs 2.6x faster than bf16 (docs/model.md).
+std::string_view compute_dtype(WeightFormat format, bool on_gpu);
 
 }  // namespace llmcap::model

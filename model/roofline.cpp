@@ -229,10 +229,13 @@ struct OpCost {
   double bytes_per_token = 0;
   double bytes_per_kv_token = 0;
   double seconds_per_flop = 0;  ///< 1 / (peak x compute_fraction)
+  /// 1 / peak: the floor of a calibrated time (no kernel runs faster than the peak; the
+  /// roofline's compute_fraction is an efficiency, and a calibration measures it instead).
+  double floor_s_per_flop = 0;
   bool all_reduce = false;
   bool per_sequence = false;  ///< one kernel call per sequence (attention)
   // Calibrated rates (Efficiency::calibrated); used when `calibrated` is set, with
-  // seconds_per_flop above as a floor.
+  // floor_s_per_flop above as a floor.
   bool calibrated = false;
   double cal_overhead_s = 0;  ///< per call x calls
   double cal_s_per_byte = 0;  ///< 0: no bytes term
@@ -313,10 +316,11 @@ struct RooflinePredictor::Impl {
       seconds_per_link_byte = 1.0 / (d.link_bandwidth_bytes_per_s * e.link_bandwidth_fraction);
     }
     seconds_per_byte = 1.0 / (d.memory_bandwidth_bytes_per_s * e.memory_bandwidth_fraction);
-    const double linear_s_per_flop =
-        1.0 / (peak_for(d.peak_flops_per_s, compute_dtype(wf)) * e.compute_fraction);
-    const double bf16_s_per_flop =
-        1.0 / (peak_for(d.peak_flops_per_s, "bf16") * e.compute_fraction);
+    const std::string_view linear_dtype = compute_dtype(wf, d.kind == DeviceKind::kGpu);
+    const double linear_peak_s_per_flop = 1.0 / peak_for(d.peak_flops_per_s, linear_dtype);
+    const double bf16_peak_s_per_flop = 1.0 / peak_for(d.peak_flops_per_s, "bf16");
+    const double linear_s_per_flop = linear_peak_s_per_flop / e.compute_fraction;
+    const double bf16_s_per_flop = bf16_peak_s_per_flop / e.compute_fraction;
     all_reduce_latency_s = e.all_reduce_latency_s;
     step_overhead_s = e.step_overhead_s;
     num_layers = static_cast<double>(m.num_layers);
@@ -350,6 +354,7 @@ struct RooflinePredictor::Impl {
           c.flops_per_token = 4 * h;
           c.bytes_per_token = 2 * h * act;
           c.seconds_per_flop = bf16_s_per_flop;
+          c.floor_s_per_flop = bf16_peak_s_per_flop;
           stream(c);
           break;
         case OpKind::kLinear:
@@ -366,6 +371,7 @@ struct RooflinePredictor::Impl {
             c.bytes_per_token += (in_read + (mat.row_parallel ? out : out / tp)) * act;
           }
           c.seconds_per_flop = linear_s_per_flop;
+          c.floor_s_per_flop = linear_peak_s_per_flop;
           if (linear_rates != nullptr) {
             // One kernel call per fused group: a matrix sharing the previous one's input
             // (k and v after q, up after gate) runs in the same call.
@@ -385,6 +391,7 @@ struct RooflinePredictor::Impl {
               2 * kv_heads_per_device * static_cast<double>(m.head_dim) * bytes_per_element(kf);
           c.bytes_per_token = 2 * (heads_x_dim / tp) * act;
           c.seconds_per_flop = bf16_s_per_flop;
+          c.floor_s_per_flop = bf16_peak_s_per_flop;
           c.per_sequence = true;
           if (attention_rates != nullptr) apply_rates(c, *attention_rates, 1);
           break;
@@ -402,11 +409,13 @@ struct RooflinePredictor::Impl {
     lm_head_fixed.flops_per_token = 2 * vocab * h / tp;
     lm_head_fixed.bytes_per_token = (h + vocab / tp) * act;
     lm_head_fixed.seconds_per_flop = linear_s_per_flop;
+    lm_head_fixed.floor_s_per_flop = linear_peak_s_per_flop;
     if (linear_rates != nullptr) apply_rates(lm_head_fixed, *linear_rates, 1);
     // Embedding lookup (read T rows) and final norm (read + write, 4 FLOPs per element).
     per_step_tokens.bytes_per_token = h * act + 2 * h * act;
     per_step_tokens.flops_per_token = 4 * h;
     per_step_tokens.seconds_per_flop = bf16_s_per_flop;
+    per_step_tokens.floor_s_per_flop = bf16_peak_s_per_flop;
     stream(per_step_tokens);
   }
 
@@ -440,12 +449,12 @@ struct RooflinePredictor::Impl {
   }
 
   /// Calibrated time of `calls` uses of `c` moving `bytes` and doing `flops`; the datasheet
-  /// compute time is a floor. memory_bound: the bytes term is at least the flops terms.
+  /// compute time at the full peak (floor_s_per_flop) is a floor. memory_bound: the bytes term is at least the flops terms.
   /// `tokens`: the call's activation rows, for rates measured per batch (cal_by_batch), used
   /// when tokens lies within the measured batches (interpolated linearly in tokens).
   static double calibrated_s(const OpCost& c, double bytes, double flops, double calls,
                              bool& memory_bound, double tokens = 0) {
-    const double floor_s = flops * c.seconds_per_flop;
+    const double floor_s = flops * c.floor_s_per_flop;
     const auto& by = c.cal_by_batch;
     if (!by.empty() && tokens >= by.front().batch && tokens <= by.back().batch) {
       std::size_t hi = 0;

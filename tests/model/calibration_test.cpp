@@ -429,7 +429,10 @@ TEST(CalibratedPredictor, AttentionCostsOneCallPerSequenceAndItsFlops) {
   }
 }
 
-TEST(CalibratedPredictor, ComputeFloorHoldsForLargePrefills) {
+TEST(CalibratedPredictor, PeakComputeFloorHoldsForLargePrefills) {
+  // The floor of a calibrated time is the datasheet compute time at the full peak (1e12
+  // FLOP/s here), not at the roofline's compute_fraction: a calibration measures the
+  // efficiency, and a floor must lie below every real time.
   const ModelSpec m = tiny_model();
   Efficiency e = default_efficiency(DeviceKind::kCpu);
   CalibratedEfficiency cal;
@@ -443,7 +446,8 @@ TEST(CalibratedPredictor, ComputeFloorHoldsForLargePrefills) {
   b.num_prefill_seqs_completing = 1;
   for (const OpTime& op : p.breakdown(b)) {
     if (op.op == "mlp") {
-      EXPECT_NEAR(op.time_s, op.flops / 4e11, 1e-12);
+      ASSERT_GT(op.flops / 1e12, op.bytes / 40e9);  // compute-bound: the floor decides
+      EXPECT_NEAR(op.time_s, op.flops / 1e12, 1e-12);
     }
   }
 }

@@ -60,12 +60,15 @@ TEST(KvFormat, BytesPerElement) {
   EXPECT_EQ(bytes_per_element(KvFormat::kInt8), 1.0);
 }
 
-TEST(WeightFormat, ComputeDtype) {
-  EXPECT_EQ(compute_dtype(WeightFormat::kF32), "f32");
-  EXPECT_EQ(compute_dtype(WeightFormat::kBf16), "bf16");
-  EXPECT_EQ(compute_dtype(WeightFormat::kFp8), "fp8");
-  EXPECT_EQ(compute_dtype(WeightFormat::kInt8), "int8");
-  EXPECT_EQ(compute_dtype(WeightFormat::kInt4), "bf16");  // dequantised before the dot product
+TEST(WeightFormat, ComputeDtypeOfInt4DependsOnTheDevice) {
+  for (const bool gpu : {false, true}) {
+    EXPECT_EQ(compute_dtype(WeightFormat::kF32, gpu), "f32");
+    EXPECT_EQ(compute_dtype(WeightFormat::kBf16, gpu), "bf16");
+    EXPECT_EQ(compute_dtype(WeightFormat::kFp8, gpu), "fp8");
+    EXPECT_EQ(compute_dtype(WeightFormat::kInt8, gpu), "int8");
+  }
+  EXPECT_EQ(compute_dtype(WeightFormat::kInt4, true), "bf16");   // dequantised, tensor cores
+  EXPECT_EQ(compute_dtype(WeightFormat::kInt4, false), "int8");  // int8 dot products
 }
 
 }  // namespace

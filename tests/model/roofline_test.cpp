@@ -272,6 +272,21 @@ TEST(RooflinePredictor, ComputeDtypeFallsBackToBf16ThenF32) {
   }
 }
 
+TEST(RooflinePredictor, Int4ComputesAtTheInt8PeakOnACpuAndBf16OnAGpu) {
+  const ModelSpec m = toy_llama();
+  const BatchShape b = prefill(4096);
+  const Efficiency e = efficiency(0.8, 0.5, 0);
+  Deployment d = device(1e15, 1e13);  // huge bandwidth: compute-bound
+  d.peak_flops_per_s = {{"bf16", 1e13}, {"int8", 4e13}};
+  const double qkv_flops = 2.0 * 4096 * 1536 * 1024;
+  d.kind = DeviceKind::kCpu;  // activations quantised to int8, integer dot products
+  const auto cpu = RooflinePredictor(m, WeightFormat::kInt4, KvFormat::kBf16, d, e).breakdown(b);
+  EXPECT_NEAR(cpu[1].time_s, qkv_flops / (4e13 * 0.5), qkv_flops / 2e13 * kRelTol);
+  d.kind = DeviceKind::kGpu;  // weights dequantised to 16 bits for the tensor cores
+  const auto gpu = RooflinePredictor(m, WeightFormat::kInt4, KvFormat::kBf16, d, e).breakdown(b);
+  EXPECT_NEAR(gpu[1].time_s, qkv_flops / (1e13 * 0.5), qkv_flops / 5e12 * kRelTol);
+}
+
 TEST(RooflinePredictor, Int4WeightsStreamFewerBytes) {
   const ModelSpec m = load("llama-3.1-8b");
   const Deployment d = device(1e12, 1e15);
