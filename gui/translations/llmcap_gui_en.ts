@@ -432,52 +432,67 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="632"/>
+        <location filename="../main_window.cpp" line="572"/>
+        <source>Export to %1 cancelled: the inputs changed before its full run finished.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="654"/>
         <source>Planning (full run with analyses)…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="632"/>
+        <location filename="../main_window.cpp" line="654"/>
         <source>Planning (full run)…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="633"/>
+        <location filename="../main_window.cpp" line="655"/>
         <source>Planning what-if (load %1×)…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="713"/>
+        <location filename="../main_window.cpp" line="738"/>
         <source>; stored as run %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="716"/>
+        <location filename="../main_window.cpp" line="741"/>
         <source>; not stored: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="719"/>
+        <location filename="../main_window.cpp" line="744"/>
         <source>Full run: %1 instance types, %2 simulations, %3 s%4</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="727"/>
+        <location filename="../main_window.cpp" line="752"/>
         <source>What-if at load %1×: first row after %2 s, all %3 rows after %4 s (%5 simulations)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="819"/>
+        <location filename="../main_window.cpp" line="849"/>
         <source>Nothing to export yet: run a full plan first (Run ▸ Run full plan).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="828"/>
+        <location filename="../main_window.cpp" line="858"/>
         <source>Exported %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="834"/>
+        <location filename="../main_window.cpp" line="864"/>
+        <source>Nothing to export yet: open a scenario first.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="876"/>
+        <source>Running the full plan of the current inputs for the export to %1…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="883"/>
         <source>Export the report</source>
         <translation type="unfinished"></translation>
     </message>
@@ -578,80 +593,80 @@
 <context>
     <name>llmcap::gui::RunsView</name>
     <message>
-        <location filename="../runs_view.cpp" line="85"/>
+        <location filename="../runs_view.cpp" line="78"/>
         <source>Select two runs to compare.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="99"/>
+        <location filename="../runs_view.cpp" line="92"/>
         <source>Refresh</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="100"/>
+        <location filename="../runs_view.cpp" line="93"/>
         <source>Open</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="101"/>
+        <location filename="../runs_view.cpp" line="94"/>
         <source>Compare two</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="102"/>
+        <location filename="../runs_view.cpp" line="95"/>
         <source>Database: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="104"/>
+        <location filename="../runs_view.cpp" line="97"/>
         <source>Run</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="104"/>
+        <location filename="../runs_view.cpp" line="97"/>
         <source>Kind</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="104"/>
+        <location filename="../runs_view.cpp" line="97"/>
         <source>Name</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="104"/>
+        <location filename="../runs_view.cpp" line="97"/>
         <source>Created (UTC)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="104"/>
+        <location filename="../runs_view.cpp" line="97"/>
         <source>Summary</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="106"/>
+        <location filename="../runs_view.cpp" line="99"/>
         <source>Instance type</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="106"/>
-        <location filename="../runs_view.cpp" line="107"/>
+        <location filename="../runs_view.cpp" line="99"/>
+        <location filename="../runs_view.cpp" line="100"/>
         <source>Run %1: fleet</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="107"/>
-        <location filename="../runs_view.cpp" line="108"/>
+        <location filename="../runs_view.cpp" line="100"/>
+        <location filename="../runs_view.cpp" line="101"/>
         <source>Run %1: USD/hour</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="108"/>
-        <location filename="../runs_view.cpp" line="109"/>
+        <location filename="../runs_view.cpp" line="101"/>
+        <location filename="../runs_view.cpp" line="102"/>
         <source>Run %1: reason</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="171"/>
+        <location filename="../runs_view.cpp" line="176"/>
         <source>Run %1 or %2 holds no plan results to compare.</source>
         <translation type="unfinished"></translation>
     </message>

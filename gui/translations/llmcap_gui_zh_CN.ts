@@ -1,75 +1,75 @@
-<?xml version='1.0' encoding='utf-8'?>
+<?xml version="1.0" encoding="utf-8"?>
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
     <name>llmcap::gui::AuditView</name>
     <message>
-        <location filename="../audit_view.cpp" line="57" />
+        <location filename="../audit_view.cpp" line="57"/>
         <source>Open a claims file</source>
         <translation>打开声明文件</translation>
     </message>
     <message>
-        <location filename="../audit_view.cpp" line="58" />
+        <location filename="../audit_view.cpp" line="58"/>
         <source>JSON files (*.json)</source>
         <translation>JSON 文件 (*.json)</translation>
     </message>
     <message>
-        <location filename="../audit_view.cpp" line="74" />
+        <location filename="../audit_view.cpp" line="74"/>
         <source>Open a claims file…</source>
         <translation>打开声明文件…</translation>
     </message>
     <message>
-        <location filename="../audit_view.cpp" line="77" />
+        <location filename="../audit_view.cpp" line="77"/>
         <source>Each claim is checked against the roofline lower bound and the predictor (docs/audit.md).</source>
         <translation>每条声明都与屋顶线（roofline）下限和预测器对照检查（见 docs/audit.md）。</translation>
     </message>
     <message>
-        <location filename="../audit_view.cpp" line="80" />
+        <location filename="../audit_view.cpp" line="80"/>
         <source>Claims: %1</source>
         <translation>声明：%1</translation>
     </message>
     <message>
-        <location filename="../audit_view.cpp" line="82" />
+        <location filename="../audit_view.cpp" line="82"/>
         <source>Claim</source>
         <translation>声明</translation>
     </message>
     <message>
-        <location filename="../audit_view.cpp" line="82" />
+        <location filename="../audit_view.cpp" line="82"/>
         <source>Verdict</source>
         <translation>结论</translation>
     </message>
     <message>
-        <location filename="../audit_view.cpp" line="82" />
+        <location filename="../audit_view.cpp" line="82"/>
         <source>Claimed (ms)</source>
         <translation>声称值（毫秒）</translation>
     </message>
     <message>
-        <location filename="../audit_view.cpp" line="83" />
+        <location filename="../audit_view.cpp" line="83"/>
         <source>Lower bound (ms)</source>
         <translation>下限（毫秒）</translation>
     </message>
     <message>
-        <location filename="../audit_view.cpp" line="83" />
+        <location filename="../audit_view.cpp" line="83"/>
         <source>Predicted (ms)</source>
         <translation>预测值（毫秒）</translation>
     </message>
     <message>
-        <location filename="../audit_view.cpp" line="84" />
+        <location filename="../audit_view.cpp" line="84"/>
         <source>Factor (predicted / claimed)</source>
         <translation>倍数（预测 / 声称）</translation>
     </message>
     <message>
-        <location filename="../audit_view.cpp" line="88" />
+        <location filename="../audit_view.cpp" line="88"/>
         <source>plausible</source>
         <translation>可信</translation>
     </message>
     <message>
-        <location filename="../audit_view.cpp" line="89" />
+        <location filename="../audit_view.cpp" line="89"/>
         <source>optimistic</source>
         <translation>偏乐观</translation>
     </message>
     <message>
-        <location filename="../audit_view.cpp" line="90" />
+        <location filename="../audit_view.cpp" line="90"/>
         <source>impossible</source>
         <translation>不可能</translation>
     </message>
@@ -77,87 +77,87 @@
 <context>
     <name>llmcap::gui::CalibrationView</name>
     <message>
-        <location filename="../calibration_view.cpp" line="78" />
+        <location filename="../calibration_view.cpp" line="78"/>
         <source>Open a calibration profile</source>
         <translation>打开校准配置文件</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="79" />
+        <location filename="../calibration_view.cpp" line="79"/>
         <source>JSON files (*.json)</source>
         <translation>JSON 文件 (*.json)</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="93" />
+        <location filename="../calibration_view.cpp" line="93"/>
         <source>Calibrating…</source>
         <translation>正在校准…</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="93" />
+        <location filename="../calibration_view.cpp" line="93"/>
         <source>Run a quick calibration (~11 s)</source>
         <translation>运行快速校准（约 11 秒）</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="94" />
+        <location filename="../calibration_view.cpp" line="94"/>
         <source>Open a profile…</source>
         <translation>打开配置文件…</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="95" />
+        <location filename="../calibration_view.cpp" line="95"/>
         <source>Use this profile for CPU instance types in plans</source>
         <translation>在规划中对 CPU 实例类型使用此配置文件</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="96" />
+        <location filename="../calibration_view.cpp" line="96"/>
         <source>Kernel</source>
         <translation>内核</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="96" />
+        <location filename="../calibration_view.cpp" line="96"/>
         <source>Format</source>
         <translation>格式</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="96" />
+        <location filename="../calibration_view.cpp" line="96"/>
         <source>Shape</source>
         <translation>形状</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="96" />
+        <location filename="../calibration_view.cpp" line="96"/>
         <source>Batch</source>
         <translation>批大小</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="97" />
+        <location filename="../calibration_view.cpp" line="97"/>
         <source>Threads</source>
         <translation>线程数</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="97" />
+        <location filename="../calibration_view.cpp" line="97"/>
         <source>GB/s</source>
         <translation>GB/s</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="97" />
+        <location filename="../calibration_view.cpp" line="97"/>
         <source>Machine read GB/s</source>
         <translation>本机读带宽 GB/s</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="98" />
+        <location filename="../calibration_view.cpp" line="98"/>
         <source>Fraction</source>
         <translation>占比</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="100" />
-        <source>Kernel bandwidth against the machine's read bandwidth (GB/s)</source>
+        <location filename="../calibration_view.cpp" line="100"/>
+        <source>Kernel bandwidth against the machine&apos;s read bandwidth (GB/s)</source>
         <translation>内核带宽与本机读带宽对比（GB/s）</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="103" />
+        <location filename="../calibration_view.cpp" line="103"/>
         <source>No calibration yet: run one, or open a profile written by `llmcap calibrate --out`.</source>
         <translation>尚未校准：请运行一次校准，或打开由 `llmcap calibrate --out` 生成的配置文件。</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="180" />
+        <location filename="../calibration_view.cpp" line="180"/>
         <source>%1, %2 logical CPUs; read bandwidth %3 GB/s at %4 threads. Kernels measured at %4 threads on operands rotated through memory (cache-resident samples left out).</source>
         <translation>%1，%2 个逻辑 CPU；%4 线程时读带宽 %3 GB/s。内核在 %4 线程下测量，操作数在内存中轮换（未计入驻留缓存的样本）。</translation>
     </message>
@@ -165,64 +165,64 @@
 <context>
     <name>llmcap::gui::ChartsView</name>
     <message>
-        <location filename="../charts_view.cpp" line="88" />
+        <location filename="../charts_view.cpp" line="88"/>
         <source>%1: %2 instances, %3 USD/hour</source>
         <translation>%1：%2 个实例，每小时 %3 美元</translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="92" />
+        <location filename="../charts_view.cpp" line="92"/>
         <source>%1: infeasible: %2</source>
         <translation>%1：不可行：%2</translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="162" />
+        <location filename="../charts_view.cpp" line="162"/>
         <source>Fleet cost by instance type (USD/hour; ✗ infeasible, reason in the table)</source>
         <translation>各实例类型的集群成本（美元/小时；✗ 表示不可行，原因见表格）</translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="165" />
+        <location filename="../charts_view.cpp" line="165"/>
         <source>Fleet cost against load (USD/hour)</source>
         <translation>集群成本随负载变化（美元/小时）</translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="166" />
+        <location filename="../charts_view.cpp" line="166"/>
         <source>Fleet cost against load (USD/hour): each load planned adds a point</source>
         <translation>集群成本随负载变化（美元/小时）：每规划一个负载增加一个点</translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="167" />
+        <location filename="../charts_view.cpp" line="167"/>
         <source>Latency CDF (fraction of requests)</source>
         <translation>延迟累积分布（请求占比）</translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="169" />
+        <location filename="../charts_view.cpp" line="169"/>
         <source>Fleet size over the day (instances)</source>
         <translation>全天集群规模（实例数）</translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="170" />
-        <source>Fleet size over the day: not in this run's analysis</source>
+        <location filename="../charts_view.cpp" line="170"/>
+        <source>Fleet size over the day: not in this run&apos;s analysis</source>
         <translation>全天集群规模：本次运行的分析中没有此项</translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="175" />
-        <location filename="../charts_view.cpp" line="180" />
+        <location filename="../charts_view.cpp" line="175"/>
+        <location filename="../charts_view.cpp" line="180"/>
         <source>TTFT (s)</source>
         <translation>TTFT（秒）</translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="176" />
-        <location filename="../charts_view.cpp" line="180" />
+        <location filename="../charts_view.cpp" line="176"/>
+        <location filename="../charts_view.cpp" line="180"/>
         <source>TPOT (s)</source>
         <translation>TPOT（秒）</translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="178" />
+        <location filename="../charts_view.cpp" line="178"/>
         <source>load multiplier</source>
         <translation>负载倍数</translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="183" />
+        <location filename="../charts_view.cpp" line="183"/>
         <source>hour of day</source>
         <translation>小时</translation>
     </message>
@@ -230,254 +230,269 @@
 <context>
     <name>llmcap::gui::MainWindow</name>
     <message>
-        <location filename="../main_window.cpp" line="342" />
+        <location filename="../main_window.cpp" line="342"/>
         <source>Open a scenario</source>
         <translation>打开场景</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="344" />
-        <location filename="../main_window.cpp" line="356" />
+        <location filename="../main_window.cpp" line="344"/>
+        <location filename="../main_window.cpp" line="356"/>
         <source>Scenarios (*.json)</source>
         <translation>场景文件 (*.json)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="354" />
+        <location filename="../main_window.cpp" line="354"/>
         <source>Save the scenario as</source>
         <translation>场景另存为</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="388" />
+        <location filename="../main_window.cpp" line="388"/>
         <source>The Chinese translation could not be loaded.</source>
         <translation>无法加载中文翻译。</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="401" />
+        <location filename="../main_window.cpp" line="401"/>
         <source>llmcap — what-if capacity planner</source>
         <translation>llmcap — 假设分析容量规划器</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="402" />
+        <location filename="../main_window.cpp" line="402"/>
         <source>llmcap — %1</source>
         <translation>llmcap — %1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="404" />
+        <location filename="../main_window.cpp" line="404"/>
         <source>Scenario</source>
         <translation>场景</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="405" />
+        <location filename="../main_window.cpp" line="405"/>
         <source>What-if</source>
         <translation>假设分析</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="406" />
+        <location filename="../main_window.cpp" line="406"/>
         <source>Runs</source>
         <translation>运行记录</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="407" />
+        <location filename="../main_window.cpp" line="407"/>
         <source>Calibration</source>
         <translation>校准</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="408" />
+        <location filename="../main_window.cpp" line="408"/>
         <source>Audit</source>
         <translation>审核</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="409" />
+        <location filename="../main_window.cpp" line="409"/>
         <source>Load multiplier</source>
         <translation>负载倍数</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="410" />
+        <location filename="../main_window.cpp" line="410"/>
         <source>SLO: p99 TTFT</source>
         <translation>SLO：p99 TTFT</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="411" />
+        <location filename="../main_window.cpp" line="411"/>
         <source>SLO: p99 TPOT</source>
         <translation>SLO：p99 TPOT</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="412" />
+        <location filename="../main_window.cpp" line="412"/>
         <source>Weight format</source>
         <translation>权重格式</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="413" />
+        <location filename="../main_window.cpp" line="413"/>
         <source>Price model</source>
         <translation>计价模式</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="414" />
-        <source>catalog's own</source>
+        <location filename="../main_window.cpp" line="414"/>
+        <source>catalog&apos;s own</source>
         <translation>目录默认</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="415" />
+        <location filename="../main_window.cpp" line="415"/>
         <source>on-demand</source>
         <translation>按需</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="416" />
+        <location filename="../main_window.cpp" line="416"/>
         <source>reserved 1 year</source>
         <translation>预留 1 年</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="417" />
+        <location filename="../main_window.cpp" line="417"/>
         <source>reserved 3 years</source>
         <translation>预留 3 年</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="418" />
+        <location filename="../main_window.cpp" line="418"/>
         <source>spot</source>
         <translation>竞价</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="419" />
+        <location filename="../main_window.cpp" line="419"/>
         <source>capacity block</source>
         <translation>容量块</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="425" />
-        <location filename="../main_window.cpp" line="438" />
+        <location filename="../main_window.cpp" line="425"/>
+        <location filename="../main_window.cpp" line="438"/>
         <source>Run full plan</source>
         <translation>运行完整规划</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="426" />
+        <location filename="../main_window.cpp" line="426"/>
         <source>with analyses (cost against load, CDFs, day)</source>
         <translation>含分析（成本随负载、累积分布、全天）</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="427" />
+        <location filename="../main_window.cpp" line="427"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="428" />
+        <location filename="../main_window.cpp" line="428"/>
         <source>&amp;Open scenario…</source>
         <translation>打开场景(&amp;O)…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="429" />
+        <location filename="../main_window.cpp" line="429"/>
         <source>Recent files</source>
         <translation>最近的文件</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="430" />
+        <location filename="../main_window.cpp" line="430"/>
         <source>&amp;Save scenario</source>
         <translation>保存场景(&amp;S)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="431" />
+        <location filename="../main_window.cpp" line="431"/>
         <source>Save scenario &amp;as…</source>
         <translation>场景另存为(&amp;A)…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="432" />
+        <location filename="../main_window.cpp" line="432"/>
         <source>&amp;Export report</source>
         <translation>导出报告(&amp;E)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="433" />
+        <location filename="../main_window.cpp" line="433"/>
         <source>PDF…</source>
         <translation>PDF…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="434" />
+        <location filename="../main_window.cpp" line="434"/>
         <source>HTML…</source>
         <translation>HTML…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="435" />
+        <location filename="../main_window.cpp" line="435"/>
         <source>CSV…</source>
         <translation>CSV…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="436" />
+        <location filename="../main_window.cpp" line="436"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="437" />
+        <location filename="../main_window.cpp" line="437"/>
         <source>&amp;Run</source>
         <translation>运行(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="439" />
+        <location filename="../main_window.cpp" line="439"/>
         <source>Store full runs in the results database</source>
         <translation>将完整运行保存到结果数据库</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="440" />
+        <location filename="../main_window.cpp" line="440"/>
         <source>&amp;Language</source>
         <translation>语言(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="465" />
+        <location filename="../main_window.cpp" line="465"/>
         <source>No catalog loaded from %1</source>
         <translation>未能从 %1 加载目录</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="483" />
+        <location filename="../main_window.cpp" line="483"/>
         <source>Opened %1</source>
         <translation>已打开 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="506" />
+        <location filename="../main_window.cpp" line="506"/>
         <source>Saved %1</source>
         <translation>已保存 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="632" />
+        <location filename="../main_window.cpp" line="572"/>
+        <source>Export to %1 cancelled: the inputs changed before its full run finished.</source>
+        <translation>导出到 %1 已取消：其完整规划完成前输入已改变。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="654"/>
         <source>Planning (full run with analyses)…</source>
         <translation>正在规划（完整运行，含分析）…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="632" />
+        <location filename="../main_window.cpp" line="654"/>
         <source>Planning (full run)…</source>
         <translation>正在规划（完整运行）…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="633" />
+        <location filename="../main_window.cpp" line="655"/>
         <source>Planning what-if (load %1×)…</source>
         <translation>正在进行假设分析（负载 %1×）…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="713" />
+        <location filename="../main_window.cpp" line="738"/>
         <source>; stored as run %1</source>
         <translation>；已保存为运行 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="716" />
+        <location filename="../main_window.cpp" line="741"/>
         <source>; not stored: %1</source>
         <translation>；未保存：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="719" />
+        <location filename="../main_window.cpp" line="744"/>
         <source>Full run: %1 instance types, %2 simulations, %3 s%4</source>
         <translation>完整运行：%1 种实例类型，%2 次仿真，%3 秒%4</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="727" />
+        <location filename="../main_window.cpp" line="752"/>
         <source>What-if at load %1×: first row after %2 s, all %3 rows after %4 s (%5 simulations)</source>
         <translation>负载 %1× 的假设分析：%2 秒后出现首行，%4 秒后全部 %3 行完成（%5 次仿真）</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="819" />
+        <location filename="../main_window.cpp" line="849"/>
         <source>Nothing to export yet: run a full plan first (Run ▸ Run full plan).</source>
         <translation>尚无可导出的内容：请先运行完整规划（运行 ▸ 运行完整规划）。</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="828" />
+        <location filename="../main_window.cpp" line="858"/>
         <source>Exported %1</source>
         <translation>已导出 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="834" />
+        <location filename="../main_window.cpp" line="864"/>
+        <source>Nothing to export yet: open a scenario first.</source>
+        <translation>尚无可导出的内容：请先打开一个场景。</translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="876"/>
+        <source>Running the full plan of the current inputs for the export to %1…</source>
+        <translation>正在为导出到 %1 运行当前输入的完整规划…</translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="883"/>
         <source>Export the report</source>
         <translation>导出报告</translation>
     </message>
@@ -485,92 +500,92 @@
 <context>
     <name>llmcap::gui::ResultsModel</name>
     <message>
-        <location filename="../results_model.cpp" line="90" />
+        <location filename="../results_model.cpp" line="90"/>
         <source>running…</source>
         <translation>计算中…</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="91" />
+        <location filename="../results_model.cpp" line="91"/>
         <source>feasible</source>
         <translation>可行</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="91" />
+        <location filename="../results_model.cpp" line="91"/>
         <source>infeasible</source>
         <translation>不可行</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="126" />
+        <location filename="../results_model.cpp" line="126"/>
         <source>Instance type</source>
         <translation>实例类型</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="128" />
+        <location filename="../results_model.cpp" line="128"/>
         <source>Device</source>
         <translation>设备</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="130" />
+        <location filename="../results_model.cpp" line="130"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="132" />
+        <location filename="../results_model.cpp" line="132"/>
         <source>Fleet size</source>
         <translation>实例数</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="134" />
+        <location filename="../results_model.cpp" line="134"/>
         <source>USD/hour</source>
         <translation>美元/小时</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="136" />
+        <location filename="../results_model.cpp" line="136"/>
         <source>USD per M output tokens</source>
         <translation>每百万输出词元美元</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="138" />
+        <location filename="../results_model.cpp" line="138"/>
         <source>TTFT p50</source>
         <translation>TTFT p50</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="140" />
+        <location filename="../results_model.cpp" line="140"/>
         <source>TTFT p99</source>
         <translation>TTFT p99</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="142" />
+        <location filename="../results_model.cpp" line="142"/>
         <source>TPOT p50</source>
         <translation>TPOT p50</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="144" />
+        <location filename="../results_model.cpp" line="144"/>
         <source>TPOT p99</source>
         <translation>TPOT p99</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="146" />
+        <location filename="../results_model.cpp" line="146"/>
         <source>Reason (infeasible)</source>
         <translation>原因（不可行）</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="148" />
+        <location filename="../results_model.cpp" line="148"/>
         <source>TTFT p90</source>
         <translation>TTFT p90</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="150" />
+        <location filename="../results_model.cpp" line="150"/>
         <source>TTFT max</source>
         <translation>TTFT 最大值</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="152" />
+        <location filename="../results_model.cpp" line="152"/>
         <source>TPOT p90</source>
         <translation>TPOT p90</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="154" />
+        <location filename="../results_model.cpp" line="154"/>
         <source>TPOT max</source>
         <translation>TPOT 最大值</translation>
     </message>
@@ -578,80 +593,80 @@
 <context>
     <name>llmcap::gui::RunsView</name>
     <message>
-        <location filename="../runs_view.cpp" line="85" />
+        <location filename="../runs_view.cpp" line="78"/>
         <source>Select two runs to compare.</source>
         <translation>请选择两次运行进行比较。</translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="99" />
+        <location filename="../runs_view.cpp" line="92"/>
         <source>Refresh</source>
         <translation>刷新</translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="100" />
+        <location filename="../runs_view.cpp" line="93"/>
         <source>Open</source>
         <translation>打开</translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="101" />
+        <location filename="../runs_view.cpp" line="94"/>
         <source>Compare two</source>
         <translation>比较两次</translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="102" />
+        <location filename="../runs_view.cpp" line="95"/>
         <source>Database: %1</source>
         <translation>数据库：%1</translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="104" />
+        <location filename="../runs_view.cpp" line="97"/>
         <source>Run</source>
         <translation>运行</translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="104" />
+        <location filename="../runs_view.cpp" line="97"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="104" />
+        <location filename="../runs_view.cpp" line="97"/>
         <source>Name</source>
         <translation>名称</translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="104" />
+        <location filename="../runs_view.cpp" line="97"/>
         <source>Created (UTC)</source>
         <translation>创建时间（UTC）</translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="104" />
+        <location filename="../runs_view.cpp" line="97"/>
         <source>Summary</source>
         <translation>摘要</translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="106" />
+        <location filename="../runs_view.cpp" line="99"/>
         <source>Instance type</source>
         <translation>实例类型</translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="106" />
-        <location filename="../runs_view.cpp" line="107" />
+        <location filename="../runs_view.cpp" line="99"/>
+        <location filename="../runs_view.cpp" line="100"/>
         <source>Run %1: fleet</source>
         <translation>运行 %1：实例数</translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="107" />
-        <location filename="../runs_view.cpp" line="108" />
+        <location filename="../runs_view.cpp" line="100"/>
+        <location filename="../runs_view.cpp" line="101"/>
         <source>Run %1: USD/hour</source>
         <translation>运行 %1：美元/小时</translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="108" />
-        <location filename="../runs_view.cpp" line="109" />
+        <location filename="../runs_view.cpp" line="101"/>
+        <location filename="../runs_view.cpp" line="102"/>
         <source>Run %1: reason</source>
         <translation>运行 %1：原因</translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="171" />
+        <location filename="../runs_view.cpp" line="176"/>
         <source>Run %1 or %2 holds no plan results to compare.</source>
         <translation>运行 %1 或 %2 没有可比较的规划结果。</translation>
     </message>
@@ -659,152 +674,152 @@
 <context>
     <name>llmcap::gui::ScenarioPanel</name>
     <message>
-        <location filename="../scenario_panel.cpp" line="76" />
+        <location filename="../scenario_panel.cpp" line="76"/>
         <source>Open a model config.json</source>
         <translation>打开模型 config.json</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="77" />
+        <location filename="../scenario_panel.cpp" line="77"/>
         <source>JSON files (*.json)</source>
         <translation>JSON 文件 (*.json)</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="126" />
+        <location filename="../scenario_panel.cpp" line="126"/>
         <source>Open a trace or length file</source>
         <translation>打开请求轨迹或长度文件</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="127" />
+        <location filename="../scenario_panel.cpp" line="127"/>
         <source>CSV files (*.csv);;All files (*)</source>
         <translation>CSV 文件 (*.csv);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="179" />
+        <location filename="../scenario_panel.cpp" line="179"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="180" />
+        <location filename="../scenario_panel.cpp" line="180"/>
         <source>Open another config.json…</source>
         <translation>打开其他 config.json…</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="181" />
+        <location filename="../scenario_panel.cpp" line="181"/>
         <source>Workload</source>
         <translation>工作负载</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="182" />
+        <location filename="../scenario_panel.cpp" line="182"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="184" />
+        <location filename="../scenario_panel.cpp" line="184"/>
         <source>Trace file</source>
         <translation>请求轨迹文件</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="184" />
+        <location filename="../scenario_panel.cpp" line="184"/>
         <source>Length file</source>
         <translation>长度文件</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="185" />
+        <location filename="../scenario_panel.cpp" line="185"/>
         <source>Requests per second</source>
         <translation>每秒请求数</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="186" />
+        <location filename="../scenario_panel.cpp" line="186"/>
         <source>Duration (s)</source>
         <translation>时长（秒）</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="187" />
+        <location filename="../scenario_panel.cpp" line="187"/>
         <source>Weibull shape</source>
         <translation>威布尔形状参数</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="187" />
+        <location filename="../scenario_panel.cpp" line="187"/>
         <source>CV of gaps</source>
         <translation>到达间隔变异系数</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="188" />
+        <location filename="../scenario_panel.cpp" line="188"/>
         <source>Users</source>
         <translation>用户数</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="189" />
+        <location filename="../scenario_panel.cpp" line="189"/>
         <source>Think time (s)</source>
         <translation>思考时间（秒）</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="190" />
+        <location filename="../scenario_panel.cpp" line="190"/>
         <source>SLO (p99)</source>
         <translation>SLO（p99）</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="191" />
+        <location filename="../scenario_panel.cpp" line="191"/>
         <source>TTFT (s)</source>
         <translation>TTFT（秒）</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="192" />
+        <location filename="../scenario_panel.cpp" line="192"/>
         <source>TPOT (s)</source>
         <translation>TPOT（秒）</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="193" />
+        <location filename="../scenario_panel.cpp" line="193"/>
         <source>Candidate instance types and prices</source>
         <translation>候选实例类型与价格</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195" />
+        <location filename="../scenario_panel.cpp" line="195"/>
         <source>Use</source>
         <translation>使用</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195" />
+        <location filename="../scenario_panel.cpp" line="195"/>
         <source>Instance type</source>
         <translation>实例类型</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195" />
+        <location filename="../scenario_panel.cpp" line="195"/>
         <source>Device</source>
         <translation>设备</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195" />
+        <location filename="../scenario_panel.cpp" line="195"/>
         <source>Price model</source>
         <translation>计价模式</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195" />
+        <location filename="../scenario_panel.cpp" line="195"/>
         <source>USD/hour</source>
         <translation>美元/小时</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="254" />
+        <location filename="../scenario_panel.cpp" line="254"/>
         <source>Scenario: %1</source>
         <translation>场景：%1</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="312" />
+        <location filename="../scenario_panel.cpp" line="312"/>
         <source>Source: %1 (as of %2)</source>
         <translation>来源：%1（截至 %2）</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="316" />
+        <location filename="../scenario_panel.cpp" line="316"/>
         <source>No %1 price in the catalog</source>
         <translation>目录中没有 %1 价格</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="322" />
+        <location filename="../scenario_panel.cpp" line="322"/>
         <source>Edited in llmcap-gui (as of %1)</source>
         <translation>已在 llmcap-gui 中修改（%1）</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="382" />
+        <location filename="../scenario_panel.cpp" line="382"/>
         <source>Choose at least one instance type.</source>
         <translation>请至少选择一种实例类型。</translation>
     </message>
