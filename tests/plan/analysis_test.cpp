@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "synthetic_catalog.h"
 #include "test_util.h"
 
 namespace llmcap::plan {
@@ -15,34 +16,8 @@ using llmcap::testing::error_message;
 
 model::Catalog test_catalog() {
   model::Catalog c;
-  model::HardwareSpec g;
-  g.id = "g40";
-  g.name = "Test GPU g40";
-  g.kind = model::DeviceKind::kGpu;
-  g.num_cores = 100;
-  g.clock_hz = 1.5e9;
-  g.memory_bytes = int64_t{40} << 30;
-  g.peak_memory_bandwidth_bytes_per_s = 1e12;
-  g.peak_flops_per_s = {{"f32", 5e13}, {"bf16", 3e14}, {"int8", 6e14}};
-  g.interconnect_bandwidth_bytes_per_s = 3e11;
-  g.tdp_watts = 500;
-  g.source = "synthetic test record";
-  g.as_of = "2026-11-29";
-  c.add_hardware(g);
-  model::InstanceType i;
-  i.id = "one-gpu";
-  i.provider = "Test";
-  i.name = "one-gpu";
-  i.region = "test-1";
-  i.kind = model::DeviceKind::kGpu;
-  i.gpu_id = "g40";
-  i.num_gpus = 1;
-  i.vcpus = 16;
-  i.memory_bytes = int64_t{128} << 30;
-  i.usd_per_hour = 1.0;
-  i.source = "synthetic";
-  i.as_of = "2026-11-29";
-  c.add_instance(i);
+  c.add_hardware(testing::synthetic_gpu("g40", int64_t{40} << 30, 1e12, 3e14));
+  c.add_instance(testing::synthetic_gpu_instance("one-gpu", "g40", 1, 1.0));
   return c;
 }
 

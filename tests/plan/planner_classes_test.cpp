@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plan/planner.h"
+#include "synthetic_catalog.h"
 #include "test_util.h"
 
 namespace llmcap::plan {
@@ -21,35 +22,9 @@ using ::testing::StartsWith;
 /// One instance type: one synthetic GPU (80 GiB, 2 TB/s, 500 TFLOP/s bf16) that holds
 /// Llama-3.1-8B with room for KV cache; decode steps of about 12 ms at small batches.
 model::Catalog one_gpu_catalog() {
-  model::HardwareSpec g;
-  g.id = "big";
-  g.name = "Test GPU big";
-  g.kind = model::DeviceKind::kGpu;
-  g.num_cores = 100;
-  g.clock_hz = 1.5e9;
-  g.memory_bytes = int64_t{80} << 30;
-  g.peak_memory_bandwidth_bytes_per_s = 2e12;
-  g.peak_flops_per_s = {{"f32", 5e13}, {"bf16", 5e14}, {"int8", 1e15}};
-  g.interconnect_bandwidth_bytes_per_s = 3e11;
-  g.tdp_watts = 500;
-  g.source = "synthetic test record";
-  g.as_of = "2026-11-29";
-  model::InstanceType i;
-  i.id = "gpu-big";
-  i.provider = "Test";
-  i.name = "gpu-big";
-  i.region = "test-1";
-  i.kind = model::DeviceKind::kGpu;
-  i.gpu_id = "big";
-  i.num_gpus = 1;
-  i.vcpus = 16;
-  i.memory_bytes = int64_t{128} << 30;
-  i.usd_per_hour = 2.0;
-  i.source = "synthetic";
-  i.as_of = "2026-11-29";
   model::Catalog c;
-  c.add_hardware(g);
-  c.add_instance(i);
+  c.add_hardware(testing::synthetic_gpu("big", int64_t{80} << 30, 2e12, 5e14));
+  c.add_instance(testing::synthetic_gpu_instance("gpu-big", "big", 1, 2.0));
   return c;
 }
 

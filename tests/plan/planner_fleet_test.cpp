@@ -10,6 +10,7 @@
 #include "model/input_error.h"
 #include "model/roofline.h"
 #include "plan/planner.h"
+#include "synthetic_catalog.h"
 #include "test_util.h"
 
 namespace llmcap::plan {
@@ -18,22 +19,6 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr double kRelTol = 1e-12;
-
-model::HardwareSpec test_gpu() {
-  model::HardwareSpec g;
-  g.id = "big";
-  g.name = "Test GPU big";
-  g.kind = model::DeviceKind::kGpu;
-  g.num_cores = 100;
-  g.memory_bytes = int64_t{80} << 30;
-  g.peak_memory_bandwidth_bytes_per_s = 2e12;
-  g.peak_flops_per_s = {{"f32", 5e13}, {"bf16", 5e14}, {"int8", 1e15}};
-  g.interconnect_bandwidth_bytes_per_s = 3e11;
-  g.tdp_watts = 500;
-  g.source = "synthetic test record";
-  g.as_of = "2026-11-29";
-  return g;
-}
 
 /// A two-socket CPU; with `link`, its socket link is 128 GB/s per direction and 200 ns.
 model::HardwareSpec test_cpu(const std::string& id, bool link) {
@@ -73,11 +58,8 @@ model::InstanceType instance(const std::string& id, model::DeviceKind kind, doub
 }
 
 model::InstanceType gpu_instance(const std::string& id, int num_gpus, double usd_per_hour) {
-  model::InstanceType i = instance(id, model::DeviceKind::kGpu, usd_per_hour);
-  i.gpu_id = "big";
-  i.num_gpus = num_gpus;
+  model::InstanceType i = testing::synthetic_gpu_instance(id, "big", num_gpus, usd_per_hour);
   i.vcpus = 16 * num_gpus;
-  i.memory_bytes = int64_t{128} << 30;
   i.network_bandwidth_bytes_per_s = 3.125e9;  // 25 Gbit/s
   i.network_latency_s = 5e-5;
   return i;
@@ -96,7 +78,7 @@ model::InstanceType cpu_instance(const std::string& id, const std::string& cpu, 
 /// and a 16-vCPU slice of one socket.
 model::Catalog test_catalog() {
   model::Catalog c;
-  c.add_hardware(test_gpu());
+  c.add_hardware(testing::synthetic_gpu("big", int64_t{80} << 30, 2e12, 5e14));
   c.add_hardware(test_cpu("cpu2s", true));
   c.add_hardware(test_cpu("nolink", false));
   c.add_instance(gpu_instance("gpu-1x", 1, 2.0));
@@ -407,7 +389,7 @@ Scenario disaggregated_scenario() {
 
 model::Catalog catalog_with_network(double bandwidth_bytes_per_s) {
   model::Catalog c;
-  c.add_hardware(test_gpu());
+  c.add_hardware(testing::synthetic_gpu("big", int64_t{80} << 30, 2e12, 5e14));
   model::InstanceType i = gpu_instance("gpu-1x", 1, 2.0);
   i.network_bandwidth_bytes_per_s = bandwidth_bytes_per_s;
   c.add_instance(i);
@@ -448,7 +430,7 @@ TEST(GivenFleet, DisaggregatedFleetMovesEachPromptsKvOverTheNetwork) {
 TEST(GivenFleet, DisaggregationNeedsNetworkFigures) {
   const Scenario s = disaggregated_scenario();
   model::Catalog c;
-  c.add_hardware(test_gpu());
+  c.add_hardware(testing::synthetic_gpu("big", int64_t{80} << 30, 2e12, 5e14));
   model::InstanceType i = gpu_instance("gpu-1x", 1, 2.0);
   i.network_bandwidth_bytes_per_s = 0;
   c.add_instance(i);

@@ -4,54 +4,22 @@
 #include <gtest/gtest.h>
 
 #include "model/input_error.h"
+#include "synthetic_catalog.h"
 #include "test_util.h"
 
 namespace llmcap::plan {
 namespace {
 
+using testing::synthetic_gpu;
+using testing::synthetic_gpu_instance;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-model::HardwareSpec test_gpu(const std::string& id, int64_t memory_bytes) {
-  model::HardwareSpec g;
-  g.id = id;
-  g.name = "Test GPU " + id;
-  g.kind = model::DeviceKind::kGpu;
-  g.num_cores = 100;
-  g.clock_hz = 1.5e9;
-  g.memory_bytes = memory_bytes;
-  g.peak_memory_bandwidth_bytes_per_s = 2e12;
-  g.peak_flops_per_s = {{"f32", 5e13}, {"bf16", 5e14}, {"int8", 1e15}};
-  g.interconnect_bandwidth_bytes_per_s = 3e11;
-  g.tdp_watts = 500;
-  g.source = "synthetic test record";
-  g.as_of = "2026-11-29";
-  return g;
-}
-
-model::InstanceType gpu_instance(const std::string& id, const std::string& gpu, int num_gpus,
-                                 double usd_per_hour) {
-  model::InstanceType i;
-  i.id = id;
-  i.provider = "Test";
-  i.name = id;
-  i.region = "test-1";
-  i.kind = model::DeviceKind::kGpu;
-  i.gpu_id = gpu;
-  i.num_gpus = num_gpus;
-  i.vcpus = 16;
-  i.memory_bytes = int64_t{128} << 30;
-  i.usd_per_hour = usd_per_hour;
-  i.source = "synthetic";
-  i.as_of = "2026-11-29";
-  return i;
-}
 
 /// A GPU that fits Llama-3.1-8B, one that does not, and a small CPU slice.
 model::Catalog test_catalog() {
   model::Catalog c;
-  c.add_hardware(test_gpu("big", int64_t{80} << 30));
-  c.add_hardware(test_gpu("small", int64_t{8} << 30));
+  c.add_hardware(synthetic_gpu("big", int64_t{80} << 30, 2e12, 5e14));
+  c.add_hardware(synthetic_gpu("small", int64_t{8} << 30, 2e12, 5e14));
   model::HardwareSpec cpu;
   cpu.id = "cpu";
   cpu.name = "Test CPU";
@@ -66,8 +34,8 @@ model::Catalog test_catalog() {
   cpu.source = "synthetic";
   cpu.as_of = "2026-11-29";
   c.add_hardware(cpu);
-  c.add_instance(gpu_instance("gpu-big", "big", 1, 2.0));
-  c.add_instance(gpu_instance("gpu-small", "small", 1, 0.5));
+  c.add_instance(synthetic_gpu_instance("gpu-big", "big", 1, 2.0));
+  c.add_instance(synthetic_gpu_instance("gpu-small", "small", 1, 0.5));
   model::InstanceType slice;
   slice.id = "cpu-slice";
   slice.provider = "Test";

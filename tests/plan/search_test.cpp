@@ -10,55 +10,23 @@
 
 #include "plan/analysis.h"
 #include "plan/spec_parsers.h"
+#include "synthetic_catalog.h"
 #include "test_util.h"
 
 namespace llmcap::plan {
 namespace {
 
+using testing::synthetic_gpu;
+using testing::synthetic_gpu_instance;
 using ::testing::HasSubstr;
 using llmcap::testing::error_message;
-
-model::HardwareSpec test_gpu(const std::string& id, int64_t memory_bytes) {
-  model::HardwareSpec g;
-  g.id = id;
-  g.name = "Test GPU " + id;
-  g.kind = model::DeviceKind::kGpu;
-  g.num_cores = 100;
-  g.clock_hz = 1.5e9;
-  g.memory_bytes = memory_bytes;
-  g.peak_memory_bandwidth_bytes_per_s = 1e12;
-  g.peak_flops_per_s = {{"f32", 5e13}, {"bf16", 3e14}, {"int8", 6e14}};
-  g.interconnect_bandwidth_bytes_per_s = 3e11;
-  g.tdp_watts = 500;
-  g.source = "synthetic test record";
-  g.as_of = "2026-11-29";
-  return g;
-}
-
-model::InstanceType gpu_instance(const std::string& id, const std::string& gpu, int num_gpus,
-                                 double usd_per_hour) {
-  model::InstanceType i;
-  i.id = id;
-  i.provider = "Test";
-  i.name = id;
-  i.region = "test-1";
-  i.kind = model::DeviceKind::kGpu;
-  i.gpu_id = gpu;
-  i.num_gpus = num_gpus;
-  i.vcpus = 16;
-  i.memory_bytes = int64_t{128} << 30;
-  i.usd_per_hour = usd_per_hour;
-  i.source = "synthetic";
-  i.as_of = "2026-11-29";
-  return i;
-}
 
 /// Two instance types: one 40 GB GPU at USD 1/h, and two of them at USD 1.9/h (tp 1 or 2).
 model::Catalog two_type_catalog() {
   model::Catalog c;
-  c.add_hardware(test_gpu("g40", int64_t{40} << 30));
-  c.add_instance(gpu_instance("one-gpu", "g40", 1, 1.0));
-  c.add_instance(gpu_instance("two-gpu", "g40", 2, 1.9));
+  c.add_hardware(synthetic_gpu("g40", int64_t{40} << 30, 1e12, 3e14));
+  c.add_instance(synthetic_gpu_instance("one-gpu", "g40", 1, 1.0));
+  c.add_instance(synthetic_gpu_instance("two-gpu", "g40", 2, 1.9));
   return c;
 }
 
