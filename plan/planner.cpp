@@ -597,7 +597,7 @@ PlanRow search_size_of(const Context& ctx, Candidate c, const SizeSearch& search
     int64_t last_size = start;
     while (true) {  // walk up
       if (failing >= cap) {
-        if (last.stopped_early()) last = c.simulate(ctx, last_size);  // not reached: cap is full
+        // `last` is the cap's evaluation, which ran in full (stop_early(cap) is false).
         row.infeasible_reason =
             cap == sc.max_instances
                 ? "SLO not met with " + std::to_string(last_size) +
