@@ -13,7 +13,8 @@ std::string utc_now() {
   return buf;
 }
 
-model::CalibrationProfile to_profile(const kernels::CalibrationRun& run, const std::string& tool) {
+model::CalibrationProfile to_profile(const kernels::CalibrationRun& run, const std::string& tool,
+                                     model::FitStatistic statistic) {
   model::CalibrationProfile p;
   p.created_at = utc_now();
   p.tool = tool;
@@ -45,7 +46,8 @@ model::CalibrationProfile to_profile(const kernels::CalibrationRun& run, const s
     p.kernels.push_back(std::move(s));
   }
   // The test sweep has only cache-resident shapes: fit those (the plumbing is what it checks).
-  p.fit = model::fit_calibration(p.kernels, run.max_threads, 0, run.rotation_bytes == 0);
+  p.fit = model::fit_calibration(p.kernels, run.max_threads, 0, run.rotation_bytes == 0,
+                                 statistic);
   return p;
 }
 

@@ -11,8 +11,10 @@ namespace llmcap::cli {
 /// Current UTC time as ISO 8601 ("2026-11-29T22:16:00Z"), for profile metadata only.
 std::string utc_now();
 
-/// The profile of a calibration run: machine, samples and their fit. `tool` is the command
-/// line that produced it.
-model::CalibrationProfile to_profile(const kernels::CalibrationRun& run, const std::string& tool);
+/// The profile of a calibration run: machine, samples and their fit (of `statistic`). `tool` is
+/// the command line that produced it.
+model::CalibrationProfile to_profile(
+    const kernels::CalibrationRun& run, const std::string& tool,
+    model::FitStatistic statistic = model::FitStatistic::kMedian);
 
 }  // namespace llmcap::cli

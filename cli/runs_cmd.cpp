@@ -428,7 +428,9 @@ std::string summarize_validation(const ValidationResult& result) {
   return "|predicted / measured - 1| over " + std::to_string(result.points.size()) + " point" +
          (result.points.size() == 1 ? "" : "s") + ": median " +
          fixed(100 * result.median_abs_error, 1) + "%, p95 " +
-         fixed(100 * result.p95_abs_error, 1) + "%";
+         fixed(100 * result.p95_abs_error, 1) + "% (median steps); median " +
+         fixed(100 * result.min_median_abs_error, 1) + "%, p95 " +
+         fixed(100 * result.min_p95_abs_error, 1) + "% (fastest steps)";
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #include "cli/validate.h"
 
 #include "cli/decoder_support.h"
+#include "cli/profile.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "kernels/calibrate.h"
 #include "kernels/decoder.h"
 #include "kernels/machine.h"
 #include "model/calibration.h"
@@ -37,8 +39,17 @@ ValidationResult run_validation(const ValidationOptions& options,
   ValidationResult result;
   result.threads = profile.fit.threads;
   result.profile = profile_source;
-  model::Efficiency efficiency = model::calibrated_efficiency(profile);
-  efficiency.step_overhead_s = 0;  // the reference decoder has no engine scheduling
+  result.paired = options.paired;
+  // A profile's fit for its own statistic, a refit of its samples for the other one.
+  const auto efficiency_for = [](const model::CalibrationProfile& prof,
+                                 model::FitStatistic statistic) {
+    model::CalibrationProfile p = prof;
+    if (p.fit.statistic != statistic) p.fit = model::refit_calibration(prof, statistic);
+    model::Efficiency e = model::calibrated_efficiency(p);
+    e.step_overhead_s = 0;  // the reference decoder has no engine scheduling
+    return e;
+  };
+  const model::Efficiency efficiency = efficiency_for(profile, model::FitStatistic::kMedian);
   const model::Deployment machine = measured_machine(profile, efficiency);
   kernels::ThreadPool pool(std::max(1, result.threads));
   const int64_t max_batch = *std::max_element(options.batches.begin(), options.batches.end());
@@ -56,12 +67,10 @@ ValidationResult run_validation(const ValidationOptions& options,
     const kernels::DecoderShape shape = decoder_shape(spec, path.string());
     for (const model::WeightFormat format : options.formats) {
       const std::string format_name(model::to_string(format));
-      if (profile.fit.matmul.count(format_name) == 0) {
+      if (!options.paired && profile.fit.matmul.count(format_name) == 0) {
         throw model::InputError(profile_source + ": field \"fit.matmul\": no fitted rates for \"" +
                                 format_name + "\" weights");
       }
-      const model::RooflinePredictor predictor(spec, format, model::KvFormat::kBf16, machine,
-                                               efficiency);
       kernels::ReferenceDecoder decoder(shape, kernel_format(format), kernels::KvType::kBf16,
                                         max_batch, max_context + options.runs + 2,
                                         options.seed);
@@ -82,8 +91,20 @@ ValidationResult run_validation(const ValidationOptions& options,
         decoder.step(pool);
       }
       std::vector<double> probes;
+      // --paired: this format's quick matmul sweep and the bf16 attention sweep, once per round
+      // just before the steps, so that both sides see the same minutes of the host.
+      std::vector<kernels::CalibrationRun> paired_runs;
+      kernels::CalibrationOptions paired_sweep;
+      paired_sweep.quick = true;
+      paired_sweep.size = options.paired_sweep;
+      paired_sweep.max_threads = result.threads;
+      paired_sweep.formats = {format_name};
+      paired_sweep.kv_types = {"bf16"};
+      paired_sweep.bandwidth = false;
+      paired_sweep.elementwise = false;
       for (int run = 0; run < options.runs; ++run) {
         probes.push_back(probe.read_bytes_per_s(pool));
+        if (options.paired) paired_runs.push_back(kernels::run_calibration(paired_sweep));
         for (Cell& c : cells) {
           decoder.set_contexts(contexts_of(c));
           kernels::StepSections sections;
@@ -97,10 +118,19 @@ ValidationResult run_validation(const ValidationOptions& options,
         }
       }
       all_probes.insert(all_probes.end(), probes.begin(), probes.end());
-      model::Efficiency drift = model::drift_corrected_efficiency(profile, median_of(probes));
-      drift.step_overhead_s = 0;
-      const model::RooflinePredictor drift_predictor(spec, format, model::KvFormat::kBf16, machine,
-                                                     drift);
+      model::CalibrationProfile block_profile = profile;
+      if (options.paired) {
+        const kernels::CalibrationRun merged = kernels::merge_calibration_runs(paired_runs);
+        result.paired_calibration_s += merged.seconds;
+        block_profile = to_profile(merged, "llmcap validate --paired (" + format_name + ")");
+        block_profile.machine = profile.machine;  // the sweeps measure no bandwidth
+      }
+      const model::RooflinePredictor predictor(
+          spec, format, model::KvFormat::kBf16, machine,
+          efficiency_for(block_profile, model::FitStatistic::kMedian));
+      const model::RooflinePredictor min_predictor(
+          spec, format, model::KvFormat::kBf16, machine,
+          efficiency_for(block_profile, model::FitStatistic::kMin));
       for (const Cell& c : cells) {
         model::BatchShape step;
         step.num_decode_seqs = c.batch;
@@ -112,7 +142,8 @@ ValidationResult run_validation(const ValidationOptions& options,
         p.context_tokens = c.context;
         p.measured_s = median_of(c.step_s);
         p.predicted_s = predictor.step_time_s(step);
-        p.predicted_drift_corrected_s = drift_predictor.step_time_s(step);
+        p.measured_min_s = *std::min_element(c.step_s.begin(), c.step_s.end());
+        p.predicted_min_s = min_predictor.step_time_s(step);
         // Predicted seconds per section: layer operators x layers, the MLP's matrices summed.
         std::vector<double> predicted(kernels::StepSections::kCount, 0.0);
         const auto section_index = [](const std::string& op) {
@@ -152,10 +183,10 @@ ValidationResult run_validation(const ValidationOptions& options,
   for (const auto& p : result.points) errors.push_back(p.error());
   result.median_abs_error = abs_quantile(errors, 0.5);
   result.p95_abs_error = abs_quantile(errors, 0.95);
-  std::vector<double> drift_errors;
-  for (const auto& p : result.points) drift_errors.push_back(p.drift_corrected_error());
-  result.drift_corrected_median_abs_error = abs_quantile(drift_errors, 0.5);
-  result.drift_corrected_p95_abs_error = abs_quantile(drift_errors, 0.95);
+  std::vector<double> min_errors;
+  for (const auto& p : result.points) min_errors.push_back(p.min_error());
+  result.min_median_abs_error = abs_quantile(min_errors, 0.5);
+  result.min_p95_abs_error = abs_quantile(min_errors, 0.95);
   return result;
 }
 
@@ -174,51 +205,57 @@ std::string validation_to_json(const ValidationResult& result) {
                       {"measured_s", p.measured_s},
                       {"predicted_s", p.predicted_s},
                       {"error", p.error()},
-                      {"predicted_drift_corrected_s", p.predicted_drift_corrected_s},
+                      {"measured_min_s", p.measured_min_s},
+                      {"predicted_min_s", p.predicted_min_s},
+                      {"min_error", p.min_error()},
                       {"sections", sections}});
   }
   const nlohmann::json doc = {
       {"points", points},
       {"median_abs_error", result.median_abs_error},
       {"p95_abs_error", result.p95_abs_error},
-      {"drift_corrected_median_abs_error", result.drift_corrected_median_abs_error},
-      {"drift_corrected_p95_abs_error", result.drift_corrected_p95_abs_error},
+      {"min_statistic",
+       {{"median_abs_error", result.min_median_abs_error},
+        {"p95_abs_error", result.min_p95_abs_error}}},
       {"read_bandwidth_bytes_per_s",
        {{"profile", result.profile_read_bytes_per_s},
         {"during_validation", result.validation_read_bytes_per_s}}},
       {"threads", result.threads},
+      {"paired", result.paired},
       {"profile", result.profile}};
   return doc.dump(2) + "\n";
 }
 
 void print_validation(const ValidationResult& result, std::ostream& out) {
   out << "Reference decoder steps on this machine (" << result.threads
-      << " threads) against the calibrated predictor (" << result.profile << "):\n\n";
+      << " threads) against the calibrated predictor ("
+      << (result.paired ? "rates fitted to kernel sweeps timed in the same rounds as the steps; "
+                          "machine from "
+                        : "")
+      << result.profile << ").\n"
+      << "median: median step over the runs, rates fitted to the kernels' median times;\n"
+      << "min: fastest step, rates fitted to the kernels' fastest times (uncontended).\n\n";
   out << std::left << std::setw(16) << "model" << std::setw(7) << "format" << std::right
-      << std::setw(6) << "batch" << std::setw(9) << "context" << std::setw(14) << "measured ms"
-      << std::setw(15) << "predicted ms" << std::setw(9) << "error" << std::setw(15)
-      << "drift-corr." << "\n";
+      << std::setw(6) << "batch" << std::setw(9) << "context" << std::setw(12) << "median ms"
+      << std::setw(13) << "predicted" << std::setw(9) << "error" << std::setw(10) << "min ms"
+      << std::setw(13) << "predicted" << std::setw(9) << "error" << "\n";
   for (const auto& p : result.points) {
-    char err[32], drift[32], measured[32], predicted[32];
-    std::snprintf(err, sizeof err, "%+.1f%%", 100 * p.error());
-    std::snprintf(drift, sizeof drift, "%+.1f%%", 100 * p.drift_corrected_error());
-    std::snprintf(measured, sizeof measured, "%.2f", p.measured_s * 1e3);
-    std::snprintf(predicted, sizeof predicted, "%.2f", p.predicted_s * 1e3);
+    char line[160];
+    std::snprintf(line, sizeof line, "%12.2f%13.2f%+8.1f%%%10.2f%13.2f%+8.1f%%", p.measured_s * 1e3,
+                  p.predicted_s * 1e3, 100 * p.error(), p.measured_min_s * 1e3,
+                  p.predicted_min_s * 1e3, 100 * p.min_error());
     out << std::left << std::setw(16) << p.model << std::setw(7) << p.format << std::right
-        << std::setw(6) << p.batch << std::setw(9) << p.context_tokens << std::setw(14)
-        << measured << std::setw(15) << predicted << std::setw(9) << err << std::setw(15) << drift
-        << "\n";
+        << std::setw(6) << p.batch << std::setw(9) << p.context_tokens << line << "\n";
   }
-  char summary[320];
+  char summary[400];
   std::snprintf(summary, sizeof summary,
-                "\n|error| over %zu points: median %.1f%%, p95 %.1f%%\n"
+                "\n|error| over %zu points: median %.1f%%, p95 %.1f%% (median); median %.1f%%, "
+                "p95 %.1f%% (min)\n"
                 "read bandwidth: %.1f GB/s in the profile, %.1f GB/s during these runs (median of "
-                "probes); with the predictor rescaled to it (drift-corr.): median %.1f%%, p95 "
-                "%.1f%%\n",
+                "probes)\n",
                 result.points.size(), 100 * result.median_abs_error, 100 * result.p95_abs_error,
-                result.profile_read_bytes_per_s / 1e9, result.validation_read_bytes_per_s / 1e9,
-                100 * result.drift_corrected_median_abs_error,
-                100 * result.drift_corrected_p95_abs_error);
+                100 * result.min_median_abs_error, 100 * result.min_p95_abs_error,
+                result.profile_read_bytes_per_s / 1e9, result.validation_read_bytes_per_s / 1e9);
   out << summary;
   if (result.points.empty() || result.points.front().section_names.empty()) return;
   out << "\nBy operator (median over the points): share of the measured step, error of the "

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/calibrate.h"
 #include "model/calibration.h"
 #include "model/formats.h"
 
@@ -22,8 +23,15 @@ struct ValidationOptions {
                                               model::WeightFormat::kInt4};
   std::vector<int64_t> batches = {1, 4, 16, 32};
   std::vector<int64_t> contexts = {128, 1024, 4096};  ///< KV tokens before the step
-  int runs = 3;            ///< timed steps per point (the median is kept), after one warm-up
+  int runs = 5;            ///< timed steps per point (median and fastest kept), after one warm-up
   uint64_t seed = 1;       ///< weights and KV values (timing does not depend on them)
+  /// Per model and format, each round also times that format's quick matmul sweep and the
+  /// bf16 attention sweep (kernels::run_calibration) just before the steps, and the rates are
+  /// fitted to those samples (median of the rounds' medians; least minimum) instead of the
+  /// profile's; the profile then supplies only the machine. On a shared host this removes
+  /// the drift between a calibration and a validation minutes apart.
+  bool paired = false;
+  kernels::SweepSize paired_sweep = kernels::SweepSize::kQuick;  ///< kTest in tests
   std::function<void(const std::string&)> progress;  ///< one line per point; may be empty
 };
 
@@ -33,27 +41,30 @@ struct ValidationPoint {
   std::string format;
   int64_t batch = 0;
   int64_t context_tokens = 0;
-  double measured_s = 0;   ///< median wall time of one ReferenceDecoder::step
-  double predicted_s = 0;  ///< RooflinePredictor with the profile's calibrated rates
-  /// The same predictor with the profile's memory-bound work rescaled to the read bandwidth
-  /// measured during this (model, format)'s runs (model::drift_corrected_efficiency).
-  double predicted_drift_corrected_s = 0;
+  double measured_s = 0;   ///< median wall time of one ReferenceDecoder::step over the runs
+  double predicted_s = 0;  ///< RooflinePredictor with the rates fitted to the samples' medians
+  /// The uncontended comparison (model::FitStatistic::kMin): the fastest of the runs, and the
+  /// predictor with the rates fitted to the samples' minimum times.
+  double measured_min_s = 0;
+  double predicted_min_s = 0;
   /// Per operator (kernels::StepSections names): median measured seconds over the runs and
   /// the predictor's seconds (layer graph operators x layers; "lm_head" once per step).
   std::vector<std::string> section_names;
   std::vector<double> section_measured_s;
   std::vector<double> section_predicted_s;
   double error() const { return predicted_s / measured_s - 1.0; }  ///< signed fraction
-  double drift_corrected_error() const { return predicted_drift_corrected_s / measured_s - 1.0; }
+  double min_error() const { return predicted_min_s / measured_min_s - 1.0; }
 };
 
 struct ValidationResult {
   std::vector<ValidationPoint> points;
   double median_abs_error = 0;  ///< nearest-rank median of |error|
   double p95_abs_error = 0;     ///< nearest-rank p95 of |error|
-  double drift_corrected_median_abs_error = 0;
-  double drift_corrected_p95_abs_error = 0;
+  double min_median_abs_error = 0;  ///< the same over min_error() (uncontended comparison)
+  double min_p95_abs_error = 0;
   int threads = 0;              ///< threads of the decoder (the profile's fitted count)
+  bool paired = false;          ///< ValidationOptions::paired
+  double paired_calibration_s = 0;  ///< wall time of the paired kernel sweeps
   std::string profile;          ///< where the rates came from
   double profile_read_bytes_per_s = 0;  ///< the profile's read bandwidth at `threads`
   /// Median of the read-bandwidth probes taken between the runs (one per round per model and
@@ -63,7 +74,10 @@ struct ValidationResult {
 
 /// Runs the grid on this machine with profile.fit.threads threads and predicts each point with
 /// the profile's calibrated rates (step overhead 0: the reference decoder has no engine
-/// scheduling). Per model and format, every point is warmed up once, then the rounds run all
+/// scheduling), twice: the median step time against rates fitted to the kernel samples'
+/// medians, and the fastest run against rates fitted to their minimum times (the profile's own
+/// fit serves for its statistic; the other is refitted from its samples with the same
+/// settings, model::refit_calibration). Per model and format, every point is warmed up once, then the rounds run all
 /// points in turn (so that drift hits them alike), each round after a read-bandwidth probe
 /// (kernels::ReadProbe, 256 MiB). Throws model::InputError for a model that is not Llama-architecture, a weight
 /// format without a kernel (fp8), or a profile without a matmul fit for a requested format.
@@ -72,9 +86,9 @@ ValidationResult run_validation(const ValidationOptions& options,
                                 const std::string& profile_source);
 
 /// `{"points": [{"model", "format", "batch", "context_tokens", "measured_s", "predicted_s",
-/// "error", "predicted_drift_corrected_s", "sections": {"<name>": {"measured_s",
-/// "predicted_s"}}}], "median_abs_error", "p95_abs_error", "drift_corrected_median_abs_error",
-/// "drift_corrected_p95_abs_error", "read_bandwidth_bytes_per_s": {"profile",
+/// "error", "measured_min_s", "predicted_min_s", "min_error", "sections": {"<name>":
+/// {"measured_s", "predicted_s"}}}], "median_abs_error", "p95_abs_error", "min_statistic":
+/// {"median_abs_error", "p95_abs_error"}, "read_bandwidth_bytes_per_s": {"profile",
 /// "during_validation"}, "threads", "profile"}`.
 std::string validation_to_json(const ValidationResult& result);
 

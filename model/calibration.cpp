@@ -76,7 +76,7 @@ double rate_of(double seconds_per_unit) {
 /// Fits samples of one kind; `with_flops` adds the flops column. Appends the relative errors
 /// of the fitted samples to `all_errors`.
 RateFit fit_one(const std::vector<const KernelSample*>& samples, bool with_flops,
-                std::vector<double>& all_errors) {
+                FitStatistic statistic, std::vector<double>& all_errors) {
   const auto n = static_cast<Eigen::Index>(samples.size());
   const Eigen::Index k = with_flops ? 3 : 2;
   Eigen::MatrixXd x(n, k);
@@ -86,7 +86,7 @@ RateFit fit_one(const std::vector<const KernelSample*>& samples, bool with_flops
     x(i, 0) = 1.0;
     x(i, 1) = s.bytes;
     if (with_flops) x(i, 2) = s.flops;
-    t(i) = s.median_s;
+    t(i) = statistic == FitStatistic::kMin ? s.min_s : s.median_s;
   }
   const Eigen::VectorXd c = nnls_relative(x, t);
   RateFit fit;
@@ -107,9 +107,16 @@ RateFit fit_one(const std::vector<const KernelSample*>& samples, bool with_flops
 
 }  // namespace
 
+const char* to_string(FitStatistic statistic) {
+  return statistic == FitStatistic::kMin ? "min" : "median";
+}
+
 CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int threads,
-                               double min_bytes, bool include_cache_resident) {
+                               double min_bytes, bool include_cache_resident,
+                               FitStatistic statistic) {
   CalibrationFit fit;
+  fit.statistic = statistic;
+  fit.cache_resident_fitted = include_cache_resident;
   if (threads <= 0) {
     for (const KernelSample& s : samples) threads = std::max(threads, s.threads);
   }
@@ -118,7 +125,7 @@ CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int thr
   std::map<std::string, std::vector<const KernelSample*>> matmul, attention;
   for (const KernelSample& s : samples) {
     if (s.threads != threads || (s.cache_resident && !include_cache_resident) ||
-        s.bytes < min_bytes || !(s.median_s > 0)) {
+        s.bytes < min_bytes || !(s.median_s > 0) || !(s.min_s > 0)) {
       continue;
     }
     if (s.op == "matmul") matmul[s.format].push_back(&s);
@@ -128,7 +135,7 @@ CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int thr
   for (const auto& [format, list] : matmul) {
     if (list.size() < 2) continue;
     std::vector<double> global_errors;
-    RateFit f = fit_one(list, /*with_flops=*/true, global_errors);
+    RateFit f = fit_one(list, /*with_flops=*/true, statistic, global_errors);
     // Per batch: the kernels' cost per byte changes with the batch in steps (slices of
     // activation rows, memory- then compute-bound), which one line through all batches
     // smooths over.
@@ -142,7 +149,7 @@ CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int thr
         break;
       }
       std::vector<double> group_errors;
-      const RateFit g = fit_one(group, /*with_flops=*/false, group_errors);
+      const RateFit g = fit_one(group, /*with_flops=*/false, statistic, group_errors);
       f.by_batch.push_back({batch, g.overhead_s, g.bytes_per_s, g.num_samples});
       batch_errors.insert(batch_errors.end(), group_errors.begin(), group_errors.end());
     }
@@ -160,11 +167,16 @@ CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int thr
     fit.matmul[format] = f;
   }
   for (const auto& [format, list] : attention) {
-    if (list.size() >= 2) fit.attention[format] = fit_one(list, /*with_flops=*/true, errors);
+    if (list.size() >= 2) fit.attention[format] = fit_one(list, /*with_flops=*/true, statistic, errors);
   }
   fit.median_rel_error = quantile(errors, 0.5);
   fit.p95_rel_error = quantile(errors, 0.95);
   return fit;
+}
+
+CalibrationFit refit_calibration(const CalibrationProfile& profile, FitStatistic statistic) {
+  return fit_calibration(profile.kernels, profile.fit.threads, profile.fit.min_bytes,
+                         profile.fit.cache_resident_fitted, statistic);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -209,7 +221,10 @@ json fit_to_json(const CalibrationFit& fit) {
   for (const auto& [format, f] : fit.attention) attention[format] = rate_fit_to_json(f);
   return {{"threads", fit.threads},
           {"min_bytes", fit.min_bytes},
-          {"model", "median_s = overhead_s + bytes / bytes_per_s + flops / flops_per_s"},
+          {"statistic", to_string(fit.statistic)},
+          {"cache_resident_fitted", fit.cache_resident_fitted},
+          {"model", std::string(to_string(fit.statistic)) +
+                        "_s = overhead_s + bytes / bytes_per_s + flops / flops_per_s"},
           {"matmul", matmul},
           {"attention", attention},
           {"median_rel_error", fit.median_rel_error},
@@ -323,6 +338,19 @@ CalibrationFit fit_from(const Reader& r) {
   CalibrationFit fit;
   fit.threads = static_cast<int>(r.integer("threads"));
   fit.min_bytes = r.number("min_bytes");
+  if (r.has("statistic")) {  // optional: profiles before it were fitted on the median
+    const json& v = r.at("statistic");
+    if (v == "min") {
+      fit.statistic = FitStatistic::kMin;
+    } else if (v != "median") {
+      r.fail("statistic", "\"median\" or \"min\"", v);
+    }
+  }
+  if (r.has("cache_resident_fitted")) {
+    const json& v = r.at("cache_resident_fitted");
+    if (!v.is_boolean()) r.fail("cache_resident_fitted", "true or false", v);
+    fit.cache_resident_fitted = v.get<bool>();
+  }
   for (const char* kind : {"matmul", "attention"}) {
     const Reader group = r.object(kind);
     auto& out = std::string(kind) == "matmul" ? fit.matmul : fit.attention;
@@ -880,25 +908,6 @@ Efficiency transfer_efficiency(const CalibrationProfile& profile, const Hardware
                 default_efficiency(DeviceKind::kCpu).memory_bandwidth_fraction, measured_bw / 1e9,
                 compute_ratio, target_cpu.num_cores * share, static_cast<int>(threads));
   return scaled_efficiency(profile, bw_ratio, compute_ratio, buf);
-}
-
-Efficiency drift_corrected_efficiency(const CalibrationProfile& profile,
-                                      double read_bytes_per_s_now) {
-  const double measured_bw = measured_read_bandwidth(profile);
-  if (!(measured_bw > 0)) {
-    throw InputError("calibration profile: field \"machine.read_bandwidth_bytes_per_s\": no "
-                     "measurement at the fitted thread count");
-  }
-  if (!(read_bytes_per_s_now > 0)) {
-    throw InputError("drift correction: expected a positive read bandwidth, got " +
-                     std::to_string(read_bytes_per_s_now) + " bytes/s");
-  }
-  const double bw_ratio = read_bytes_per_s_now / measured_bw;
-  char buf[160];
-  std::snprintf(buf, sizeof buf,
-                ", bandwidth drift-corrected x %.3g (%.4g GB/s now / %.4g GB/s at calibration)",
-                bw_ratio, read_bytes_per_s_now / 1e9, measured_bw / 1e9);
-  return scaled_efficiency(profile, bw_ratio, 1.0, buf);
 }
 
 }  // namespace llmcap::model

@@ -75,9 +75,23 @@ struct RateFit {
   double by_batch_p95_rel_error = 0;
 };
 
+/// Which time of a kernel sample a fit explains.
+/// kMedian: the median over the sample's timed repetitions (the default; what a machine gives
+/// with whatever else runs on it during the calibration).
+/// kMin: the minimum, i.e. the uncontended time. On a shared host, neighbours' memory traffic
+/// and descheduling inflate the median by tens of percent from minute to minute (seen on the
+/// 2-vCPU development VM: read bandwidth 26-51 GB/s within an hour); the minimum over
+/// repetitions spread in time is the nearest estimate of the machine alone, which is what a
+/// dedicated (rented whole) instance gives. `llmcap validate` compares both ways.
+enum class FitStatistic { kMedian, kMin };
+/// "median" or "min".
+const char* to_string(FitStatistic statistic);
+
 struct CalibrationFit {
   int threads = 0;       ///< the thread count whose samples were fitted (the largest measured)
   double min_bytes = 0;  ///< samples with fewer bytes (cache-resident) are not fitted
+  FitStatistic statistic = FitStatistic::kMedian;  ///< the sample time fitted
+  bool cache_resident_fitted = false;  ///< cache-resident samples were fitted too (test sweeps)
   std::map<std::string, RateFit> matmul;     ///< by weight format
   std::map<std::string, RateFit> attention;  ///< by KV type
   double median_rel_error = 0;               ///< over all fitted samples
@@ -95,14 +109,20 @@ struct CalibrationProfile {
 
 /// Least-squares fit of the matmul and attention samples measured with `threads` threads
 /// (0: the largest thread count present) having bytes >= min_bytes and not cache_resident.
-/// Each sample is weighted by 1 / median_s (relative error is minimised, shapes span orders of
+/// The time fitted is the sample's median_s, or its min_s with FitStatistic::kMin (below, "t").
+/// Each sample is weighted by 1 / t (relative error is minimised, shapes span orders of
 /// magnitude); coefficients are constrained to be >= 0 by solving every subset of the terms
 /// and keeping the best non-negative one (exact NNLS for three unknowns). A format needs at
 /// least 2 samples; fewer leaves it out.
 /// `include_cache_resident` fits cache-resident samples too (for a sweep that has nothing else,
 /// such as the CLI's test sweep; the rates are then those of the caches, not of memory).
 CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int threads = 0,
-                               double min_bytes = 0, bool include_cache_resident = false);
+                               double min_bytes = 0, bool include_cache_resident = false,
+                               FitStatistic statistic = FitStatistic::kMedian);
+
+/// The profile's samples fitted again with the same thread count, byte floor and
+/// cache-resident choice as profile.fit, explaining `statistic` instead.
+CalibrationFit refit_calibration(const CalibrationProfile& profile, FitStatistic statistic);
 
 /// JSON text of a profile (keys documented in docs/model.md, "Calibration").
 std::string profile_to_json(const CalibrationProfile& profile);
@@ -148,12 +168,5 @@ Efficiency calibrated_efficiency(const CalibrationProfile& profile);
 Efficiency transfer_efficiency(const CalibrationProfile& profile, const HardwareSpec& target_cpu,
                                double share = 1.0);
 
-/// The profile's calibrated efficiency for its own machine when that machine's read bandwidth
-/// has drifted (a shared VM: neighbours' traffic moves it minute to minute) from the value in
-/// the profile to `read_bytes_per_s_now` (measured at the same thread count): the transfer rule
-/// above with bw_ratio = now / profile and compute_ratio = 1. Throws InputError for a profile
-/// without measured read bandwidth or a non-positive bandwidth.
-Efficiency drift_corrected_efficiency(const CalibrationProfile& profile,
-                                      double read_bytes_per_s_now);
 
 }  // namespace llmcap::model

@@ -32,7 +32,7 @@ TEST(CliCalibrate, WritesTheProfileJsonAndSqliteAndPrintsTheTables) {
   EXPECT_THAT(out.str(), HasSubstr("Machine: "));
   EXPECT_THAT(out.str(), HasSubstr("1 thread:  read "));
   EXPECT_THAT(out.str(), HasSubstr("matmul    int4"));
-  EXPECT_THAT(out.str(), HasSubstr("Fit at 1 threads"));
+  EXPECT_THAT(out.str(), HasSubstr("Fit at 1 threads (median_s = "));
 
   std::ifstream f(json_path);
   const auto doc = nlohmann::json::parse(f);
@@ -61,6 +61,30 @@ TEST(CliCalibrate, BadThreadsIsABadInputError) {
   std::ostringstream out, err;
   EXPECT_EQ(run({"calibrate", "--threads", "0"}, out, err), kExitBadInput);
   EXPECT_THAT(err.str(), HasSubstr("llmcap: error: "));
+}
+
+TEST(CliCalibrate, FitStatisticMinFitsTheFastestRepetitions) {
+  TempDir dir;
+  const auto json_path = dir.path() / "profile.json";
+  std::ostringstream out, err;
+  ASSERT_EQ(run({"calibrate", "--test-sweep", "--threads", "1", "--fit-statistic", "min",
+                 "--out", json_path.string(), "--quiet", "--no-store"},
+                out, err),
+            kExitOk)
+      << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("Fit at 1 threads (min_s = "));
+  const model::CalibrationProfile p = model::read_profile_json(json_path);
+  EXPECT_EQ(p.fit.statistic, model::FitStatistic::kMin);
+  // The written fit is the min refit of the written samples.
+  const model::CalibrationFit again = model::refit_calibration(p, model::FitStatistic::kMin);
+  EXPECT_DOUBLE_EQ(again.matmul.at("bf16").bytes_per_s, p.fit.matmul.at("bf16").bytes_per_s);
+}
+
+TEST(CliCalibrate, UnknownFitStatisticIsRefusedNamingTheChoices) {
+  std::ostringstream out, err;
+  EXPECT_EQ(run({"calibrate", "--test-sweep", "--fit-statistic", "mean"}, out, err),
+            kExitBadInput);
+  EXPECT_THAT(err.str(), HasSubstr("--fit-statistic: mean not in {median,min}"));
 }
 
 }  // namespace

@@ -502,32 +502,62 @@ TEST(CalibratedEfficiency, TransferScalesBandwidthAndComputeByTheStatedRule) {
   EXPECT_THROW(transfer_efficiency(p, target, 1.5), InputError);
 }
 
-TEST(CalibratedEfficiency, DriftCorrectionScalesOnlyTheMemoryPartOfEachRate) {
-  CalibrationProfile p = synthetic_profile();
-  p.fit.matmul.clear();
-  p.fit.matmul["bf16"] = RateFit{10e-6, 20e9, 100e9, 9, 0.01, 0.02, {}, 0, 0};  // half memory, half CPU
-  p.fit.attention["bf16"] = RateFit{5e-6, 40e9, 50e9, 4, 0.01, 0.02, {}, 0, 0};  // all memory
-  // Profile: 40 GB/s at 2 threads. Now 30 GB/s: bw_ratio 0.75, compute unchanged.
-  const Efficiency e = drift_corrected_efficiency(p, 30e9);
-  const auto& r = e.calibrated->linear.at("bf16");
-  EXPECT_NEAR(r.bytes_per_s, 1 / ((1 / 40e9) / 0.75 + (1 / 20e9 - 1 / 40e9)), 1.0);
-  EXPECT_DOUBLE_EQ(r.flops_per_s, 100e9);
-  EXPECT_DOUBLE_EQ(r.overhead_s, 10e-6);
-  EXPECT_NEAR(e.calibrated->attention.at("bf16").bytes_per_s, 30e9, 1.0);
-  EXPECT_NEAR(e.calibrated->stream_bytes_per_s, 30e9, 1.0);
-  EXPECT_THAT(e.calibrated->source, HasSubstr("drift-corrected x 0.75"));
-  // No drift: the calibrated rates themselves.
-  EXPECT_NEAR(drift_corrected_efficiency(p, 40e9).calibrated->linear.at("bf16").bytes_per_s, 20e9,
-              1.0);
-  try {
-    drift_corrected_efficiency(p, 0);
-    FAIL() << "expected InputError";
-  } catch (const InputError& err) {
-    EXPECT_THAT(err.what(), HasSubstr("expected a positive read bandwidth"));
+TEST(CalibrationFit, MinStatisticFitsTheFastestTimes) {
+  // Every sample's fastest run at exactly half its median: the minimum-time fit streams at
+  // twice the bytes per second of the median fit, with half its overhead.
+  std::vector<KernelSample> s;
+  for (const double weights : {8e6, 32e6, 128e6}) {
+    s.push_back(sample("matmul", "int8", weights, 0, 10e-6 + weights / 20e9));
+    s.back().min_s = s.back().median_s / 2;
   }
-  CalibrationProfile no_bw = p;
-  no_bw.machine.read_bandwidth_bytes_per_s.clear();
-  EXPECT_THROW(drift_corrected_efficiency(no_bw, 30e9), InputError);
+  const CalibrationFit median = fit_calibration(s);
+  const CalibrationFit fastest = fit_calibration(s, 0, 0, false, FitStatistic::kMin);
+  EXPECT_EQ(median.statistic, FitStatistic::kMedian);
+  EXPECT_EQ(fastest.statistic, FitStatistic::kMin);
+  constexpr double kRelTolerance = 1e-9;
+  EXPECT_NEAR(median.matmul.at("int8").bytes_per_s, 20e9, 20e9 * kRelTolerance);
+  EXPECT_NEAR(fastest.matmul.at("int8").bytes_per_s, 40e9, 40e9 * kRelTolerance);
+  EXPECT_NEAR(fastest.matmul.at("int8").overhead_s, 5e-6, 5e-6 * kRelTolerance);
+}
+
+TEST(CalibrationFit, RefitKeepsTheProfilesSettingsAndChangesOnlyTheStatistic) {
+  CalibrationProfile p = synthetic_profile();
+  // Fitted with the cache-resident sample (a test sweep's choice): the refit must keep it.
+  p.fit = fit_calibration(p.kernels, 2, 0, /*include_cache_resident=*/true);
+  const CalibrationFit again = refit_calibration(p, FitStatistic::kMedian);
+  EXPECT_TRUE(again.cache_resident_fitted);
+  EXPECT_EQ(again.matmul.at("bf16").num_samples, p.fit.matmul.at("bf16").num_samples);
+  EXPECT_DOUBLE_EQ(again.matmul.at("bf16").bytes_per_s, p.fit.matmul.at("bf16").bytes_per_s);
+  // synthetic samples: min_s = 0.95 median_s, so the min fit is 1 / 0.95 faster per byte.
+  const CalibrationFit fastest = refit_calibration(p, FitStatistic::kMin);
+  EXPECT_EQ(fastest.statistic, FitStatistic::kMin);
+  EXPECT_NEAR(fastest.matmul.at("bf16").bytes_per_s * 0.95, p.fit.matmul.at("bf16").bytes_per_s,
+              1e-6 * p.fit.matmul.at("bf16").bytes_per_s);
+}
+
+TEST(CalibrationJson, FitStatisticRoundTripsAndABadOneIsNamed) {
+  CalibrationProfile p = synthetic_profile();
+  p.fit = refit_calibration(p, FitStatistic::kMin);
+  const std::string text = profile_to_json(p);
+  const auto doc = nlohmann::json::parse(text);
+  EXPECT_EQ(doc.at("fit").at("statistic"), "min");
+  EXPECT_EQ(doc.at("fit").at("model"),
+            "min_s = overhead_s + bytes / bytes_per_s + flops / flops_per_s");
+  EXPECT_EQ(profile_from_json(text, "p.json").fit.statistic, FitStatistic::kMin);
+  // Profiles written before the field existed were fitted on the median.
+  auto old = doc;
+  old["fit"].erase("statistic");
+  old["fit"].erase("cache_resident_fitted");
+  EXPECT_EQ(profile_from_json(old.dump(), "p.json").fit.statistic, FitStatistic::kMedian);
+  auto bad = doc;
+  bad["fit"]["statistic"] = "mean";
+  try {
+    profile_from_json(bad.dump(), "p.json");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("p.json: field \"fit.statistic\": expected \"median\" or "
+                                    "\"min\", got \"mean\""));
+  }
 }
 
 }  // namespace
