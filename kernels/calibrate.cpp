@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 
@@ -10,6 +11,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/harness.h"
 #include "kernels/matmul.h"
+#include "kernels/scratch.h"
 #include "kernels/thread_pool.h"
 
 namespace llmcap::kernels {
@@ -305,20 +307,26 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
             std::to_string(context) + " tokens" +
             (cached ? " (in cache)" : " x " + std::to_string(n) + " copies"));
         // Storage as 32-bit words either way; bf16 uses half of it.
-        std::vector<std::vector<uint32_t>> k(static_cast<std::size_t>(n)),
-            v(static_cast<std::size_t>(n));
+        // Allocated as the decoder allocates its KV cache (detail::allocate_large: huge pages).
+        struct Free {
+          void operator()(uint32_t* p) const { std::free(p); }
+        };
         const std::size_t words = static_cast<std::size_t>((elements * elem + 3) / 4);
-        // 0x3C233C23: two bf16 0.00995; as f32 ~0.00997. Finite, small values either way.
+        std::vector<std::unique_ptr<uint32_t[], Free>> k, v;
         for (int i = 0; i < n; ++i) {
-          k[static_cast<std::size_t>(i)].assign(words, 0x3C233C23u);
-          v[static_cast<std::size_t>(i)].assign(words, 0x3C233C23u);
+          for (auto* list : {&k, &v}) {
+            list->emplace_back(static_cast<uint32_t*>(
+                detail::allocate_large(static_cast<int64_t>(words * sizeof(uint32_t)))));
+            // 0x3C233C23: two bf16 0.00995; as f32 ~0.00997. Finite, small values either way.
+            std::fill_n(list->back().get(), words, 0x3C233C23u);
+          }
         }
         std::vector<KvCacheView> views;
         for (int i = 0; i < n; ++i) {
           KvCacheView view;
           view.type = type;
-          view.k = k[static_cast<std::size_t>(i)].data();
-          view.v = v[static_cast<std::size_t>(i)].data();
+          view.k = k[static_cast<std::size_t>(i)].get();
+          view.v = v[static_cast<std::size_t>(i)].get();
           view.num_kv_heads = kv_heads;
           view.head_dim = head_dim;
           view.capacity_tokens = context;

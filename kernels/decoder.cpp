@@ -1,4 +1,5 @@
 #include "kernels/decoder.h"
+#include "kernels/scratch.h"
 
 #include <algorithm>
 #include <chrono>
@@ -205,7 +206,7 @@ ReferenceDecoder::ReferenceDecoder(const DecoderShape& shape, WeightFormat forma
   // KV caches: reserved now, touched as contexts reach them.
   const int64_t kv_total = s.num_layers * max_batch * 2 * s.kv_dim() * max_context * kv_elem_bytes_;
   const size_t kv_alloc = (static_cast<size_t>(kv_total) + 63) / 64 * 64;
-  kv_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, kv_alloc)));
+  kv_.reset(static_cast<uint8_t*>(detail::allocate_large(static_cast<int64_t>(kv_alloc))));
   if (!kv_) throw std::bad_alloc();
   pristine_.assign(static_cast<size_t>(max_batch), 0);
   contexts_.assign(static_cast<size_t>(max_batch), 0);

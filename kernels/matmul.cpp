@@ -1,5 +1,6 @@
 // Weight formats, packing, the scalar reference product and the dispatch to the ISA paths.
 #include "kernels/matmul.h"
+#include "kernels/scratch.h"
 
 #include <algorithm>
 #include <atomic>
@@ -215,7 +216,7 @@ PackedWeights PackedWeights::pack(WeightFormat format, std::span<const float> w,
   p.cols_ = cols;
   p.storage_bytes_ = storage_bytes_for(format, rows, cols);
   const size_t alloc = static_cast<size_t>((p.storage_bytes_ + 63) / 64 * 64);
-  p.storage_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, alloc)));
+  p.storage_.reset(static_cast<uint8_t*>(detail::allocate_large(static_cast<int64_t>(alloc))));
   if (!p.storage_) throw std::bad_alloc();
   std::memset(p.storage_.get(), 0, alloc);
   if (format == WeightFormat::kInt8) {
@@ -239,7 +240,7 @@ PackedWeights PackedWeights::random(WeightFormat format, int64_t rows, int64_t c
   p.cols_ = cols;
   p.storage_bytes_ = storage_bytes_for(format, rows, cols);
   const size_t alloc = static_cast<size_t>((p.storage_bytes_ + 63) / 64 * 64);
-  p.storage_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, alloc)));
+  p.storage_.reset(static_cast<uint8_t*>(detail::allocate_large(static_cast<int64_t>(alloc))));
   if (!p.storage_) throw std::bad_alloc();
   // int8 / int4 tiles have padding inside the storage (and int4 nibbles are OR-ed into place);
   // other formats only pad the tail.
@@ -275,7 +276,7 @@ PackedWeights PackedWeights::clone() const {
   p.cols_ = cols_;
   p.storage_bytes_ = storage_bytes_;
   const size_t alloc = static_cast<size_t>((storage_bytes_ + 63) / 64 * 64);
-  p.storage_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, alloc)));
+  p.storage_.reset(static_cast<uint8_t*>(detail::allocate_large(static_cast<int64_t>(alloc))));
   if (!p.storage_) throw std::bad_alloc();
   std::memcpy(p.storage_.get(), storage_.get(), alloc);
   p.scales_ = scales_;

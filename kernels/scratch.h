@@ -7,6 +7,14 @@
 
 namespace llmcap::kernels::detail {
 
+/// `bytes` (rounded up to 64) of 64-byte-aligned memory for std::free. From 2 MiB up, the block
+/// is 2 MiB aligned and advised for transparent huge pages (madvise MADV_HUGEPAGE; Linux only,
+/// a refusal is ignored): streamed weights, KV caches and probe buffers then take one TLB
+/// entry per 2 MiB instead of per 4 KiB. On the development VM (THP "madvise") this made int4
+/// and int8 batch-1 products 3-13% faster (4096 x 14336, median of 15, side by side).
+/// Throws std::bad_alloc.
+void* allocate_large(int64_t bytes);
+
 class ScratchBuffer {
  public:
   ScratchBuffer() = default;
