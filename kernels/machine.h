@@ -16,8 +16,9 @@ struct MachineInfo {
   int num_cores = 0;          ///< logical CPUs this process may use (sched_getaffinity)
   int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;  ///< per core (L1, L2) / total L3; 0 unknown
   /// Measured STREAM-like bandwidth by thread count: "read" sums a buffer far beyond the last-
-  /// level cache (bytes read / s); "copy" copies one (bytes read + written / s). Median of
-  /// interleaved repetitions.
+  /// level cache (bytes read / s; in each repetition the fastest of the read loops: one stream
+  /// per thread with software prefetch, four interleaved streams with and without it, on
+  /// AVX-512); "copy" copies one (bytes read + written / s). Median of interleaved repetitions.
   std::map<int, double> read_bandwidth_bytes_per_s;
   std::map<int, double> copy_bandwidth_bytes_per_s;
 };
@@ -37,7 +38,8 @@ void measure_bandwidth(MachineInfo& machine, int max_threads, int64_t buffer_byt
 class ReadProbe {
  public:
   explicit ReadProbe(int64_t buffer_bytes);
-  /// Reads the whole buffer once on all of pool's threads; bytes read per second.
+  /// Reads the whole buffer on all of pool's threads once per read loop of measure_bandwidth;
+  /// bytes read per second of the fastest.
   double read_bytes_per_s(ThreadPool& pool) const;
   int64_t bytes() const { return blocks_ * 512; }
 
