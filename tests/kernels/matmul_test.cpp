@@ -440,6 +440,35 @@ TEST_P(MatmulPathTest, MatchesReferenceOnOddShapes) {
   }
 }
 
+// Batch 1 of int8 and int4 takes 16-row tiles four at a time (four weight streams per thread)
+// and the tiles left over one at a time: tile counts of 4 (the last one partial), 9 (two groups
+// and one left) and an int8 row longer than one int32-exact column chunk (32,768 columns), on
+// one thread so that the groups are as counted.
+TEST(Matmul, BatchOneTileGroupsMatchTheReference) {
+  ThreadPool pool(1);
+  struct Shape {
+    WeightFormat format;
+    int64_t rows, cols;
+  };
+  for (const Shape& sh : {Shape{WeightFormat::kInt8, 61, 1000}, Shape{WeightFormat::kInt8, 139, 129},
+                          Shape{WeightFormat::kInt8, 70, 32805}, Shape{WeightFormat::kInt4, 61, 1056},
+                          Shape{WeightFormat::kInt4, 139, 96}}) {
+    const auto w = PackedWeights::random(sh.format, sh.rows, sh.cols, 11);
+    const auto x = random_values(sh.cols, 12, -2.0f, 2.0f);
+    std::vector<float> y(static_cast<size_t>(sh.rows)), ref(y.size());
+    matmul(w, x, 1, y, pool);
+    matmul(w, x, 1, ref, pool, Isa::kScalar);
+    const Exact e = exact_product(w, x.data(), 1);
+    const bool quantised_acts = best_isa() == Isa::kAvx512 && cpu_features().avx512_vnni;
+    for (size_t i = 0; i < y.size(); ++i) {
+      double tol = (f32_sum_bound(sh.cols) + 8 * std::ldexp(1.0, -24)) * e.s[i] + 1e-30;
+      if (quantised_acts) tol += kInt8ActivationStep * e.a[i];
+      ASSERT_NEAR(y[i], ref[i], tol) << to_string(sh.format) << " " << sh.rows << "x" << sh.cols
+                                     << " output " << i;
+    }
+  }
+}
+
 // The activation-quantising paths must still be close in relative terms on typical data (the
 // bounds above are worst cases): 1% of the typical output magnitude.
 TEST_P(MatmulPathTest, TypicalErrorIsSmall) {
