@@ -34,10 +34,13 @@
 
 #include <unistd.h>
 
+#include <immintrin.h>
+
 #include <Eigen/Core>
 
 #include "kernels/cpu_features.h"
 #include "kernels/machine.h"
+#include "kernels/scratch.h"
 #include "kernels/matmul.h"
 #include "kernels/thread_pool.h"
 
@@ -55,6 +58,31 @@ struct Options {
   int threads = 0;
   bool quick = false;
 };
+
+// vpdpbusd (AVX-512 VNNI: 64 u8 x s8 multiply-adds into 16 int32 lanes) per second on one
+// thread: 12 independent accumulator chains, so that latency does not limit it; the fastest of
+// 9 short runs (a peak: on a shared VM a run can lose its core for a while).
+__attribute__((target("avx512f,avx512vnni"))) double vpdpbusd_per_s() {
+  __m512i acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_epi32(i);
+  const __m512i a = _mm512_set1_epi32(0x01020304), b = _mm512_set1_epi32(0x01010101);
+  constexpr long kIterations = 500000;
+  double s = 1e300;
+  for (int run = 0; run < 9; ++run) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long n = 0; n < kIterations; ++n) {
+      for (int i = 0; i < 12; ++i) {
+        acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
+        asm volatile("" : "+v"(acc[i]));
+      }
+    }
+    s = std::min(s, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  alignas(64) int32_t lanes[16];
+  _mm512_store_si512(lanes, acc[0]);
+  if (lanes[0] == 42) std::printf(" ");  // the chains are used
+  return 12.0 * kIterations / s;
+}
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -110,6 +138,9 @@ struct DnnlMatmul {
   dnnl::memory src, wei, dst;
   dnnl::matmul prim;
   std::vector<uint8_t> src_buf;
+  // oneDNN's copy of the weights, allocated as ours are (detail::allocate_large: 2 MiB pages
+  // where the kernel grants them), so that both stream from the same kind of memory.
+  std::unique_ptr<void, void (*)(void*)> wei_buf{nullptr, std::free};
 
   DnnlMatmul(const PackedWeights& w, int64_t batch, const float* x, float* y) {
     using dt = dnnl::memory::data_type;
@@ -133,7 +164,9 @@ struct DnnlMatmul {
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src_md, wei_any, dst_md), attr, eng);
     // Weights: ours, viewed as K x N with strides (1, K), reordered once into oneDNN's layout.
     dnnl::memory user({{k, n}, wdt, tag::ba}, eng, const_cast<void*>(w.data()));
-    wei = dnnl::memory(pd.weights_desc(), eng);
+    wei_buf.reset(llmcap::kernels::detail::allocate_large(
+        static_cast<int64_t>(pd.weights_desc().get_size())));
+    wei = dnnl::memory(pd.weights_desc(), eng, wei_buf.get());
     dnnl::reorder(user, wei).execute(strm, user, wei);
     strm.wait();
     // Activations in the source type (converted here, outside the timing).
@@ -186,6 +219,20 @@ int main(int argc, char** argv) {
   std::printf("  measured read bandwidth (%d threads, %lld MiB buffer): %.1f GB/s\n\n", opt.threads,
               static_cast<long long>(bw_bytes >> 20), start_read_bw / 1e9);
   const ReadProbe probe(bw_bytes);
+  // The least time a batch-16 int8 / int4 product can take on this CPU: 16 x rows x cols
+  // multiply-adds at 64 per vpdpbusd (the densest integer dot product it has), at the rate
+  // measured on every thread at once (before oneDNN's OpenMP threads exist), whatever the
+  // memory does.
+  double vnni_per_s = 0;
+  if (cpu_features().avx512_vnni) {
+    std::vector<double> per_thread(static_cast<size_t>(opt.threads));
+    std::vector<std::thread> threads;
+    for (int t = 0; t < opt.threads; ++t) {
+      threads.emplace_back([&per_thread, t] { per_thread[static_cast<size_t>(t)] = vpdpbusd_per_s(); });
+    }
+    for (auto& t : threads) t.join();
+    for (const double r : per_thread) vnni_per_s += r;
+  }
 
   ThreadPool pool(opt.threads);
   Eigen::setNbThreads(1);
@@ -243,10 +290,9 @@ int main(int argc, char** argv) {
         const std::string fname(to_string(w.format()));
         backends.push_back({"-", "read-probe", probe.bytes(),
                             [&probe, &pool, &probe_s] {
-                              const auto t0 = std::chrono::steady_clock::now();
-                              probe.read_bytes_per_s(pool);
-                              probe_s.push_back(std::chrono::duration<double>(
-                                  std::chrono::steady_clock::now() - t0).count());
+                              // Seconds of one read of the probe at its (fastest loop's) rate.
+                              probe_s.push_back(static_cast<double>(probe.bytes()) /
+                                                probe.read_bytes_per_s(pool));
                             },
                             {}});
         float* y = out();
@@ -319,11 +365,26 @@ int main(int argc, char** argv) {
   }
 
   std::printf("\n== batched decode: llmcap time(batch 16) / time(batch 1) (target <= 2) ==\n");
+  if (vnni_per_s > 0) {
+    std::printf("  bound: 16 x rows x cols / 64 vpdpbusd at %.2f G/s (%d threads, measured now) "
+                "/ the batch-1 time\n",
+                vnni_per_s / 1e9, opt.threads);
+  }
   for (const auto& [shape, per_format] : llmcap_s) {
     for (const auto& [format, per_batch] : per_format) {
       if (!per_batch.count(1) || !per_batch.count(16)) continue;
-      std::printf("  %-36s %-5s %.2f\n", shape.c_str(), format.c_str(),
+      std::printf("  %-36s %-5s %.2f", shape.c_str(), format.c_str(),
                   per_batch.at(16) / per_batch.at(1));
+      if (vnni_per_s > 0 && (format == "int8" || format == "int4")) {
+        const Shape* sh = nullptr;
+        for (const Shape& s : shapes) {
+          if (shape == s.note) sh = &s;
+        }
+        const double min_s = 16.0 * static_cast<double>(sh->rows * sh->cols) / 64.0 / vnni_per_s;
+        std::printf("   (>= %.2f: batch 16 needs >= %.3f ms of vpdpbusd)", min_s / per_batch.at(1),
+                    min_s * 1e3);
+      }
+      std::printf("\n");
     }
   }
   return 0;
