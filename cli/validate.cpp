@@ -104,6 +104,12 @@ ValidationResult run_validation(const ValidationOptions& options,
       paired_sweep.elementwise = false;
       for (int run = 0; run < options.runs; ++run) {
         probes.push_back(probe.read_bytes_per_s(pool));
+        if (options.progress) {
+          std::ostringstream line;
+          line << spec.id << " " << format_name << " round " << run + 1 << ": read bandwidth "
+               << probes.back() / 1e9 << " GB/s";
+          options.progress(line.str());
+        }
         if (options.paired) paired_runs.push_back(kernels::run_calibration(paired_sweep));
         for (Cell& c : cells) {
           decoder.set_contexts(contexts_of(c));
