@@ -3,8 +3,9 @@
 //
 // For each shape and batch every backend runs once per repetition, backends interleaved, and the
 // median time is printed with the weight bytes streamed per second (GB/s = 1e9 bytes/s) and that
-// rate as a fraction of the machine's measured read bandwidth (kernels/machine.h
-// measure_bandwidth: multi-threaded sum over a 1 GiB buffer, median of 5).
+// rate as a fraction of the machine's measured read bandwidth: the median of kernels::ReadProbe
+// reads interleaved with the runs (multi-threaded sums over 1 GiB, each the fastest of three
+// read loops; kernels/machine.h).
 //
 // Threads: llmcap runs on a ThreadPool of --threads; Eigen runs single-threaded inside each
 // chunk of the same ThreadPool (output rows split the same way; Eigen's own OpenMP GEMM threads

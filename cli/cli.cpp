@@ -209,7 +209,6 @@ struct ValidateArgs {
   std::vector<int64_t> contexts = {128, 1024, 4096};
   int runs = 5;
   int threads = 0;
-  bool paired = false;
   std::string json_out;
   std::string data_dir;
   bool quiet = false;
@@ -218,8 +217,7 @@ struct ValidateArgs {
 };
 
 /// The parameters of a validate run, as stored in the results database (RunRecord::
-/// input_json): `{"models", "formats", "batches", "contexts", "runs", "profile", "threads",
-/// "paired"}`
+/// input_json): `{"models", "formats", "batches", "contexts", "runs", "profile", "threads"}`
 /// with the model files resolved (profile "" = a quick calibration with `threads`).
 std::string validate_input_json(const ValidateArgs& a, const ValidationOptions& options) {
   nlohmann::ordered_json j;
@@ -231,7 +229,6 @@ std::string validate_input_json(const ValidateArgs& a, const ValidationOptions& 
   j["runs"] = a.runs;
   j["profile"] = a.profile;
   j["threads"] = a.threads;
-  j["paired"] = a.paired;
   return j.dump();
 }
 
@@ -251,7 +248,6 @@ int run_validate(const ValidateArgs& a, const std::string& command_line, std::os
   options.batches = a.batches;
   options.contexts = a.contexts;
   options.runs = a.runs;
-  options.paired = a.paired;
   if (!a.quiet) options.progress = [&err](const std::string& line) { err << "  " << line << "\n"; };
 
   model::CalibrationProfile profile;
@@ -389,10 +385,6 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
                    "Threads of the quick calibration when no --profile is given (the decoder "
                    "then runs with the profile's thread count)")
       ->check(CLI::PositiveNumber);
-  val_cmd->add_flag("--paired", val_args.paired,
-                    "Time the format's quick kernel sweep in every round, just before the steps, "
-                    "and fit the rates to those samples (the profile then supplies only the "
-                    "machine): on a shared host, calibration and steps see the same minutes");
   val_cmd->add_option("--json", val_args.json_out, "Write the points and errors as JSON to FILE")
       ->option_text("FILE");
   val_cmd->add_option("--data-dir", val_args.data_dir, "Folder with models/ (see plan --help)")

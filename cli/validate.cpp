@@ -1,7 +1,6 @@
 #include "cli/validate.h"
 
 #include "cli/decoder_support.h"
-#include "cli/profile.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +10,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "kernels/calibrate.h"
 #include "kernels/decoder.h"
 #include "kernels/machine.h"
 #include "model/calibration.h"
@@ -39,7 +37,6 @@ ValidationResult run_validation(const ValidationOptions& options,
   ValidationResult result;
   result.threads = profile.fit.threads;
   result.profile = profile_source;
-  result.paired = options.paired;
   // A profile's fit for its own statistic, a refit of its samples for the other one.
   const auto efficiency_for = [](const model::CalibrationProfile& prof,
                                  model::FitStatistic statistic) {
@@ -50,6 +47,7 @@ ValidationResult run_validation(const ValidationOptions& options,
     return e;
   };
   const model::Efficiency efficiency = efficiency_for(profile, model::FitStatistic::kMedian);
+  const model::Efficiency min_efficiency = efficiency_for(profile, model::FitStatistic::kMin);
   const model::Deployment machine = measured_machine(profile, efficiency);
   kernels::ThreadPool pool(std::max(1, result.threads));
   const int64_t max_batch = *std::max_element(options.batches.begin(), options.batches.end());
@@ -67,7 +65,7 @@ ValidationResult run_validation(const ValidationOptions& options,
     const kernels::DecoderShape shape = decoder_shape(spec, path.string());
     for (const model::WeightFormat format : options.formats) {
       const std::string format_name(model::to_string(format));
-      if (!options.paired && profile.fit.matmul.count(format_name) == 0) {
+      if (profile.fit.matmul.count(format_name) == 0) {
         throw model::InputError(profile_source + ": field \"fit.matmul\": no fitted rates for \"" +
                                 format_name + "\" weights");
       }
@@ -91,17 +89,6 @@ ValidationResult run_validation(const ValidationOptions& options,
         decoder.step(pool);
       }
       std::vector<double> probes;
-      // --paired: this format's quick matmul sweep and the bf16 attention sweep, once per round
-      // just before the steps, so that both sides see the same minutes of the host.
-      std::vector<kernels::CalibrationRun> paired_runs;
-      kernels::CalibrationOptions paired_sweep;
-      paired_sweep.quick = true;
-      paired_sweep.size = options.paired_sweep;
-      paired_sweep.max_threads = result.threads;
-      paired_sweep.formats = {format_name};
-      paired_sweep.kv_types = {"bf16"};
-      paired_sweep.bandwidth = false;
-      paired_sweep.elementwise = false;
       for (int run = 0; run < options.runs; ++run) {
         probes.push_back(probe.read_bytes_per_s(pool));
         if (options.progress) {
@@ -110,7 +97,6 @@ ValidationResult run_validation(const ValidationOptions& options,
                << probes.back() / 1e9 << " GB/s";
           options.progress(line.str());
         }
-        if (options.paired) paired_runs.push_back(kernels::run_calibration(paired_sweep));
         for (Cell& c : cells) {
           decoder.set_contexts(contexts_of(c));
           kernels::StepSections sections;
@@ -124,19 +110,10 @@ ValidationResult run_validation(const ValidationOptions& options,
         }
       }
       all_probes.insert(all_probes.end(), probes.begin(), probes.end());
-      model::CalibrationProfile block_profile = profile;
-      if (options.paired) {
-        const kernels::CalibrationRun merged = kernels::merge_calibration_runs(paired_runs);
-        result.paired_calibration_s += merged.seconds;
-        block_profile = to_profile(merged, "llmcap validate --paired (" + format_name + ")");
-        block_profile.machine = profile.machine;  // the sweeps measure no bandwidth
-      }
-      const model::RooflinePredictor predictor(
-          spec, format, model::KvFormat::kBf16, machine,
-          efficiency_for(block_profile, model::FitStatistic::kMedian));
-      const model::RooflinePredictor min_predictor(
-          spec, format, model::KvFormat::kBf16, machine,
-          efficiency_for(block_profile, model::FitStatistic::kMin));
+      const model::RooflinePredictor predictor(spec, format, model::KvFormat::kBf16, machine,
+                                               efficiency);
+      const model::RooflinePredictor min_predictor(spec, format, model::KvFormat::kBf16, machine,
+                                                   min_efficiency);
       for (const Cell& c : cells) {
         model::BatchShape step;
         step.num_decode_seqs = c.batch;
@@ -227,18 +204,13 @@ std::string validation_to_json(const ValidationResult& result) {
        {{"profile", result.profile_read_bytes_per_s},
         {"during_validation", result.validation_read_bytes_per_s}}},
       {"threads", result.threads},
-      {"paired", result.paired},
       {"profile", result.profile}};
   return doc.dump(2) + "\n";
 }
 
 void print_validation(const ValidationResult& result, std::ostream& out) {
   out << "Reference decoder steps on this machine (" << result.threads
-      << " threads) against the calibrated predictor ("
-      << (result.paired ? "rates fitted to kernel sweeps timed in the same rounds as the steps; "
-                          "machine from "
-                        : "")
-      << result.profile << ").\n"
+      << " threads) against the calibrated predictor (" << result.profile << ").\n"
       << "median: median step over the runs, rates fitted to the kernels' median times;\n"
       << "min: fastest step, rates fitted to the kernels' fastest times (uncontended).\n\n";
   out << std::left << std::setw(16) << "model" << std::setw(7) << "format" << std::right

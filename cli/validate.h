@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/calibrate.h"
 #include "model/calibration.h"
 #include "model/formats.h"
 
@@ -25,13 +24,6 @@ struct ValidationOptions {
   std::vector<int64_t> contexts = {128, 1024, 4096};  ///< KV tokens before the step
   int runs = 5;            ///< timed steps per point (median and fastest kept), after one warm-up
   uint64_t seed = 1;       ///< weights and KV values (timing does not depend on them)
-  /// Per model and format, each round also times that format's quick matmul sweep and the
-  /// bf16 attention sweep (kernels::run_calibration) just before the steps, and the rates are
-  /// fitted to those samples (median of the rounds' medians; least minimum) instead of the
-  /// profile's; the profile then supplies only the machine. On a shared host this removes
-  /// the drift between a calibration and a validation minutes apart.
-  bool paired = false;
-  kernels::SweepSize paired_sweep = kernels::SweepSize::kQuick;  ///< kTest in tests
   std::function<void(const std::string&)> progress;  ///< one line per point; may be empty
 };
 
@@ -63,8 +55,6 @@ struct ValidationResult {
   double min_median_abs_error = 0;  ///< the same over min_error() (uncontended comparison)
   double min_p95_abs_error = 0;
   int threads = 0;              ///< threads of the decoder (the profile's fitted count)
-  bool paired = false;          ///< ValidationOptions::paired
-  double paired_calibration_s = 0;  ///< wall time of the paired kernel sweeps
   std::string profile;          ///< where the rates came from
   double profile_read_bytes_per_s = 0;  ///< the profile's read bandwidth at `threads`
   /// Median of the read-bandwidth probes taken between the runs (one per round per model and

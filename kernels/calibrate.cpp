@@ -185,34 +185,18 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
   SweepSize size = options.size;
   if (size == SweepSize::kFull && options.quick) size = SweepSize::kQuick;
   const Sweep sweep = make_sweep(size, max_threads);
-  const auto check_names = [](const std::vector<std::string>& names,
-                              const std::vector<std::string>& known, const char* what) {
-    for (const std::string& n : names) {
-      if (std::find(known.begin(), known.end(), n) == known.end()) {
-        throw std::invalid_argument(std::string("run_calibration: unknown ") + what + " \"" + n +
-                                    "\"");
-      }
-    }
-  };
-  check_names(options.formats, {"f32", "bf16", "int8", "int4"}, "weight format");
-  check_names(options.kv_types, {"bf16", "f32"}, "KV type");
-  const auto wanted = [](const std::vector<std::string>& names, const std::string& n) {
-    return names.empty() || std::find(names.begin(), names.end(), n) != names.end();
-  };
   run.sweep = sweep.name;
   run.max_threads = max_threads;
   run.rotation_bytes = sweep.rotation_bytes;
 
   // Bandwidth: read and copy for each thread count of the sweep (measure_bandwidth covers
   // 1..N; the quick and test sweeps keep only N).
-  if (options.bandwidth) {
-    say("bandwidth: " + std::to_string(sweep.bandwidth_buffer_bytes / kMiB) + " MiB, " +
-        std::to_string(sweep.bandwidth_repetitions) + " interleaved rounds, threads 1.." +
-        std::to_string(max_threads));
-    measure_bandwidth(run.machine, max_threads, sweep.bandwidth_buffer_bytes,
-                      sweep.bandwidth_repetitions);
-  }
-  if (options.bandwidth && sweep.threads.size() == 1) {
+  say("bandwidth: " + std::to_string(sweep.bandwidth_buffer_bytes / kMiB) + " MiB, " +
+      std::to_string(sweep.bandwidth_repetitions) + " interleaved rounds, threads 1.." +
+      std::to_string(max_threads));
+  measure_bandwidth(run.machine, max_threads, sweep.bandwidth_buffer_bytes,
+                    sweep.bandwidth_repetitions);
+  if (sweep.threads.size() == 1) {
     for (auto* map :
          {&run.machine.read_bandwidth_bytes_per_s, &run.machine.copy_bandwidth_bytes_per_s}) {
       const double keep = map->at(max_threads);
@@ -230,7 +214,6 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
   for (const WeightFormat format :
        {WeightFormat::kF32, WeightFormat::kBf16, WeightFormat::kInt8, WeightFormat::kInt4}) {
     const std::string fname(to_string(format));
-    if (!wanted(options.formats, fname)) continue;
     for (const Shape& shape : sweep.matmul_shapes) {
       std::vector<PackedWeights> copies;
       copies.push_back(PackedWeights::random(format, shape.rows, shape.cols, 1));
@@ -295,7 +278,6 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     for (const KvType type : {KvType::kBf16, KvType::kF32}) {
       const std::string tname(to_string(type));
-      if (!wanted(options.kv_types, tname)) continue;
       const int64_t elem = type == KvType::kF32 ? 4 : 2;
       for (const int64_t context : sweep.contexts) {
         const int64_t elements = kv_heads * context * head_dim;
@@ -359,9 +341,8 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
 
   // Element-wise operators (single-threaded, in cache): their cost is small next to the
   // products; recorded for the report, not fitted.
-  if (options.elementwise) say("rms_norm, swiglu");
+  say("rms_norm, swiglu");
   for (const int64_t rows : {int64_t{1}, int64_t{16}}) {
-    if (!options.elementwise) break;
     constexpr int64_t kDim = 4096;
     std::vector<float> xs(static_cast<std::size_t>(rows * kDim), 0.5f), w(kDim, 1.0f), o(xs.size());
     const Timing t = time_kernel([&] { rms_norm(xs, w, kDim, 1e-5f, o, isa); }, 2,
@@ -380,42 +361,6 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return run;
-}
-
-CalibrationRun merge_calibration_runs(const std::vector<CalibrationRun>& runs) {
-  if (runs.empty()) throw std::invalid_argument("merge_calibration_runs: no runs");
-  CalibrationRun out = runs.front();
-  out.seconds = 0;
-  const auto same_key = [](const KernelSample& a, const KernelSample& b) {
-    return a.op == b.op && a.format == b.format && a.backend == b.backend && a.rows == b.rows &&
-           a.cols == b.cols && a.batch == b.batch && a.threads == b.threads &&
-           a.cache_resident == b.cache_resident;
-  };
-  for (const CalibrationRun& r : runs) {
-    if (r.samples.size() != out.samples.size()) {
-      throw std::invalid_argument("merge_calibration_runs: runs with different sweeps");
-    }
-    out.seconds += r.seconds;
-  }
-  for (std::size_t i = 0; i < out.samples.size(); ++i) {
-    KernelSample& s = out.samples[i];
-    std::vector<double> medians;
-    for (const CalibrationRun& r : runs) {
-      const KernelSample& other = r.samples[i];
-      if (!same_key(s, other)) {
-        throw std::invalid_argument("merge_calibration_runs: sample " + std::to_string(i) +
-                                    " differs between runs (" + other.op + " " +
-                                    other.format + " " + shape_text(other.rows, other.cols) +
-                                    ")");
-      }
-      medians.push_back(other.median_s);
-      s.min_s = std::min(s.min_s, other.min_s);
-    }
-    s.median_s = median(medians);
-    s.bytes_per_s = s.median_s > 0 ? s.bytes / s.median_s : 0;
-    s.flops_per_s = s.median_s > 0 ? s.flops / s.median_s : 0;
-  }
-  return out;
 }
 
 }  // namespace llmcap::kernels

@@ -25,14 +25,6 @@ struct CalibrationOptions {
   SweepSize size = SweepSize::kFull;  ///< kFull is replaced by kQuick when `quick` is set
   /// Called with one line per stage ("bandwidth", "matmul bf16 4096x14336", ...); may be empty.
   std::function<void(const std::string&)> progress;
-  /// Parts of the sweep, all by default. `formats`: the matmul weight formats timed ("f32",
-  /// "bf16", "int8", "int4"; empty: all); `kv_types`: the attention KV types ("bf16", "f32";
-  /// empty: both). A run without bandwidth has empty bandwidth maps. Unknown names throw
-  /// std::invalid_argument.
-  std::vector<std::string> formats;
-  std::vector<std::string> kv_types;
-  bool bandwidth = true;
-  bool elementwise = true;  ///< rms_norm and swiglu
 };
 
 /// One timed kernel shape. matmul: rows x cols weights, `batch` activation rows; attention:
@@ -67,12 +59,5 @@ struct CalibrationRun {
 /// in turn (bandwidth drifts minute to minute on shared machines), and medians of the
 /// repetitions are kept. Throws std::invalid_argument for max_threads < 0.
 CalibrationRun run_calibration(const CalibrationOptions& options);
-
-/// Runs of the same sweep merged into one: per (op, format, shape, batch, threads), the median
-/// of the runs' medians and the least of their minimum times; the machine, bandwidth and sweep
-/// name of the first run; seconds summed. Used where kernel samples are timed in rounds
-/// interleaved with other work (`llmcap validate --paired`). Throws std::invalid_argument for
-/// no runs or runs whose samples differ in their keys.
-CalibrationRun merge_calibration_runs(const std::vector<CalibrationRun>& runs);
 
 }  // namespace llmcap::kernels

@@ -10,8 +10,6 @@
 #include <sstream>
 
 #include "cli/cli.h"
-#include "cli/validate.h"
-#include "model/calibration.h"
 #include "reference_decoder_fixtures.h"
 #include "store/results_store.h"
 #include "run_cli.h"
@@ -78,44 +76,6 @@ TEST(CliValidate, TimesEachGridPointAndWritesTheErrors) {
             fastest.at("median_abs_error").get<double>());
   EXPECT_THAT(out.str(), HasSubstr("min ms"));
   EXPECT_THAT(out.str(), HasSubstr("(median); median "));
-}
-
-TEST(Validation, PairedRoundsFitTheirOwnKernelSamples) {
-  // --paired: each round times the format's sweep (the test sweep here: in-cache shapes) before
-  // the steps, and the predictions come from those samples, not the profile's rates. A profile
-  // whose int8 rates are 1000x too slow shows which: unpaired, the predictions carry them.
-  TempDir dir;
-  const auto model = dir.write("tiny.json", kTinyLlama);
-  model::CalibrationProfile profile = model::read_profile_json(test_profile(dir));
-  for (auto& [format, rates] : profile.fit.matmul) {
-    rates.bytes_per_s /= 1000;
-    rates.by_batch.clear();
-  }
-  ValidationOptions options;
-  options.models = {model};
-  options.formats = {model::WeightFormat::kInt8};
-  options.batches = {1, 3};
-  options.contexts = {16};
-  options.runs = 2;
-  options.paired_sweep = kernels::SweepSize::kTest;
-  const ValidationResult unpaired = run_validation(options, profile, "slow profile");
-  options.paired = true;
-  const ValidationResult paired = run_validation(options, profile, "slow profile");
-  EXPECT_FALSE(unpaired.paired);
-  EXPECT_TRUE(paired.paired);
-  EXPECT_GT(paired.paired_calibration_s, 0);
-  ASSERT_EQ(paired.points.size(), 2u);
-  for (size_t i = 0; i < paired.points.size(); ++i) {
-    // The slow rates dominate the unpaired prediction; the paired one is at least 10x faster.
-    EXPECT_LT(10 * paired.points[i].predicted_s, unpaired.points[i].predicted_s) << i;
-    EXPECT_GT(paired.points[i].predicted_s, 0);
-    EXPECT_GT(paired.points[i].predicted_min_s, 0);
-  }
-  const auto doc = nlohmann::json::parse(validation_to_json(paired));
-  EXPECT_EQ(doc.at("paired"), true);
-  std::ostringstream printed;
-  print_validation(paired, printed);
-  EXPECT_THAT(printed.str(), HasSubstr("timed in the same rounds as the steps"));
 }
 
 TEST(CliValidate, GptNeoxIsRefusedWithTheReason) {
