@@ -264,6 +264,18 @@ void call_i8_tile(int bt, const int8_t* w, int64_t ngroups, const uint8_t* a, in
   }
 }
 
+// acc += u8 x s8 dot products of u8 (16 lanes of 4 bytes) with the 4 s8 bytes at s8x4,
+// broadcast to every lane as vpdpbusd's embedded {1to16} memory operand. GCC 12 does not fold
+// _mm512_set1_epi32 of a loaded word into that operand; it emits a vpbroadcastd per product.
+// int4 4096 x 14336 at batch 16: 2.01-2.10 ms against 2.07-2.24 ms with the intrinsics (four
+// interleaved pairs, 2026-11-30).
+using AliasedWord = int32_t __attribute__((may_alias, aligned(1)));
+inline void dpbusd_bcast(__m512i& acc, __m512i u8, const int8_t* s8x4) {
+  asm("vpdpbusd %2%{1to16%}, %1, %0"
+      : "+v"(acc)
+      : "v"(u8), "m"(*reinterpret_cast<const AliasedWord*>(s8x4)));
+}
+
 // int4 tile kernel over one 16-row tile (matmul.h layout: 576-byte super-blocks of 64 columns,
 // scales first). s8 activations x u8 nibbles q with vpdpbusd; per block of 32 columns the
 // int32 sum starts from corr = -8 * sum(activations) (so it is sum (q - 8) a), is converted to
@@ -306,11 +318,8 @@ struct MkI4Tile {
           __m512i d1 = _mm512_setzero_si512();
 #pragma GCC unroll 4
           for (int q = 0; q < 4; ++q) {
-            int32_t a_lo, a_hi;
-            std::memcpy(&a_lo, ab + 4 * q, 4);
-            std::memcpy(&a_hi, ab + 16 + 4 * q, 4);
-            d0 = _mm512_dpbusd_epi32(d0, lo[q], _mm512_set1_epi32(a_lo));
-            d1 = _mm512_dpbusd_epi32(d1, hi[q], _mm512_set1_epi32(a_hi));
+            dpbusd_bcast(d0, lo[q], ab + 4 * q);
+            dpbusd_bcast(d1, hi[q], ab + 16 + 4 * q);
           }
           const __m512i d = _mm512_add_epi32(d0, _mm512_srai_epi32(d1, 4));
           acc[b] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), scale, acc[b]);
