@@ -290,11 +290,8 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
             (cached ? " (in cache)" : " x " + std::to_string(n) + " copies"));
         // Storage as 32-bit words either way; bf16 uses half of it.
         // Allocated as the decoder allocates its KV cache (detail::allocate_large: huge pages).
-        struct Free {
-          void operator()(uint32_t* p) const { std::free(p); }
-        };
         const std::size_t words = static_cast<std::size_t>((elements * elem + 3) / 4);
-        std::vector<std::unique_ptr<uint32_t[], Free>> k, v;
+        std::vector<std::unique_ptr<uint32_t[], detail::FreeDeleter>> k, v;
         for (int i = 0; i < n; ++i) {
           for (auto* list : {&k, &v}) {
             list->emplace_back(static_cast<uint32_t*>(

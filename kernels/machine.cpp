@@ -57,57 +57,24 @@ double median(std::vector<double> v) {
   return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-struct FreeDeleter {
-  void operator()(void* p) const noexcept { std::free(p); }
-};
-using Buffer = std::unique_ptr<float, FreeDeleter>;
+using Buffer = std::unique_ptr<float, detail::FreeDeleter>;
 
 Buffer allocate(int64_t bytes) {
   return Buffer(static_cast<float*>(detail::allocate_large(bytes)));
 }
 
-// Sums n floats (n a multiple of 128) with eight independent accumulators, so that the adds
-// keep up with memory; the result is used by the caller (a real read, not optimised away).
-// Every cache line is also prefetched kReadPrefetch bytes ahead: on the 2-vCPU EPYC VM this
-// was measured on, hardware prefetching alone reached ~25 GB/s where software prefetching
-// reached ~32 GB/s (median of 15, side by side), and the kernels prefetch too, so without it
-// the "read bandwidth" understated what the machine delivers.
+// Sums n floats (n a multiple of 128) as kStreams interleaved streams over equal parts of
+// [p, p + n) (a tail shorter than kStreams x 64 floats is read as one stream), four independent
+// accumulators so that the adds keep up with memory; the result is used by the caller (a real
+// read, not optimised away). With kPrefetch every cache line is also prefetched kReadPrefetch
+// bytes ahead. Which loop is fastest changes with the host's state: on the 2-vCPU EPYC VM an
+// earlier session saw prefetching raise one stream from 25 to 32 GB/s, and on a quiet minute
+// of 2026-11-30 4 streams per thread read 72 GB/s where one stream read 57 (no prefetch) or
+// 51 (prefetch). So the read bandwidth is the fastest of several loops (fastest_parallel_read_s).
 constexpr int kReadPrefetch = 2048;
 
+template <int kStreams, bool kPrefetch>
 __attribute__((target("avx512f"))) float sum_avx512(const float* p, int64_t n) {
-  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-  for (int64_t i = 0; i < n; i += 128) {
-    for (int line = 0; line < 8; ++line) {
-      _mm_prefetch(reinterpret_cast<const char*>(p + i + 16 * line) + kReadPrefetch, _MM_HINT_T0);
-    }
-    a0 = _mm512_add_ps(a0, _mm512_load_ps(p + i));
-    a1 = _mm512_add_ps(a1, _mm512_load_ps(p + i + 16));
-    a2 = _mm512_add_ps(a2, _mm512_load_ps(p + i + 32));
-    a3 = _mm512_add_ps(a3, _mm512_load_ps(p + i + 48));
-    a4 = _mm512_add_ps(a4, _mm512_load_ps(p + i + 64));
-    a5 = _mm512_add_ps(a5, _mm512_load_ps(p + i + 80));
-    a6 = _mm512_add_ps(a6, _mm512_load_ps(p + i + 96));
-    a7 = _mm512_add_ps(a7, _mm512_load_ps(p + i + 112));
-  }
-  const __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
-                                 _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, s);
-  float out = 0;
-  for (const float f : lanes) out += f;
-  return out;
-}
-
-// The same read as kStreams interleaved streams over equal parts of [p, p + n) (a tail shorter
-// than kStreams x 64 floats is read as one), with or without the software prefetch. On the
-// 2-vCPU EPYC VM, 4 streams per thread read 72 GB/s where one stream read 57 (no prefetch) or
-// 51 (prefetch) on a quiet minute of 2026-11-30, and an earlier session saw prefetching raise
-// one stream from 25 to 32 GB/s: which loop is fastest changes with the host's state, so the
-// read bandwidth is the fastest of these loops (fastest_parallel_read_s).
-constexpr int kStreams = 4;
-
-template <bool kPrefetch>
-__attribute__((target("avx512f"))) float sum_avx512_streams(const float* p, int64_t n) {
   __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
   const int64_t per = n / (kStreams * 64) * 64;  // floats per stream, whole 256-byte steps
   for (int64_t i = 0; i < per; i += 64) {
@@ -172,7 +139,7 @@ using SumFn = float (*)(const float*, int64_t);
 /// The read loops of the best ISA this CPU runs (n a multiple of 128 floats).
 std::vector<SumFn> best_sums() {
   if (isa_supported(Isa::kAvx512)) {
-    return {sum_avx512, sum_avx512_streams<false>, sum_avx512_streams<true>};
+    return {sum_avx512<1, true>, sum_avx512<4, false>, sum_avx512<4, true>};
   }
   if (isa_supported(Isa::kAvx2)) return {sum_avx2};
   return {sum_scalar};
@@ -295,7 +262,7 @@ ReadProbe::ReadProbe(int64_t buffer_bytes) {
   blocks_ = buffer_bytes / kBlock;
   Buffer b = allocate(blocks_ * kBlock);
   std::fill(b.get(), b.get() + blocks_ * kBlock / 4, 1.0f);
-  buffer_ = std::shared_ptr<float>(b.release(), FreeDeleter{});
+  buffer_ = std::shared_ptr<float>(b.release(), detail::FreeDeleter{});
 }
 
 double ReadProbe::read_bytes_per_s(ThreadPool& pool) const {

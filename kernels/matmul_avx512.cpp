@@ -556,6 +556,22 @@ struct DequantF32 {
   }
 };
 
+// The int8 weight rows [r0, r0 + 16)'s scales and 128 x their sums (masked to the matrix).
+inline __m512 i8_row_scales(const Ctx& c, int64_t r0, __mmask16 rmask) {
+  return _mm512_maskz_loadu_ps(rmask, c.w->row_scales().data() + r0);
+}
+inline __m512i i8_row_sums128(const Ctx& c, int64_t r0, __mmask16 rmask) {
+  return _mm512_slli_epi32(_mm512_maskz_loadu_epi32(rmask, c.w->row_sums().data() + r0), 7);
+}
+
+// y[b][r0 .. r0 + 16) = scale_w * scale_x * (sum (xq + 128) w - 128 sum w), from the f32 sums.
+inline void store_i8_row(const Ctx& c, int64_t r0, __mmask16 rmask, __m512 ws, __m512i wsum128,
+                         int64_t b, __m512 sums) {
+  const __m512 d = _mm512_sub_ps(sums, _mm512_cvtepi32_ps(wsum128));
+  _mm512_mask_storeu_ps(c.y + b * c.rows + r0, rmask,
+                        _mm512_mul_ps(_mm512_mul_ps(d, ws), _mm512_set1_ps(c.sx[b])));
+}
+
 // One 16-row tile of an int8 matrix for the whole batch: activation rows in slices of up to
 // 16, each slice over column chunks of c.kc (all columns unless they could overflow int32),
 // the weight tile streamed from memory by the first slice and re-read from L2 by the others.
@@ -567,9 +583,8 @@ struct I8Tiles {
     const int64_t r0 = t * 16;
     const int nr = static_cast<int>(std::min<int64_t>(16, c.rows - r0));
     const __mmask16 rmask = tail16(nr);
-    const __m512 ws = _mm512_maskz_loadu_ps(rmask, c.w->row_scales().data() + r0);
-    const __m512i wsum128 = _mm512_slli_epi32(
-        _mm512_maskz_loadu_epi32(rmask, c.w->row_sums().data() + r0), 7);  // 128 * row sums
+    const __m512 ws = i8_row_scales(c, r0, rmask);
+    const __m512i wsum128 = i8_row_sums128(c, r0, rmask);
     const uint8_t* act = static_cast<const uint8_t*>(c.act);
     const int64_t kg = c.kc / 4;  // groups per chunk
     for (int64_t b0 = 0; b0 < c.batch; b0 += kSlice) {
@@ -584,10 +599,7 @@ struct I8Tiles {
         for (int b = 0; b < bt; ++b) yf[b] = _mm512_add_ps(yf[b], _mm512_cvtepi32_ps(acc[b]));
       }
       for (int b = 0; b < bt; ++b) {
-        // y = scale_w * scale_x * (sum (xq + 128) w - 128 sum w)
-        const __m512 d = _mm512_sub_ps(yf[b], _mm512_cvtepi32_ps(wsum128));
-        const __m512 y = _mm512_mul_ps(_mm512_mul_ps(d, ws), _mm512_set1_ps(c.sx[b0 + b]));
-        _mm512_mask_storeu_ps(c.y + (b0 + b) * c.rows + r0, rmask, y);
+        store_i8_row(c, r0, rmask, ws, wsum128, b0 + b, yf[b]);
       }
     }
   }
@@ -643,12 +655,8 @@ struct RowTiles {
     for (int i = 0; i < nt; ++i) {
       const int64_t r0 = (t0 + i) * 16;
       const __mmask16 rmask = tail16(c.rows - r0);
-      const __m512 ws = _mm512_maskz_loadu_ps(rmask, c.w->row_scales().data() + r0);
-      const __m512i wsum128 = _mm512_slli_epi32(
-          _mm512_maskz_loadu_epi32(rmask, c.w->row_sums().data() + r0), 7);
-      const __m512 d = _mm512_sub_ps(yf[i], _mm512_cvtepi32_ps(wsum128));
-      _mm512_mask_storeu_ps(c.y + r0, rmask,
-                            _mm512_mul_ps(_mm512_mul_ps(d, ws), _mm512_set1_ps(c.sx[0])));
+      store_i8_row(c, r0, rmask, i8_row_scales(c, r0, rmask), i8_row_sums128(c, r0, rmask), 0,
+                   yf[i]);
     }
   }
   static void i4(const Ctx& c, int64_t t0, int64_t nt) {

@@ -23,6 +23,8 @@ void* allocate_large(int64_t bytes) {
   return p;
 }
 
+void FreeDeleter::operator()(void* p) const noexcept { std::free(p); }
+
 ScratchBuffer::~ScratchBuffer() { std::free(p_); }
 
 void* ScratchBuffer::get(int64_t bytes) {

@@ -15,6 +15,11 @@ namespace llmcap::kernels::detail {
 /// Throws std::bad_alloc.
 void* allocate_large(int64_t bytes);
 
+/// Deleter for allocate_large's blocks (std::free).
+struct FreeDeleter {
+  void operator()(void* p) const noexcept;
+};
+
 class ScratchBuffer {
  public:
   ScratchBuffer() = default;
