@@ -39,6 +39,7 @@
 
 #include <Eigen/Core>
 
+#include "kernels/bf16.h"
 #include "kernels/cpu_features.h"
 #include "kernels/machine.h"
 #include "kernels/scratch.h"
@@ -131,11 +132,7 @@ struct Shape {
   const char* note;
 };
 
-uint16_t to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
+uint16_t to_bf16(float f) { return llmcap::kernels::detail::f32_to_bf16(f); }
 
 #ifdef LLMCAP_HAVE_DNNL
 // A oneDNN matmul y[B, N] = x[B, K] * W^T with W given as N x K row-major (tag ba of K x N).

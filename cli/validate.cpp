@@ -241,7 +241,9 @@ void print_validation(const ValidationResult& result, std::ostream& out) {
   const auto& names = result.points.front().section_names;
   for (size_t i = 0; i < names.size(); ++i) {
     std::vector<double> share, error;
+    bool predicted = false;  // rope_kv_append has no operator in the predictor's graph
     for (const auto& p : result.points) {
+      predicted = predicted || p.section_predicted_s[i] > 0;
       share.push_back(p.section_measured_s[i] / p.measured_s);
       if (p.section_measured_s[i] > 0) {
         error.push_back(p.section_predicted_s[i] / p.section_measured_s[i] - 1.0);
@@ -250,9 +252,14 @@ void print_validation(const ValidationResult& result, std::ostream& out) {
     std::sort(share.begin(), share.end());
     std::sort(error.begin(), error.end());
     char line[160];
-    std::snprintf(line, sizeof line, "  %-20s %5.1f%% of the step   error %+6.1f%%\n",
-                  names[i].c_str(), 100 * share[share.size() / 2],
-                  error.empty() ? 0.0 : 100 * error[error.size() / 2]);
+    if (predicted) {
+      std::snprintf(line, sizeof line, "  %-20s %5.1f%% of the step   error %+6.1f%%\n",
+                    names[i].c_str(), 100 * share[share.size() / 2],
+                    error.empty() ? 0.0 : 100 * error[error.size() / 2]);
+    } else {
+      std::snprintf(line, sizeof line, "  %-20s %5.1f%% of the step   (not in the predictor)\n",
+                    names[i].c_str(), 100 * share[share.size() / 2]);
+    }
     out << line;
   }
 }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "kernels/attention_internal.h"
+#include "kernels/bf16.h"
 #include "kernels/simd_avx512.h"
 
 namespace llmcap::kernels::detail {
@@ -257,12 +258,6 @@ void qk(int nh, const Shape& s, const void* k, int64_t t0, int nb, const float* 
   }
 }
 
-inline uint16_t f32_to_bf16_rne(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  bits += 0x7FFFu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>(bits >> 16);
-}
 
 template <bool kBf16, bool kDot>
 void attend(const AttentionPiece& pc) {
@@ -283,7 +278,7 @@ void attend(const AttentionPiece& pc) {
     if (static_cast<int64_t>(qb_buf.size()) < group * row) qb_buf.resize(group * row);
     for (int64_t g = 0; g < group; ++g) {
       for (int64_t i = 0; i < row; ++i) {
-        qb_buf[g * row + i] = i < d ? f32_to_bf16_rne(pc.q[g * d + i]) : 0;
+        qb_buf[g * row + i] = i < d ? f32_to_bf16(pc.q[g * d + i]) : 0;
       }
     }
     qb = qb_buf.data();
@@ -589,7 +584,7 @@ void attend_bf16(const AttentionPiece& pc) {
     if (static_cast<int64_t>(qb_buf.size()) < group * row) qb_buf.resize(group * row);
     for (int64_t g = 0; g < group; ++g)
       for (int64_t i = 0; i < row; ++i)
-        qb_buf[g * row + i] = i < d ? f32_to_bf16_rne(pc.q[g * d + i]) : 0;
+        qb_buf[g * row + i] = i < d ? f32_to_bf16(pc.q[g * d + i]) : 0;
     qb = qb_buf.data();
   }
 

@@ -1,4 +1,5 @@
 #include "kernels/decoder.h"
+#include "kernels/bf16.h"
 #include "kernels/scratch.h"
 
 #include <algorithm>
@@ -42,13 +43,7 @@ std::vector<float> random_vector(int64_t n, uint64_t seed, float lo, float hi) {
   return v;
 }
 
-uint16_t f32_to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN
-  u += 0x7FFFu + ((u >> 16) & 1u);  // round to nearest even
-  return static_cast<uint16_t>(u >> 16);
-}
+using detail::f32_to_bf16;
 
 /// PackedWeights::bytes_for in double (absurd shapes must not overflow before they are
 /// refused): int8 and int4 pad rows to 16-row tiles (matmul.h).
@@ -459,7 +454,7 @@ void ReferenceDecoder::forward(std::span<const Row> rows, std::span<const int64_
                          logits = bs(logits_, num_logits, s.vocab);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   // Section timing: mark(i) charges the time since the previous mark to section i.
-  enum Section { kInputNorm, kQkv, kAttention, kOut, kPostNorm, kMlp, kLmHead };
+  enum Section { kInputNorm, kQkv, kRopeKv, kAttention, kOut, kPostNorm, kMlp, kLmHead };
   auto last = std::chrono::steady_clock::now();
   const auto mark = [&](Section i) {
     if (sections == nullptr) return;
@@ -499,6 +494,7 @@ void ReferenceDecoder::forward(std::span<const Row> rows, std::span<const int64_
     });
     mark(kInputNorm);
     matmul(w.qkv, h, batch, qkv, pool, isa);
+    mark(kQkv);
     for_rows(pool, batch, [&](int64_t b) {
       float* row = qkv.data() + b * R;
       if (s.qkv_bias) {
@@ -522,16 +518,13 @@ void ReferenceDecoder::forward(std::span<const Row> rows, std::span<const int64_
           std::memcpy(reinterpret_cast<float*>(kc) + dst, ks, static_cast<size_t>(hd) * 4);
           std::memcpy(reinterpret_cast<float*>(vc) + dst, vs, static_cast<size_t>(hd) * 4);
         } else {
-          uint16_t* kd = reinterpret_cast<uint16_t*>(kc) + dst;
-          uint16_t* vd = reinterpret_cast<uint16_t*>(vc) + dst;
-          for (int64_t d = 0; d < hd; ++d) {
-            kd[d] = f32_to_bf16(ks[d]);
-            vd[d] = f32_to_bf16(vs[d]);
-          }
+          const auto n = static_cast<size_t>(hd);
+          convert_to_bf16({ks, n}, {reinterpret_cast<uint16_t*>(kc) + dst, n}, isa);
+          convert_to_bf16({vs, n}, {reinterpret_cast<uint16_t*>(vc) + dst, n}, isa);
         }
       }
     });
-    mark(kQkv);
+    mark(kRopeKv);
     const auto attend = [&](int64_t b) {
       const std::span<float> q(qkv.data() + b * R, static_cast<size_t>(QD));
       decode_attention(q, s.num_heads, attention_view(l, rows[static_cast<size_t>(b)]), scale,

@@ -47,16 +47,18 @@ struct OpAccount {
 /// operators of the step-time predictor's layer graph (model/op_graph.h) so the two can be
 /// compared operator by operator:
 ///  - input_norm: the RMSNorm before attention;
-///  - qkv_proj: the QKV product (+ bias), RoPE and the KV-cache append;
+///  - qkv_proj: the QKV product;
+///  - rope_kv_append: the QKV bias (if any), RoPE of q and k and the KV-cache append;
 ///  - attention: decode attention of every sequence;
 ///  - out_proj: the output projection;
 ///  - post_attention_norm: the residual add and the RMSNorm before the MLP;
 ///  - mlp: gate/up product, SwiGLU, down product and the residual add;
 ///  - lm_head: embedding lookup, final RMSNorm, LM-head product and argmax (once per step).
 struct StepSections {
-  static constexpr int kCount = 7;
+  static constexpr int kCount = 8;
   static constexpr const char* kNames[kCount] = {
-      "input_norm", "qkv_proj", "attention", "out_proj", "post_attention_norm", "mlp", "lm_head"};
+      "input_norm", "qkv_proj", "rope_kv_append",      "attention",
+      "out_proj",   "post_attention_norm", "mlp", "lm_head"};
   double seconds[kCount] = {};
 };
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/bf16.h"
 #include "kernels/elementwise_internal.h"
 
 namespace llmcap::kernels {
@@ -43,9 +44,14 @@ void swiglu_scalar(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+void to_bf16_scalar(const float* x, uint16_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = f32_to_bf16(x[i]);
+}
+
 }  // namespace
 
-const ElementwiseKernels kElementwiseScalar = {rms_norm_scalar, rope_scalar, swiglu_scalar};
+const ElementwiseKernels kElementwiseScalar = {rms_norm_scalar, rope_scalar, swiglu_scalar,
+                                               to_bf16_scalar};
 
 }  // namespace detail
 
@@ -149,6 +155,16 @@ void swiglu(std::span<const float> gate, std::span<const float> up, std::span<fl
   }
   const auto& k = kernels_for(isa, op);
   k.swiglu(gate.data(), up.data(), out.data(), static_cast<int64_t>(gate.size()));
+}
+
+void convert_to_bf16(std::span<const float> x, std::span<uint16_t> out, Isa isa) {
+  const char* op = "convert_to_bf16";
+  if (out.size() != x.size()) {
+    fail(op, "out.size() (" + std::to_string(out.size()) + ") != x.size() (" +
+                 std::to_string(x.size()) + ")");
+  }
+  const auto& k = kernels_for(isa, op);
+  k.to_bf16(x.data(), out.data(), static_cast<int64_t>(x.size()));
 }
 
 }  // namespace llmcap::kernels

@@ -1,4 +1,5 @@
-// The small per-token operators of a Llama layer: RMSNorm, RoPE, SwiGLU.
+// The small per-token operators of a Llama layer: RMSNorm, RoPE, SwiGLU, and the f32 -> bf16
+// conversion of a KV-cache append.
 #pragma once
 
 #include <cstdint>
@@ -34,5 +35,12 @@ void rope(std::span<float> x, int64_t num_heads, int64_t head_dim, int64_t rotar
 /// Throws std::invalid_argument for mismatched sizes or an unsupported isa.
 void swiglu(std::span<const float> gate, std::span<const float> up, std::span<float> out,
             Isa isa = best_isa());
+
+/// out[i] = x[i] rounded to bf16 (the top 16 bits of an f32), to nearest with ties to even; a
+/// NaN stays a NaN (quiet bit set), infinities, zeros and subnormals convert like any value (no
+/// flush to zero). Every ISA path gives the same bits as the scalar one. Used to append K and V
+/// to a bf16 KV cache. Throws std::invalid_argument for out.size() != x.size() or an unsupported
+/// isa.
+void convert_to_bf16(std::span<const float> x, std::span<uint16_t> out, Isa isa = best_isa());
 
 }  // namespace llmcap::kernels

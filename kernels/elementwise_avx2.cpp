@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "kernels/bf16.h"
 #include "kernels/elementwise_internal.h"
 #include "kernels/simd_avx2.h"
 
@@ -73,8 +74,28 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
   for (; i < n; ++i) out[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+// f32 -> bf16 with integer arithmetic, as the AVX-512 path (and f32_to_bf16) does.
+void to_bf16(const float* x, uint16_t* out, int64_t n) {
+  const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000),
+                one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff),
+                quiet = _mm256_set1_epi32(0x40);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i u = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    const __m256i hi = _mm256_srli_epi32(u, 16);
+    const __m256i rounded = _mm256_srli_epi32(
+        _mm256_add_epi32(u, _mm256_add_epi32(bias, _mm256_and_si256(hi, one))), 16);
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_mask), inf);
+    const __m256i r = _mm256_blendv_epi8(rounded, _mm256_or_si256(hi, quiet), nan);
+    // Pack the 8 words (each < 2^16) into the low 128 bits: packus works per 128-bit lane.
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0b1000);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_castsi256_si128(packed));
+  }
+  for (; i < n; ++i) out[i] = f32_to_bf16(x[i]);
+}
+
 }  // namespace
 
-const ElementwiseKernels kElementwiseAvx2 = {rms_norm, rope, swiglu};
+const ElementwiseKernels kElementwiseAvx2 = {rms_norm, rope, swiglu, to_bf16};
 
 }  // namespace llmcap::kernels::detail

@@ -16,6 +16,8 @@ struct ElementwiseKernels {
                const float* sin);
   /// out[i] = gate[i] / (1 + exp(-gate[i])) * up[i]; out may equal gate or up.
   void (*swiglu)(const float* gate, const float* up, float* out, int64_t n);
+  /// out[i] = f32_to_bf16(x[i]) (kernels/bf16.h), bit for bit.
+  void (*to_bf16)(const float* x, uint16_t* out, int64_t n);
 };
 
 extern const ElementwiseKernels kElementwiseScalar;

@@ -1,5 +1,6 @@
 // Weight formats, packing, the scalar reference product and the dispatch to the ISA paths.
 #include "kernels/matmul.h"
+#include "kernels/bf16.h"
 #include "kernels/scratch.h"
 
 #include <algorithm>
@@ -16,14 +17,8 @@ namespace llmcap::kernels {
 
 namespace {
 
-uint16_t f32_to_bf16(float f) {
-  const uint32_t u = std::bit_cast<uint32_t>(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // NaN
-  const uint32_t rounded = u + 0x7fffu + ((u >> 16) & 1u);  // round to nearest, ties to even
-  return static_cast<uint16_t>(rounded >> 16);
-}
-
-float bf16_to_f32(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
+using detail::bf16_to_f32;
+using detail::f32_to_bf16;
 
 int64_t storage_bytes_for(WeightFormat format, int64_t rows, int64_t cols) {
   switch (format) {

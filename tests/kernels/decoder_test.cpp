@@ -323,7 +323,7 @@ TEST(ReferenceDecoder, SectionTimesCoverTheStepAndDoNotChangeItsResults) {
   // The sections tile the step: their sum is at most its wall time (the difference is the
   // argument checks before the first mark and the context update after the last).
   EXPECT_LE(sum_s, wall_s);
-  EXPECT_STREQ(StepSections::kNames[2], "attention");
+  EXPECT_STREQ(StepSections::kNames[3], "attention");
 }
 
 TEST(ReferenceDecoder, BatchGivesTheSameResultsAsOneSequenceAtATime) {

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <functional>
 #include <random>
 #include <stdexcept>
@@ -197,6 +199,63 @@ void expect_invalid(const std::function<void()>& f, const std::string& message) 
   }
 }
 
+/// f32 -> bf16 by the definition: the nearest bf16 in double arithmetic, ties to the even
+/// mantissa; written independently of kernels/bf16.h.
+uint16_t nearest_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (std::isnan(f)) return static_cast<uint16_t>((u >> 16) | 0x40);
+  const uint32_t down = u & 0xFFFF0000u;
+  const uint32_t up = down + 0x10000u;  // next bf16 away from zero (carries into the exponent)
+  float fd, fu;
+  std::memcpy(&fd, &down, 4);
+  std::memcpy(&fu, &up, 4);
+  // Past the largest bf16 the next value up is 2^128 (unbounded exponent), as IEEE 754 rounds.
+  const double next_up = std::isinf(fu) ? std::copysign(std::ldexp(1.0, 128), f) : double(fu);
+  const double dd = std::abs(double(f) - double(fd)), du = std::abs(next_up - double(f));
+  if (dd < du) return static_cast<uint16_t>(down >> 16);
+  if (du < dd) return static_cast<uint16_t>(up >> 16);
+  return static_cast<uint16_t>(((down >> 16) & 1u) == 0 ? down >> 16 : up >> 16);
+}
+
+TEST(ConvertToBf16, EveryIsaRoundsToNearestEvenBitForBitOnOddLengths) {
+  std::vector<float> special = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY,
+                                std::numeric_limits<float>::max(),   // rounds up to infinity
+                                std::numeric_limits<float>::denorm_min(),
+                                -std::numeric_limits<float>::denorm_min(),
+                                std::numeric_limits<float>::min(),   // smallest normal
+                                3.0e-39f,                            // subnormal: not flushed
+                                std::nanf(""), -std::nanf("")};
+  for (const uint32_t bits : {0x3F808000u,    // tie, even below: rounds down
+                              0x3F818000u,    // tie, odd below: rounds up
+                              0x3F808001u,    // just above the tie
+                              0x3F807FFFu,    // just below the tie
+                              0x7F7FFFFFu,    // largest finite
+                              0x7FA00000u}) { // signalling NaN: made quiet
+    float f;
+    std::memcpy(&f, &bits, 4);
+    special.push_back(f);
+  }
+  std::vector<float> values = random_vector(1000, 77, -1e3f, 1e3f);
+  values.insert(values.begin() + 5, special.begin(), special.end());
+  for (Isa isa : supported_isas()) {
+    for (const int64_t n : {int64_t{1}, int64_t{7}, int64_t{15}, int64_t{17}, int64_t{33},
+                            static_cast<int64_t>(values.size()) - 1}) {
+      SCOPED_TRACE(name(isa) + " n " + std::to_string(n));
+      // From the second element on, so neither span is aligned.
+      const std::span<const float> x(values.data() + 1, static_cast<size_t>(n));
+      std::vector<uint16_t> out_buffer(static_cast<size_t>(n) + 2, 0xABCD);
+      const std::span<uint16_t> out(out_buffer.data() + 1, static_cast<size_t>(n));
+      convert_to_bf16(x, out, isa);
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(out[i], nearest_bf16(x[i])) << "element " << i << " = " << x[i];
+      }
+      EXPECT_EQ(out_buffer.front(), 0xABCD) << "wrote before the output";
+      EXPECT_EQ(out_buffer.back(), 0xABCD) << "wrote past the output";
+    }
+  }
+}
+
 TEST(Elementwise, InvalidArguments) {
   std::vector<float> x(12), w(4), out(12);
   expect_invalid([&] { rms_norm(x, w, 0, 1e-5f, out); }, "rms_norm: dim must be >= 1, got 0");
@@ -225,8 +284,14 @@ TEST(Elementwise, InvalidArguments) {
   expect_invalid([&] { swiglu(x, x, std::span<float>(out).first(1)); },
                  "swiglu: gate.size() (12), up.size() (12) and out.size() (1) must be equal");
 
+  std::vector<uint16_t> bf(11);
+  expect_invalid([&] { convert_to_bf16(x, bf); },
+                 "convert_to_bf16: out.size() (11) != x.size() (12)");
+
   for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
     if (isa_supported(isa)) continue;
+    expect_invalid([&] { convert_to_bf16(x, std::span<uint16_t>(bf).first(0), isa); },
+                   "convert_to_bf16: out.size() (0) != x.size() (12)");
     expect_invalid([&] { swiglu(x, x, out, isa); },
                    "swiglu: isa " + name(isa) + " is not supported by this CPU");
     expect_invalid([&] { rms_norm(x, w, 4, 1e-5f, out, isa); },
