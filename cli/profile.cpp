@@ -47,7 +47,7 @@ model::CalibrationProfile to_profile(const kernels::CalibrationRun& run, const s
   }
   // The test sweep has only cache-resident shapes: fit those (the plumbing is what it checks).
   p.fit = model::fit_calibration(p.kernels, run.max_threads, 0, run.rotation_bytes == 0,
-                                 statistic);
+                                 statistic, p.machine.read_bandwidth_bytes_per_s);
   return p;
 }
 

@@ -27,15 +27,16 @@ double quantile(std::vector<double> v, double q) {
   return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
 }
 
-/// Non-negative weighted least squares of t ~= X c, rows weighted by 1 / t (relative error),
-/// over every non-empty subset of the columns (exact NNLS for a handful of unknowns): the
-/// subset with all coefficients >= 0 and the least residual wins; dropped columns get 0.
-Eigen::VectorXd nnls_relative(const Eigen::MatrixXd& x, const Eigen::VectorXd& t) {
+/// Non-negative weighted least squares of t ~= offset + X c, rows weighted by 1 / t (relative
+/// error), over every non-empty subset of the columns (exact NNLS for a handful of unknowns):
+/// the subset with all coefficients >= 0 and the least residual wins; dropped columns get 0.
+Eigen::VectorXd nnls_relative(const Eigen::MatrixXd& x, const Eigen::VectorXd& t,
+                              const Eigen::VectorXd& offset) {
   const Eigen::Index n = x.rows();
   const Eigen::Index k = x.cols();
   Eigen::MatrixXd a(n, k);
   for (Eigen::Index i = 0; i < n; ++i) a.row(i) = x.row(i) / t(i);
-  const Eigen::VectorXd b = Eigen::VectorXd::Ones(n);
+  const Eigen::VectorXd b = Eigen::VectorXd::Ones(n) - offset.cwiseQuotient(t);
   // Column scaling: bytes (~1e8) and flops (~1e9) next to a constant column.
   Eigen::VectorXd scale(k);
   for (Eigen::Index j = 0; j < k; ++j) {
@@ -73,10 +74,12 @@ double rate_of(double seconds_per_unit) {
   return seconds_per_unit > 0 ? 1.0 / seconds_per_unit : 0;
 }
 
-/// Fits samples of one kind; `with_flops` adds the flops column. Appends the relative errors
-/// of the fitted samples to `all_errors`.
+/// Fits samples of one kind; `with_flops` adds the flops column. The cost per byte is at least
+/// `min_s_per_byte` (0: unbounded). Appends the relative errors of the fitted samples to
+/// `all_errors`.
 RateFit fit_one(const std::vector<const KernelSample*>& samples, bool with_flops,
-                FitStatistic statistic, std::vector<double>& all_errors) {
+                FitStatistic statistic, std::vector<double>& all_errors,
+                double min_s_per_byte = 0) {
   const auto n = static_cast<Eigen::Index>(samples.size());
   const Eigen::Index k = with_flops ? 3 : 2;
   Eigen::MatrixXd x(n, k);
@@ -88,7 +91,9 @@ RateFit fit_one(const std::vector<const KernelSample*>& samples, bool with_flops
     if (with_flops) x(i, 2) = s.flops;
     t(i) = statistic == FitStatistic::kMin ? s.min_s : s.median_s;
   }
-  const Eigen::VectorXd c = nnls_relative(x, t);
+  // Bounded below: fit t - bytes x bound with a non-negative rest, then add the bound back.
+  Eigen::VectorXd c = nnls_relative(x, t, x.col(1) * min_s_per_byte);
+  c(1) += min_s_per_byte;
   RateFit fit;
   fit.overhead_s = c(0);
   fit.bytes_per_s = rate_of(c(1));
@@ -113,7 +118,8 @@ const char* to_string(FitStatistic statistic) {
 
 CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int threads,
                                double min_bytes, bool include_cache_resident,
-                               FitStatistic statistic) {
+                               FitStatistic statistic,
+                               const std::map<int, double>& read_bandwidth_bytes_per_s) {
   CalibrationFit fit;
   fit.statistic = statistic;
   fit.cache_resident_fitted = include_cache_resident;
@@ -166,8 +172,17 @@ CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int thr
     }
     fit.matmul[format] = f;
   }
+  // Decode attention streams the KV cache: its cost per byte is at least the machine's read
+  // time per byte at this thread count. (The samples' bytes and FLOPs are nearly collinear, so
+  // an unbounded fit can move the whole cost onto FLOPs and read the KV "for free".)
+  const auto bw = read_bandwidth_bytes_per_s.find(threads);
+  const double min_s_per_byte =
+      bw != read_bandwidth_bytes_per_s.end() && bw->second > 0 ? 1.0 / bw->second : 0.0;
   for (const auto& [format, list] : attention) {
-    if (list.size() >= 2) fit.attention[format] = fit_one(list, /*with_flops=*/true, statistic, errors);
+    if (list.size() >= 2) {
+      fit.attention[format] =
+          fit_one(list, /*with_flops=*/true, statistic, errors, min_s_per_byte);
+    }
   }
   fit.median_rel_error = quantile(errors, 0.5);
   fit.p95_rel_error = quantile(errors, 0.95);
@@ -176,7 +191,8 @@ CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int thr
 
 CalibrationFit refit_calibration(const CalibrationProfile& profile, FitStatistic statistic) {
   return fit_calibration(profile.kernels, profile.fit.threads, profile.fit.min_bytes,
-                         profile.fit.cache_resident_fitted, statistic);
+                         profile.fit.cache_resident_fitted, statistic,
+                         profile.machine.read_bandwidth_bytes_per_s);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -470,7 +486,8 @@ CalibrationProfile profile_from_json(const std::string& text, const std::string&
   if (r.has("fit")) {
     p.fit = fit_from(r.object("fit"));
   } else {
-    p.fit = fit_calibration(p.kernels);
+    p.fit = fit_calibration(p.kernels, 0, 0, false, FitStatistic::kMedian,
+                            p.machine.read_bandwidth_bytes_per_s);
   }
   return p;
 }

@@ -116,9 +116,15 @@ struct CalibrationProfile {
 /// least 2 samples; fewer leaves it out.
 /// `include_cache_resident` fits cache-resident samples too (for a sweep that has nothing else,
 /// such as the CLI's test sweep; the rates are then those of the caches, not of memory).
+/// `read_bandwidth_bytes_per_s` (the profile's machine.read_bandwidth_bytes_per_s: threads ->
+/// measured read bandwidth) bounds attention's bytes rate from above by the read bandwidth at
+/// the fitted thread count, when that count has a figure: decode attention streams the KV
+/// cache, and the samples' bytes and FLOPs are nearly collinear, so an unbounded fit may put
+/// the whole cost on FLOPs (seen: bf16 attention "read" at 2,303 GB/s by a quick calibration).
 CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int threads = 0,
                                double min_bytes = 0, bool include_cache_resident = false,
-                               FitStatistic statistic = FitStatistic::kMedian);
+                               FitStatistic statistic = FitStatistic::kMedian,
+                               const std::map<int, double>& read_bandwidth_bytes_per_s = {});
 
 /// The profile's samples fitted again with the same thread count, byte floor and
 /// cache-resident choice as profile.fit, explaining `statistic` instead.

@@ -181,6 +181,40 @@ TEST(CalibrationFit, NegativeTermsAreDroppedNotFitted) {
   EXPECT_GT(f.bytes_per_s, 0);
 }
 
+TEST(CalibrationFit, AttentionCannotReadFasterThanTheMachinesReadBandwidth) {
+  // Cache-resident speeds: KV "read" at 200 GB/s, two GQA layouts (flops per byte 2 and 8).
+  std::vector<KernelSample> s;
+  for (const double flops_per_byte : {2.0, 8.0}) {
+    for (const double bytes : {1e6, 4e6, 1.6e7}) {
+      s.push_back(sample("attention", "bf16", bytes, flops_per_byte * bytes,
+                         5e-6 + bytes / 200e9 + flops_per_byte * bytes / 400e9));
+    }
+  }
+  const RateFit free = fit_calibration(s).attention.at("bf16");
+  ASSERT_NEAR(free.bytes_per_s, 200e9, 1e-6 * 200e9) << "the unbounded fit this test is about";
+  constexpr double kReadBandwidth = 40e9;
+  const RateFit bounded =
+      fit_calibration(s, 0, 0, false, FitStatistic::kMedian, {{1, 25e9}, {2, kReadBandwidth}})
+          .attention.at("bf16");
+  EXPECT_NEAR(bounded.bytes_per_s / kReadBandwidth, 1.0, 1e-9);
+  // Those samples cannot be explained at memory speed: the fit says so in its error (the
+  // unbounded fit is exact).
+  EXPECT_LT(free.median_rel_error, 1e-9);
+  EXPECT_GT(bounded.median_rel_error, 0.1);
+
+  // A bound that is not reached changes nothing: attention at 20 GB/s under a 40 GB/s machine.
+  const CalibrationProfile p = synthetic_profile();
+  const RateFit a = fit_calibration(p.kernels, 0, 0, false, FitStatistic::kMedian,
+                                    p.machine.read_bandwidth_bytes_per_s)
+                        .attention.at("bf16");
+  EXPECT_NEAR(a.bytes_per_s, p.fit.attention.at("bf16").bytes_per_s, 1e-6 * a.bytes_per_s);
+  // Matrix products are not bounded (a cache-resident sweep may read faster than memory).
+  const RateFit m = fit_calibration(p.kernels, 0, 0, false, FitStatistic::kMedian,
+                                    {{2, 1e9}})
+                        .matmul.at("bf16");
+  EXPECT_NEAR(m.bytes_per_s, 30e9, 0.05 * 30e9);
+}
+
 TEST(CalibrationJson, RoundTripKeepsEverythingAndUsesTheDocumentedKeys) {
   const CalibrationProfile p = synthetic_profile();
   const std::string text = profile_to_json(p);
