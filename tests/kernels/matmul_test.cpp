@@ -469,6 +469,33 @@ TEST(Matmul, BatchOneTileGroupsMatchTheReference) {
   }
 }
 
+// int8 at batch >= 2 swaps the operands' roles (s8 activations broadcast, weights + 128, the
+// 128 x row sum of the activations taken off at the end): odd batches, slices of 16 with a
+// partial one, and rows longer than one int32-exact column chunk (32,768 columns).
+TEST(Matmul, Int8BatchesMatchTheReference) {
+  ThreadPool pool(2);
+  struct Shape {
+    int64_t rows, cols, batch;
+  };
+  for (const Shape& sh : {Shape{61, 1000, 2}, Shape{139, 129, 5}, Shape{33, 515, 17},
+                          Shape{70, 32805, 3}}) {
+    const auto w = PackedWeights::random(WeightFormat::kInt8, sh.rows, sh.cols, 21);
+    // Activations with a non-zero mean, so that the 128 x sum correction matters.
+    const auto x = random_values(sh.batch * sh.cols, 22, -1.0f, 3.0f);
+    std::vector<float> y(static_cast<size_t>(sh.batch * sh.rows)), ref(y.size());
+    matmul(w, x, sh.batch, y, pool);
+    matmul(w, x, sh.batch, ref, pool, Isa::kScalar);
+    const Exact e = exact_product(w, x.data(), sh.batch);
+    const bool quantised_acts = best_isa() == Isa::kAvx512 && cpu_features().avx512_vnni;
+    for (size_t i = 0; i < y.size(); ++i) {
+      double tol = (f32_sum_bound(sh.cols) + 8 * std::ldexp(1.0, -24)) * e.s[i] + 1e-30;
+      if (quantised_acts) tol += kInt8ActivationStep * e.a[i];
+      ASSERT_NEAR(y[i], ref[i], tol) << sh.rows << "x" << sh.cols << " batch " << sh.batch
+                                     << " output " << i;
+    }
+  }
+}
+
 // The activation-quantising paths must still be close in relative terms on typical data (the
 // bounds above are worst cases): 1% of the typical output magnitude.
 TEST_P(MatmulPathTest, TypicalErrorIsSmall) {
