@@ -24,6 +24,7 @@
 #include "cli/sweep_cmd.h"
 #include "cli/validate.h"
 #include "kernels/calibrate.h"
+#include "kernels/harness.h"
 #include "kernels/machine.h"
 #include "model/calibration.h"
 #include "model/input_error.h"
@@ -175,8 +176,14 @@ void print_calibration(const model::CalibrationProfile& p, const kernels::Calibr
   for (const auto& [format, r] : f.matmul) row("matmul " + format, r);
   for (const auto& [format, r] : f.attention) row("attention " + format, r);
   out << "  fit error over all fitted samples (per-batch fits where kept): median " << fixed(100 * f.median_rel_error, 1)
-      << "%, p95 " << fixed(100 * f.p95_rel_error, 1) << "%\n"
-      << "Calibration took " << fixed(run.seconds, 1) << " s.\n";
+      << "%, p95 " << fixed(100 * f.p95_rel_error, 1) << "%\n";
+  if (run.contended_repetitions > 0) {
+    out << "Timed again: " << run.contended_repetitions
+        << " repetitions of cells whose median was over "
+        << fixed(kernels::kContendedRatio, 0)
+        << "x their fastest run (a burst of contention on the host).\n";
+  }
+  out << "Calibration took " << fixed(run.seconds, 1) << " s.\n";
 }
 
 int run_calibrate(const CalibrateArgs& a, const std::string& command_line, std::ostream& out,

@@ -52,6 +52,9 @@ struct CalibrationRun {
   int max_threads = 0;         ///< the largest thread count measured (the one to fit)
   int64_t rotation_bytes = 0;  ///< operands rotated over at least this many bytes
   double seconds = 0;          ///< wall time of the whole sweep
+  /// Extra repetitions of matmul and attention cells timed during a burst of contention
+  /// (median > kContendedRatio x fastest run; harness.h remeasure_contended).
+  int contended_repetitions = 0;
   std::string sweep;           ///< "full", "quick", "test"
 };
 

@@ -34,4 +34,34 @@ Timing time_kernel(const std::function<void()>& fn, int warmup, int min_runs, do
   return t;
 }
 
+void RepeatedTiming::add(const Timing& t) {
+  min_s = medians.empty() ? t.min_s : std::min(min_s, t.min_s);
+  medians.push_back(t.median_s);
+}
+
+double RepeatedTiming::median_s() const {
+  std::vector<double> v = medians;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int remeasure_contended(const std::vector<RepeatedTiming*>& cells,
+                        const std::function<Timing(std::size_t)>& measure, double ratio,
+                        int max_extra) {
+  int extra = 0;
+  for (int pass = 0; pass < max_extra; ++pass) {
+    bool any = false;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      RepeatedTiming& c = *cells[i];
+      if (c.medians.empty() || !(c.median_s() > ratio * c.min_s)) continue;
+      c.add(measure(i));
+      ++extra;
+      any = true;
+    }
+    if (!any) break;
+  }
+  return extra;
+}
+
 }  // namespace llmcap::kernels

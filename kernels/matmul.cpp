@@ -195,7 +195,6 @@ WeightFormat parse_weight_format(std::string_view name) {
                               "\"; known: f32, bf16, int8, int4");
 }
 
-void PackedWeights::AlignedFree::operator()(uint8_t* p) const noexcept { std::free(p); }
 
 PackedWeights PackedWeights::pack(WeightFormat format, std::span<const float> w, int64_t rows,
                                   int64_t cols) {
@@ -211,7 +210,7 @@ PackedWeights PackedWeights::pack(WeightFormat format, std::span<const float> w,
   p.cols_ = cols;
   p.storage_bytes_ = storage_bytes_for(format, rows, cols);
   const size_t alloc = static_cast<size_t>((p.storage_bytes_ + 63) / 64 * 64);
-  p.storage_.reset(static_cast<uint8_t*>(detail::allocate_large(static_cast<int64_t>(alloc))));
+  p.storage_ = detail::allocate_huge_shared(static_cast<int64_t>(alloc));
   if (!p.storage_) throw std::bad_alloc();
   std::memset(p.storage_.get(), 0, alloc);
   if (format == WeightFormat::kInt8) {
@@ -235,7 +234,7 @@ PackedWeights PackedWeights::random(WeightFormat format, int64_t rows, int64_t c
   p.cols_ = cols;
   p.storage_bytes_ = storage_bytes_for(format, rows, cols);
   const size_t alloc = static_cast<size_t>((p.storage_bytes_ + 63) / 64 * 64);
-  p.storage_.reset(static_cast<uint8_t*>(detail::allocate_large(static_cast<int64_t>(alloc))));
+  p.storage_ = detail::allocate_huge_shared(static_cast<int64_t>(alloc));
   if (!p.storage_) throw std::bad_alloc();
   // int8 / int4 tiles have padding inside the storage (and int4 nibbles are OR-ed into place);
   // other formats only pad the tail.
@@ -271,7 +270,7 @@ PackedWeights PackedWeights::clone() const {
   p.cols_ = cols_;
   p.storage_bytes_ = storage_bytes_;
   const size_t alloc = static_cast<size_t>((storage_bytes_ + 63) / 64 * 64);
-  p.storage_.reset(static_cast<uint8_t*>(detail::allocate_large(static_cast<int64_t>(alloc))));
+  p.storage_ = detail::allocate_huge_shared(static_cast<int64_t>(alloc));
   if (!p.storage_) throw std::bad_alloc();
   std::memcpy(p.storage_.get(), storage_.get(), alloc);
   p.scales_ = scales_;

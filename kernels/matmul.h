@@ -62,6 +62,12 @@ constexpr Int4Location int4_location(int64_t r, int64_t c, int64_t cols) {
 /// of the formats above, 64-byte aligned. Movable, not copyable.
 class PackedWeights {
  public:
+  PackedWeights() = default;
+  PackedWeights(PackedWeights&&) noexcept = default;
+  PackedWeights& operator=(PackedWeights&&) noexcept = default;
+  PackedWeights(const PackedWeights&) = delete;
+  PackedWeights& operator=(const PackedWeights&) = delete;
+
   /// Converts or quantises a row-major f32 matrix (w.size() == rows * cols). Throws
   /// std::invalid_argument for a size mismatch, rows or cols < 1, or kInt4 with cols % 32 != 0.
   static PackedWeights pack(WeightFormat format, std::span<const float> w, int64_t rows,
@@ -99,10 +105,9 @@ class PackedWeights {
   WeightFormat format_ = WeightFormat::kF32;
   int64_t rows_ = 0;
   int64_t cols_ = 0;
-  struct AlignedFree {
-    void operator()(uint8_t* p) const noexcept;
-  };
-  std::unique_ptr<uint8_t, AlignedFree> storage_;  ///< 64-byte aligned
+  /// 64-byte aligned, on 2 MiB pages (detail::allocate_huge_shared: matrices under 2 MiB
+  /// share blocks), owned by this object alone (copies are explicit, by clone()).
+  std::shared_ptr<uint8_t> storage_;
   int64_t storage_bytes_ = 0;
   std::vector<float> scales_;
   std::vector<int32_t> sums_;

@@ -1,6 +1,8 @@
 #include "kernels/scratch.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <mutex>
 #include <new>
 
 #if defined(__linux__)
@@ -24,6 +26,27 @@ void* allocate_large(int64_t bytes) {
 }
 
 void FreeDeleter::operator()(void* p) const noexcept { std::free(p); }
+
+std::shared_ptr<uint8_t> allocate_huge_shared(int64_t bytes) {
+  constexpr int64_t kHuge = int64_t{2} << 20, kBlock = int64_t{64} << 20;
+  const int64_t n = std::max<int64_t>(64, (bytes + 63) / 64 * 64);
+  if (n >= kHuge) {
+    return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(allocate_large(n)), FreeDeleter{});
+  }
+  static std::mutex mu;
+  static std::weak_ptr<uint8_t> block;  // the block being filled, while any piece lives
+  static int64_t used = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  std::shared_ptr<uint8_t> b = block.lock();
+  if (!b || used + n > kBlock) {
+    b = std::shared_ptr<uint8_t>(static_cast<uint8_t*>(allocate_large(kBlock)), FreeDeleter{});
+    block = b;
+    used = 0;
+  }
+  std::shared_ptr<uint8_t> piece(b, b.get() + used);  // shares the block's ownership
+  used += n;
+  return piece;
+}
 
 ScratchBuffer::~ScratchBuffer() { std::free(p_); }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 namespace llmcap::kernels::detail {
 
@@ -19,6 +20,17 @@ void* allocate_large(int64_t bytes);
 struct FreeDeleter {
   void operator()(void* p) const noexcept;
 };
+
+/// `bytes` (rounded up to 64) of 64-byte-aligned memory on 2 MiB pages, whatever the size:
+/// from 2 MiB up a block of its own (allocate_large), below that a piece of a shared 64 MiB
+/// block (bump allocation), which is freed when its last piece is (the pointers share the
+/// block's ownership). Thread-safe. Weights and benchmark copies smaller than 2 MiB otherwise
+/// land on 4 KiB pages, and on the development VM memory on 4 KiB pages was at times 10-40x
+/// slower to stream: in full calibration sweeps, decode attention over 0.5-1 MiB KV copies
+/// took 0.5-2.4 ms instead of 0.05-0.1 ms and 1024 x 1024 int4 products 0.3-0.4 ms instead of
+/// 15 us (medians; the fastest runs were normal), and the same sweep with every such copy on
+/// 2 MiB pages had no such cell (2026-11-30). Throws std::bad_alloc.
+std::shared_ptr<uint8_t> allocate_huge_shared(int64_t bytes);
 
 class ScratchBuffer {
  public:

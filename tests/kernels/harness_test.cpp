@@ -5,6 +5,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 namespace llmcap::kernels {
 namespace {
@@ -26,6 +27,55 @@ TEST(TimeKernel, KeepsRunningUntilMinTotalSecondsUpToMaxRuns) {
   EXPECT_GE(t.median_s, 0.001);
   const Timing capped = time_kernel([] {}, 0, 1, 10.0, 3);
   EXPECT_EQ(capped.num_runs, 3);
+}
+
+Timing timing(double min_s, double median_s) {
+  Timing t;
+  t.min_s = min_s;
+  t.median_s = median_s;
+  t.num_runs = 5;
+  return t;
+}
+
+TEST(RepeatedTiming, MedianOfTheRepetitionsAndTheFastestRunOfAll) {
+  RepeatedTiming c;
+  EXPECT_EQ(c.median_s(), 0.0);
+  c.add(timing(2.0, 3.0));
+  c.add(timing(1.0, 9.0));
+  EXPECT_EQ(c.min_s, 1.0);
+  EXPECT_EQ(c.median_s(), 6.0);  // two: the mean of the middle pair
+  c.add(timing(1.5, 4.0));
+  EXPECT_EQ(c.median_s(), 4.0);
+}
+
+TEST(RemeasureContended, OnlyCellsWhoseMedianIsFarAboveTheirFastestRunAreTimedAgain) {
+  // Cell 0 quiet (median 1.2 x fastest), cell 1 timed in a burst in two of three repetitions
+  // (10x): it is timed again until the quiet repetitions are the median.
+  RepeatedTiming quiet, burst;
+  for (const Timing& t : {timing(1.0, 1.2), timing(1.0, 1.1), timing(1.0, 1.2)}) quiet.add(t);
+  for (const Timing& t : {timing(1.0, 10.0), timing(1.0, 1.1), timing(1.0, 12.0)}) burst.add(t);
+  std::vector<std::size_t> calls;
+  const int extra = remeasure_contended({&quiet, &burst}, [&](std::size_t i) {
+    calls.push_back(i);
+    return timing(1.0, 1.15);
+  });
+  EXPECT_EQ(extra, 2);
+  EXPECT_EQ(calls, (std::vector<std::size_t>{1, 1}));
+  EXPECT_EQ(quiet.medians.size(), 3u);
+  EXPECT_EQ(burst.medians.size(), 5u);
+  EXPECT_DOUBLE_EQ(burst.median_s(), 1.15);
+}
+
+TEST(RemeasureContended, StopsAfterMaxExtraEvenIfTheBurstLasts) {
+  RepeatedTiming c;
+  c.add(timing(1.0, 20.0));
+  int calls = 0;
+  const int extra = remeasure_contended(
+      {&c}, [&](std::size_t) { return ++calls, timing(1.0, 30.0); }, kContendedRatio, 2);
+  EXPECT_EQ(extra, 2);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(c.medians.size(), 3u);
+  EXPECT_GT(c.median_s(), kContendedRatio * c.min_s);  // left as measured
 }
 
 TEST(TimeKernel, RejectsBadCounts) {
