@@ -451,11 +451,28 @@ struct RooflinePredictor::Impl {
   /// Calibrated time of `calls` uses of `c` moving `bytes` and doing `flops`; the datasheet
   /// compute time at the full peak (floor_s_per_flop) is a floor. memory_bound: the bytes term is at least the flops terms.
   /// `tokens`: the call's activation rows, for rates measured per batch (cal_by_batch), used
-  /// when tokens lies within the measured batches (interpolated linearly in tokens).
+  /// when tokens lies within the measured batches (interpolated linearly in tokens) and beyond
+  /// the largest one B (a prefill): there time(B) x tokens / B, with time(B) the largest
+  /// batch's line at its own bytes (bytes less bytes_per_token x (tokens - B)). Past a few
+  /// dozen rows the products are bound by their dot-product instructions, activation rows
+  /// taken in slices of 16 against a weight tile re-read from the L2, so their cost per row
+  /// stays that of the largest measured batch. Measured on the development VM (2026-11-30, 2
+  /// threads) against the 64-row time x T / 64: int8 4096x14336 at 256 and 512 rows 32.4 and
+  /// 64.5 ms (+2% predicted), int4 14336x4096 37.5 and 73.4 ms (-2% / +1%), int8 2048x2048
+  /// 2.84 and 5.38 ms (-11% / -6%); the three-term line (below) gave -11% / -12%, -5% / -3%
+  /// and -25% / -22%.
   static double calibrated_s(const OpCost& c, double bytes, double flops, double calls,
                              bool& memory_bound, double tokens = 0) {
     const double floor_s = flops * c.floor_s_per_flop;
     const auto& by = c.cal_by_batch;
+    if (!by.empty() && tokens > by.back().batch) {
+      const OpCost::BatchCost& last = by.back();
+      const double bytes_last = bytes - c.bytes_per_token * (tokens - last.batch);
+      const double time_s =
+          (last.overhead_s + std::max(0.0, bytes_last) * last.s_per_byte) * tokens / last.batch;
+      memory_bound = false;
+      return std::max(time_s, floor_s);
+    }
     if (!by.empty() && tokens >= by.front().batch && tokens <= by.back().batch) {
       std::size_t hi = 0;
       while (by[hi].batch < tokens) ++hi;
