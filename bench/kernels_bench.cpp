@@ -132,8 +132,6 @@ struct Shape {
   const char* note;
 };
 
-uint16_t to_bf16(float f) { return llmcap::kernels::detail::f32_to_bf16(f); }
-
 #ifdef LLMCAP_HAVE_DNNL
 // A oneDNN matmul y[B, N] = x[B, K] * W^T with W given as N x K row-major (tag ba of K x N).
 struct DnnlMatmul {
@@ -180,7 +178,7 @@ struct DnnlMatmul {
       if (sdt == dt::f32) {
         std::memcpy(src_buf.data() + i * 4, &x[i], 4);
       } else if (sdt == dt::bf16) {
-        const uint16_t h = to_bf16(x[i]);
+        const uint16_t h = llmcap::kernels::detail::f32_to_bf16(x[i]);
         std::memcpy(src_buf.data() + i * 2, &h, 2);
       } else {
         src_buf[static_cast<size_t>(i)] = static_cast<uint8_t>(std::clamp(x[i] * 127.0f + 128.0f, 0.0f, 255.0f));

@@ -3,9 +3,21 @@
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace llmcap::kernels {
+
+namespace {
+
+/// Median of `v` (the mean of the middle two for an even count); 0 when empty.
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
 
 Timing time_kernel(const std::function<void()>& fn, int warmup, int min_runs, double min_total_s,
                    int max_runs) {
@@ -25,12 +37,10 @@ Timing time_kernel(const std::function<void()>& fn, int warmup, int min_runs, do
     runs.push_back(s);
     total += s;
   }
-  std::sort(runs.begin(), runs.end());
   Timing t;
   t.num_runs = static_cast<int64_t>(runs.size());
-  t.min_s = runs.front();
-  const std::size_t n = runs.size();
-  t.median_s = n % 2 == 1 ? runs[n / 2] : 0.5 * (runs[n / 2 - 1] + runs[n / 2]);
+  t.min_s = *std::min_element(runs.begin(), runs.end());
+  t.median_s = median_of(std::move(runs));
   return t;
 }
 
@@ -39,12 +49,7 @@ void RepeatedTiming::add(const Timing& t) {
   medians.push_back(t.median_s);
 }
 
-double RepeatedTiming::median_s() const {
-  std::vector<double> v = medians;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+double RepeatedTiming::median_s() const { return median_of(medians); }
 
 int remeasure_contended(const std::vector<RepeatedTiming*>& cells,
                         const std::function<Timing(std::size_t)>& measure, double ratio,

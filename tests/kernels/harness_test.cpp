@@ -71,7 +71,12 @@ TEST(RemeasureContended, StopsAfterMaxExtraEvenIfTheBurstLasts) {
   c.add(timing(1.0, 20.0));
   int calls = 0;
   const int extra = remeasure_contended(
-      {&c}, [&](std::size_t) { return ++calls, timing(1.0, 30.0); }, kContendedRatio, 2);
+      {&c},
+      [&](std::size_t) {
+        ++calls;
+        return timing(1.0, 30.0);
+      },
+      kContendedRatio, 2);
   EXPECT_EQ(extra, 2);
   EXPECT_EQ(calls, 2);
   EXPECT_EQ(c.medians.size(), 3u);
