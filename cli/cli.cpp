@@ -15,6 +15,7 @@
 
 #include "cli/audit.h"
 #include "cli/bench_sim.h"
+#include "cli/decoder_support.h"
 #include "cli/plan_output.h"
 #include "cli/plan_run.h"
 #include "cli/report_cmd.h"
@@ -113,6 +114,7 @@ struct CalibrateArgs {
   std::string results_db;   ///< --results-db: results database the run is stored in
   bool no_store = false;    ///< --no-store
   std::string fit_statistic = "median";  ///< --fit-statistic: "median" or "min"
+  std::vector<std::string> models;        ///< --model: model configs whose shapes are timed too
 };
 
 std::string fixed(double v, int precision) {
@@ -192,6 +194,8 @@ int run_calibrate(const CalibrateArgs& a, const std::string& command_line, std::
   options.quick = a.quick;
   options.max_threads = a.threads;
   options.size = a.test_sweep ? kernels::SweepSize::kTest : kernels::SweepSize::kFull;
+  options.extra_matmul_shapes =
+      model_matmul_shapes(std::vector<std::filesystem::path>(a.models.begin(), a.models.end()));
   if (!a.quiet) options.progress = [&err](const std::string& line) { err << "  " << line << "\n"; };
   const kernels::CalibrationRun run = kernels::run_calibration(options);
   const model::CalibrationProfile profile =
@@ -270,6 +274,8 @@ int run_validate(const ValidateArgs& a, const std::string& command_line, std::os
     kernels::CalibrationOptions cal;
     cal.quick = true;
     cal.max_threads = a.threads;
+    // The models' own shapes too, so that the predictor uses their measured times.
+    cal.extra_matmul_shapes = model_matmul_shapes(options.models, options.formats);
     const kernels::CalibrationRun run = kernels::run_calibration(cal);
     profile = to_profile(run, "llmcap validate (quick calibration)");
     source = "a quick calibration just now";
@@ -349,6 +355,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
                    "shared host)")
       ->check(CLI::IsMember({"median", "min"}))
       ->capture_default_str();
+  cal_cmd
+      ->add_option("--model", cal_args.models,
+                   "Model config (JSON) whose own matrix shapes (fused QKV, output, gate/up, "
+                   "down, LM head) are timed too, in every format; the predictor then uses "
+                   "their measured times for that model (repeatable)")
+      ->option_text("FILE");
   cal_cmd->add_flag("--quiet", cal_args.quiet, "No progress lines on stderr");
   cal_cmd
       ->add_option("--results-db", cal_args.results_db,

@@ -38,6 +38,21 @@ kernels::WeightFormat kernel_format(model::WeightFormat f, const std::string& co
                           "weight format \"fp8\": no CPU kernel; known: f32, bf16, int8, int4");
 }
 
+std::vector<kernels::MatmulShape> model_matmul_shapes(
+    const std::vector<std::filesystem::path>& model_files,
+    const std::vector<model::WeightFormat>& formats) {
+  std::vector<kernels::WeightFormat> kernel_formats;
+  for (const model::WeightFormat f : formats) kernel_formats.push_back(kernel_format(f));
+  std::vector<kernels::MatmulShape> out;
+  for (const std::filesystem::path& file : model_files) {
+    const model::ModelSpec spec = model::load_model_spec(file);
+    for (const model::MatmulShapeKey& k : model::linear_call_shapes(spec)) {
+      out.push_back({k.rows, k.cols, kernel_formats});
+    }
+  }
+  return out;
+}
+
 model::Deployment measured_machine(const model::CalibrationProfile& profile,
                                    const model::Efficiency& efficiency) {
   const int threads = profile.fit.threads;

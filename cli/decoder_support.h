@@ -2,8 +2,11 @@
 // kernels beside the predictor of the model: shapes, formats and the measured machine.
 #pragma once
 
+#include <filesystem>
 #include <string>
+#include <vector>
 
+#include "kernels/calibrate.h"
 #include "kernels/decoder.h"
 #include "kernels/matmul.h"
 #include "model/calibration.h"
@@ -21,6 +24,15 @@ kernels::DecoderShape decoder_shape(const model::ModelSpec& m, const std::string
 /// The kernels' weight format for a model format. Throws model::InputError("<context>weight
 /// format "fp8": no CPU kernel; known: f32, bf16, int8, int4") for fp8.
 kernels::WeightFormat kernel_format(model::WeightFormat f, const std::string& context = "");
+
+/// The matrix-product shapes of the models in `model_files` (model::linear_call_shapes at tp
+/// 1: fused QKV, output, fused gate/up, down, LM head; each shape once), to be timed in
+/// `formats` (empty: all four) by a calibration, so that the predictor uses their measured
+/// times (model::CalibratedEfficiency::linear_shapes). Throws model::InputError for a model
+/// file that cannot be read and for fp8.
+std::vector<kernels::MatmulShape> model_matmul_shapes(
+    const std::vector<std::filesystem::path>& model_files,
+    const std::vector<model::WeightFormat>& formats = {});
 
 /// The machine a profile was measured on as a deployment: one replica, tp 1, with the
 /// profile's read bandwidth at its fitted thread count. Peak FLOP/s (only a floor under the

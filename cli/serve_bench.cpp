@@ -1026,6 +1026,8 @@ int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path
     kernels::CalibrationOptions cal;
     cal.quick = true;
     cal.max_threads = a.threads;
+    // The model's own shapes too, so that the predictor uses their measured times.
+    cal.extra_matmul_shapes = model_matmul_shapes({model_path}, {format});
     const kernels::CalibrationRun run = kernels::run_calibration(cal);
     profile = to_profile(run, "llmcap serve-bench (quick calibration)");
     source = "a quick calibration just now";

@@ -48,6 +48,8 @@ ValidationResult run_validation(const ValidationOptions& options,
   };
   const model::Efficiency efficiency = efficiency_for(profile, model::FitStatistic::kMedian);
   const model::Efficiency min_efficiency = efficiency_for(profile, model::FitStatistic::kMin);
+  model::Efficiency fit_only_efficiency = efficiency;
+  fit_only_efficiency.calibrated->linear_shapes.clear();
   const model::Deployment machine = measured_machine(profile, efficiency);
   kernels::ThreadPool pool(std::max(1, result.threads));
   const int64_t max_batch = *std::max_element(options.batches.begin(), options.batches.end());
@@ -114,6 +116,8 @@ ValidationResult run_validation(const ValidationOptions& options,
                                                efficiency);
       const model::RooflinePredictor min_predictor(spec, format, model::KvFormat::kBf16, machine,
                                                    min_efficiency);
+      const model::RooflinePredictor fit_only_predictor(spec, format, model::KvFormat::kBf16,
+                                                        machine, fit_only_efficiency);
       for (const Cell& c : cells) {
         model::BatchShape step;
         step.num_decode_seqs = c.batch;
@@ -127,6 +131,7 @@ ValidationResult run_validation(const ValidationOptions& options,
         p.predicted_s = predictor.step_time_s(step);
         p.measured_min_s = *std::min_element(c.step_s.begin(), c.step_s.end());
         p.predicted_min_s = min_predictor.step_time_s(step);
+        p.predicted_fit_only_s = fit_only_predictor.step_time_s(step);
         // Predicted seconds per section: layer operators x layers, the MLP's matrices summed.
         std::vector<double> predicted(kernels::StepSections::kCount, 0.0);
         const auto section_index = [](const std::string& op) {
@@ -170,6 +175,10 @@ ValidationResult run_validation(const ValidationOptions& options,
   for (const auto& p : result.points) min_errors.push_back(p.min_error());
   result.min_median_abs_error = abs_quantile(min_errors, 0.5);
   result.min_p95_abs_error = abs_quantile(min_errors, 0.95);
+  std::vector<double> fit_only_errors;
+  for (const auto& p : result.points) fit_only_errors.push_back(p.predicted_fit_only_s / p.measured_s - 1);
+  result.fit_only_median_abs_error = abs_quantile(fit_only_errors, 0.5);
+  result.fit_only_p95_abs_error = abs_quantile(fit_only_errors, 0.95);
   return result;
 }
 
@@ -191,6 +200,7 @@ std::string validation_to_json(const ValidationResult& result) {
                       {"measured_min_s", p.measured_min_s},
                       {"predicted_min_s", p.predicted_min_s},
                       {"min_error", p.min_error()},
+                      {"predicted_fit_only_s", p.predicted_fit_only_s},
                       {"sections", sections}});
   }
   const nlohmann::json doc = {
@@ -200,6 +210,9 @@ std::string validation_to_json(const ValidationResult& result) {
       {"min_statistic",
        {{"median_abs_error", result.min_median_abs_error},
         {"p95_abs_error", result.min_p95_abs_error}}},
+      {"fit_only",
+       {{"median_abs_error", result.fit_only_median_abs_error},
+        {"p95_abs_error", result.fit_only_p95_abs_error}}},
       {"read_bandwidth_bytes_per_s",
        {{"profile", result.profile_read_bytes_per_s},
         {"during_validation", result.validation_read_bytes_per_s}}},
@@ -234,6 +247,11 @@ void print_validation(const ValidationResult& result, std::ostream& out) {
                 result.points.size(), 100 * result.median_abs_error, 100 * result.p95_abs_error,
                 100 * result.min_median_abs_error, 100 * result.min_p95_abs_error,
                 result.profile_read_bytes_per_s / 1e9, result.validation_read_bytes_per_s / 1e9);
+  out << summary;
+  std::snprintf(summary, sizeof summary,
+                "without the measured model shapes (the fit over all shapes alone): median "
+                "%.1f%%, p95 %.1f%% (median)\n",
+                100 * result.fit_only_median_abs_error, 100 * result.fit_only_p95_abs_error);
   out << summary;
   if (result.points.empty() || result.points.front().section_names.empty()) return;
   out << "\nBy operator (median over the points): share of the measured step, error of the "

@@ -39,6 +39,9 @@ struct ValidationPoint {
   /// predictor with the rates fitted to the samples' minimum times.
   double measured_min_s = 0;
   double predicted_min_s = 0;
+  /// The median comparison's predictor without the profile's measured shapes (model::
+  /// CalibratedEfficiency::linear_shapes cleared): the rates fitted over all shapes alone.
+  double predicted_fit_only_s = 0;
   /// Per operator (kernels::StepSections names): median measured seconds over the runs and
   /// the predictor's seconds (layer graph operators x layers; "lm_head" once per step).
   std::vector<std::string> section_names;
@@ -54,6 +57,8 @@ struct ValidationResult {
   double p95_abs_error = 0;     ///< nearest-rank p95 of |error|
   double min_median_abs_error = 0;  ///< the same over min_error() (uncontended comparison)
   double min_p95_abs_error = 0;
+  double fit_only_median_abs_error = 0;  ///< of predicted_fit_only_s / measured_s - 1
+  double fit_only_p95_abs_error = 0;
   int threads = 0;              ///< threads of the decoder (the profile's fitted count)
   std::string profile;          ///< where the rates came from
   double profile_read_bytes_per_s = 0;  ///< the profile's read bandwidth at `threads`
@@ -76,8 +81,9 @@ ValidationResult run_validation(const ValidationOptions& options,
                                 const std::string& profile_source);
 
 /// `{"points": [{"model", "format", "batch", "context_tokens", "measured_s", "predicted_s",
-/// "error", "measured_min_s", "predicted_min_s", "min_error", "sections": {"<name>":
-/// {"measured_s", "predicted_s"}}}], "median_abs_error", "p95_abs_error", "min_statistic":
+/// "error", "measured_min_s", "predicted_min_s", "min_error", "predicted_fit_only_s",
+/// "sections": {"<name>": {"measured_s", "predicted_s"}}}], "median_abs_error",
+/// "p95_abs_error", "min_statistic": {"median_abs_error", "p95_abs_error"}, "fit_only":
 /// {"median_abs_error", "p95_abs_error"}, "read_bandwidth_bytes_per_s": {"profile",
 /// "during_validation"}, "threads", "profile"}`.
 std::string validation_to_json(const ValidationResult& result);

@@ -20,6 +20,7 @@ namespace {
 struct Shape {
   int64_t rows, cols;
   bool cache_resident;  ///< no rotation: the same operands every call
+  std::vector<WeightFormat> formats = {};  ///< empty: every format
 };
 
 /// One attention layout: query heads, KV heads, head dimension.
@@ -163,6 +164,12 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
   if (options.max_threads < 0) {
     throw std::invalid_argument("run_calibration: max_threads must be >= 0");
   }
+  for (const MatmulShape& m : options.extra_matmul_shapes) {
+    if (m.rows < 1 || m.cols < 1) {
+      throw std::invalid_argument("run_calibration: extra matmul shape " +
+                                  shape_text(m.rows, m.cols) + ": expected rows and cols >= 1");
+    }
+  }
   const auto start = std::chrono::steady_clock::now();
   const auto say = [&](const std::string& line) {
     if (options.progress) options.progress(line);
@@ -172,7 +179,27 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
   const int max_threads = options.max_threads > 0 ? options.max_threads : run.machine.num_cores;
   SweepSize size = options.size;
   if (size == SweepSize::kFull && options.quick) size = SweepSize::kQuick;
-  const Sweep sweep = make_sweep(size, max_threads);
+  Sweep sweep = make_sweep(size, max_threads);
+  for (const MatmulShape& m : options.extra_matmul_shapes) {
+    // A shape already listed (by the sweep or an earlier extra) gets the union of formats.
+    const auto same = std::find_if(
+        sweep.matmul_shapes.begin(), sweep.matmul_shapes.end(), [&](const Shape& s) {
+          return s.rows == m.rows && s.cols == m.cols &&
+                 s.cache_resident == (sweep.rotation_bytes <= 0);
+        });
+    if (same == sweep.matmul_shapes.end()) {
+      // A sweep without rotation (the test sweep) keeps everything in the caches.
+      sweep.matmul_shapes.push_back({m.rows, m.cols, sweep.rotation_bytes <= 0, m.formats});
+    } else if (m.formats.empty()) {
+      same->formats.clear();
+    } else if (!same->formats.empty()) {
+      for (const WeightFormat f : m.formats) {
+        if (std::find(same->formats.begin(), same->formats.end(), f) == same->formats.end()) {
+          same->formats.push_back(f);
+        }
+      }
+    }
+  }
   run.sweep = sweep.name;
   run.max_threads = max_threads;
   run.rotation_bytes = sweep.rotation_bytes;
@@ -203,6 +230,16 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
        {WeightFormat::kF32, WeightFormat::kBf16, WeightFormat::kInt8, WeightFormat::kInt4}) {
     const std::string fname(to_string(format));
     for (const Shape& shape : sweep.matmul_shapes) {
+      if (!shape.formats.empty() &&
+          std::find(shape.formats.begin(), shape.formats.end(), format) == shape.formats.end()) {
+        continue;
+      }
+      if (format == WeightFormat::kInt4 && shape.cols % 32 != 0) {
+        // Blocks of 32 weights along a row: no int4 kernel for this shape.
+        say("matmul int4 " + shape_text(shape.rows, shape.cols) +
+            " skipped: int4 needs cols a multiple of 32");
+        continue;
+      }
       std::vector<PackedWeights> copies;
       copies.push_back(PackedWeights::random(format, shape.rows, shape.cols, 1));
       const int n = copies_for(copies.front().bytes(), sweep.rotation_bytes, shape.cache_resident);

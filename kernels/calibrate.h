@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/machine.h"
+#include "kernels/matmul.h"
 
 namespace llmcap::kernels {
 
@@ -19,12 +20,27 @@ enum class SweepSize {
   kTest,   ///< tiny shapes that stay in the caches: checks the plumbing with the real kernels
 };
 
+/// A matrix shape to time besides the sweep's own: rows = output features x cols = input
+/// features of one kernel call, such as a model's fused QKV, output, gate/up, down and LM-head
+/// matrices (`llmcap calibrate --model`). Timed like the sweep's shapes (operands rotated from
+/// memory, every batch of the sweep at the largest thread count, its small batches at the
+/// others).
+struct MatmulShape {
+  int64_t rows = 0, cols = 0;
+  /// Formats to time it in; empty: all four. int4 is skipped (with a progress line) when cols
+  /// is not a multiple of 32, its block size.
+  std::vector<WeightFormat> formats;
+};
+
 struct CalibrationOptions {
   bool quick = false;                 ///< SweepSize::kQuick (ignored when `size` is kTest)
   int max_threads = 0;                ///< 0: every logical CPU this process may use
   SweepSize size = SweepSize::kFull;  ///< kFull is replaced by kQuick when `quick` is set
   /// Called with one line per stage ("bandwidth", "matmul bf16 4096x14336", ...); may be empty.
   std::function<void(const std::string&)> progress;
+  /// Timed after the sweep's own shapes, in the given order; a shape the sweep already times
+  /// from memory is not timed twice. Each needs rows, cols >= 1 (std::invalid_argument).
+  std::vector<MatmulShape> extra_matmul_shapes;
 };
 
 /// One timed kernel shape. matmul: rows x cols weights, `batch` activation rows; attention:
@@ -60,7 +76,8 @@ struct CalibrationRun {
 
 /// Runs the sweep. Interleaved: every repetition times every thread count and batch of a shape
 /// in turn (bandwidth drifts minute to minute on shared machines), and medians of the
-/// repetitions are kept. Throws std::invalid_argument for max_threads < 0.
+/// repetitions are kept. Throws std::invalid_argument for max_threads < 0 or an extra shape
+/// with rows or cols below 1.
 CalibrationRun run_calibration(const CalibrationOptions& options);
 
 }  // namespace llmcap::kernels

@@ -832,6 +832,52 @@ double measured_read_bandwidth(const CalibrationProfile& p) {
 
 }  // namespace
 
+std::map<MatmulShapeKey, std::vector<ShapeRatio>> measured_shape_ratios(
+    const CalibrationProfile& profile) {
+  const CalibrationFit& fit = profile.fit;
+  std::map<MatmulShapeKey, std::vector<ShapeRatio>> out;
+  for (const KernelSample& s : profile.kernels) {
+    if (s.op != "matmul" || s.threads != fit.threads || s.bytes < fit.min_bytes ||
+        (s.cache_resident && !fit.cache_resident_fitted)) {
+      continue;
+    }
+    const auto f = fit.matmul.find(s.format);
+    if (f == fit.matmul.end()) continue;
+    const auto b = std::find_if(f->second.by_batch.begin(), f->second.by_batch.end(),
+                                [&](const BatchRateFit& r) { return r.batch == s.batch; });
+    const double fitted_s =
+        b != f->second.by_batch.end()
+            ? b->overhead_s + (b->bytes_per_s > 0 ? s.bytes / b->bytes_per_s : 0.0)
+            : f->second.overhead_s +
+                  (f->second.bytes_per_s > 0 ? s.bytes / f->second.bytes_per_s : 0.0) +
+                  (f->second.flops_per_s > 0 ? s.flops / f->second.flops_per_s : 0.0);
+    const double measured_s = fit.statistic == FitStatistic::kMin ? s.min_s : s.median_s;
+    if (!(fitted_s > 0) || !(measured_s > 0)) continue;
+    std::vector<ShapeRatio>& table = out[MatmulShapeKey{s.format, s.rows, s.cols}];
+    table.push_back({static_cast<double>(s.batch), measured_s / fitted_s});
+  }
+  for (auto& [key, table] : out) {
+    (void)key;
+    std::sort(table.begin(), table.end(),
+              [](const ShapeRatio& a, const ShapeRatio& b) { return a.batch < b.batch; });
+    // Samples of one shape and batch (a profile of merged sweeps) are averaged.
+    std::vector<ShapeRatio> merged;
+    std::size_t n = 0;
+    for (const ShapeRatio& r : table) {
+      if (!merged.empty() && merged.back().batch == r.batch) {
+        merged.back().ratio = (merged.back().ratio * static_cast<double>(n) + r.ratio) /
+                              static_cast<double>(n + 1);
+        ++n;
+      } else {
+        merged.push_back(r);
+        n = 1;
+      }
+    }
+    table = std::move(merged);
+  }
+  return out;
+}
+
 Efficiency calibrated_efficiency(const CalibrationProfile& profile) {
   if (profile.fit.matmul.empty()) {
     throw InputError("calibration profile of \"" + format_or_none(profile.machine.cpu_model) +
@@ -849,6 +895,7 @@ Efficiency calibrated_efficiency(const CalibrationProfile& profile) {
   for (const auto& [format, f] : profile.fit.attention) {
     cal.attention[format] = CalibratedRates{f.overhead_s, f.bytes_per_s, f.flops_per_s, {}};
   }
+  cal.linear_shapes = measured_shape_ratios(profile);
   cal.stream_bytes_per_s = measured_read_bandwidth(profile);
   cal.source = "measured on \"" + profile.machine.cpu_model + "\" with " +
                std::to_string(profile.fit.threads) + " threads" +

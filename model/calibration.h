@@ -155,9 +155,17 @@ struct MachineIdentity {
 void check_profile_machine(const CalibrationProfile& profile, const MachineIdentity& here,
                            const std::string& source);
 
+/// Each measured matrix shape of the profile's fit (matmul samples at the fitted thread count
+/// that were fitted: not cache-resident unless those were fitted too, bytes >= min_bytes) as
+/// its time (the fit's statistic: median or min) over its format's fitted time at that batch
+/// (the per-batch line when the fit has one for the batch, else the three-term line), by
+/// shape and ascending batch (samples of one shape and batch averaged).
+std::map<MatmulShapeKey, std::vector<ShapeRatio>> measured_shape_ratios(
+    const CalibrationProfile& profile);
+
 /// The efficiency the roofline predictor gets from a profile, for the measured machine itself
 /// (tp 1, the fitted thread count): CPU defaults (default_efficiency(kCpu)) plus the profile's
-/// calibrated rates. Throws InputError when the profile has no matmul fit.
+/// calibrated rates and its measured shapes (measured_shape_ratios). Throws InputError when the profile has no matmul fit.
 Efficiency calibrated_efficiency(const CalibrationProfile& profile);
 
 /// Transfer of a profile to a catalog CPU (docs/model.md, "Calibration", for the rule and its

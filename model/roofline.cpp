@@ -245,7 +245,61 @@ struct OpCost {
     double batch, overhead_s, s_per_byte;
   };
   std::vector<BatchCost> cal_by_batch;
+  /// Measured shapes of this node's kernel calls relative to the fit (CalibratedEfficiency::
+  /// linear_shapes), merged over the calls; empty: the fit alone.
+  std::vector<ShapeRatio> shape_ratio;
 };
+
+/// `table` at `tokens`: linear between measured batches, the end ratios outside them; 1 for
+/// an empty table.
+double ratio_at(const std::vector<ShapeRatio>& table, double tokens) {
+  if (table.empty()) return 1.0;
+  if (tokens <= table.front().batch) return table.front().ratio;
+  if (tokens >= table.back().batch) return table.back().ratio;
+  std::size_t hi = 1;
+  while (table[hi].batch < tokens) ++hi;
+  const ShapeRatio& a = table[hi - 1];
+  const ShapeRatio& b = table[hi];
+  const double w = (tokens - a.batch) / (b.batch - a.batch);
+  return (1 - w) * a.ratio + w * b.ratio;
+}
+
+/// One kernel call of a linear node: its shape and weight bytes (the weight of its ratio).
+struct CallShape {
+  MatmulShapeKey key;
+  double weight_bytes = 0;
+};
+
+/// The ratio table of a node made of `calls`: at every batch measured for any of them, the
+/// calls' ratios weighted by weight bytes (a call without a measured shape counts as 1).
+/// Empty when none of the calls was measured.
+std::vector<ShapeRatio> merged_ratios(
+    const std::map<MatmulShapeKey, std::vector<ShapeRatio>>& shapes,
+    const std::vector<CallShape>& calls) {
+  std::vector<double> batches;
+  std::vector<const std::vector<ShapeRatio>*> tables;
+  double total = 0;
+  for (const CallShape& call : calls) {
+    const auto it = shapes.find(call.key);
+    tables.push_back(it == shapes.end() ? nullptr : &it->second);
+    if (it != shapes.end()) {
+      for (const ShapeRatio& r : it->second) batches.push_back(r.batch);
+    }
+    total += call.weight_bytes;
+  }
+  std::vector<ShapeRatio> out;
+  if (batches.empty() || !(total > 0)) return out;
+  std::sort(batches.begin(), batches.end());
+  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  for (const double b : batches) {
+    double sum = 0;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      sum += calls[i].weight_bytes * (tables[i] != nullptr ? ratio_at(*tables[i], b) : 1.0);
+    }
+    out.push_back({b, sum / total});
+  }
+  return out;
+}
 
 /// 1 / rate, or 0 for a rate of 0 (term dropped).
 double inverse_or_zero(double rate) { return rate > 0 ? 1.0 / rate : 0.0; }
@@ -260,6 +314,32 @@ void apply_rates(OpCost& c, const CalibratedRates& r, double calls) {
   for (const BatchRates& b : r.by_batch) {
     c.cal_by_batch.push_back({b.batch, b.overhead_s * calls, inverse_or_zero(b.bytes_per_s)});
   }
+}
+
+/// The kernel calls of a linear node's matrices on one of `tp` devices: a matrix sharing the
+/// previous one's input joins its call (fused QKV, fused gate/up), as the reference decoder
+/// packs them. Column-parallel matrices hold out / tp rows, row-parallel ones in / tp columns; a
+/// call whose split is not whole gets rows -1, which matches no measurement.
+std::vector<CallShape> call_shapes(const std::vector<LinearMatrix>& matrices, WeightFormat wf,
+                                   int tp) {
+  std::vector<CallShape> calls;
+  for (const LinearMatrix& mat : matrices) {
+    if (calls.empty() || !mat.shares_input_with_previous) {
+      calls.push_back({{std::string(to_string(wf)), 0, 0}, 0});
+      const int64_t cols = mat.row_parallel ? mat.in_features / tp : mat.in_features;
+      calls.back().key.cols = mat.row_parallel && mat.in_features % tp != 0 ? -1 : cols;
+    }
+    CallShape& call = calls.back();
+    const bool whole = mat.row_parallel || mat.out_features % tp == 0;
+    if (!whole || call.key.rows < 0 || call.key.cols < 0) {
+      call.key.rows = -1;
+    } else {
+      call.key.rows += mat.row_parallel ? mat.out_features : mat.out_features / tp;
+    }
+    call.weight_bytes +=
+        static_cast<double>(matrix_weight_bytes(mat.out_features, mat.in_features, wf)) / tp;
+  }
+  return calls;
 }
 
 /// The features of a batch that the costs depend on.
@@ -329,6 +409,7 @@ struct RooflinePredictor::Impl {
     const CalibratedRates* linear_rates = nullptr;
     const CalibratedRates* attention_rates = nullptr;
     double stream_s_per_byte = 0;
+    std::map<MatmulShapeKey, std::vector<ShapeRatio>> cal_shapes;
     if (e.calibrated) {
       const CalibratedEfficiency& cal = *e.calibrated;
       if (const auto it = cal.linear.find(std::string(to_string(wf))); it != cal.linear.end()) {
@@ -339,6 +420,7 @@ struct RooflinePredictor::Impl {
         attention_rates = &it->second;
       }
       stream_s_per_byte = inverse_or_zero(cal.stream_bytes_per_s);
+      cal_shapes = cal.linear_shapes;
     }
     const auto stream = [&](OpCost& c) {
       if (stream_s_per_byte > 0) apply_rates(c, CalibratedRates{0, 1 / stream_s_per_byte, 0, {}}, 1);
@@ -380,6 +462,7 @@ struct RooflinePredictor::Impl {
               if (!mat.shares_input_with_previous) calls += 1;
             }
             apply_rates(c, *linear_rates, std::max(1.0, calls));
+            c.shape_ratio = merged_ratios(cal_shapes, call_shapes(node.matrices, wf, d.tp_degree));
           }
           break;
         case OpKind::kAttention: {
@@ -410,7 +493,16 @@ struct RooflinePredictor::Impl {
     lm_head_fixed.bytes_per_token = (h + vocab / tp) * act;
     lm_head_fixed.seconds_per_flop = linear_s_per_flop;
     lm_head_fixed.floor_s_per_flop = linear_peak_s_per_flop;
-    if (linear_rates != nullptr) apply_rates(lm_head_fixed, *linear_rates, 1);
+    if (linear_rates != nullptr) {
+      apply_rates(lm_head_fixed, *linear_rates, 1);
+      // Column-parallel: each device holds vocab / tp rows.
+      if (m.vocab_size % d.tp_degree == 0) {
+        lm_head_fixed.shape_ratio = merged_ratios(
+            cal_shapes, {CallShape{{std::string(to_string(wf)), m.vocab_size / d.tp_degree,
+                                    m.hidden_size},
+                                   lm_head_fixed.fixed_bytes}});
+      }
+    }
     // Embedding lookup (read T rows) and final norm (read + write, 4 FLOPs per element).
     per_step_tokens.bytes_per_token = h * act + 2 * h * act;
     per_step_tokens.flops_per_token = 4 * h;
@@ -439,7 +531,8 @@ struct RooflinePredictor::Impl {
     }
     if (c.calibrated) {
       const double calls = c.per_sequence ? std::max(1.0, t.seqs) : 1.0;
-      out.time_s = calibrated_s(c, out.bytes, out.flops, calls, out.memory_bound, t.tokens);
+      out.time_s = calibrated_s(c, out.bytes, out.flops, calls, out.memory_bound, t.tokens) *
+                   ratio_at(c.shape_ratio, t.tokens);
       return;
     }
     const double memory_s = out.bytes * seconds_per_byte;
@@ -502,7 +595,10 @@ struct RooflinePredictor::Impl {
       // Each part at its own rates (calibrated or roofline), summed: they are separate kernels.
       const auto part = [&](const OpCost& c, double bytes, double flops, bool& memory_bound,
                             double tokens) {
-        if (c.calibrated) return calibrated_s(c, bytes, flops, 1.0, memory_bound, tokens);
+        if (c.calibrated) {
+          return calibrated_s(c, bytes, flops, 1.0, memory_bound, tokens) *
+                 ratio_at(c.shape_ratio, tokens);
+        }
         memory_bound = bytes * seconds_per_byte >= flops * c.seconds_per_flop;
         return std::max(bytes * seconds_per_byte, flops * c.seconds_per_flop);
       };
@@ -525,6 +621,26 @@ struct RooflinePredictor::Impl {
     out.time_s = std::max(memory_s, compute_s);
   }
 };
+
+std::vector<MatmulShapeKey> linear_call_shapes(const ModelSpec& model, int tp) {
+  if (tp < 1) throw InputError("linear_call_shapes: tp: expected >= 1, got " + std::to_string(tp));
+  const LayerOpGraph graph(model, tp);
+  std::vector<MatmulShapeKey> out;
+  const auto add = [&](const MatmulShapeKey& k) {
+    if (k.rows < 1 || k.cols < 1) return;
+    MatmulShapeKey shape{"", k.rows, k.cols};
+    if (std::find(out.begin(), out.end(), shape) == out.end()) out.push_back(shape);
+  };
+  for (std::size_t v = 0; v < graph.num_ops(); ++v) {
+    const OpNode& node = graph.op(v);
+    if (node.kind != OpKind::kLinear) continue;
+    for (const CallShape& call : call_shapes(node.matrices, WeightFormat::kBf16, tp)) {
+      add(call.key);
+    }
+  }
+  if (model.vocab_size % tp == 0) add({"", model.vocab_size / tp, model.hidden_size});
+  return out;
+}
 
 RooflinePredictor::RooflinePredictor(const ModelSpec& model, WeightFormat weight_format,
                                      KvFormat kv_format, const Deployment& deployment,

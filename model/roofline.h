@@ -1,6 +1,7 @@
 // Roofline step-time predictor and the deployment of a model on an instance.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -36,6 +37,22 @@ struct CalibratedRates {
   std::vector<BatchRates> by_batch;
 };
 
+/// A matrix product measured at its exact shape: which one (weight format, rows = output
+/// features x cols = input features of one kernel call, per device).
+struct MatmulShapeKey {
+  std::string format;  ///< "f32", "bf16", "int8", "int4"
+  int64_t rows = 0, cols = 0;
+  auto operator<=>(const MatmulShapeKey&) const = default;
+};
+/// The measured time of a shape at one batch over its format's fitted time there
+/// (CalibratedRates::by_batch at that batch's bytes): > 1 where the shape is slower per byte than
+/// the fit of all shapes says.
+struct ShapeRatio {
+  double batch = 0;  ///< activation rows per call
+  double ratio = 1;  ///< measured / fitted, > 0
+  bool operator==(const ShapeRatio&) const = default;
+};
+
 /// Calibrated rates that replace the datasheet roofline for CPU operators (docs/model.md,
 /// "Calibration"). Absolute rates of one replica: the deployment's bandwidth and peaks are not
 /// used for the operators these cover, except as a compute floor (see RooflinePredictor).
@@ -43,6 +60,13 @@ struct CalibratedEfficiency {
   /// Linear nodes and the LM head, by weight format name ("f32", "bf16", "int8", "int4"); a
   /// format missing here keeps the datasheet roofline.
   std::map<std::string, CalibratedRates> linear;
+  /// Measured shapes, ascending by batch: a linear node (or the LM head) whose kernel calls
+  /// have these shapes has its fitted time multiplied by the ratio, interpolated linearly in
+  /// the token count between measured batches and held at the end ratios outside them (a node
+  /// of several calls: the calls' ratios weighted by their weight bytes; a call of another
+  /// shape counts as 1). This is how a model's own shapes, measured by `llmcap calibrate
+  /// --model`, replace the fit of all shapes (docs/model.md, "Calibration").
+  std::map<MatmulShapeKey, std::vector<ShapeRatio>> linear_shapes;
   /// Attention, by KV format name ("f32", "bf16"); overhead_s is per sequence (one call each).
   std::map<std::string, CalibratedRates> attention;
   /// Streaming rate of norms, embedding and other element-wise traffic (measured read
@@ -50,6 +74,16 @@ struct CalibratedEfficiency {
   double stream_bytes_per_s = 0;
   std::string source;  ///< one line: which profile, measured or transferred (for reports)
 };
+
+/// The matrix-product kernel calls of one decode step of `model` on one of `tp` devices, each
+/// shape once, in layer order then the LM head: rows = output features x cols = input
+/// features per call, a matrix that reads the same input as the previous one fused into its
+/// call (q, k, v: one call of (n_q + 2 n_kv) x head_dim rows; gate and up: one of 2 x
+/// intermediate rows), column-parallel matrices split by rows, row-parallel ones by columns.
+/// Matrices whose split by tp is not whole are left out. These are the shapes a calibration
+/// measures for the model (`llmcap calibrate --model`) and that CalibratedEfficiency::
+/// linear_shapes is looked up by (`format` left empty). Throws InputError for tp < 1.
+std::vector<MatmulShapeKey> linear_call_shapes(const ModelSpec& model, int tp = 1);
 
 /// Efficiency factors of the uncalibrated roofline, per hardware kind. The one place where
 /// they are stated; docs/model.md gives their sources. A calibration profile adds measured

@@ -3,12 +3,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/cli.h"
 #include "model/calibration.h"
+#include "reference_decoder_fixtures.h"
 #include "test_util.h"
 
 namespace llmcap::cli {
@@ -55,6 +59,53 @@ TEST(CliCalibrate, WritesTheProfileJsonAndSqliteAndPrintsTheTables) {
   const model::CalibrationProfile from_db = model::read_profile_sqlite(db_path);
   EXPECT_EQ(from_json.kernels.size(), from_db.kernels.size());
   EXPECT_EQ(from_json.machine.cpu_model, from_db.machine.cpu_model);
+}
+
+TEST(CliCalibrate, ModelShapesAreTimedInEveryFormatAndPriceThatModelsCalls) {
+  TempDir dir;
+  const auto model_path = dir.write("tiny.json", llmcap::cli::testing::kTinyLlama);
+  const auto json_path = dir.path() / "profile.json";
+  std::ostringstream out, err;
+  ASSERT_EQ(run({"calibrate", "--test-sweep", "--threads", "1", "--model", model_path.string(),
+                 "--out", json_path.string(), "--quiet", "--no-store"},
+                out, err),
+            kExitOk)
+      << err.str();
+  const model::CalibrationProfile p = model::read_profile_json(json_path);
+  // tiny: hidden 128, 4 query heads and 2 KV heads of 32, MLP 256, vocab 512: fused QKV
+  // 256x128, output 128x128, fused gate/up 512x128, down 128x256, LM head 512x128 (the same
+  // shape as gate/up, timed once).
+  const std::set<std::pair<int64_t, int64_t>> shapes = {
+      {256, 128}, {128, 128}, {512, 128}, {128, 256}};
+  std::map<std::pair<int64_t, int64_t>, std::set<std::string>> formats;
+  for (const model::KernelSample& s : p.kernels) {
+    if (s.op == "matmul" && shapes.count({s.rows, s.cols}) > 0) {
+      formats[{s.rows, s.cols}].insert(s.format);
+    }
+  }
+  for (const auto& shape : shapes) {
+    EXPECT_EQ(formats[shape], (std::set<std::string>{"f32", "bf16", "int8", "int4"}))
+        << shape.first << "x" << shape.second;
+  }
+  // The predictor's efficiency prices those calls by their measured ratio.
+  const model::Efficiency e = model::calibrated_efficiency(p);
+  for (const auto& [rows, cols] : shapes) {
+    EXPECT_EQ(e.calibrated->linear_shapes.count(model::MatmulShapeKey{"int8", rows, cols}), 1u)
+        << rows << "x" << cols;
+  }
+}
+
+TEST(CliCalibrate, AnUnreadableModelIsRefusedNamingTheFileAndWritesNothing) {
+  TempDir dir;
+  const auto json_path = dir.path() / "profile.json";
+  const auto missing = dir.path() / "no-such-model.json";
+  std::ostringstream out, err;
+  EXPECT_EQ(run({"calibrate", "--test-sweep", "--threads", "1", "--model", missing.string(),
+                 "--out", json_path.string(), "--quiet", "--no-store"},
+                out, err),
+            kExitBadInput);
+  EXPECT_THAT(err.str(), HasSubstr("no-such-model.json"));
+  EXPECT_FALSE(std::filesystem::exists(json_path));
 }
 
 TEST(CliCalibrate, BadThreadsIsABadInputError) {

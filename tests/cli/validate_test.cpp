@@ -81,6 +81,13 @@ TEST(CliValidate, TimesEachGridPointAndWritesTheErrors) {
             fastest.at("median_abs_error").get<double>());
   EXPECT_THAT(out.str(), HasSubstr("min ms"));
   EXPECT_THAT(out.str(), HasSubstr("(median); median "));
+  // The same points without the profile's measured shapes (the fit over all shapes alone).
+  for (const auto& p : doc.at("points")) {
+    EXPECT_GT(p.at("predicted_fit_only_s").get<double>(), 0);
+  }
+  EXPECT_GE(doc.at("fit_only").at("p95_abs_error").get<double>(),
+            doc.at("fit_only").at("median_abs_error").get<double>());
+  EXPECT_THAT(out.str(), HasSubstr("without the measured model shapes"));
 }
 
 TEST(CliValidate, GptNeoxIsRefusedWithTheReason) {

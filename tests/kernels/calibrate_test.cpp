@@ -4,6 +4,7 @@
 
 #include <set>
 #include <stdexcept>
+#include <string>
 
 namespace llmcap::kernels {
 namespace {
@@ -40,6 +41,53 @@ TEST(RunCalibration, TestSweepTimesEveryKernelAndFormatWithConsistentRates) {
   EXPECT_EQ(ops, (std::set<std::string>{"matmul", "attention", "rms_norm", "swiglu"}));
   EXPECT_EQ(matmul_formats, (std::set<std::string>{"f32", "bf16", "int8", "int4"}));
   EXPECT_EQ(attention_formats, (std::set<std::string>{"f32", "bf16"}));
+}
+
+TEST(RunCalibration, ExtraShapesAreTimedOnceInTheirFormats) {
+  CalibrationOptions o;
+  o.size = SweepSize::kTest;
+  o.max_threads = 1;
+  // 96x320 in int8 only (listed twice, once more with int4: the union of formats, once each);
+  // 40x72 in every format but int4 (72 columns are not whole blocks of 32: skipped, said).
+  o.extra_matmul_shapes = {{96, 320, {WeightFormat::kInt8}},
+                           {40, 72, {}},
+                           {96, 320, {WeightFormat::kInt8, WeightFormat::kInt4}}};
+  std::string skipped;
+  o.progress = [&](const std::string& line) {
+    if (line.find("skipped") != std::string::npos) skipped += line;
+  };
+  const CalibrationRun run = run_calibration(o);
+  EXPECT_EQ(skipped, "matmul int4 40x72 skipped: int4 needs cols a multiple of 32");
+  std::multiset<std::string> formats_96, formats_40;
+  std::set<int64_t> batches;
+  for (const KernelSample& s : run.samples) {
+    if (s.op != "matmul") continue;
+    if (s.rows == 96 && s.cols == 320) formats_96.insert(s.format);
+    if (s.rows == 40 && s.cols == 72) {
+      formats_40.insert(s.format);
+      batches.insert(s.batch);
+      EXPECT_DOUBLE_EQ(s.flops, 2.0 * 40 * 72 * s.batch);
+    }
+  }
+  // The test sweep's batches are 1 and 4: one sample per format and batch.
+  EXPECT_EQ(formats_96, (std::multiset<std::string>{"int4", "int4", "int8", "int8"}));
+  EXPECT_EQ(formats_40,
+            (std::multiset<std::string>{"bf16", "bf16", "f32", "f32", "int8", "int8"}));
+  EXPECT_EQ(batches, (std::set<int64_t>{1, 4}));
+}
+
+TEST(RunCalibration, AnEmptyExtraShapeIsRefusedWithItsSize) {
+  CalibrationOptions o;
+  o.size = SweepSize::kTest;
+  o.extra_matmul_shapes = {{0, 64, {}}};
+  try {
+    run_calibration(o);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("extra matmul shape 0x64: expected rows and cols >= 1"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(RunCalibration, RejectsNegativeThreads) {

@@ -63,6 +63,7 @@ CalibrationProfile synthetic_profile() {
       p.kernels.push_back(
           sample("matmul", "bf16", bytes, flops, (20e-6 + bytes / 30e9 + flops / 200e9) * noise));
       p.kernels.back().batch = static_cast<int64_t>(batch);
+      p.kernels.back().rows = static_cast<int64_t>(rows);
     }
   }
   for (const auto& [q_heads, kv_heads, head_dim] :
@@ -489,6 +490,141 @@ TEST(CalibratedPredictor, PeakComputeFloorHoldsForLargePrefills) {
       EXPECT_NEAR(op.time_s, op.flops / 1e12, 1e-12);
     }
   }
+}
+
+TEST(LinearCallShapes, FusedCallsSplitByTpAndTheLmHeadEachOnce) {
+  const ModelSpec m = tiny_model();  // hidden 1024, 8 x 128 query heads, 2 KV heads, MLP 4096
+  const auto shapes = [](const std::vector<MatmulShapeKey>& keys) {
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (const MatmulShapeKey& k : keys) {
+      EXPECT_EQ(k.format, "");
+      out.emplace_back(k.rows, k.cols);
+    }
+    return out;
+  };
+  // q, k, v fused (1024 + 256 + 256 rows); o; gate and up fused; down; LM head.
+  EXPECT_EQ(shapes(linear_call_shapes(m, 1)),
+            (std::vector<std::pair<int64_t, int64_t>>{
+                {1536, 1024}, {1024, 1024}, {8192, 1024}, {1024, 4096}, {32000, 1024}}));
+  // tp 2: column-parallel matrices keep half their rows, row-parallel ones half their columns.
+  EXPECT_EQ(shapes(linear_call_shapes(m, 2)),
+            (std::vector<std::pair<int64_t, int64_t>>{
+                {768, 1024}, {1024, 512}, {4096, 1024}, {1024, 2048}, {16000, 1024}}));
+  try {
+    linear_call_shapes(m, 0);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("tp: expected >= 1, got 0"));
+  }
+}
+
+TEST(CalibratedPredictor, MeasuredShapesScaleTheirCallsByTheMeasuredRatio) {
+  const ModelSpec m = tiny_model();
+  Efficiency e = default_efficiency(DeviceKind::kCpu);
+  CalibratedEfficiency cal;
+  cal.linear["bf16"] = {10e-6, 40e9, 100e9, {{1, 2e-6, 50e9}, {16, 4e-6, 20e9}}};
+  cal.attention["bf16"] = {5e-6, 20e9, 50e9, {}};
+  cal.stream_bytes_per_s = 50e9;
+  Efficiency plain = e;
+  plain.calibrated = cal;
+  // out_proj (1024x1024) measured 1.5x the fit at batch 1 and 1.1x at batch 16; gate/up
+  // (8192x1024) 2x at batch 4; the LM head 0.8x at batch 1. Another format's entry of the same
+  // shape must not apply.
+  cal.linear_shapes[{"bf16", 1024, 1024}] = {{1, 1.5}, {16, 1.1}};
+  cal.linear_shapes[{"bf16", 8192, 1024}] = {{4, 2.0}};
+  cal.linear_shapes[{"bf16", 32000, 1024}] = {{1, 0.8}};
+  cal.linear_shapes[{"int8", 1536, 1024}] = {{1, 3.0}};
+  e.calibrated = cal;
+  const RooflinePredictor with(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
+  const RooflinePredictor without(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(),
+                                  plain);
+  const auto time_of = [](const RooflinePredictor& p, int64_t seqs, const std::string& op) {
+    BatchShape b;
+    b.num_decode_seqs = seqs;
+    b.num_decode_context_tokens = 100 * seqs;
+    for (const OpTime& t : p.breakdown(b)) {
+      if (t.op == op) return t.time_s;
+    }
+    ADD_FAILURE() << op;
+    return 0.0;
+  };
+  constexpr double kExact = 1e-12;  // relative: the same arithmetic up to rounding
+  const auto near = [&](double a, double b) { EXPECT_NEAR(a / b, 1.0, kExact); };
+  // At a measured batch, its ratio; between, linear in the tokens; beyond, the end ratio.
+  near(time_of(with, 1, "out_proj"), 1.5 * time_of(without, 1, "out_proj"));
+  near(time_of(with, 8, "out_proj"), (1.5 + (1.1 - 1.5) * 7.0 / 15.0) * time_of(without, 8, "out_proj"));
+  near(time_of(with, 32, "out_proj"), 1.1 * time_of(without, 32, "out_proj"));
+  // qkv_proj has no bf16 measurement: the fit alone.
+  near(time_of(with, 4, "qkv_proj"), time_of(without, 4, "qkv_proj"));
+  // mlp = gate/up (2 x 4096 x 1024 weights, ratio 2) + down (1024 x 4096, none: 1), weighted
+  // by weight bytes: (2/3) x 2 + (1/3) x 1.
+  near(time_of(with, 4, "mlp"), 5.0 / 3.0 * time_of(without, 4, "mlp"));
+  // The LM head's weights part at 0.8; embedding and final norm are not matrix products.
+  BatchShape one;
+  one.num_decode_seqs = 1;
+  one.num_decode_context_tokens = 100;
+  const double rest_s = std::max((1024.0 * 2 + 2 * 1024 * 2) / 50e9, 4.0 * 1024 / 1e12);
+  near(with.breakdown(one).back().time_s - rest_s,
+       0.8 * (without.breakdown(one).back().time_s - rest_s));
+}
+
+TEST(CalibratedEfficiency, MeasuredShapeRatiosAreTimeOverTheFitAtThatBatch) {
+  CalibrationProfile p = synthetic_profile();
+  // A second sample of 1024x4096 at batch 4, 10% slower: the two ratios are averaged.
+  KernelSample again;
+  for (const KernelSample& s : p.kernels) {
+    if (s.op == "matmul" && s.rows == 1024 && s.batch == 4) again = s;
+  }
+  ASSERT_EQ(again.batch, 4);
+  const double first_median_s = again.median_s;
+  again.median_s *= 1.1;
+  p.kernels.push_back(again);
+  p.fit = fit_calibration(p.kernels);
+  const auto ratios = measured_shape_ratios(p);
+  const RateFit& f = p.fit.matmul.at("bf16");
+  ASSERT_EQ(f.by_batch.size(), 3u);
+  const auto line_s = [&](const KernelSample& s) {
+    for (const BatchRateFit& b : f.by_batch) {
+      if (b.batch == s.batch) return b.overhead_s + s.bytes / b.bytes_per_s;
+    }
+    ADD_FAILURE() << s.batch;
+    return 0.0;
+  };
+  // The synthetic samples are rows x 4096 (rows 1024, 4096, 14336), batches 1, 4, 16; the
+  // thread-1 and cache-resident samples (4096 x 4096, batch 1) are not fitted, so they add no
+  // entries.
+  ASSERT_EQ(ratios.size(), 3u);
+  for (const KernelSample& s : p.kernels) {
+    if (s.op != "matmul" || s.threads != 2 || s.cache_resident || &s == &p.kernels.back()) continue;
+    const std::vector<ShapeRatio>& table = ratios.at(MatmulShapeKey{"bf16", s.rows, s.cols});
+    ASSERT_EQ(table.size(), 3u);
+    EXPECT_EQ(table[0].batch, 1);
+    EXPECT_EQ(table[2].batch, 16);
+    const auto it = std::find_if(table.begin(), table.end(),
+                                 [&](const ShapeRatio& r) { return r.batch == s.batch; });
+    ASSERT_NE(it, table.end());
+    if (s.rows == 1024 && s.batch == 4) {
+      EXPECT_NEAR(it->ratio, (first_median_s + 1.1 * first_median_s) / 2 / line_s(s), 1e-12);
+    } else {
+      EXPECT_NEAR(it->ratio, s.median_s / line_s(s), 1e-12);
+    }
+  }
+  // The predictor's efficiency carries them, also when transferred to another CPU.
+  EXPECT_EQ(calibrated_efficiency(p).calibrated->linear_shapes, ratios);
+  HardwareSpec target;
+  target.id = "big-cpu";
+  target.kind = DeviceKind::kCpu;
+  target.num_cores = 64;
+  target.peak_memory_bandwidth_bytes_per_s = 400e9;
+  EXPECT_EQ(transfer_efficiency(p, target).calibrated->linear_shapes, ratios);
+  // With the min statistic the ratio is over the fastest runs.
+  CalibrationProfile q = synthetic_profile();
+  q.fit = fit_calibration(q.kernels, 0, 0, false, FitStatistic::kMin);
+  const KernelSample& s0 = q.kernels.front();
+  const auto& b0 = q.fit.matmul.at("bf16").by_batch.front();
+  ASSERT_EQ(s0.batch, b0.batch);
+  EXPECT_NEAR(measured_shape_ratios(q).at(MatmulShapeKey{"bf16", s0.rows, s0.cols}).front().ratio,
+              s0.min_s / (b0.overhead_s + s0.bytes / b0.bytes_per_s), 1e-12);
 }
 
 TEST(CalibratedEfficiency, FromTheProfileOfThisMachine) {
