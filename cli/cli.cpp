@@ -194,8 +194,9 @@ int run_calibrate(const CalibrateArgs& a, const std::string& command_line, std::
   options.quick = a.quick;
   options.max_threads = a.threads;
   options.size = a.test_sweep ? kernels::SweepSize::kTest : kernels::SweepSize::kFull;
-  options.extra_matmul_shapes =
-      model_matmul_shapes(std::vector<std::filesystem::path>(a.models.begin(), a.models.end()));
+  const std::vector<std::filesystem::path> models(a.models.begin(), a.models.end());
+  options.extra_matmul_shapes = model_matmul_shapes(models);
+  options.extra_attention_layouts = model_attention_layouts(models);
   if (!a.quiet) options.progress = [&err](const std::string& line) { err << "  " << line << "\n"; };
   const kernels::CalibrationRun run = kernels::run_calibration(options);
   const model::CalibrationProfile profile =
@@ -276,6 +277,7 @@ int run_validate(const ValidateArgs& a, const std::string& command_line, std::os
     cal.max_threads = a.threads;
     // The models' own shapes too, so that the predictor uses their measured times.
     cal.extra_matmul_shapes = model_matmul_shapes(options.models, options.formats);
+    cal.extra_attention_layouts = model_attention_layouts(options.models);
     const kernels::CalibrationRun run = kernels::run_calibration(cal);
     profile = to_profile(run, "llmcap validate (quick calibration)");
     source = "a quick calibration just now";
@@ -358,8 +360,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   cal_cmd
       ->add_option("--model", cal_args.models,
                    "Model config (JSON) whose own matrix shapes (fused QKV, output, gate/up, "
-                   "down, LM head) are timed too, in every format; the predictor then uses "
-                   "their measured times for that model (repeatable)")
+                   "down, LM head; every format) and attention layout are timed too; the "
+                   "predictor then uses their measured times for that model (repeatable)")
       ->option_text("FILE");
   cal_cmd->add_flag("--quiet", cal_args.quiet, "No progress lines on stderr");
   cal_cmd

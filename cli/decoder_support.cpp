@@ -1,5 +1,7 @@
 #include "cli/decoder_support.h"
 
+#include <algorithm>
+
 #include "model/input_error.h"
 
 namespace llmcap::cli {
@@ -48,6 +50,21 @@ std::vector<kernels::MatmulShape> model_matmul_shapes(
     const model::ModelSpec spec = model::load_model_spec(file);
     for (const model::MatmulShapeKey& k : model::linear_call_shapes(spec)) {
       out.push_back({k.rows, k.cols, kernel_formats});
+    }
+  }
+  return out;
+}
+
+std::vector<kernels::AttentionLayout> model_attention_layouts(
+    const std::vector<std::filesystem::path>& model_files) {
+  std::vector<kernels::AttentionLayout> out;
+  for (const std::filesystem::path& file : model_files) {
+    const model::ModelSpec spec = model::load_model_spec(file);
+    const kernels::AttentionLayout l{spec.num_attention_heads, spec.num_kv_heads, spec.head_dim};
+    if (std::none_of(out.begin(), out.end(), [&](const kernels::AttentionLayout& o) {
+          return o.q_heads == l.q_heads && o.kv_heads == l.kv_heads && o.head_dim == l.head_dim;
+        })) {
+      out.push_back(l);
     }
   }
   return out;

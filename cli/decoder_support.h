@@ -34,6 +34,12 @@ std::vector<kernels::MatmulShape> model_matmul_shapes(
     const std::vector<std::filesystem::path>& model_files,
     const std::vector<model::WeightFormat>& formats = {});
 
+/// The decode-attention layouts (query heads, KV heads, head_dim) of the models in
+/// `model_files`, each once, for a calibration to time. Throws model::InputError for a model
+/// file that cannot be read.
+std::vector<kernels::AttentionLayout> model_attention_layouts(
+    const std::vector<std::filesystem::path>& model_files);
+
 /// The machine a profile was measured on as a deployment: one replica, tp 1, with the
 /// profile's read bandwidth at its fitted thread count. Peak FLOP/s (only a floor under the
 /// calibrated compute term) is estimated as threads x 3 GHz x 64 f32 FLOP/cycle (two 512-bit

@@ -1028,6 +1028,7 @@ int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path
     cal.max_threads = a.threads;
     // The model's own shapes too, so that the predictor uses their measured times.
     cal.extra_matmul_shapes = model_matmul_shapes({model_path}, {format});
+    cal.extra_attention_layouts = model_attention_layouts({model_path});
     const kernels::CalibrationRun run = kernels::run_calibration(cal);
     profile = to_profile(run, "llmcap serve-bench (quick calibration)");
     source = "a quick calibration just now";

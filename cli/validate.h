@@ -40,7 +40,8 @@ struct ValidationPoint {
   double measured_min_s = 0;
   double predicted_min_s = 0;
   /// The median comparison's predictor without the profile's measured shapes (model::
-  /// CalibratedEfficiency::linear_shapes cleared): the rates fitted over all shapes alone.
+  /// CalibratedEfficiency::linear_shapes and attention_shapes cleared): the rates fitted over
+  /// all shapes alone.
   double predicted_fit_only_s = 0;
   /// Per operator (kernels::StepSections names): median measured seconds over the runs and
   /// the predictor's seconds (layer graph operators x layers; "lm_head" once per step).

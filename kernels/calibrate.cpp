@@ -179,7 +179,22 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
   const int max_threads = options.max_threads > 0 ? options.max_threads : run.machine.num_cores;
   SweepSize size = options.size;
   if (size == SweepSize::kFull && options.quick) size = SweepSize::kQuick;
+  for (const AttentionLayout& l : options.extra_attention_layouts) {
+    if (l.q_heads < 1 || l.kv_heads < 1 || l.head_dim < 1 || l.q_heads % l.kv_heads != 0) {
+      throw std::invalid_argument(
+          "run_calibration: extra attention layout " + std::to_string(l.q_heads) + "/" +
+          std::to_string(l.kv_heads) + "x" + std::to_string(l.head_dim) +
+          ": expected positive sizes and query heads a multiple of KV heads");
+    }
+  }
   Sweep sweep = make_sweep(size, max_threads);
+  for (const AttentionLayout& l : options.extra_attention_layouts) {
+    const bool timed = std::any_of(
+        sweep.attention_shapes.begin(), sweep.attention_shapes.end(), [&](const AttentionShape& a) {
+          return a.q_heads == l.q_heads && a.kv_heads == l.kv_heads && a.head_dim == l.head_dim;
+        });
+    if (!timed) sweep.attention_shapes.push_back({l.q_heads, l.kv_heads, l.head_dim});
+  }
   for (const MatmulShape& m : options.extra_matmul_shapes) {
     // A shape already listed (by the sweep or an earlier extra) gets the union of formats.
     const auto same = std::find_if(

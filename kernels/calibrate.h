@@ -32,6 +32,12 @@ struct MatmulShape {
   std::vector<WeightFormat> formats;
 };
 
+/// A decode-attention layout to time besides the sweep's own (a model's: query heads, KV
+/// heads, head dimension), over the sweep's contexts and both KV types.
+struct AttentionLayout {
+  int64_t q_heads = 0, kv_heads = 0, head_dim = 0;
+};
+
 struct CalibrationOptions {
   bool quick = false;                 ///< SweepSize::kQuick (ignored when `size` is kTest)
   int max_threads = 0;                ///< 0: every logical CPU this process may use
@@ -41,6 +47,9 @@ struct CalibrationOptions {
   /// Timed after the sweep's own shapes, in the given order; a shape the sweep already times
   /// from memory is not timed twice. Each needs rows, cols >= 1 (std::invalid_argument).
   std::vector<MatmulShape> extra_matmul_shapes;
+  /// Timed after the sweep's own layouts; one the sweep already times is not timed twice. Each
+  /// needs positive sizes with q_heads a multiple of kv_heads (std::invalid_argument).
+  std::vector<AttentionLayout> extra_attention_layouts;
 };
 
 /// One timed kernel shape. matmul: rows x cols weights, `batch` activation rows; attention:
@@ -76,8 +85,8 @@ struct CalibrationRun {
 
 /// Runs the sweep. Interleaved: every repetition times every thread count and batch of a shape
 /// in turn (bandwidth drifts minute to minute on shared machines), and medians of the
-/// repetitions are kept. Throws std::invalid_argument for max_threads < 0 or an extra shape
-/// with rows or cols below 1.
+/// repetitions are kept. Throws std::invalid_argument for max_threads < 0, an extra shape
+/// with rows or cols below 1, or an extra attention layout as above.
 CalibrationRun run_calibration(const CalibrationOptions& options);
 
 }  // namespace llmcap::kernels

@@ -832,39 +832,32 @@ double measured_read_bandwidth(const CalibrationProfile& p) {
 
 }  // namespace
 
-std::map<MatmulShapeKey, std::vector<ShapeRatio>> measured_shape_ratios(
-    const CalibrationProfile& profile) {
-  const CalibrationFit& fit = profile.fit;
-  std::map<MatmulShapeKey, std::vector<ShapeRatio>> out;
-  for (const KernelSample& s : profile.kernels) {
-    if (s.op != "matmul" || s.threads != fit.threads || s.bytes < fit.min_bytes ||
-        (s.cache_resident && !fit.cache_resident_fitted)) {
-      continue;
-    }
-    const auto f = fit.matmul.find(s.format);
-    if (f == fit.matmul.end()) continue;
-    const auto b = std::find_if(f->second.by_batch.begin(), f->second.by_batch.end(),
-                                [&](const BatchRateFit& r) { return r.batch == s.batch; });
-    const double fitted_s =
-        b != f->second.by_batch.end()
-            ? b->overhead_s + (b->bytes_per_s > 0 ? s.bytes / b->bytes_per_s : 0.0)
-            : f->second.overhead_s +
-                  (f->second.bytes_per_s > 0 ? s.bytes / f->second.bytes_per_s : 0.0) +
-                  (f->second.flops_per_s > 0 ? s.flops / f->second.flops_per_s : 0.0);
-    const double measured_s = fit.statistic == FitStatistic::kMin ? s.min_s : s.median_s;
-    if (!(fitted_s > 0) || !(measured_s > 0)) continue;
-    std::vector<ShapeRatio>& table = out[MatmulShapeKey{s.format, s.rows, s.cols}];
-    table.push_back({static_cast<double>(s.batch), measured_s / fitted_s});
-  }
-  for (auto& [key, table] : out) {
+namespace {
+/// Whether `s` is a sample of `op` that `fit` fitted (its thread count, bytes floor and
+/// cache-resident choice).
+bool fitted_sample(const KernelSample& s, const CalibrationFit& fit, const char* op) {
+  return s.op == op && s.threads == fit.threads && s.bytes >= fit.min_bytes &&
+         (!s.cache_resident || fit.cache_resident_fitted);
+}
+
+/// The three-term time of `r` for a sample's bytes and flops (a rate of 0: term dropped).
+double three_term_s(const RateFit& r, double bytes, double flops) {
+  return r.overhead_s + (r.bytes_per_s > 0 ? bytes / r.bytes_per_s : 0.0) +
+         (r.flops_per_s > 0 ? flops / r.flops_per_s : 0.0);
+}
+
+/// Sorts every table by tokens and averages the entries of equal tokens (samples of one shape
+/// from merged sweeps).
+template <class Key>
+void sort_and_average(std::map<Key, std::vector<ShapeRatio>>& tables) {
+  for (auto& [key, table] : tables) {
     (void)key;
     std::sort(table.begin(), table.end(),
-              [](const ShapeRatio& a, const ShapeRatio& b) { return a.batch < b.batch; });
-    // Samples of one shape and batch (a profile of merged sweeps) are averaged.
+              [](const ShapeRatio& a, const ShapeRatio& b) { return a.tokens < b.tokens; });
     std::vector<ShapeRatio> merged;
     std::size_t n = 0;
     for (const ShapeRatio& r : table) {
-      if (!merged.empty() && merged.back().batch == r.batch) {
+      if (!merged.empty() && merged.back().tokens == r.tokens) {
         merged.back().ratio = (merged.back().ratio * static_cast<double>(n) + r.ratio) /
                               static_cast<double>(n + 1);
         ++n;
@@ -875,6 +868,47 @@ std::map<MatmulShapeKey, std::vector<ShapeRatio>> measured_shape_ratios(
     }
     table = std::move(merged);
   }
+}
+}  // namespace
+
+std::map<MatmulShapeKey, std::vector<ShapeRatio>> measured_shape_ratios(
+    const CalibrationProfile& profile) {
+  const CalibrationFit& fit = profile.fit;
+  std::map<MatmulShapeKey, std::vector<ShapeRatio>> out;
+  for (const KernelSample& s : profile.kernels) {
+    if (!fitted_sample(s, fit, "matmul")) continue;
+    const auto f = fit.matmul.find(s.format);
+    if (f == fit.matmul.end()) continue;
+    const auto b = std::find_if(f->second.by_batch.begin(), f->second.by_batch.end(),
+                                [&](const BatchRateFit& r) { return r.batch == s.batch; });
+    const double fitted_s =
+        b != f->second.by_batch.end()
+            ? b->overhead_s + (b->bytes_per_s > 0 ? s.bytes / b->bytes_per_s : 0.0)
+            : three_term_s(f->second, s.bytes, s.flops);
+    const double measured_s = fit.statistic == FitStatistic::kMin ? s.min_s : s.median_s;
+    if (!(fitted_s > 0) || !(measured_s > 0)) continue;
+    out[MatmulShapeKey{s.format, s.rows, s.cols}].push_back(
+        {static_cast<double>(s.batch), measured_s / fitted_s});
+  }
+  sort_and_average(out);
+  return out;
+}
+
+std::map<AttentionShapeKey, std::vector<ShapeRatio>> measured_attention_ratios(
+    const CalibrationProfile& profile) {
+  const CalibrationFit& fit = profile.fit;
+  std::map<AttentionShapeKey, std::vector<ShapeRatio>> out;
+  for (const KernelSample& s : profile.kernels) {
+    if (!fitted_sample(s, fit, "attention")) continue;
+    const auto f = fit.attention.find(s.format);
+    if (f == fit.attention.end()) continue;
+    const double fitted_s = three_term_s(f->second, s.bytes, s.flops);
+    const double measured_s = fit.statistic == FitStatistic::kMin ? s.min_s : s.median_s;
+    if (!(fitted_s > 0) || !(measured_s > 0)) continue;
+    out[AttentionShapeKey{s.format, s.rows, s.batch}].push_back(
+        {static_cast<double>(s.cols), measured_s / fitted_s});
+  }
+  sort_and_average(out);
   return out;
 }
 
@@ -896,6 +930,7 @@ Efficiency calibrated_efficiency(const CalibrationProfile& profile) {
     cal.attention[format] = CalibratedRates{f.overhead_s, f.bytes_per_s, f.flops_per_s, {}};
   }
   cal.linear_shapes = measured_shape_ratios(profile);
+  cal.attention_shapes = measured_attention_ratios(profile);
   cal.stream_bytes_per_s = measured_read_bandwidth(profile);
   cal.source = "measured on \"" + profile.machine.cpu_model + "\" with " +
                std::to_string(profile.fit.threads) + " threads" +

@@ -163,9 +163,15 @@ void check_profile_machine(const CalibrationProfile& profile, const MachineIdent
 std::map<MatmulShapeKey, std::vector<ShapeRatio>> measured_shape_ratios(
     const CalibrationProfile& profile);
 
+/// The same for the profile's fitted attention samples: by KV type, KV heads x head_dim and
+/// query heads (the sample's rows and batch), the sample's time over the attention fit's
+/// three-term time, ascending by context tokens (the sample's cols).
+std::map<AttentionShapeKey, std::vector<ShapeRatio>> measured_attention_ratios(
+    const CalibrationProfile& profile);
+
 /// The efficiency the roofline predictor gets from a profile, for the measured machine itself
 /// (tp 1, the fitted thread count): CPU defaults (default_efficiency(kCpu)) plus the profile's
-/// calibrated rates and its measured shapes (measured_shape_ratios). Throws InputError when the profile has no matmul fit.
+/// calibrated rates and its measured shapes (measured_shape_ratios, measured_attention_ratios). Throws InputError when the profile has no matmul fit.
 Efficiency calibrated_efficiency(const CalibrationProfile& profile);
 
 /// Transfer of a profile to a catalog CPU (docs/model.md, "Calibration", for the rule and its

@@ -245,8 +245,9 @@ struct OpCost {
     double batch, overhead_s, s_per_byte;
   };
   std::vector<BatchCost> cal_by_batch;
-  /// Measured shapes of this node's kernel calls relative to the fit (CalibratedEfficiency::
-  /// linear_shapes), merged over the calls; empty: the fit alone.
+  /// Measured shapes relative to the fit: a linear node's kernel calls (CalibratedEfficiency::
+  /// linear_shapes, merged over the calls, by tokens) or the attention layout
+  /// (attention_shapes, by context per sequence); empty: the fit alone.
   std::vector<ShapeRatio> shape_ratio;
 };
 
@@ -254,13 +255,13 @@ struct OpCost {
 /// an empty table.
 double ratio_at(const std::vector<ShapeRatio>& table, double tokens) {
   if (table.empty()) return 1.0;
-  if (tokens <= table.front().batch) return table.front().ratio;
-  if (tokens >= table.back().batch) return table.back().ratio;
+  if (tokens <= table.front().tokens) return table.front().ratio;
+  if (tokens >= table.back().tokens) return table.back().ratio;
   std::size_t hi = 1;
-  while (table[hi].batch < tokens) ++hi;
+  while (table[hi].tokens < tokens) ++hi;
   const ShapeRatio& a = table[hi - 1];
   const ShapeRatio& b = table[hi];
-  const double w = (tokens - a.batch) / (b.batch - a.batch);
+  const double w = (tokens - a.tokens) / (b.tokens - a.tokens);
   return (1 - w) * a.ratio + w * b.ratio;
 }
 
@@ -283,7 +284,7 @@ std::vector<ShapeRatio> merged_ratios(
     const auto it = shapes.find(call.key);
     tables.push_back(it == shapes.end() ? nullptr : &it->second);
     if (it != shapes.end()) {
-      for (const ShapeRatio& r : it->second) batches.push_back(r.batch);
+      for (const ShapeRatio& r : it->second) batches.push_back(r.tokens);
     }
     total += call.weight_bytes;
   }
@@ -410,6 +411,7 @@ struct RooflinePredictor::Impl {
     const CalibratedRates* attention_rates = nullptr;
     double stream_s_per_byte = 0;
     std::map<MatmulShapeKey, std::vector<ShapeRatio>> cal_shapes;
+    std::map<AttentionShapeKey, std::vector<ShapeRatio>> cal_attention_shapes;
     if (e.calibrated) {
       const CalibratedEfficiency& cal = *e.calibrated;
       if (const auto it = cal.linear.find(std::string(to_string(wf))); it != cal.linear.end()) {
@@ -421,6 +423,7 @@ struct RooflinePredictor::Impl {
       }
       stream_s_per_byte = inverse_or_zero(cal.stream_bytes_per_s);
       cal_shapes = cal.linear_shapes;
+      cal_attention_shapes = cal.attention_shapes;
     }
     const auto stream = [&](OpCost& c) {
       if (stream_s_per_byte > 0) apply_rates(c, CalibratedRates{0, 1 / stream_s_per_byte, 0, {}}, 1);
@@ -476,7 +479,16 @@ struct RooflinePredictor::Impl {
           c.seconds_per_flop = bf16_s_per_flop;
           c.floor_s_per_flop = bf16_peak_s_per_flop;
           c.per_sequence = true;
-          if (attention_rates != nullptr) apply_rates(c, *attention_rates, 1);
+          if (attention_rates != nullptr) {
+            apply_rates(c, *attention_rates, 1);
+            const auto it = cal_attention_shapes.find(AttentionShapeKey{
+                std::string(to_string(kf)),
+                static_cast<int64_t>(kv_heads_per_device) * m.head_dim,
+                m.num_attention_heads / d.tp_degree});
+            if (m.num_attention_heads % d.tp_degree == 0 && it != cal_attention_shapes.end()) {
+              c.shape_ratio = it->second;
+            }
+          }
           break;
         }
         case OpKind::kAllReduce:
@@ -531,8 +543,10 @@ struct RooflinePredictor::Impl {
     }
     if (c.calibrated) {
       const double calls = c.per_sequence ? std::max(1.0, t.seqs) : 1.0;
+      // Measured shapes: matmul by tokens per call, attention by context per sequence.
+      const double at = c.per_sequence ? t.kv_tokens / std::max(1.0, t.seqs) : t.tokens;
       out.time_s = calibrated_s(c, out.bytes, out.flops, calls, out.memory_bound, t.tokens) *
-                   ratio_at(c.shape_ratio, t.tokens);
+                   ratio_at(c.shape_ratio, at);
       return;
     }
     const double memory_s = out.bytes * seconds_per_byte;

@@ -44,12 +44,20 @@ struct MatmulShapeKey {
   int64_t rows = 0, cols = 0;
   auto operator<=>(const MatmulShapeKey&) const = default;
 };
+/// A decode-attention layout measured at its exact shape, per device: KV type, KV heads x
+/// head_dim, and query heads.
+struct AttentionShapeKey {
+  std::string format;  ///< KV type: "f32", "bf16"
+  int64_t kv_dim = 0;  ///< KV heads x head_dim
+  int64_t q_heads = 0;
+  auto operator<=>(const AttentionShapeKey&) const = default;
+};
 /// The measured time of a shape at one batch over its format's fitted time there
 /// (CalibratedRates::by_batch at that batch's bytes): > 1 where the shape is slower per byte than
 /// the fit of all shapes says.
 struct ShapeRatio {
-  double batch = 0;  ///< activation rows per call
-  double ratio = 1;  ///< measured / fitted, > 0
+  double tokens = 0;  ///< activation rows per call (matmul); context tokens per sequence (attention)
+  double ratio = 1;   ///< measured / fitted, > 0
   bool operator==(const ShapeRatio&) const = default;
 };
 
@@ -67,6 +75,12 @@ struct CalibratedEfficiency {
   /// shape counts as 1). This is how a model's own shapes, measured by `llmcap calibrate
   /// --model`, replace the fit of all shapes (docs/model.md, "Calibration").
   std::map<MatmulShapeKey, std::vector<ShapeRatio>> linear_shapes;
+  /// Measured attention layouts, ascending by context tokens: the attention node of a model
+  /// with this layout (per device) has its fitted time multiplied by the ratio at its mean
+  /// context per sequence (KV tokens / sequences), interpolated linearly between measured
+  /// contexts and held at the end ratios outside them. Two layouts with the same KV heads x
+  /// head_dim and query heads (8 x 64 and 4 x 128 KV heads under 32 query heads) share a key.
+  std::map<AttentionShapeKey, std::vector<ShapeRatio>> attention_shapes;
   /// Attention, by KV format name ("f32", "bf16"); overhead_s is per sequence (one call each).
   std::map<std::string, CalibratedRates> attention;
   /// Streaming rate of norms, embedding and other element-wise traffic (measured read

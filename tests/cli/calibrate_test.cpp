@@ -93,6 +93,11 @@ TEST(CliCalibrate, ModelShapesAreTimedInEveryFormatAndPriceThatModelsCalls) {
     EXPECT_EQ(e.calibrated->linear_shapes.count(model::MatmulShapeKey{"int8", rows, cols}), 1u)
         << rows << "x" << cols;
   }
+  // Its attention layout, 4 query heads over 2 KV heads x 32, in both KV types.
+  for (const char* kv : {"bf16", "f32"}) {
+    EXPECT_EQ(e.calibrated->attention_shapes.count(model::AttentionShapeKey{kv, 64, 4}), 1u)
+        << kv;
+  }
 }
 
 TEST(CliCalibrate, AnUnreadableModelIsRefusedNamingTheFileAndWritesNothing) {

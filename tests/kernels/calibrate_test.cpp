@@ -90,6 +90,40 @@ TEST(RunCalibration, AnEmptyExtraShapeIsRefusedWithItsSize) {
   }
 }
 
+TEST(RunCalibration, ExtraAttentionLayoutsAreTimedInBothKvTypes) {
+  CalibrationOptions o;
+  o.size = SweepSize::kTest;
+  o.max_threads = 1;
+  // 12/4 x 32 is new; 32/8 x 128 is one of the test sweep's own and is not timed twice.
+  o.extra_attention_layouts = {{12, 4, 32}, {32, 8, 128}};
+  const CalibrationRun run = run_calibration(o);
+  std::multiset<std::string> new_layout;
+  int sweep_layout = 0;
+  for (const KernelSample& s : run.samples) {
+    if (s.op != "attention") continue;
+    if (s.rows == 4 * 32 && s.batch == 12) new_layout.insert(s.format);
+    if (s.rows == 8 * 128 && s.batch == 32) ++sweep_layout;
+  }
+  // The test sweep's two contexts, each KV type.
+  EXPECT_EQ(new_layout, (std::multiset<std::string>{"bf16", "bf16", "f32", "f32"}));
+  EXPECT_EQ(sweep_layout, 4);
+}
+
+TEST(RunCalibration, AnAttentionLayoutWithUnsharedHeadsIsRefused) {
+  CalibrationOptions o;
+  o.size = SweepSize::kTest;
+  o.extra_attention_layouts = {{6, 4, 64}};
+  try {
+    run_calibration(o);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("extra attention layout 6/4x64: expected positive sizes "
+                                         "and query heads a multiple of KV heads"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RunCalibration, RejectsNegativeThreads) {
   CalibrationOptions o;
   o.max_threads = -1;

@@ -74,6 +74,9 @@ CalibrationProfile synthetic_profile() {
       const double noise = 1 + 0.01 * ((k++ % 3) - 1);
       p.kernels.push_back(
           sample("attention", "bf16", bytes, flops, (5e-6 + bytes / 20e9 + flops / 80e9) * noise));
+      p.kernels.back().rows = static_cast<int64_t>(kv_heads * head_dim);
+      p.kernels.back().cols = static_cast<int64_t>(context);
+      p.kernels.back().batch = static_cast<int64_t>(q_heads);
     }
   }
   // Ignored by the fit: other thread count, cache-resident.
@@ -598,10 +601,10 @@ TEST(CalibratedEfficiency, MeasuredShapeRatiosAreTimeOverTheFitAtThatBatch) {
     if (s.op != "matmul" || s.threads != 2 || s.cache_resident || &s == &p.kernels.back()) continue;
     const std::vector<ShapeRatio>& table = ratios.at(MatmulShapeKey{"bf16", s.rows, s.cols});
     ASSERT_EQ(table.size(), 3u);
-    EXPECT_EQ(table[0].batch, 1);
-    EXPECT_EQ(table[2].batch, 16);
+    EXPECT_EQ(table[0].tokens, 1);
+    EXPECT_EQ(table[2].tokens, 16);
     const auto it = std::find_if(table.begin(), table.end(),
-                                 [&](const ShapeRatio& r) { return r.batch == s.batch; });
+                                 [&](const ShapeRatio& r) { return r.tokens == s.batch; });
     ASSERT_NE(it, table.end());
     if (s.rows == 1024 && s.batch == 4) {
       EXPECT_NEAR(it->ratio, (first_median_s + 1.1 * first_median_s) / 2 / line_s(s), 1e-12);
@@ -625,6 +628,58 @@ TEST(CalibratedEfficiency, MeasuredShapeRatiosAreTimeOverTheFitAtThatBatch) {
   ASSERT_EQ(s0.batch, b0.batch);
   EXPECT_NEAR(measured_shape_ratios(q).at(MatmulShapeKey{"bf16", s0.rows, s0.cols}).front().ratio,
               s0.min_s / (b0.overhead_s + s0.bytes / b0.bytes_per_s), 1e-12);
+}
+
+TEST(CalibratedPredictor, AMeasuredAttentionLayoutScalesByContextPerSequence) {
+  const ModelSpec m = tiny_model();  // 8 query heads, 2 KV heads x 128
+  Efficiency e = default_efficiency(DeviceKind::kCpu);
+  CalibratedEfficiency cal;
+  cal.linear["bf16"] = {10e-6, 40e9, 100e9, {}};
+  cal.attention["bf16"] = {5e-6, 20e9, 50e9, {}};
+  Efficiency plain = e;
+  plain.calibrated = cal;
+  cal.attention_shapes[{"bf16", 256, 8}] = {{128, 2.0}, {1024, 1.0}};
+  cal.attention_shapes[{"f32", 256, 8}] = {{128, 5.0}};  // another KV type: not used
+  e.calibrated = cal;
+  const RooflinePredictor with(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
+  const RooflinePredictor without(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(),
+                                  plain);
+  const auto attention_s = [](const RooflinePredictor& p, int64_t seqs, int64_t context) {
+    BatchShape b;
+    b.num_decode_seqs = seqs;
+    b.num_decode_context_tokens = seqs * context;
+    for (const OpTime& t : p.breakdown(b)) {
+      if (t.op == "attention") return t.time_s;
+    }
+    ADD_FAILURE();
+    return 0.0;
+  };
+  constexpr double kExact = 1e-12;  // relative
+  // Mean context 100 (below the first measured 128): 2.0; 576, halfway: 1.5; 4096: 1.0.
+  EXPECT_NEAR(attention_s(with, 4, 100) / attention_s(without, 4, 100), 2.0, kExact);
+  EXPECT_NEAR(attention_s(with, 4, 576) / attention_s(without, 4, 576), 1.5, kExact);
+  EXPECT_NEAR(attention_s(with, 2, 4096) / attention_s(without, 2, 4096), 1.0, kExact);
+}
+
+TEST(CalibratedEfficiency, MeasuredAttentionRatiosAreTimeOverTheFitByContext) {
+  const CalibrationProfile p = synthetic_profile();
+  const auto ratios = measured_attention_ratios(p);
+  const RateFit& f = p.fit.attention.at("bf16");
+  // Two layouts: 32/8 x 128 (kv_dim 1024) and 16/2 x 64 (kv_dim 128), four contexts each.
+  ASSERT_EQ(ratios.size(), 2u);
+  for (const KernelSample& s : p.kernels) {
+    if (s.op != "attention") continue;
+    const std::vector<ShapeRatio>& table = ratios.at(AttentionShapeKey{"bf16", s.rows, s.batch});
+    ASSERT_EQ(table.size(), 4u);
+    const auto it = std::find_if(table.begin(), table.end(), [&](const ShapeRatio& r) {
+      return r.tokens == static_cast<double>(s.cols);
+    });
+    ASSERT_NE(it, table.end());
+    const double fitted_s = f.overhead_s + (f.bytes_per_s > 0 ? s.bytes / f.bytes_per_s : 0) +
+                            (f.flops_per_s > 0 ? s.flops / f.flops_per_s : 0);
+    EXPECT_NEAR(it->ratio, s.median_s / fitted_s, 1e-12);
+  }
+  EXPECT_EQ(calibrated_efficiency(p).calibrated->attention_shapes, ratios);
 }
 
 TEST(CalibratedEfficiency, FromTheProfileOfThisMachine) {
