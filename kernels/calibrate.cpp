@@ -26,6 +26,7 @@ struct Shape {
 /// One attention layout: query heads, KV heads, head dimension.
 struct AttentionShape {
   int64_t q_heads, kv_heads, head_dim;
+  std::vector<int64_t> contexts = {};  ///< empty: the sweep's
 };
 
 /// What one sweep size covers.
@@ -160,6 +161,21 @@ std::string shape_text(int64_t rows, int64_t cols) {
 
 }  // namespace
 
+namespace detail {
+std::vector<int64_t> extra_layout_contexts(const std::vector<int64_t>& sweep_contexts) {
+  std::vector<int64_t> contexts = sweep_contexts;
+  if (contexts.empty()) return contexts;
+  const int64_t largest = *std::max_element(contexts.begin(), contexts.end());
+  for (const int64_t c : {256, 512, 1024, 4096}) {
+    if (c <= largest && std::find(contexts.begin(), contexts.end(), c) == contexts.end()) {
+      contexts.push_back(c);
+    }
+  }
+  std::sort(contexts.begin(), contexts.end());
+  return contexts;
+}
+}  // namespace detail
+
 CalibrationRun run_calibration(const CalibrationOptions& options) {
   if (options.max_threads < 0) {
     throw std::invalid_argument("run_calibration: max_threads must be >= 0");
@@ -193,7 +209,9 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
         sweep.attention_shapes.begin(), sweep.attention_shapes.end(), [&](const AttentionShape& a) {
           return a.q_heads == l.q_heads && a.kv_heads == l.kv_heads && a.head_dim == l.head_dim;
         });
-    if (!timed) sweep.attention_shapes.push_back({l.q_heads, l.kv_heads, l.head_dim});
+    if (timed) continue;
+    sweep.attention_shapes.push_back(
+        {l.q_heads, l.kv_heads, l.head_dim, detail::extra_layout_contexts(sweep.contexts)});
   }
   for (const MatmulShape& m : options.extra_matmul_shapes) {
     // A shape already listed (by the sweep or an earlier extra) gets the union of formats.
@@ -333,7 +351,7 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
     for (const KvType type : {KvType::kBf16, KvType::kF32}) {
       const std::string tname(to_string(type));
       const int64_t elem = type == KvType::kF32 ? 4 : 2;
-      for (const int64_t context : sweep.contexts) {
+      for (const int64_t context : as.contexts.empty() ? sweep.contexts : as.contexts) {
         const int64_t elements = kv_heads * context * head_dim;
         const int64_t kv_bytes = 2 * elements * elem;
         const bool cached = sweep.attention_rotation_bytes <= 0;

@@ -33,7 +33,8 @@ struct MatmulShape {
 };
 
 /// A decode-attention layout to time besides the sweep's own (a model's: query heads, KV
-/// heads, head dimension), over the sweep's contexts and both KV types.
+/// heads, head dimension), in both KV types, over the sweep's contexts and 256, 512, 1024 and
+/// 4096 tokens (those up to the sweep's largest context).
 struct AttentionLayout {
   int64_t q_heads = 0, kv_heads = 0, head_dim = 0;
 };
@@ -88,5 +89,13 @@ struct CalibrationRun {
 /// repetitions are kept. Throws std::invalid_argument for max_threads < 0, an extra shape
 /// with rows or cols below 1, or an extra attention layout as above.
 CalibrationRun run_calibration(const CalibrationOptions& options);
+
+namespace detail {
+/// The contexts an extra attention layout is timed at: `sweep_contexts` and 256, 512, 1024,
+/// 4096 up to their largest, ascending. A model's layout gets more contexts than the sweep's
+/// own so that its measured ratios follow the kernel's steps (decode_attention runs on one
+/// thread below 2 x 512 (KV head, token) pairs per call and on more above).
+std::vector<int64_t> extra_layout_contexts(const std::vector<int64_t>& sweep_contexts);
+}  // namespace detail
 
 }  // namespace llmcap::kernels

@@ -13,9 +13,12 @@ namespace llmcap::kernels {
 /// from inside fn on the same pool runs all its chunks on the calling thread instead of
 /// deadlocking.
 ///
-/// Idle workers spin on a generation counter for about 50 microseconds after each call (decode
-/// issues calls back to back) and then block on a condition variable; the caller likewise spins
-/// briefly for the workers to finish, then blocks.
+/// Idle workers spin on a generation counter for about 2 milliseconds after each call (busy for
+/// the first 50 microseconds, then yielding their core between checks) and then block on a
+/// condition variable; the caller likewise spins for the workers to finish, then blocks. A
+/// decode step issues calls back to back with gaps of up to a few hundred microseconds (a run
+/// of single-threaded attention calls), and waking a blocked worker costs ~100 us on a VM
+/// (thread_pool.cpp, kSpin).
 class ThreadPool {
  public:
   /// num_threads >= 1; throws std::invalid_argument otherwise.
