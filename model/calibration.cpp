@@ -932,6 +932,7 @@ Efficiency calibrated_efficiency(const CalibrationProfile& profile) {
   cal.linear_shapes = measured_shape_ratios(profile);
   cal.attention_shapes = measured_attention_ratios(profile);
   cal.stream_bytes_per_s = measured_read_bandwidth(profile);
+  cal.threads = std::max(1, profile.fit.threads);
   cal.source = "measured on \"" + profile.machine.cpu_model + "\" with " +
                std::to_string(profile.fit.threads) + " threads" +
                (profile.created_at.empty() ? "" : " (" + profile.created_at + ")");
@@ -969,6 +970,7 @@ Efficiency scaled_efficiency(const CalibrationProfile& profile, double bw_ratio,
     r.flops_per_s *= compute_ratio;
   }
   cal.stream_bytes_per_s *= bw_ratio;
+  cal.threads *= compute_ratio;  // the target's cores x share
   cal.source += note;
   return e;
 }

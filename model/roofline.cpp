@@ -349,6 +349,8 @@ struct BatchTerms {
   double pairs;      ///< decode context + prefill attention pairs
   double kv_tokens;  ///< decode context + prefill cached + prefill tokens
   double seqs;       ///< decode + prefill sequences (attention calls)
+  double decode_seqs;
+  double prefill_tokens;
 };
 
 double peak_for(const std::map<std::string, double>& peaks, std::string_view dtype) {
@@ -375,6 +377,9 @@ struct RooflinePredictor::Impl {
   double all_reduce_latency_s = 0;
   double step_overhead_s = 0;
   double num_layers = 0;
+  /// Calibrated attention: prefill calls (one per new token, one thread each) run this many at
+  /// once (CalibratedEfficiency::threads).
+  double prefill_parallel_calls = 1;
 
   Impl(const ModelSpec& m, WeightFormat wf, KvFormat kf, const Deployment& d, const Efficiency& e)
       : graph(m, d.tp_degree) {
@@ -423,6 +428,7 @@ struct RooflinePredictor::Impl {
       }
       stream_s_per_byte = inverse_or_zero(cal.stream_bytes_per_s);
       cal_shapes = cal.linear_shapes;
+      prefill_parallel_calls = std::max(1.0, cal.threads);
       cal_attention_shapes = cal.attention_shapes;
     }
     const auto stream = [&](OpCost& c) {
@@ -528,7 +534,8 @@ struct RooflinePredictor::Impl {
             static_cast<double>(b.num_decode_context_tokens + b.num_prefill_attention_pairs),
             static_cast<double>(b.num_decode_context_tokens + b.num_prefill_cached_tokens +
                                 b.num_prefill_tokens),
-            static_cast<double>(b.num_decode_seqs + b.num_prefill_seqs)};
+            static_cast<double>(b.num_decode_seqs + b.num_prefill_seqs),
+            static_cast<double>(b.num_decode_seqs), static_cast<double>(b.num_prefill_tokens)};
   }
 
   /// Fills flops, bytes, time and memory_bound of node `v`.
@@ -541,12 +548,23 @@ struct RooflinePredictor::Impl {
       out.memory_bound = false;
       return;
     }
-    if (c.calibrated) {
-      const double calls = c.per_sequence ? std::max(1.0, t.seqs) : 1.0;
-      // Measured shapes: matmul by tokens per call, attention by context per sequence.
-      const double at = c.per_sequence ? t.kv_tokens / std::max(1.0, t.seqs) : t.tokens;
+    if (c.calibrated && c.per_sequence) {
+      // Attention as the measured kernel runs it: one decode-attention call per decode
+      // sequence (parallel over the replica's threads), and for prefill one call per new
+      // token, each reading its whole prefix (pairs), `prefill_parallel_calls` of them at once
+      // on one thread each (CalibratedEfficiency::threads).
+      const double calls =
+          std::max(1.0, t.decode_seqs + t.prefill_tokens / prefill_parallel_calls);
+      out.bytes = c.fixed_bytes + c.bytes_per_token * t.tokens + c.bytes_per_kv_token * t.pairs;
+      // Measured layouts by the mean context per call.
+      const double at = t.pairs / std::max(1.0, t.decode_seqs + t.prefill_tokens);
       out.time_s = calibrated_s(c, out.bytes, out.flops, calls, out.memory_bound, t.tokens) *
                    ratio_at(c.shape_ratio, at);
+      return;
+    }
+    if (c.calibrated) {
+      out.time_s = calibrated_s(c, out.bytes, out.flops, 1.0, out.memory_bound, t.tokens) *
+                   ratio_at(c.shape_ratio, t.tokens);
       return;
     }
     const double memory_s = out.bytes * seconds_per_byte;

@@ -86,6 +86,11 @@ struct CalibratedEfficiency {
   /// Streaming rate of norms, embedding and other element-wise traffic (measured read
   /// bandwidth); 0: the datasheet bandwidth x memory_bandwidth_fraction.
   double stream_bytes_per_s = 0;
+  /// Threads of the replica the rates describe (the profile's fitted thread count, or the
+  /// transfer target's cores x share). Calibrated attention costs prefill as the measured
+  /// kernel runs it: one decode-attention call per new token reading its whole prefix, this
+  /// many calls at once, one thread each (docs/model.md, "Using a profile").
+  double threads = 1;
   std::string source;  ///< one line: which profile, measured or transferred (for reports)
 };
 

@@ -472,6 +472,43 @@ TEST(CalibratedPredictor, AttentionCostsOneCallPerSequenceAndItsFlops) {
   }
 }
 
+TEST(CalibratedPredictor, PrefillAttentionIsOneCallPerNewTokenReadingItsPrefix) {
+  // As the measured kernel runs it (the reference decoder): each new token's query is a
+  // decode-attention call over its prefix, `threads` calls at once; decode sequences one call
+  // each over their context.
+  const ModelSpec m = tiny_model();  // 8 query heads, 2 KV heads x 128
+  Efficiency e = default_efficiency(DeviceKind::kCpu);
+  CalibratedEfficiency cal;
+  cal.linear["bf16"] = {10e-6, 40e9, 100e9, {}};
+  cal.attention["bf16"] = {5e-6, 20e9, 50e9, {}};
+  cal.threads = 2;
+  e.calibrated = cal;
+  const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
+  BatchShape b;
+  b.num_prefill_seqs = 1;
+  b.num_prefill_tokens = 100;
+  b.num_prefill_attention_pairs = 100 * 101 / 2;
+  b.num_prefill_seqs_completing = 1;
+  b.num_decode_seqs = 3;
+  b.num_decode_context_tokens = 600;
+  const double pairs = 5050 + 600;
+  const double kv_bytes_per_token = 2 * 2 * 128 * 2;       // K and V, 2 heads x 128, bf16
+  const double io_bytes_per_token = 2 * 8 * 128 * 2;       // q in, output out
+  const double tokens = 103;
+  const double bytes = io_bytes_per_token * tokens + kv_bytes_per_token * pairs;
+  const double flops = 4.0 * 8 * 128 * pairs;
+  bool seen = false;
+  for (const OpTime& op : p.breakdown(b)) {
+    if (op.op != "attention") continue;
+    seen = true;
+    EXPECT_DOUBLE_EQ(op.bytes, bytes);
+    EXPECT_DOUBLE_EQ(op.flops, flops);
+    // 3 decode calls + 100 prefill calls two at a time.
+    EXPECT_NEAR(op.time_s, (3 + 100.0 / 2) * 5e-6 + bytes / 20e9 + flops / 50e9, 1e-12);
+  }
+  EXPECT_TRUE(seen);
+}
+
 TEST(CalibratedPredictor, PeakComputeFloorHoldsForLargePrefills) {
   // The floor of a calibrated time is the datasheet compute time at the full peak (1e12
   // FLOP/s here), not at the roofline's compute_fraction: a calibration measures the
@@ -694,6 +731,7 @@ TEST(CalibratedEfficiency, FromTheProfileOfThisMachine) {
   EXPECT_DOUBLE_EQ(e.calibrated->attention.at("bf16").flops_per_s,
                    p.fit.attention.at("bf16").flops_per_s);
   EXPECT_DOUBLE_EQ(e.calibrated->stream_bytes_per_s, 40e9);  // read bandwidth at 2 threads
+  EXPECT_DOUBLE_EQ(e.calibrated->threads, 2);
   EXPECT_DOUBLE_EQ(e.step_overhead_s, default_efficiency(DeviceKind::kCpu).step_overhead_s);
   CalibrationProfile empty = p;
   empty.fit.matmul.clear();
@@ -723,6 +761,7 @@ TEST(CalibratedEfficiency, TransferScalesBandwidthAndComputeByTheStatedRule) {
   EXPECT_NEAR(e.calibrated->attention.at("bf16").bytes_per_s, 40e9 * 3.5, 1.0);
   EXPECT_DOUBLE_EQ(e.calibrated->attention.at("bf16").flops_per_s, 50e9 * 16);
   EXPECT_NEAR(e.calibrated->stream_bytes_per_s, 40e9 * 3.5, 1.0);
+  EXPECT_DOUBLE_EQ(e.calibrated->threads, 32);  // 64 cores x 0.5
   EXPECT_THAT(e.calibrated->source, HasSubstr("big-cpu"));
 
   HardwareSpec gpu = target;
