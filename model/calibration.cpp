@@ -846,6 +846,12 @@ double three_term_s(const RateFit& r, double bytes, double flops) {
          (r.flops_per_s > 0 ? flops / r.flops_per_s : 0.0);
 }
 
+/// The sample's time (the fit's statistic) over `fitted_s`; 0 when either is not positive.
+double measured_over(const KernelSample& s, const CalibrationFit& fit, double fitted_s) {
+  const double measured_s = fit.statistic == FitStatistic::kMin ? s.min_s : s.median_s;
+  return fitted_s > 0 && measured_s > 0 ? measured_s / fitted_s : 0.0;
+}
+
 /// Sorts every table by tokens and averages the entries of equal tokens (samples of one shape
 /// from merged sweeps).
 template <class Key>
@@ -885,10 +891,9 @@ std::map<MatmulShapeKey, std::vector<ShapeRatio>> measured_shape_ratios(
         b != f->second.by_batch.end()
             ? b->overhead_s + (b->bytes_per_s > 0 ? s.bytes / b->bytes_per_s : 0.0)
             : three_term_s(f->second, s.bytes, s.flops);
-    const double measured_s = fit.statistic == FitStatistic::kMin ? s.min_s : s.median_s;
-    if (!(fitted_s > 0) || !(measured_s > 0)) continue;
-    out[MatmulShapeKey{s.format, s.rows, s.cols}].push_back(
-        {static_cast<double>(s.batch), measured_s / fitted_s});
+    if (const double r = measured_over(s, fit, fitted_s); r > 0) {
+      out[MatmulShapeKey{s.format, s.rows, s.cols}].push_back({static_cast<double>(s.batch), r});
+    }
   }
   sort_and_average(out);
   return out;
@@ -902,11 +907,9 @@ std::map<AttentionShapeKey, std::vector<ShapeRatio>> measured_attention_ratios(
     if (!fitted_sample(s, fit, "attention")) continue;
     const auto f = fit.attention.find(s.format);
     if (f == fit.attention.end()) continue;
-    const double fitted_s = three_term_s(f->second, s.bytes, s.flops);
-    const double measured_s = fit.statistic == FitStatistic::kMin ? s.min_s : s.median_s;
-    if (!(fitted_s > 0) || !(measured_s > 0)) continue;
-    out[AttentionShapeKey{s.format, s.rows, s.batch}].push_back(
-        {static_cast<double>(s.cols), measured_s / fitted_s});
+    if (const double r = measured_over(s, fit, three_term_s(f->second, s.bytes, s.flops)); r > 0) {
+      out[AttentionShapeKey{s.format, s.rows, s.batch}].push_back({static_cast<double>(s.cols), r});
+    }
   }
   sort_and_average(out);
   return out;

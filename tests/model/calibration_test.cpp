@@ -345,6 +345,27 @@ Deployment cpu_deployment() {
   return d;
 }
 
+/// CPU defaults with round calibrated rates: bf16 products 10 us + bytes / 40 GB/s + flops /
+/// 100 GFLOP/s, bf16 attention 5 us per call + bytes / 20 GB/s + flops / 50 GFLOP/s.
+Efficiency round_calibrated_efficiency() {
+  Efficiency e = default_efficiency(DeviceKind::kCpu);
+  CalibratedEfficiency cal;
+  cal.linear["bf16"] = {10e-6, 40e9, 100e9, {}};
+  cal.attention["bf16"] = {5e-6, 20e9, 50e9, {}};
+  e.calibrated = cal;
+  return e;
+}
+
+/// round_calibrated_efficiency with per-batch bf16 lines (batch 1: 2 us + bytes / 50 GB/s;
+/// batch 16: 4 us + bytes / 20 GB/s; the three-term rates outside [1, 16]) and element-wise
+/// traffic at 50 GB/s.
+Efficiency per_batch_calibrated_efficiency() {
+  Efficiency e = round_calibrated_efficiency();
+  e.calibrated->linear["bf16"].by_batch = {{1, 2e-6, 50e9}, {16, 4e-6, 20e9}};
+  e.calibrated->stream_bytes_per_s = 50e9;
+  return e;
+}
+
 TEST(CalibratedPredictor, UnsetCalibrationIsThePlainRoofline) {
   const ModelSpec m = tiny_model();
   const Efficiency e = default_efficiency(DeviceKind::kCpu);
@@ -363,13 +384,8 @@ TEST(CalibratedPredictor, UnsetCalibrationIsThePlainRoofline) {
 
 TEST(CalibratedPredictor, PerBatchRatesAreInterpolatedInTheTokenCount) {
   const ModelSpec m = tiny_model();
-  Efficiency e = default_efficiency(DeviceKind::kCpu);
-  CalibratedEfficiency cal;
   // Three-term rates for batches outside [1, 16]; per-batch ones inside.
-  cal.linear["bf16"] = {10e-6, 40e9, 100e9, {{1, 2e-6, 50e9}, {16, 4e-6, 20e9}}};
-  cal.attention["bf16"] = {5e-6, 20e9, 50e9, {}};
-  cal.stream_bytes_per_s = 50e9;
-  e.calibrated = cal;
+  const Efficiency e = per_batch_calibrated_efficiency();
   const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
   const auto linear_s = [&](int64_t seqs, const char* op) {
     BatchShape b;
@@ -455,11 +471,7 @@ TEST(CalibratedPredictor, HandComputedDecodeStep) {
 
 TEST(CalibratedPredictor, AttentionCostsOneCallPerSequenceAndItsFlops) {
   const ModelSpec m = tiny_model();
-  Efficiency e = default_efficiency(DeviceKind::kCpu);
-  CalibratedEfficiency cal;
-  cal.linear["bf16"] = {10e-6, 40e9, 100e9, {}};
-  cal.attention["bf16"] = {5e-6, 20e9, 50e9, {}};
-  e.calibrated = cal;
+  const Efficiency e = round_calibrated_efficiency();
   const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
   BatchShape b;
   b.num_decode_seqs = 4;
@@ -477,12 +489,8 @@ TEST(CalibratedPredictor, PrefillAttentionIsOneCallPerNewTokenReadingItsPrefix) 
   // decode-attention call over its prefix, `threads` calls at once; decode sequences one call
   // each over their context.
   const ModelSpec m = tiny_model();  // 8 query heads, 2 KV heads x 128
-  Efficiency e = default_efficiency(DeviceKind::kCpu);
-  CalibratedEfficiency cal;
-  cal.linear["bf16"] = {10e-6, 40e9, 100e9, {}};
-  cal.attention["bf16"] = {5e-6, 20e9, 50e9, {}};
-  cal.threads = 2;
-  e.calibrated = cal;
+  Efficiency e = round_calibrated_efficiency();
+  e.calibrated->threads = 2;
   const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
   BatchShape b;
   b.num_prefill_seqs = 1;
@@ -560,13 +568,9 @@ TEST(LinearCallShapes, FusedCallsSplitByTpAndTheLmHeadEachOnce) {
 
 TEST(CalibratedPredictor, MeasuredShapesScaleTheirCallsByTheMeasuredRatio) {
   const ModelSpec m = tiny_model();
-  Efficiency e = default_efficiency(DeviceKind::kCpu);
-  CalibratedEfficiency cal;
-  cal.linear["bf16"] = {10e-6, 40e9, 100e9, {{1, 2e-6, 50e9}, {16, 4e-6, 20e9}}};
-  cal.attention["bf16"] = {5e-6, 20e9, 50e9, {}};
-  cal.stream_bytes_per_s = 50e9;
-  Efficiency plain = e;
-  plain.calibrated = cal;
+  const Efficiency plain = per_batch_calibrated_efficiency();
+  Efficiency e = plain;
+  CalibratedEfficiency& cal = *e.calibrated;
   // out_proj (1024x1024) measured 1.5x the fit at batch 1 and 1.1x at batch 16; gate/up
   // (8192x1024) 2x at batch 4; the LM head 0.8x at batch 1. Another format's entry of the same
   // shape must not apply.
@@ -574,7 +578,6 @@ TEST(CalibratedPredictor, MeasuredShapesScaleTheirCallsByTheMeasuredRatio) {
   cal.linear_shapes[{"bf16", 8192, 1024}] = {{4, 2.0}};
   cal.linear_shapes[{"bf16", 32000, 1024}] = {{1, 0.8}};
   cal.linear_shapes[{"int8", 1536, 1024}] = {{1, 3.0}};
-  e.calibrated = cal;
   const RooflinePredictor with(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
   const RooflinePredictor without(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(),
                                   plain);
@@ -669,15 +672,10 @@ TEST(CalibratedEfficiency, MeasuredShapeRatiosAreTimeOverTheFitAtThatBatch) {
 
 TEST(CalibratedPredictor, AMeasuredAttentionLayoutScalesByContextPerSequence) {
   const ModelSpec m = tiny_model();  // 8 query heads, 2 KV heads x 128
-  Efficiency e = default_efficiency(DeviceKind::kCpu);
-  CalibratedEfficiency cal;
-  cal.linear["bf16"] = {10e-6, 40e9, 100e9, {}};
-  cal.attention["bf16"] = {5e-6, 20e9, 50e9, {}};
-  Efficiency plain = e;
-  plain.calibrated = cal;
-  cal.attention_shapes[{"bf16", 256, 8}] = {{128, 2.0}, {1024, 1.0}};
-  cal.attention_shapes[{"f32", 256, 8}] = {{128, 5.0}};  // another KV type: not used
-  e.calibrated = cal;
+  const Efficiency plain = round_calibrated_efficiency();
+  Efficiency e = plain;
+  e.calibrated->attention_shapes[{"bf16", 256, 8}] = {{128, 2.0}, {1024, 1.0}};
+  e.calibrated->attention_shapes[{"f32", 256, 8}] = {{128, 5.0}};  // another KV type: not used
   const RooflinePredictor with(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
   const RooflinePredictor without(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(),
                                   plain);
