@@ -114,7 +114,7 @@ struct CalibrateArgs {
   std::string results_db;   ///< --results-db: results database the run is stored in
   bool no_store = false;    ///< --no-store
   std::string fit_statistic = "median";  ///< --fit-statistic: "median" or "min"
-  std::vector<std::string> models;        ///< --model: model configs whose shapes are timed too
+  std::vector<std::string> models;       ///< --model: model configs whose shapes are timed too
 };
 
 std::string fixed(double v, int precision) {

@@ -177,7 +177,9 @@ ValidationResult run_validation(const ValidationOptions& options,
   result.min_median_abs_error = abs_quantile(min_errors, 0.5);
   result.min_p95_abs_error = abs_quantile(min_errors, 0.95);
   std::vector<double> fit_only_errors;
-  for (const auto& p : result.points) fit_only_errors.push_back(p.predicted_fit_only_s / p.measured_s - 1);
+  for (const auto& p : result.points) {
+    fit_only_errors.push_back(p.predicted_fit_only_s / p.measured_s - 1);
+  }
   result.fit_only_median_abs_error = abs_quantile(fit_only_errors, 0.5);
   result.fit_only_p95_abs_error = abs_quantile(fit_only_errors, 0.95);
   return result;

@@ -171,7 +171,8 @@ std::map<AttentionShapeKey, std::vector<ShapeRatio>> measured_attention_ratios(
 
 /// The efficiency the roofline predictor gets from a profile, for the measured machine itself
 /// (tp 1, the fitted thread count): CPU defaults (default_efficiency(kCpu)) plus the profile's
-/// calibrated rates and its measured shapes (measured_shape_ratios, measured_attention_ratios). Throws InputError when the profile has no matmul fit.
+/// calibrated rates and its measured shapes (measured_shape_ratios, measured_attention_ratios).
+/// Throws InputError when the profile has no matmul fit.
 Efficiency calibrated_efficiency(const CalibrationProfile& profile);
 
 /// Transfer of a profile to a catalog CPU (docs/model.md, "Calibration", for the rule and its

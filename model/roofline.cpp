@@ -415,8 +415,6 @@ struct RooflinePredictor::Impl {
     const CalibratedRates* linear_rates = nullptr;
     const CalibratedRates* attention_rates = nullptr;
     double stream_s_per_byte = 0;
-    std::map<MatmulShapeKey, std::vector<ShapeRatio>> cal_shapes;
-    std::map<AttentionShapeKey, std::vector<ShapeRatio>> cal_attention_shapes;
     if (e.calibrated) {
       const CalibratedEfficiency& cal = *e.calibrated;
       if (const auto it = cal.linear.find(std::string(to_string(wf))); it != cal.linear.end()) {
@@ -427,9 +425,7 @@ struct RooflinePredictor::Impl {
         attention_rates = &it->second;
       }
       stream_s_per_byte = inverse_or_zero(cal.stream_bytes_per_s);
-      cal_shapes = cal.linear_shapes;
       prefill_parallel_calls = std::max(1.0, cal.threads);
-      cal_attention_shapes = cal.attention_shapes;
     }
     const auto stream = [&](OpCost& c) {
       if (stream_s_per_byte > 0) apply_rates(c, CalibratedRates{0, 1 / stream_s_per_byte, 0, {}}, 1);
@@ -466,12 +462,9 @@ struct RooflinePredictor::Impl {
           if (linear_rates != nullptr) {
             // One kernel call per fused group: a matrix sharing the previous one's input
             // (k and v after q, up after gate) runs in the same call.
-            double calls = 0;
-            for (const LinearMatrix& mat : node.matrices) {
-              if (!mat.shares_input_with_previous) calls += 1;
-            }
-            apply_rates(c, *linear_rates, std::max(1.0, calls));
-            c.shape_ratio = merged_ratios(cal_shapes, call_shapes(node.matrices, wf, d.tp_degree));
+            const std::vector<CallShape> calls = call_shapes(node.matrices, wf, d.tp_degree);
+            apply_rates(c, *linear_rates, std::max<double>(1.0, static_cast<double>(calls.size())));
+            c.shape_ratio = merged_ratios(e.calibrated->linear_shapes, calls);
           }
           break;
         case OpKind::kAttention: {
@@ -487,11 +480,12 @@ struct RooflinePredictor::Impl {
           c.per_sequence = true;
           if (attention_rates != nullptr) {
             apply_rates(c, *attention_rates, 1);
-            const auto it = cal_attention_shapes.find(AttentionShapeKey{
+            const auto& layouts = e.calibrated->attention_shapes;
+            const auto it = layouts.find(AttentionShapeKey{
                 std::string(to_string(kf)),
                 static_cast<int64_t>(kv_heads_per_device) * m.head_dim,
                 m.num_attention_heads / d.tp_degree});
-            if (m.num_attention_heads % d.tp_degree == 0 && it != cal_attention_shapes.end()) {
+            if (m.num_attention_heads % d.tp_degree == 0 && it != layouts.end()) {
               c.shape_ratio = it->second;
             }
           }
@@ -515,10 +509,10 @@ struct RooflinePredictor::Impl {
       apply_rates(lm_head_fixed, *linear_rates, 1);
       // Column-parallel: each device holds vocab / tp rows.
       if (m.vocab_size % d.tp_degree == 0) {
-        lm_head_fixed.shape_ratio = merged_ratios(
-            cal_shapes, {CallShape{{std::string(to_string(wf)), m.vocab_size / d.tp_degree,
-                                    m.hidden_size},
-                                   lm_head_fixed.fixed_bytes}});
+        const MatmulShapeKey head{std::string(to_string(wf)), m.vocab_size / d.tp_degree,
+                                  m.hidden_size};
+        lm_head_fixed.shape_ratio = merged_ratios(e.calibrated->linear_shapes,
+                                                  {CallShape{head, lm_head_fixed.fixed_bytes}});
       }
     }
     // Embedding lookup (read T rows) and final norm (read + write, 4 FLOPs per element).
