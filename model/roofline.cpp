@@ -247,7 +247,7 @@ struct OpCost {
   std::vector<BatchCost> cal_by_batch;
   /// Measured shapes relative to the fit: a linear node's kernel calls (CalibratedEfficiency::
   /// linear_shapes, merged over the calls, by tokens) or the attention layout
-  /// (attention_shapes, by context per sequence); empty: the fit alone.
+  /// (attention_shapes, by mean context per call); empty: the fit alone.
   std::vector<ShapeRatio> shape_ratio;
 };
 
@@ -348,9 +348,8 @@ struct BatchTerms {
   double tokens;     ///< T
   double pairs;      ///< decode context + prefill attention pairs
   double kv_tokens;  ///< decode context + prefill cached + prefill tokens
-  double seqs;       ///< decode + prefill sequences (attention calls)
-  double decode_seqs;
-  double prefill_tokens;
+  double decode_seqs;     ///< attention: one call each
+  double prefill_tokens;  ///< attention (calibrated): one call each
 };
 
 double peak_for(const std::map<std::string, double>& peaks, std::string_view dtype) {
@@ -528,7 +527,6 @@ struct RooflinePredictor::Impl {
             static_cast<double>(b.num_decode_context_tokens + b.num_prefill_attention_pairs),
             static_cast<double>(b.num_decode_context_tokens + b.num_prefill_cached_tokens +
                                 b.num_prefill_tokens),
-            static_cast<double>(b.num_decode_seqs + b.num_prefill_seqs),
             static_cast<double>(b.num_decode_seqs), static_cast<double>(b.num_prefill_tokens)};
   }
 

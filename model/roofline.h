@@ -52,12 +52,13 @@ struct AttentionShapeKey {
   int64_t q_heads = 0;
   auto operator<=>(const AttentionShapeKey&) const = default;
 };
-/// The measured time of a shape at one batch over its format's fitted time there
-/// (CalibratedRates::by_batch at that batch's bytes): > 1 where the shape is slower per byte than
-/// the fit of all shapes says.
+/// The measured time of a shape over its fitted time at one point (matmul: the format's line at
+/// that batch; attention: the KV type's three-term fit at that context): > 1 where the shape is
+/// slower than the fit of all shapes says.
 struct ShapeRatio {
-  double tokens = 0;  ///< activation rows per call (matmul); context tokens per sequence (attention)
-  double ratio = 1;   ///< measured / fitted, > 0
+  /// Activation rows per call (matmul); context tokens per call (attention).
+  double tokens = 0;
+  double ratio = 1;  ///< measured / fitted, > 0
   bool operator==(const ShapeRatio&) const = default;
 };
 
@@ -77,9 +78,10 @@ struct CalibratedEfficiency {
   std::map<MatmulShapeKey, std::vector<ShapeRatio>> linear_shapes;
   /// Measured attention layouts, ascending by context tokens: the attention node of a model
   /// with this layout (per device) has its fitted time multiplied by the ratio at its mean
-  /// context per sequence (KV tokens / sequences), interpolated linearly between measured
-  /// contexts and held at the end ratios outside them. Two layouts with the same KV heads x
-  /// head_dim and query heads (8 x 64 and 4 x 128 KV heads under 32 query heads) share a key.
+  /// context per attention call (query-key pairs / (decode sequences + prefill tokens)),
+  /// interpolated linearly between measured contexts and held at the end ratios outside them.
+  /// Two layouts with the same KV heads x head_dim and query heads (8 x 64 and 4 x 128 KV
+  /// heads under 32 query heads) share a key.
   std::map<AttentionShapeKey, std::vector<ShapeRatio>> attention_shapes;
   /// Attention, by KV format name ("f32", "bf16"); overhead_s is per sequence (one call each).
   std::map<std::string, CalibratedRates> attention;
