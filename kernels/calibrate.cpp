@@ -166,7 +166,7 @@ std::vector<int64_t> extra_layout_contexts(const std::vector<int64_t>& sweep_con
   std::vector<int64_t> contexts = sweep_contexts;
   if (contexts.empty()) return contexts;
   const int64_t largest = *std::max_element(contexts.begin(), contexts.end());
-  for (const int64_t c : {256, 512, 1024, 4096}) {
+  for (const int64_t c : {16, 32, 64, 256, 512, 1024, 4096}) {
     if (c <= largest && std::find(contexts.begin(), contexts.end(), c) == contexts.end()) {
       contexts.push_back(c);
     }

@@ -91,10 +91,11 @@ struct CalibrationRun {
 CalibrationRun run_calibration(const CalibrationOptions& options);
 
 namespace detail {
-/// The contexts an extra attention layout is timed at: `sweep_contexts` and 256, 512, 1024,
-/// 4096 up to their largest, ascending. A model's layout gets more contexts than the sweep's
-/// own so that its measured ratios follow the kernel's steps (decode_attention runs on one
-/// thread below 2 x 512 (KV head, token) pairs per call and on more above).
+/// The contexts an extra attention layout is timed at: `sweep_contexts`, 16, 32 and 64, and
+/// 256, 512, 1024, 4096 up to their largest, ascending. A model's layout gets more contexts
+/// than the sweep's own so that its measured ratios follow the kernel's steps
+/// (decode_attention runs on one thread below 2 x 512 (KV head, token) pairs per call and on
+/// more above) and cover the short prefixes of a prefill's first tokens (one call per token).
 std::vector<int64_t> extra_layout_contexts(const std::vector<int64_t>& sweep_contexts);
 }  // namespace detail
 

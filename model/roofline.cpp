@@ -350,6 +350,7 @@ struct BatchTerms {
   double kv_tokens;  ///< decode context + prefill cached + prefill tokens
   double decode_seqs;     ///< attention: one call each
   double prefill_tokens;  ///< attention (calibrated): one call each
+  double decode_pairs;    ///< decode context (the decode part of pairs)
 };
 
 double peak_for(const std::map<std::string, double>& peaks, std::string_view dtype) {
@@ -431,7 +432,9 @@ struct RooflinePredictor::Impl {
     };
 
     const double h = static_cast<double>(m.hidden_size);
-    const double act = 2.0;  // bytes per bf16 activation element
+    // Bytes per activation element: bf16 on the datasheet roofline, the measured kernels'
+    // size (f32) with calibrated rates (CalibratedEfficiency::activation_bytes).
+    const double act = e.calibrated ? e.calibrated->activation_bytes : 2.0;
     for (std::size_t v = 0; v < graph.num_ops(); ++v) {
       const OpNode& node = graph.op(v);
       OpCost& c = ops[v];
@@ -527,7 +530,8 @@ struct RooflinePredictor::Impl {
             static_cast<double>(b.num_decode_context_tokens + b.num_prefill_attention_pairs),
             static_cast<double>(b.num_decode_context_tokens + b.num_prefill_cached_tokens +
                                 b.num_prefill_tokens),
-            static_cast<double>(b.num_decode_seqs), static_cast<double>(b.num_prefill_tokens)};
+            static_cast<double>(b.num_decode_seqs), static_cast<double>(b.num_prefill_tokens),
+            static_cast<double>(b.num_decode_context_tokens)};
   }
 
   /// Fills flops, bytes, time and memory_bound of node `v`.
@@ -541,17 +545,37 @@ struct RooflinePredictor::Impl {
       return;
     }
     if (c.calibrated && c.per_sequence) {
-      // Attention as the measured kernel runs it: one decode-attention call per decode
-      // sequence (parallel over the replica's threads), and for prefill one call per new
-      // token, each reading its whole prefix (pairs), `prefill_parallel_calls` of them at once
-      // on one thread each (CalibratedEfficiency::threads).
-      const double calls =
-          std::max(1.0, t.decode_seqs + t.prefill_tokens / prefill_parallel_calls);
+      // Attention as the measured kernel runs it. Decode: one decode-attention call per
+      // sequence, parallel over the replica's threads, times the measured layout's ratio at
+      // the mean context per call. Prefill: one call per new token reading its whole prefix,
+      // `prefill_parallel_calls` of them at once on one thread each
+      // (CalibratedEfficiency::threads): tokens / threads calls of the mean prefix in a row,
+      // each costing one call of that context (with the layout's ratio: below ~1,024 KV-head
+      // x token pairs the measured calls run on one thread too), and no less than all the
+      // pairs at the fitted rates of the whole replica.
       out.bytes = c.fixed_bytes + c.bytes_per_token * t.tokens + c.bytes_per_kv_token * t.pairs;
-      // Measured layouts by the mean context per call.
-      const double at = t.pairs / std::max(1.0, t.decode_seqs + t.prefill_tokens);
-      out.time_s = calibrated_s(c, out.bytes, out.flops, calls, out.memory_bound, t.tokens) *
-                   ratio_at(c.shape_ratio, at);
+      const double prefill_pairs = t.pairs - t.decode_pairs;
+      const auto part = [&](double seqs, double pairs, double calls, bool& memory_bound) {
+        return calibrated_s(c, c.bytes_per_token * seqs + c.bytes_per_kv_token * pairs,
+                            c.flops_per_pair * pairs, calls, memory_bound, seqs);
+      };
+      bool decode_bound = false, prefill_bound = false;
+      double decode_s = 0, prefill_s = 0;
+      if (t.decode_seqs > 0 || t.prefill_tokens <= 0) {
+        decode_s = part(t.decode_seqs, t.decode_pairs, std::max(1.0, t.decode_seqs), decode_bound) *
+                   ratio_at(c.shape_ratio, t.decode_pairs / std::max(1.0, t.decode_seqs));
+      }
+      if (t.prefill_tokens > 0) {
+        const double mean_context = prefill_pairs / t.prefill_tokens;
+        bool call_bound = false;
+        const double one_call_s =
+            part(1, mean_context, 1, call_bound) * ratio_at(c.shape_ratio, mean_context);
+        const double in_a_row_s = t.prefill_tokens / prefill_parallel_calls * one_call_s;
+        const double rates_s = part(t.prefill_tokens, prefill_pairs, 0, prefill_bound);
+        prefill_s = std::max(in_a_row_s, rates_s);
+      }
+      out.time_s = decode_s + prefill_s;
+      out.memory_bound = decode_s >= prefill_s ? decode_bound : prefill_bound;
       return;
     }
     if (c.calibrated) {

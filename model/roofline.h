@@ -93,6 +93,12 @@ struct CalibratedEfficiency {
   /// kernel runs it: one decode-attention call per new token reading its whole prefix, this
   /// many calls at once, one thread each (docs/model.md, "Using a profile").
   double threads = 1;
+  /// Bytes per activation element of the measured kernels: the reference kernels read and
+  /// write f32 activations (4), and the calibration counts their bytes so (`llmcap
+  /// calibrate`: weights + 4 x batch x (rows + cols) per product). The predictor counts
+  /// activation traffic at this size when it applies these rates, so that a fitted rate
+  /// meets the bytes it was fitted to; the datasheet roofline keeps bf16 (2).
+  double activation_bytes = 4;
   std::string source;  ///< one line: which profile, measured or transferred (for reports)
 };
 

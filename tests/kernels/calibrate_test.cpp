@@ -104,17 +104,18 @@ TEST(RunCalibration, ExtraAttentionLayoutsAreTimedInBothKvTypes) {
     if (s.rows == 4 * 32 && s.batch == 12) new_layout.insert(s.format);
     if (s.rows == 8 * 128 && s.batch == 32) ++sweep_layout;
   }
-  // The test sweep's two contexts (its largest, 256, leaves nothing to add), each KV type.
-  EXPECT_EQ(new_layout, (std::multiset<std::string>{"bf16", "bf16", "f32", "f32"}));
+  // The test sweep's two contexts (64, 256) and the short 16 and 32, each KV type.
+  EXPECT_EQ(new_layout, (std::multiset<std::string>{"bf16", "bf16", "bf16", "bf16", "f32", "f32",
+                                                    "f32", "f32"}));
   EXPECT_EQ(sweep_layout, 4);
 }
 
 TEST(ExtraLayoutContexts, AddTheStepsOfTheKernelUpToTheSweepsLargest) {
   EXPECT_EQ(detail::extra_layout_contexts({128, 2048, 8192}),
-            (std::vector<int64_t>{128, 256, 512, 1024, 2048, 4096, 8192}));
+            (std::vector<int64_t>{16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}));
   EXPECT_EQ(detail::extra_layout_contexts({128, 512, 2048, 8192}),
-            (std::vector<int64_t>{128, 256, 512, 1024, 2048, 4096, 8192}));
-  EXPECT_EQ(detail::extra_layout_contexts({64, 256}), (std::vector<int64_t>{64, 256}));
+            (std::vector<int64_t>{16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}));
+  EXPECT_EQ(detail::extra_layout_contexts({64, 256}), (std::vector<int64_t>{16, 32, 64, 256}));
   EXPECT_EQ(detail::extra_layout_contexts({}), (std::vector<int64_t>{}));
 }
 

@@ -446,15 +446,16 @@ TEST(CalibratedPredictor, HandComputedDecodeStep) {
       // fused gate and up (one input), then down: two calls.
       expect = 2 * 10e-6 + op.bytes / 40e9 + op.flops / 100e9;
     } else if (op.op == "attention") {
-      // K and V of 100 tokens, 2 kv heads x 128 x 2 bytes, + q in, out: 2 x 8 x 128 x 2.
-      EXPECT_DOUBLE_EQ(op.bytes, 100.0 * 2 * 2 * 128 * 2 + 2 * 8 * 128 * 2);
+      // K and V of 100 tokens, 2 kv heads x 128 x 2 bytes, + q in, out in f32 (the measured
+      // kernels' activations, CalibratedEfficiency::activation_bytes): 2 x 8 x 128 x 4.
+      EXPECT_DOUBLE_EQ(op.bytes, 100.0 * 2 * 2 * 128 * 2 + 2 * 8 * 128 * 4);
       expect = 5e-6 + op.bytes / 20e9;
     } else if (op.op == "lm_head") {
-      // Head weights 32000 x 1024 bf16 + logits I/O at the linear rates (one call), plus
-      // embedding and final norm streaming at 50 GB/s.
-      const double head_bytes = 32000.0 * 1024 * 2 + (1024 + 32000) * 2;
+      // Head weights 32000 x 1024 bf16 + logits I/O in f32 at the linear rates (one call),
+      // plus embedding and final norm streaming at 50 GB/s.
+      const double head_bytes = 32000.0 * 1024 * 2 + (1024 + 32000) * 4;
       const double head_flops = 2.0 * 32000 * 1024;
-      const double rest_bytes = 1024 * 2 + 2 * 1024 * 2;
+      const double rest_bytes = 1024 * 4 + 2 * 1024 * 4;
       expect = 10e-6 + head_bytes / 40e9 + head_flops / 100e9 +
                std::max(rest_bytes / 50e9, 4.0 * 1024 * bf16_floor);
       EXPECT_NEAR(op.time_s, expect, 1e-12);
@@ -486,12 +487,10 @@ TEST(CalibratedPredictor, AttentionCostsOneCallPerSequenceAndItsFlops) {
 
 TEST(CalibratedPredictor, PrefillAttentionIsOneCallPerNewTokenReadingItsPrefix) {
   // As the measured kernel runs it (the reference decoder): each new token's query is a
-  // decode-attention call over its prefix, `threads` calls at once; decode sequences one call
-  // each over their context.
+  // decode-attention call over its prefix, `threads` calls at once on one thread each (in a
+  // row: tokens / threads calls of the mean prefix), and never faster than all the pairs at
+  // the replica's fitted rates; decode sequences one call each over their context.
   const ModelSpec m = tiny_model();  // 8 query heads, 2 KV heads x 128
-  Efficiency e = round_calibrated_efficiency();
-  e.calibrated->threads = 2;
-  const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
   BatchShape b;
   b.num_prefill_seqs = 1;
   b.num_prefill_tokens = 100;
@@ -499,22 +498,49 @@ TEST(CalibratedPredictor, PrefillAttentionIsOneCallPerNewTokenReadingItsPrefix) 
   b.num_prefill_seqs_completing = 1;
   b.num_decode_seqs = 3;
   b.num_decode_context_tokens = 600;
-  const double pairs = 5050 + 600;
-  const double kv_bytes_per_token = 2 * 2 * 128 * 2;       // K and V, 2 heads x 128, bf16
-  const double io_bytes_per_token = 2 * 8 * 128 * 2;       // q in, output out
-  const double tokens = 103;
-  const double bytes = io_bytes_per_token * tokens + kv_bytes_per_token * pairs;
-  const double flops = 4.0 * 8 * 128 * pairs;
-  bool seen = false;
-  for (const OpTime& op : p.breakdown(b)) {
-    if (op.op != "attention") continue;
-    seen = true;
-    EXPECT_DOUBLE_EQ(op.bytes, bytes);
-    EXPECT_DOUBLE_EQ(op.flops, flops);
-    // 3 decode calls + 100 prefill calls two at a time.
-    EXPECT_NEAR(op.time_s, (3 + 100.0 / 2) * 5e-6 + bytes / 20e9 + flops / 50e9, 1e-12);
+  const double kv_bytes_per_pair = 2 * 2 * 128 * 2;  // K and V, 2 heads x 128, bf16
+  const double io_bytes_per_token = 2 * 8 * 128 * 4;  // q in, output out, f32
+  const double flops_per_pair = 4.0 * 8 * 128;
+  const auto attention_of = [&](const Efficiency& e) {
+    const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
+    for (const OpTime& op : p.breakdown(b)) {
+      if (op.op == "attention") return op;
+    }
+    ADD_FAILURE() << "no attention";
+    return OpTime{};
+  };
+  constexpr double kExact = 1e-12;  // seconds: the same arithmetic up to rounding
+  for (const double overhead_s : {5e-6, 40e-6}) {
+    Efficiency e = round_calibrated_efficiency();
+    e.calibrated->attention["bf16"].overhead_s = overhead_s;
+    e.calibrated->threads = 2;
+    const OpTime op = attention_of(e);
+    EXPECT_DOUBLE_EQ(op.bytes, io_bytes_per_token * 103 + kv_bytes_per_pair * (5050 + 600));
+    EXPECT_DOUBLE_EQ(op.flops, flops_per_pair * (5050 + 600));
+    const double decode_s = 3 * overhead_s + (3 * io_bytes_per_token + 600 * kv_bytes_per_pair) /
+                                                 20e9 + 600 * flops_per_pair / 50e9;
+    // One call of the mean prefix, 50.5 tokens; 100 calls two at a time.
+    const double call_s = overhead_s + (io_bytes_per_token + 50.5 * kv_bytes_per_pair) / 20e9 +
+                          50.5 * flops_per_pair / 50e9;
+    const double rates_s =
+        (100 * io_bytes_per_token + 5050 * kv_bytes_per_pair) / 20e9 + 5050 * flops_per_pair / 50e9;
+    EXPECT_NEAR(op.time_s, decode_s + std::max(100.0 / 2 * call_s, rates_s), kExact);
+    if (overhead_s == 5e-6) {
+      EXPECT_GT(rates_s, 100.0 / 2 * call_s);  // the replica's rates bind
+    } else {
+      EXPECT_LT(rates_s, 100.0 / 2 * call_s);  // the calls in a row bind
+    }
   }
-  EXPECT_TRUE(seen);
+  // A measured layout (8 query heads over 2 x 128 KV) scales the decode calls at their
+  // context (200) and the prefill call at the mean prefix (50.5); 40 us calls bind.
+  Efficiency e = round_calibrated_efficiency();
+  e.calibrated->attention["bf16"].overhead_s = 40e-6;
+  e.calibrated->threads = 2;
+  const double plain_s = attention_of(e).time_s;
+  e.calibrated->attention_shapes[{"bf16", 256, 8}] = {{50.5, 2.0}, {200, 3.0}};
+  const double decode_s = 3 * 40e-6 + (3 * io_bytes_per_token + 600 * kv_bytes_per_pair) / 20e9 +
+                          600 * flops_per_pair / 50e9;
+  EXPECT_NEAR(attention_of(e).time_s, 3 * decode_s + 2 * (plain_s - decode_s), kExact);
 }
 
 TEST(CalibratedPredictor, PeakComputeFloorHoldsForLargePrefills) {
@@ -606,7 +632,7 @@ TEST(CalibratedPredictor, MeasuredShapesScaleTheirCallsByTheMeasuredRatio) {
   BatchShape one;
   one.num_decode_seqs = 1;
   one.num_decode_context_tokens = 100;
-  const double rest_s = std::max((1024.0 * 2 + 2 * 1024 * 2) / 50e9, 4.0 * 1024 / 1e12);
+  const double rest_s = std::max((1024.0 * 4 + 2 * 1024 * 4) / 50e9, 4.0 * 1024 / 1e12);
   near(with.breakdown(one).back().time_s - rest_s,
        0.8 * (without.breakdown(one).back().time_s - rest_s));
 }
