@@ -6,6 +6,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QEvent>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -19,8 +20,11 @@
 #include <QVBarModelMapper>
 #include <QVBoxLayout>
 #include <QValueAxis>
+#include <algorithm>
 #include <exception>
+#include <vector>
 
+#include "cli/decoder_support.h"
 #include "cli/profile.h"
 #include "gui/chart_models.h"
 
@@ -30,10 +34,17 @@ CalibrationView::CalibrationView(QWidget* parent) : QWidget(parent), model_(this
   auto* layout = new QVBoxLayout(this);
   auto* buttons = new QHBoxLayout;
   quick_button_ = new QPushButton(this);
+  model_label_ = new QLabel(this);
+  model_combo_ = new QComboBox(this);
+  model_combo_->addItem(QString(), QString());  // the sweep's shapes only (retranslateUi)
+  model_combo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  model_label_->setBuddy(model_combo_);
   open_button_ = new QPushButton(this);
   use_check_ = new QCheckBox(this);
   use_check_->setEnabled(false);
   buttons->addWidget(quick_button_);
+  buttons->addWidget(model_label_);
+  buttons->addWidget(model_combo_);
   buttons->addWidget(open_button_);
   buttons->addWidget(use_check_);
   buttons->addStretch(1);
@@ -91,6 +102,12 @@ void CalibrationView::changeEvent(QEvent* event) {
 
 void CalibrationView::retranslateUi() {
   quick_button_->setText(running_ ? tr("Calibrating…") : tr("Run a quick calibration (~11 s)"));
+  model_label_->setText(tr("Also time the shapes of:"));
+  model_combo_->setItemText(0, tr("no model (the sweep's shapes)"));
+  model_combo_->setToolTip(
+      tr("A model's own matrix shapes (every format) and attention layout are timed too, so "
+         "that plans of that model use their measured times (llmcap calibrate --model); a "
+         "quick run then takes a few seconds more."));
   open_button_->setText(tr("Open a profile…"));
   use_check_->setText(tr("Use this profile for CPU instance types in plans"));
   model_.setHorizontalHeaderLabels({tr("Kernel"), tr("Format"), tr("Shape"), tr("Batch"),
@@ -116,13 +133,40 @@ QString CalibrationView::error_text() const {
 
 bool CalibrationView::use_for_plans() const { return use_check_->isChecked(); }
 
+void CalibrationView::set_models_dir(const std::filesystem::path& dir) {
+  while (model_combo_->count() > 1) model_combo_->removeItem(1);
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".json") {
+      files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    model_combo_->addItem(QString::fromStdString(f.stem().string()),
+                          QString::fromStdString(f.string()));
+  }
+}
+
+bool CalibrationView::select_model(const QString& path) {
+  const int i = model_combo_->findData(path);
+  if (i < 0) return false;
+  model_combo_->setCurrentIndex(i);
+  return true;
+}
+
+QString CalibrationView::selected_model() const { return model_combo_->currentData().toString(); }
+
 void CalibrationView::start_calibration(kernels::SweepSize size) {
   if (running_) return;
   running_ = true;
   quick_button_->setEnabled(false);
+  model_combo_->setEnabled(false);
   retranslateUi();
   QPointer<CalibrationView> self(this);
-  QThread* thread = QThread::create([self, size] {
+  const std::string model_file = selected_model().toStdString();
+  QThread* thread = QThread::create([self, size, model_file] {
     std::shared_ptr<model::CalibrationProfile> profile;
     QString error;
     try {
@@ -130,6 +174,10 @@ void CalibrationView::start_calibration(kernels::SweepSize size) {
       options.quick = size == kernels::SweepSize::kQuick;
       options.size =
           size == kernels::SweepSize::kTest ? kernels::SweepSize::kTest : kernels::SweepSize::kFull;
+      if (!model_file.empty()) {
+        options.extra_matmul_shapes = cli::model_matmul_shapes({model_file});
+        options.extra_attention_layouts = cli::model_attention_layouts({model_file});
+      }
       const kernels::CalibrationRun run = kernels::run_calibration(options);
       profile = std::make_shared<model::CalibrationProfile>(
           cli::to_profile(run, "llmcap-gui (calibration view)"));
@@ -143,6 +191,7 @@ void CalibrationView::start_calibration(kernels::SweepSize size) {
           if (self == nullptr) return;
           self->running_ = false;
           self->quick_button_->setEnabled(true);
+          self->model_combo_->setEnabled(true);
           self->retranslateUi();
           if (profile) {
             self->show_error({});

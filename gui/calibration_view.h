@@ -5,6 +5,7 @@
 
 #include <QStandardItemModel>
 #include <QWidget>
+#include <filesystem>
 #include <memory>
 
 #include "kernels/calibrate.h"
@@ -12,6 +13,7 @@
 
 class QCheckBox;
 class QChartView;
+class QComboBox;
 class QLabel;
 class QPushButton;
 class QTableView;
@@ -37,7 +39,19 @@ class CalibrationView : public QWidget {
 
   explicit CalibrationView(QWidget* parent);
 
-  /// Starts a sweep of `size` on a worker thread (calibrationFinished when done).
+  /// Lists the model configs (*.json) of `dir` in the "also time the shapes of" box, after its
+  /// first entry (the sweep's shapes only), sorted by file name.
+  void set_models_dir(const std::filesystem::path& dir);
+  /// Selects the model config at `path` in that box (it must be listed); an empty path selects
+  /// the sweep's shapes only. Returns whether it was found.
+  bool select_model(const QString& path);
+  /// The model config whose shapes the next calibration also times (empty: none).
+  QString selected_model() const;
+
+  /// Starts a sweep of `size` on a worker thread (calibrationFinished when done). With a
+  /// selected model, the sweep also times that model's own matrix shapes in every format and
+  /// its attention layout (as `llmcap calibrate --model`); a model config that cannot be read
+  /// fails the run with its message shown in place.
   void start_calibration(kernels::SweepSize size);
   /// Shows a profile (from a sweep or a file).
   void show_profile(const model::CalibrationProfile& profile);
@@ -62,6 +76,8 @@ class CalibrationView : public QWidget {
   void show_error(const QString& message);
 
   QPushButton* quick_button_;
+  QLabel* model_label_;
+  QComboBox* model_combo_;
   QPushButton* open_button_;
   QCheckBox* use_check_;
   QLabel* machine_label_;

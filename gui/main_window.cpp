@@ -230,6 +230,7 @@ void MainWindow::build_ui() {
 
   runs_ = new RunsView(tabs_);
   calibration_ = new CalibrationView(tabs_);
+  calibration_->set_models_dir(options_.data_dir / "models");
   audit_ = new AuditView(options_.data_dir, tabs_);
   tabs_->addTab(runs_, QString());
   tabs_->addTab(calibration_, QString());

@@ -161,6 +161,21 @@
         <source>%1, %2 logical CPUs; read bandwidth %3 GB/s at %4 threads. Kernels measured at %4 threads on operands rotated through memory (cache-resident samples left out).</source>
         <translation type="unfinished"></translation>
     </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="99"/>
+        <source>Also time the shapes of:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="99"/>
+        <source>no model (the sweep&apos;s shapes)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="99"/>
+        <source>A model&apos;s own matrix shapes (every format) and attention layout are timed too, so that plans of that model use their measured times (llmcap calibrate --model); a quick run then takes a few seconds more.</source>
+        <translation type="unfinished"></translation>
+    </message>
 </context>
 <context>
     <name>llmcap::gui::ChartsView</name>

@@ -161,6 +161,21 @@
         <source>%1, %2 logical CPUs; read bandwidth %3 GB/s at %4 threads. Kernels measured at %4 threads on operands rotated through memory (cache-resident samples left out).</source>
         <translation>%1，%2 个逻辑 CPU；%4 线程时读带宽 %3 GB/s。内核在 %4 线程下测量，操作数在内存中轮换（未计入驻留缓存的样本）。</translation>
     </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="99"/>
+        <source>Also time the shapes of:</source>
+        <translation>同时测量以下模型的形状：</translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="99"/>
+        <source>no model (the sweep&apos;s shapes)</source>
+        <translation>无模型（仅扫描自带形状）</translation>
+    </message>
+    <message>
+        <location filename="../calibration_view.cpp" line="99"/>
+        <source>A model&apos;s own matrix shapes (every format) and attention layout are timed too, so that plans of that model use their measured times (llmcap calibrate --model); a quick run then takes a few seconds more.</source>
+        <translation>同时测量该模型自身的矩阵形状（所有格式）和注意力布局，使该模型的规划使用实测时间（llmcap calibrate --model）；快速校准因此多用几秒。</translation>
+    </message>
 </context>
 <context>
     <name>llmcap::gui::ChartsView</name>

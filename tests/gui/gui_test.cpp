@@ -18,6 +18,7 @@
 #include <functional>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "gui/audit_view.h"
@@ -697,6 +698,64 @@ TEST(CalibrationView, TestSweepShowsEachKernelAgainstTheMachine) {
   ASSERT_NE(view.profile(), nullptr);
   EXPECT_FALSE(view.profile()->machine.read_bandwidth_bytes_per_s.empty());
   EXPECT_FALSE(view.profile()->kernels.empty());
+}
+
+/// Runs a test sweep in `view` and waits for it; returns whether it succeeded.
+bool run_test_sweep(CalibrationView& view) {
+  QEventLoop loop;
+  bool ok = false;
+  QObject::connect(&view, &CalibrationView::calibrationFinished, &loop, [&](bool done) {
+    ok = done;
+    loop.quit();
+  });
+  QTimer::singleShot(120000, &loop, &QEventLoop::quit);
+  view.start_calibration(kernels::SweepSize::kTest);
+  loop.exec();
+  return ok;
+}
+
+TEST(CalibrationView, ASelectedModelsShapesAreTimedInEveryFormat) {
+  const auto dir = llmcap::testing::fresh_temp_dir();
+  // Two layers, hidden 128, 4 query heads and 2 KV heads of 32, MLP 256, vocab 512.
+  llmcap::testing::write_text(dir / "models" / "tiny.json",
+                              R"({"model_type": "llama", "hidden_size": 128,
+    "intermediate_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "vocab_size": 512, "max_position_embeddings": 2048,
+    "tie_word_embeddings": true})");
+  llmcap::testing::write_text(dir / "models" / "notes.txt", "not a model");
+  CalibrationView view(nullptr);
+  view.set_models_dir(dir / "models");
+  EXPECT_TRUE(view.selected_model().isEmpty());  // the sweep's shapes by default
+  const QString tiny = QString::fromStdString((dir / "models" / "tiny.json").string());
+  ASSERT_TRUE(view.select_model(tiny));
+  EXPECT_FALSE(view.select_model(QString::fromStdString((dir / "models" / "notes.txt").string())));
+  EXPECT_EQ(view.selected_model(), tiny);
+  ASSERT_TRUE(run_test_sweep(view)) << view.error_text().toStdString();
+  ASSERT_NE(view.profile(), nullptr);
+  // The fused QKV call (4 x 32 + 2 x 2 x 32 = 256 rows x 128) in all four formats, and the
+  // attention layout 4/2x32 (rows = KV heads x head_dim = 64, batch = query heads).
+  std::set<std::string> qkv_formats;
+  bool layout = false;
+  for (const model::KernelSample& k : view.profile()->kernels) {
+    if (k.op == "matmul" && k.rows == 256 && k.cols == 128) qkv_formats.insert(k.format);
+    if (k.op == "attention" && k.rows == 64 && k.batch == 4) layout = true;
+  }
+  EXPECT_EQ(qkv_formats, (std::set<std::string>{"f32", "bf16", "int8", "int4"}));
+  EXPECT_TRUE(layout);
+}
+
+TEST(CalibrationView, AnUnreadableModelFailsTheRunInPlace) {
+  const auto dir = llmcap::testing::fresh_temp_dir();
+  const auto bad = dir / "models" / "broken.json";
+  llmcap::testing::write_text(bad, R"({"model_type": "llama", "hidden_size": "big"})");
+  CalibrationView view(nullptr);
+  view.set_models_dir(dir / "models");
+  ASSERT_TRUE(view.select_model(QString::fromStdString(bad.string())));
+  EXPECT_FALSE(run_test_sweep(view));
+  const std::string shown = view.error_text().toStdString();
+  EXPECT_NE(shown.find(bad.string()), std::string::npos) << shown;
+  EXPECT_NE(shown.find("hidden_size"), std::string::npos) << shown;
+  EXPECT_EQ(view.profile(), nullptr);
 }
 
 TEST(CalibrationView, ShowsEachKernelBesideTheMachineBandwidth) {
