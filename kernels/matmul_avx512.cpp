@@ -198,8 +198,16 @@ struct MkBf16 {
 
 // Software prefetch distance of the int8 and int4 weight streams (bytes ahead in each row):
 // with the hardware prefetcher alone, int4 batch 1 reached ~36% of read bandwidth, with this
-// ~50-57%.
+// ~50-57%. kPrefetch serves the batch-1 kernels (several tiles at once, i8_row_tiles /
+// i4_row_tiles); the one-tile kernels of batches 2-64 (MkI8Tile, MkI4Tile) prefetch further
+// ahead. Measured on the development VM (2026-11-30, 2 threads, three interleaved rounds of
+// medians, 4096 x 14336 and 14336 x 4096) against 1024 bytes for both: int4 batch 4 0.66-0.70
+// ms against 0.92-0.98 (-27%), batch 16 1.71-1.81 against 1.96-2.06 (-12%); int8 batch 16
+// 1.70-1.91 against 1.90-2.30 (-10..-18%), batch 4 1.19-1.23 against 1.23-1.29 (-5%). Further
+// still (int8 3072, int4 8192) made int8 batch 4 30% slower.
 constexpr int kPrefetch = 1024;
+constexpr int kI8TilePrefetch = 2048;
+constexpr int kI4TilePrefetch = 4096;
 
 // int8 tile kernel: u8 activations (xq + 128) x s8 weights with vpdpbusd over one 16-row tile
 // (matmul.h layout: group g of 4 columns is the 64 bytes w + 64 g, lane i = row i). acc[b]
@@ -219,7 +227,7 @@ struct MkI8Tile {
     }
     int64_t g = 0;
     for (; g + U <= ngroups; g += U) {
-      if (prefetch) _mm_prefetch(reinterpret_cast<const char*>(w + g * 64) + kPrefetch, _MM_HINT_T0);
+      if (prefetch) _mm_prefetch(reinterpret_cast<const char*>(w + g * 64) + kI8TilePrefetch, _MM_HINT_T0);
       __m512i wv[U];
 #pragma GCC unroll 4
       for (int u = 0; u < U; ++u) wv[u] = _mm512_load_si512(w + (g + u) * 64);
@@ -291,7 +299,7 @@ struct MkI4Tile {
       if (prefetch) {
 #pragma GCC unroll 9
         for (int line = 0; line < 9; ++line) {
-          _mm_prefetch(reinterpret_cast<const char*>(p) + kPrefetch + 64 * line, _MM_HINT_T0);
+          _mm_prefetch(reinterpret_cast<const char*>(p) + kI4TilePrefetch + 64 * line, _MM_HINT_T0);
         }
       }
       const __m512i sc_raw = _mm512_load_si512(p);
