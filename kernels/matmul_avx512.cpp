@@ -288,12 +288,21 @@ inline void dpbusd_bcast(__m512i& acc, __m512i u8, const int8_t* s8x4) {
 // scales first). s8 activations x u8 nibbles q with vpdpbusd; per block of 32 columns the
 // int32 sum starts from corr = -8 * sum(activations) (so it is sum (q - 8) a), is converted to
 // f32 and multiplied by the 16 rows' scales into acc[b]. The weights are unpacked once per
-// block for all BT activation rows.
+// block for all BT activation rows (both nibbles shifted into place, so each row's block is
+// one chain of 8 vpdpbusd), and the accumulators stay in registers for the tile: int4 4096 x
+// 14336 and 14336 x 4096 at batch 16 and 32 took 5-10% less than with the high nibbles
+// multiplied by 16 and shifted back per row and acc in memory (three interleaved rounds,
+// 2026-11-30).
 template <int BT>
 struct MkI4Tile {
   static void run(const uint8_t* w, int64_t nsb, const int8_t* a, int64_t lda, const int32_t* corr,
-                  int64_t ldc, bool prefetch, __m512* acc) {
+                  int64_t ldc, bool prefetch, __m512* acc_io) {
     const __m512i low4 = _mm512_set1_epi8(0x0f);
+    // Accumulators in registers for the whole tile: stores through acc_io could alias the
+    // char-typed activation loads, so the compiler kept them in memory.
+    __m512 acc[BT];
+#pragma GCC unroll 16
+    for (int b = 0; b < BT; ++b) acc[b] = acc_io[b];
     for (int64_t sb = 0; sb < nsb; ++sb) {
       const uint8_t* p = w + sb * 576;
       if (prefetch) {
@@ -309,31 +318,29 @@ struct MkI4Tile {
                                     : _mm512_extracti64x4_epi64(sc_raw, 1);
         const __m512 scale =
             _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(sc16), 16));
-        // hi keeps the high nibbles in place (16 q): its dot products are 16 x the true ones,
-        // exact in int32, and are divided by 16 with one shift per block and activation row.
+        // Both nibbles unpacked once per block for all BT activation rows.
         __m512i lo[4], hi[4];
 #pragma GCC unroll 4
         for (int q = 0; q < 4; ++q) {
           const __m512i z = _mm512_load_si512(p + 64 + (4 * h + q) * 64);
           lo[q] = _mm512_and_si512(z, low4);
-          hi[q] = _mm512_andnot_si512(low4, z);
+          hi[q] = _mm512_and_si512(_mm512_srli_epi16(z, 4), low4);
         }
         const int64_t blk = 2 * sb + h;
 #pragma GCC unroll 16
         for (int b = 0; b < BT; ++b) {
           const int8_t* ab = a + b * lda + blk * 32;
-          __m512i d0 = _mm512_set1_epi32(corr[b * ldc + blk]);
-          __m512i d1 = _mm512_setzero_si512();
+          __m512i d = _mm512_set1_epi32(corr[b * ldc + blk]);
 #pragma GCC unroll 4
-          for (int q = 0; q < 4; ++q) {
-            dpbusd_bcast(d0, lo[q], ab + 4 * q);
-            dpbusd_bcast(d1, hi[q], ab + 16 + 4 * q);
-          }
-          const __m512i d = _mm512_add_epi32(d0, _mm512_srai_epi32(d1, 4));
+          for (int q = 0; q < 4; ++q) dpbusd_bcast(d, lo[q], ab + 4 * q);
+#pragma GCC unroll 4
+          for (int q = 0; q < 4; ++q) dpbusd_bcast(d, hi[q], ab + 16 + 4 * q);
           acc[b] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), scale, acc[b]);
         }
       }
     }
+#pragma GCC unroll 16
+    for (int b = 0; b < BT; ++b) acc_io[b] = acc[b];
   }
 };
 
