@@ -48,8 +48,15 @@ std::vector<kernels::MatmulShape> model_matmul_shapes(
   std::vector<kernels::MatmulShape> out;
   for (const std::filesystem::path& file : model_files) {
     const model::ModelSpec spec = model::load_model_spec(file);
-    for (const model::MatmulShapeKey& k : model::linear_call_shapes(spec)) {
-      out.push_back({k.rows, k.cols, kernel_formats});
+    const std::vector<model::MatmulShapeKey> calls = model::linear_call_shapes(spec);
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      // The layer's calls also at a prefill's batch; the LM head runs on one row per sequence
+      // even in a prefill. It is listed last, unless a layer call has its shape (then listed
+      // once, as that call).
+      const bool lm_head = i + 1 == calls.size() && calls[i].rows == spec.vocab_size &&
+                           calls[i].cols == spec.hidden_size;
+      out.push_back({calls[i].rows, calls[i].cols, kernel_formats,
+                     lm_head ? int64_t{0} : kPrefillCalibrationBatch});
     }
   }
   return out;

@@ -25,11 +25,16 @@ kernels::DecoderShape decoder_shape(const model::ModelSpec& m, const std::string
 /// format "fp8": no CPU kernel; known: f32, bf16, int8, int4") for fp8.
 kernels::WeightFormat kernel_format(model::WeightFormat f, const std::string& context = "");
 
+/// Activation rows at which a calibration also times a model's layer products, as a prefill
+/// runs them (kernels::MatmulShape::prefill_batch): a prompt chunk of a few hundred tokens.
+inline constexpr int64_t kPrefillCalibrationBatch = 256;
+
 /// The matrix-product shapes of the models in `model_files` (model::linear_call_shapes at tp
 /// 1: fused QKV, output, fused gate/up, down, LM head; each shape once), to be timed in
 /// `formats` (empty: all four) by a calibration, so that the predictor uses their measured
-/// times (model::CalibratedEfficiency::linear_shapes). Throws model::InputError for a model
-/// file that cannot be read and for fp8.
+/// times (model::CalibratedEfficiency::linear_shapes); the layer's products (not the LM head)
+/// also at kPrefillCalibrationBatch rows. Throws model::InputError for a model file that
+/// cannot be read and for fp8.
 std::vector<kernels::MatmulShape> model_matmul_shapes(
     const std::vector<std::filesystem::path>& model_files,
     const std::vector<model::WeightFormat>& formats = {});

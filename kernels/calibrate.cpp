@@ -21,6 +21,7 @@ struct Shape {
   int64_t rows, cols;
   bool cache_resident;  ///< no rotation: the same operands every call
   std::vector<WeightFormat> formats = {};  ///< empty: every format
+  int64_t prefill_batch = 0;               ///< MatmulShape::prefill_batch
 };
 
 /// One attention layout: query heads, KV heads, head dimension.
@@ -49,6 +50,10 @@ struct Sweep {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr int kMaxCopies = 16384;
+/// Activations of a prefill-batch cell (MatmulShape::prefill_batch) rotate through at least
+/// this much (twice this VM's reported 32 MiB L3 of a socket), in at most so many copies.
+constexpr int64_t kActivationRotationBytes = 64 * kMiB;
+constexpr int kMaxActivationCopies = 16;
 
 Sweep make_sweep(SweepSize size, int max_threads) {
   Sweep s;
@@ -185,6 +190,11 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
       throw std::invalid_argument("run_calibration: extra matmul shape " +
                                   shape_text(m.rows, m.cols) + ": expected rows and cols >= 1");
     }
+    if (m.prefill_batch < 0) {
+      throw std::invalid_argument("run_calibration: extra matmul shape " +
+                                  shape_text(m.rows, m.cols) + ": prefill_batch " +
+                                  std::to_string(m.prefill_batch) + ", expected >= 0");
+    }
   }
   const auto start = std::chrono::steady_clock::now();
   const auto say = [&](const std::string& line) {
@@ -222,8 +232,12 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
         });
     if (same == sweep.matmul_shapes.end()) {
       // A sweep without rotation (the test sweep) keeps everything in the caches.
-      sweep.matmul_shapes.push_back({m.rows, m.cols, sweep.rotation_bytes <= 0, m.formats});
-    } else if (m.formats.empty()) {
+      sweep.matmul_shapes.push_back(
+          {m.rows, m.cols, sweep.rotation_bytes <= 0, m.formats, m.prefill_batch});
+      continue;
+    }
+    same->prefill_batch = std::max(same->prefill_batch, m.prefill_batch);
+    if (m.formats.empty()) {
       same->formats.clear();
     } else if (!same->formats.empty()) {
       for (const WeightFormat f : m.formats) {
@@ -338,6 +352,45 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
               "matmul", fname, shape.rows, shape.cols, batch, sweep.threads[t], cells[b][t].min_s,
               cells[b][t].median_s(), bytes, flops, shape.cache_resident));
         }
+      }
+      if (shape.prefill_batch > 0) {
+        // A prefill's batch: activations rotated through copies, so that each call reads its
+        // input from and writes its output to memory as a prefill pass does.
+        const int64_t pb = shape.prefill_batch;
+        const int64_t act_bytes = 4 * pb * (shape.rows + shape.cols);
+        const int na = std::min(
+            copies_for(act_bytes, sweep.rotation_bytes > 0 ? kActivationRotationBytes : 0,
+                       shape.cache_resident),
+            kMaxActivationCopies);
+        std::vector<std::vector<float>> px(static_cast<std::size_t>(na)),
+            py(static_cast<std::size_t>(na));
+        for (int i = 0; i < na; ++i) {
+          px[static_cast<std::size_t>(i)].assign(static_cast<std::size_t>(pb * shape.cols), 0.0f);
+          for (std::size_t j = 0; j < px[static_cast<std::size_t>(i)].size(); ++j) {
+            px[static_cast<std::size_t>(i)][j] = 0.001f * static_cast<float>(j % 1000);
+          }
+          py[static_cast<std::size_t>(i)].resize(static_cast<std::size_t>(pb * shape.rows));
+        }
+        say("matmul " + fname + " " + shape_text(shape.rows, shape.cols) + " at " +
+            std::to_string(pb) + " rows (a prefill), activations x " + std::to_string(na) +
+            " copies");
+        std::size_t next_act = 0;
+        ThreadPool& pool = *pools.back();
+        const auto time_prefill = [&](std::size_t) {
+          return time_kernel(
+              [&] {
+                const std::size_t a = next_act++ % px.size();
+                matmul(copies[next++ % copies.size()], px[a], pb, py[a], pool, isa);
+              },
+              1, sweep.min_runs, sweep.min_total_s);
+        };
+        Cell cell;
+        for (int rep = 0; rep < sweep.repetitions; ++rep) cell.add(time_prefill(0));
+        run.contended_repetitions += remeasure_contended({&cell}, time_prefill);
+        run.samples.push_back(make_sample(
+            "matmul", fname, shape.rows, shape.cols, pb, sweep.threads.back(), cell.min_s,
+            cell.median_s(), weight_bytes + static_cast<double>(act_bytes),
+            2.0 * static_cast<double>(shape.rows * shape.cols * pb), shape.cache_resident));
       }
     }
   }

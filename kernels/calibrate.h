@@ -30,6 +30,13 @@ struct MatmulShape {
   /// Formats to time it in; empty: all four. int4 is skipped (with a progress line) when cols
   /// is not a multiple of 32, its block size.
   std::vector<WeightFormat> formats;
+  /// A prefill's batch (activation rows) to time it at besides the sweep's batches, at the
+  /// largest thread count, with its activations rotated through 64 MiB of copies: a prefill's
+  /// products read and write activations that no longer stay in the caches (Qwen2.5-0.5B int8
+  /// at 512 rows, 2026-11-30: the QKV product took 1.30-1.39 ms per call on one activation
+  /// buffer, 1.45-1.71 rotated, 1.42-1.47 inside the reference decoder's prefill). 0: none;
+  /// a shape listed twice keeps the larger.
+  int64_t prefill_batch = 0;
 };
 
 /// A decode-attention layout to time besides the sweep's own (a model's: query heads, KV

@@ -592,7 +592,8 @@ struct RooflinePredictor::Impl {
   /// Calibrated time of `calls` uses of `c` moving `bytes` and doing `flops`; the datasheet
   /// compute time at the full peak (floor_s_per_flop) is a floor. memory_bound: the bytes term is at least the flops terms.
   /// `tokens`: the call's activation rows, for rates measured per batch (cal_by_batch), used
-  /// when tokens lies within the measured batches (interpolated linearly in tokens) and beyond
+  /// when tokens lies within the measured batches (interpolated linearly in tokens between the
+  /// two batches' times, each line at its own batch's bytes) and beyond
   /// the largest one B (a prefill): there time(B) x tokens / B, with time(B) the largest
   /// batch's line at its own bytes (bytes less bytes_per_token x (tokens - B)). Past a few
   /// dozen rows the products are bound by their dot-product instructions, activation rows
@@ -618,7 +619,13 @@ struct RooflinePredictor::Impl {
       std::size_t hi = 0;
       while (by[hi].batch < tokens) ++hi;
       const std::size_t lo = hi > 0 && by[hi].batch > tokens ? hi - 1 : hi;
-      const auto at = [&](const OpCost::BatchCost& b) { return b.overhead_s + bytes * b.s_per_byte; };
+      // Each batch's line at that batch's own bytes (the activation bytes of its rows), so
+      // that the time is interpolated between the two measured batches: linear in the rows
+      // where the product is compute-bound, nearly flat where it streams its weights.
+      const auto at = [&](const OpCost::BatchCost& b) {
+        return b.overhead_s +
+               std::max(0.0, bytes + c.bytes_per_token * (b.batch - tokens)) * b.s_per_byte;
+      };
       const double w = by[hi].batch > by[lo].batch
                            ? (tokens - by[lo].batch) / (by[hi].batch - by[lo].batch)
                            : 0.0;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/cli.h"
+#include "cli/decoder_support.h"
 #include "model/calibration.h"
 #include "reference_decoder_fixtures.h"
 #include "test_util.h"
@@ -98,6 +99,37 @@ TEST(CliCalibrate, ModelShapesAreTimedInEveryFormatAndPriceThatModelsCalls) {
     EXPECT_EQ(e.calibrated->attention_shapes.count(model::AttentionShapeKey{kv, 64, 4}), 1u)
         << kv;
   }
+  // The layer's calls also at a prefill's 256 rows (the LM head's shape 512x128 is also the
+  // fused gate/up call here, so it is timed there too); the ratio table then reaches 256
+  // tokens.
+  std::set<std::pair<int64_t, int64_t>> prefill_int8;
+  for (const model::KernelSample& s : p.kernels) {
+    if (s.op == "matmul" && s.batch == llmcap::cli::kPrefillCalibrationBatch &&
+        s.format == "int8") {
+      prefill_int8.insert({s.rows, s.cols});
+    }
+  }
+  EXPECT_EQ(prefill_int8, shapes);
+  EXPECT_DOUBLE_EQ(
+      e.calibrated->linear_shapes.at(model::MatmulShapeKey{"int8", 128, 128}).back().tokens,
+      256.0);
+}
+
+TEST(ModelMatmulShapes, TheLayerCallsGetAPrefillBatchAndAnUnsharedLmHeadDoesNot) {
+  TempDir dir;
+  // hidden 128, MLP 256, vocab 1000: the LM head 1000x128 has a shape of its own.
+  const auto model_path = dir.write(
+      "m.json", R"({"model_type": "llama", "hidden_size": 128, "intermediate_size": 256,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "vocab_size": 1000, "max_position_embeddings": 2048})");
+  std::map<std::pair<int64_t, int64_t>, int64_t> prefill;
+  for (const kernels::MatmulShape& m : llmcap::cli::model_matmul_shapes({model_path})) {
+    prefill[{m.rows, m.cols}] = m.prefill_batch;
+  }
+  const int64_t p = llmcap::cli::kPrefillCalibrationBatch;
+  EXPECT_EQ(prefill, (std::map<std::pair<int64_t, int64_t>, int64_t>{
+                         {{256, 128}, p}, {{128, 128}, p}, {{512, 128}, p}, {{128, 256}, p},
+                         {{1000, 128}, 0}}));
 }
 
 TEST(CliCalibrate, AnUnreadableModelIsRefusedNamingTheFileAndWritesNothing) {

@@ -76,6 +76,52 @@ TEST(RunCalibration, ExtraShapesAreTimedOnceInTheirFormats) {
   EXPECT_EQ(batches, (std::set<int64_t>{1, 4}));
 }
 
+TEST(RunCalibration, APrefillBatchIsTimedOnceAtTheLargestThreadCount) {
+  CalibrationOptions o;
+  o.size = SweepSize::kTest;
+  o.max_threads = 2;
+  // 48x64 with a prefill batch of 24 in int8, listed again with 40: the larger is kept.
+  o.extra_matmul_shapes = {{48, 64, {WeightFormat::kInt8}, 24},
+                           {48, 64, {WeightFormat::kInt8}, 40}};
+  std::string said;
+  o.progress = [&](const std::string& line) {
+    if (line.find("a prefill") != std::string::npos) said += line;
+  };
+  const CalibrationRun run = run_calibration(o);
+  EXPECT_EQ(said, "matmul int8 48x64 at 40 rows (a prefill), activations x 1 copies");
+  std::multiset<int64_t> batches;
+  int threads = 0;
+  for (const KernelSample& s : run.samples) {
+    if (s.op != "matmul" || s.rows != 48 || s.cols != 64) continue;
+    threads = std::max(threads, s.threads);
+    if (s.batch == 40) {
+      EXPECT_DOUBLE_EQ(s.flops, 2.0 * 48 * 64 * 40);
+      EXPECT_GT(s.median_s, 0.0);
+      EXPECT_EQ(s.threads, run.max_threads);
+    }
+    batches.insert(s.batch);
+  }
+  // The test sweep's batches 1 and 4 at each thread count, and 40 once.
+  EXPECT_EQ(batches.count(40), 1u);
+  EXPECT_EQ(batches.count(24), 0u);
+  EXPECT_EQ(threads, run.max_threads);
+}
+
+TEST(RunCalibration, ANegativePrefillBatchIsRefused) {
+  CalibrationOptions o;
+  o.size = SweepSize::kTest;
+  o.extra_matmul_shapes = {{48, 64, {}, -2}};
+  try {
+    run_calibration(o);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "extra matmul shape 48x64: prefill_batch -2, expected >= 0"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(RunCalibration, AnEmptyExtraShapeIsRefusedWithItsSize) {
   CalibrationOptions o;
   o.size = SweepSize::kTest;

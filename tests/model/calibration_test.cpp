@@ -397,12 +397,17 @@ TEST(CalibratedPredictor, PerBatchRatesAreInterpolatedInTheTokenCount) {
     ADD_FAILURE() << op;
     return std::pair{0.0, 0.0};
   };
-  // qkv_proj is one call. At 8 tokens: w = 7 / 15 between the batch-1 and batch-16 lines.
+  // qkv_proj is one call. At 8 tokens: w = 7 / 15 between the batch-1 and batch-16 lines,
+  // each at its own batch's bytes (the activations of 1 and of 16 rows).
+  const auto [t1, bytes1] = linear_s(1, "qkv_proj");
   const auto [t8, bytes8] = linear_s(8, "qkv_proj");
-  const double w = 7.0 / 15.0;
-  EXPECT_NEAR(t8, (1 - w) * (2e-6 + bytes8 / 50e9) + w * (4e-6 + bytes8 / 20e9), 1e-15);
-  // At a measured batch, exactly its line.
   const auto [t16, bytes16] = linear_s(16, "qkv_proj");
+  const double per_token = (bytes16 - bytes1) / 15.0;
+  EXPECT_NEAR(bytes8, bytes1 + 7 * per_token, 1e-6);
+  const double w = 7.0 / 15.0;
+  EXPECT_NEAR(t8, (1 - w) * (2e-6 + bytes1 / 50e9) + w * (4e-6 + bytes16 / 20e9), 1e-15);
+  // At a measured batch, exactly its line.
+  EXPECT_NEAR(t1, 2e-6 + bytes1 / 50e9, 1e-15);
   EXPECT_NEAR(t16, 4e-6 + bytes16 / 20e9, 1e-15);
   // Beyond the largest measured batch (a prefill): the batch-16 time, at batch 16's own bytes,
   // per token: x 32 / 16. (The three-term rates are not used there.)
