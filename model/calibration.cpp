@@ -915,6 +915,23 @@ std::map<AttentionShapeKey, std::vector<ShapeRatio>> measured_attention_ratios(
   return out;
 }
 
+namespace {
+/// Seconds per element of the profile's `swiglu` sample with the most elements (one thread,
+/// the fit's statistic); 0 without one.
+double activation_s_per_element(const CalibrationProfile& profile) {
+  const KernelSample* best = nullptr;
+  for (const KernelSample& k : profile.kernels) {
+    if (k.op != "swiglu" || k.cols < 1 || k.batch < 1) continue;
+    const double t = profile.fit.statistic == FitStatistic::kMin ? k.min_s : k.median_s;
+    if (!(t > 0)) continue;
+    if (best == nullptr || k.cols * k.batch > best->cols * best->batch) best = &k;
+  }
+  if (best == nullptr) return 0.0;
+  const double t = profile.fit.statistic == FitStatistic::kMin ? best->min_s : best->median_s;
+  return t / static_cast<double>(best->cols * best->batch);
+}
+}  // namespace
+
 Efficiency calibrated_efficiency(const CalibrationProfile& profile) {
   if (profile.fit.matmul.empty()) {
     throw InputError("calibration profile of \"" + format_or_none(profile.machine.cpu_model) +
@@ -936,6 +953,7 @@ Efficiency calibrated_efficiency(const CalibrationProfile& profile) {
   cal.attention_shapes = measured_attention_ratios(profile);
   cal.stream_bytes_per_s = measured_read_bandwidth(profile);
   cal.threads = std::max(1, profile.fit.threads);
+  cal.activation_s_per_element = activation_s_per_element(profile);
   cal.source = "measured on \"" + profile.machine.cpu_model + "\" with " +
                std::to_string(profile.fit.threads) + " threads" +
                (profile.created_at.empty() ? "" : " (" + profile.created_at + ")");

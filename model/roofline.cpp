@@ -245,6 +245,10 @@ struct OpCost {
     double batch, overhead_s, s_per_byte;
   };
   std::vector<BatchCost> cal_by_batch;
+  /// Calibrated MLP activation (CalibratedEfficiency::activation_s_per_element): per token,
+  /// seconds on the replica's threads and bytes streamed; the larger is added.
+  double act_s_per_token = 0;
+  double act_bytes_per_token = 0;
   /// Measured shapes relative to the fit: a linear node's kernel calls (CalibratedEfficiency::
   /// linear_shapes, merged over the calls, by tokens) or the attention layout
   /// (attention_shapes, by mean context per call); empty: the fit alone.
@@ -380,6 +384,8 @@ struct RooflinePredictor::Impl {
   /// Calibrated attention: prefill calls (one per new token, one thread each) run this many at
   /// once (CalibratedEfficiency::threads).
   double prefill_parallel_calls = 1;
+  /// Calibrated element-wise traffic: seconds per byte at the measured read bandwidth (0: none).
+  double stream_s_per_byte = 0;
 
   Impl(const ModelSpec& m, WeightFormat wf, KvFormat kf, const Deployment& d, const Efficiency& e)
       : graph(m, d.tp_degree) {
@@ -414,7 +420,6 @@ struct RooflinePredictor::Impl {
     // Calibrated rates, when the efficiency carries them.
     const CalibratedRates* linear_rates = nullptr;
     const CalibratedRates* attention_rates = nullptr;
-    double stream_s_per_byte = 0;
     if (e.calibrated) {
       const CalibratedEfficiency& cal = *e.calibrated;
       if (const auto it = cal.linear.find(std::string(to_string(wf))); it != cal.linear.end()) {
@@ -467,6 +472,17 @@ struct RooflinePredictor::Impl {
             const std::vector<CallShape> calls = call_shapes(node.matrices, wf, d.tp_degree);
             apply_rates(c, *linear_rates, std::max<double>(1.0, static_cast<double>(calls.size())));
             c.shape_ratio = merged_ratios(e.calibrated->linear_shapes, calls);
+            // The MLP's activation function runs between its products (with the down
+            // projection's node when the MLP is split).
+            const bool has_down = std::any_of(
+                node.matrices.begin(), node.matrices.end(),
+                [](const LinearMatrix& mat) { return mat.name == "down_proj"; });
+            if (has_down && e.calibrated->activation_s_per_element > 0) {
+              const double inter = static_cast<double>(m.intermediate_size) / tp;
+              c.act_s_per_token = inter * e.calibrated->activation_s_per_element /
+                                  std::max(1.0, e.calibrated->threads);
+              c.act_bytes_per_token = (m.gated_mlp ? 3.0 : 2.0) * inter * act;
+            }
           }
           break;
         case OpKind::kAttention: {
@@ -581,6 +597,8 @@ struct RooflinePredictor::Impl {
     if (c.calibrated) {
       out.time_s = calibrated_s(c, out.bytes, out.flops, 1.0, out.memory_bound, t.tokens) *
                    ratio_at(c.shape_ratio, t.tokens);
+      out.time_s += std::max(c.act_s_per_token * t.tokens,
+                             c.act_bytes_per_token * t.tokens * stream_s_per_byte);
       return;
     }
     const double memory_s = out.bytes * seconds_per_byte;

@@ -490,6 +490,57 @@ TEST(CalibratedPredictor, AttentionCostsOneCallPerSequenceAndItsFlops) {
   }
 }
 
+TEST(CalibratedPredictor, TheMlpAddsItsActivationFunctionAtTheSlowerOfComputeAndBytes) {
+  const ModelSpec m = tiny_model();  // gated MLP, intermediate 4096
+  Efficiency plain = round_calibrated_efficiency();
+  plain.calibrated->stream_bytes_per_s = 50e9;
+  plain.calibrated->threads = 2;
+  Efficiency with = plain;
+  const auto mlp_s = [&](const Efficiency& e, int64_t tokens) {
+    const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
+    BatchShape b;
+    b.num_decode_seqs = tokens;
+    b.num_decode_context_tokens = 100 * tokens;
+    for (const OpTime& t : p.breakdown(b)) {
+      if (t.op == "mlp") return t.time_s;
+    }
+    ADD_FAILURE() << "no mlp";
+    return 0.0;
+  };
+  constexpr double kExact = 1e-15;  // seconds
+  // Compute-bound: 1 ns per element on one thread, two threads: 4096 x 0.5 ns = 2.05 us per
+  // token, against 3 x 4096 x 4 bytes at 50 GB/s = 0.98 us.
+  with.calibrated->activation_s_per_element = 1e-9;
+  EXPECT_NEAR(mlp_s(with, 8) - mlp_s(plain, 8), 8 * 4096 * 0.5e-9, kExact);
+  // Bytes-bound: 0.01 ns per element; gate and up read, the product written, f32.
+  with.calibrated->activation_s_per_element = 1e-11;
+  EXPECT_NEAR(mlp_s(with, 8) - mlp_s(plain, 8), 8 * 3.0 * 4096 * 4 / 50e9, kExact);
+}
+
+TEST(CalibratedEfficiency, TheActivationRateIsTheLargestSwigluSamplePerElement) {
+  CalibrationProfile p = synthetic_profile();
+  KernelSample small;
+  small.op = "swiglu";
+  small.format = "f32";
+  small.rows = 1;
+  small.cols = 1000;
+  small.batch = 1;
+  small.threads = 1;
+  small.median_s = small.min_s = 5e-6;  // 5 ns per element: not the largest sample
+  KernelSample large = small;
+  large.batch = 16;
+  large.median_s = 32e-6;  // 2 ns per element
+  large.min_s = 16e-6;     // 1 ns per element
+  p.kernels.push_back(small);
+  p.kernels.push_back(large);
+  EXPECT_DOUBLE_EQ(calibrated_efficiency(p).calibrated->activation_s_per_element, 2e-9);
+  p.fit.statistic = FitStatistic::kMin;
+  EXPECT_DOUBLE_EQ(calibrated_efficiency(p).calibrated->activation_s_per_element, 1e-9);
+  p.kernels.pop_back();
+  p.kernels.pop_back();
+  EXPECT_DOUBLE_EQ(calibrated_efficiency(p).calibrated->activation_s_per_element, 0.0);
+}
+
 TEST(CalibratedPredictor, PrefillAttentionIsOneCallPerNewTokenReadingItsPrefix) {
   // As the measured kernel runs it (the reference decoder): each new token's query is a
   // decode-attention call over its prefix, `threads` calls at once on one thread each (in a
