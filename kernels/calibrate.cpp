@@ -51,7 +51,8 @@ struct Sweep {
 constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr int kMaxCopies = 16384;
 /// Activations of a prefill-batch cell (MatmulShape::prefill_batch) rotate through at least
-/// this much (twice this VM's reported 32 MiB L3 of a socket), in at most so many copies.
+/// this much, in at most so many copies: twice the 32 MiB L3 of a Zen 5 core complex (AMD EPYC
+/// 9005), the development VM's CPU.
 constexpr int64_t kActivationRotationBytes = 64 * kMiB;
 constexpr int kMaxActivationCopies = 16;
 
@@ -362,15 +363,12 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
             copies_for(act_bytes, sweep.rotation_bytes > 0 ? kActivationRotationBytes : 0,
                        shape.cache_resident),
             kMaxActivationCopies);
-        std::vector<std::vector<float>> px(static_cast<std::size_t>(na)),
-            py(static_cast<std::size_t>(na));
-        for (int i = 0; i < na; ++i) {
-          px[static_cast<std::size_t>(i)].assign(static_cast<std::size_t>(pb * shape.cols), 0.0f);
-          for (std::size_t j = 0; j < px[static_cast<std::size_t>(i)].size(); ++j) {
-            px[static_cast<std::size_t>(i)][j] = 0.001f * static_cast<float>(j % 1000);
-          }
-          py[static_cast<std::size_t>(i)].resize(static_cast<std::size_t>(pb * shape.rows));
-        }
+        std::vector<float> x0(static_cast<std::size_t>(pb * shape.cols));
+        for (std::size_t i = 0; i < x0.size(); ++i) x0[i] = 0.001f * static_cast<float>(i % 1000);
+        const auto copies_of = static_cast<std::size_t>(na);
+        const std::vector<std::vector<float>> px(copies_of, x0);
+        std::vector<std::vector<float>> py(
+            copies_of, std::vector<float>(static_cast<std::size_t>(pb * shape.rows)));
         say("matmul " + fname + " " + shape_text(shape.rows, shape.cols) + " at " +
             std::to_string(pb) + " rows (a prefill), activations x " + std::to_string(na) +
             " copies");

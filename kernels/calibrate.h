@@ -40,8 +40,8 @@ struct MatmulShape {
 };
 
 /// A decode-attention layout to time besides the sweep's own (a model's: query heads, KV
-/// heads, head dimension), in both KV types, over the sweep's contexts and 256, 512, 1024 and
-/// 4096 tokens (those up to the sweep's largest context).
+/// heads, head dimension), in both KV types, at detail::extra_layout_contexts of the sweep's
+/// contexts.
 struct AttentionLayout {
   int64_t q_heads = 0, kv_heads = 0, head_dim = 0;
 };

@@ -227,7 +227,9 @@ struct MkI8Tile {
     }
     int64_t g = 0;
     for (; g + U <= ngroups; g += U) {
-      if (prefetch) _mm_prefetch(reinterpret_cast<const char*>(w + g * 64) + kI8TilePrefetch, _MM_HINT_T0);
+      if (prefetch) {
+        _mm_prefetch(reinterpret_cast<const char*>(w + g * 64) + kI8TilePrefetch, _MM_HINT_T0);
+      }
       __m512i wv[U];
 #pragma GCC unroll 4
       for (int u = 0; u < U; ++u) wv[u] = _mm512_load_si512(w + (g + u) * 64);
