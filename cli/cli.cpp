@@ -216,6 +216,7 @@ int run_calibrate(const CalibrateArgs& a, const std::string& command_line, std::
 struct ValidateArgs {
   std::vector<std::string> models;
   std::string profile;
+  std::string save_profile;  ///< --save-profile: the quick calibration's profile, written
   std::vector<std::string> formats = {"bf16", "int8", "int4"};
   std::vector<int64_t> batches = {1, 4, 16, 32};
   std::vector<int64_t> contexts = {128, 1024, 4096};
@@ -262,26 +263,16 @@ int run_validate(const ValidateArgs& a, const std::string& command_line, std::os
   options.runs = a.runs;
   if (!a.quiet) options.progress = [&err](const std::string& line) { err << "  " << line << "\n"; };
 
-  model::CalibrationProfile profile;
+  BenchmarkProfileOptions po;
+  po.profile_file = a.profile;
+  po.save_file = a.save_profile;
+  po.models = options.models;
+  po.formats = options.formats;
+  po.threads = a.threads;
+  po.tool = "llmcap validate (quick calibration)";
+  if (!a.quiet) po.progress = [&err](const std::string& line) { err << "  " << line << "\n"; };
   std::string source;
-  if (!a.profile.empty()) {
-    profile = model::read_profile_json(a.profile);
-    const kernels::MachineInfo here = kernels::describe_machine();
-    model::check_profile_machine(profile, model::MachineIdentity{here.cpu_model, here.isa},
-                                 a.profile);
-    source = a.profile;
-  } else {
-    if (!a.quiet) err << "  no --profile: running a quick calibration first\n";
-    kernels::CalibrationOptions cal;
-    cal.quick = true;
-    cal.max_threads = a.threads;
-    // The models' own shapes too, so that the predictor uses their measured times.
-    cal.extra_matmul_shapes = model_matmul_shapes(options.models, options.formats);
-    cal.extra_attention_layouts = model_attention_layouts(options.models);
-    const kernels::CalibrationRun run = kernels::run_calibration(cal);
-    profile = to_profile(run, "llmcap validate (quick calibration)");
-    source = "a quick calibration just now";
-  }
+  const model::CalibrationProfile profile = benchmark_profile(po, source);
   const ValidationResult result = run_validation(options, profile, source);
   // Built whether or not --json was given: the results database stores the same document.
   const std::string json = validation_to_json(result);
@@ -383,10 +374,17 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
                       "Hugging Face config.json of a Llama-architecture model (repeatable; "
                       "default: Llama-3.2-1B and Qwen2.5-0.5B from the data folder)")
       ->option_text("FILE");
-  val_cmd->add_option("--profile", val_args.profile,
-                      "Calibration profile JSON of this machine (default: run a quick "
-                      "calibration first)")
-      ->option_text("FILE");
+  CLI::Option* val_profile =
+      val_cmd
+          ->add_option("--profile", val_args.profile,
+                       "Calibration profile JSON of this machine (default: run a quick "
+                       "calibration first)")
+          ->option_text("FILE");
+  val_cmd
+      ->add_option("--save-profile", val_args.save_profile,
+                   "Also write the quick calibration's profile JSON to FILE (as calibrate --out)")
+      ->option_text("FILE")
+      ->excludes(val_profile);
   val_cmd->add_option("--formats", val_args.formats, "Weight formats")
       ->delimiter(',')
       ->capture_default_str();

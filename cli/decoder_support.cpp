@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "cli/plan_output.h"
+#include "cli/profile.h"
+#include "kernels/machine.h"
 #include "model/input_error.h"
 
 namespace llmcap::cli {
@@ -75,6 +78,34 @@ std::vector<kernels::AttentionLayout> model_attention_layouts(
     }
   }
   return out;
+}
+
+model::CalibrationProfile benchmark_profile(const BenchmarkProfileOptions& options,
+                                            std::string& source) {
+  if (!options.profile_file.empty()) {
+    model::CalibrationProfile profile = model::read_profile_json(options.profile_file);
+    const kernels::MachineInfo here = kernels::describe_machine();
+    model::check_profile_machine(profile, model::MachineIdentity{here.cpu_model, here.isa},
+                                 options.profile_file);
+    source = options.profile_file;
+    return profile;
+  }
+  if (options.progress) options.progress("no --profile: running a quick calibration first");
+  kernels::CalibrationOptions cal;
+  cal.quick = true;
+  cal.size = options.size;
+  cal.max_threads = options.threads;
+  // The models' own shapes too, so that the predictor uses their measured times.
+  cal.extra_matmul_shapes = model_matmul_shapes(options.models, options.formats);
+  cal.extra_attention_layouts = model_attention_layouts(options.models);
+  const kernels::CalibrationRun run = kernels::run_calibration(cal);
+  model::CalibrationProfile profile = to_profile(run, options.tool);
+  if (!options.save_file.empty()) {
+    write_file_atomically(options.save_file, model::profile_to_json(profile));
+  }
+  source = options.save_file.empty() ? "a quick calibration just now"
+                                     : "a quick calibration just now (" + options.save_file + ")";
+  return profile;
 }
 
 model::Deployment measured_machine(const model::CalibrationProfile& profile,

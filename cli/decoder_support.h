@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,27 @@ std::vector<kernels::MatmulShape> model_matmul_shapes(
 /// file that cannot be read.
 std::vector<kernels::AttentionLayout> model_attention_layouts(
     const std::vector<std::filesystem::path>& model_files);
+
+/// What a decoder benchmark (`validate`, `serve-bench`) calibrates with.
+struct BenchmarkProfileOptions {
+  std::string profile_file;  ///< --profile: read and checked against this machine; "" = calibrate
+  std::string save_file;     ///< --save-profile: the quick calibration's profile, written (JSON)
+  std::vector<std::filesystem::path> models;  ///< their shapes join a quick calibration
+  std::vector<model::WeightFormat> formats;   ///< the formats those shapes are timed in
+  int threads = 0;                            ///< of a quick calibration (0: all)
+  kernels::SweepSize size = kernels::SweepSize::kFull;  ///< kTest for the CLI tests
+  std::string tool;                           ///< the profile's `tool` line
+  std::function<void(const std::string&)> progress;  ///< optional progress lines
+};
+
+/// The calibration profile of a decoder benchmark and where it came from (`source`: the file,
+/// or "a quick calibration just now"). With a profile file: it is read and must describe this
+/// machine (model::check_profile_machine). Without: a quick calibration that also times the
+/// models' shapes in `formats` (model_matmul_shapes, model_attention_layouts), its profile
+/// written to `save_file` when that is set (atomically, as `calibrate --out`). Throws
+/// model::InputError for an unreadable or foreign profile or model file.
+model::CalibrationProfile benchmark_profile(const BenchmarkProfileOptions& options,
+                                            std::string& source);
 
 /// The machine a profile was measured on as a deployment: one replica, tp 1, with the
 /// profile's read bandwidth at its fitted thread count. Peak FLOP/s (only a floor under the

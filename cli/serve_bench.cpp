@@ -621,10 +621,15 @@ CLI::App* add_serve_bench_command(CLI::App& app, ServeBenchArgs& a) {
       ->capture_default_str();
   cmd->add_option("--seed", a.seed, "Seed of the weights, prompt tokens and Poisson arrivals")
       ->capture_default_str();
-  cmd->add_option("--profile", a.profile,
-                  "Calibration profile JSON of this machine (default: run a quick calibration "
-                  "first)")
-      ->option_text("FILE");
+  CLI::Option* profile =
+      cmd->add_option("--profile", a.profile,
+                      "Calibration profile JSON of this machine (default: run a quick "
+                      "calibration first)")
+          ->option_text("FILE");
+  cmd->add_option("--save-profile", a.save_profile,
+                  "Also write the quick calibration's profile JSON to FILE (as calibrate --out)")
+      ->option_text("FILE")
+      ->excludes(profile);
   cmd->add_option("--threads", a.threads,
                   "Threads of the quick calibration when no --profile is given (the decoder then "
                   "runs with the profile's thread count)");
@@ -1013,26 +1018,16 @@ int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path
                              : a.max_num_seqs * ceil_div(max_context, a.block_size_tokens);
 
   // The profile: as `llmcap validate` obtains and checks it.
-  model::CalibrationProfile profile;
+  BenchmarkProfileOptions po;
+  po.profile_file = a.profile;
+  po.save_file = a.save_profile;
+  po.models = {model_path};
+  po.formats = {format};
+  po.threads = a.threads;
+  po.tool = "llmcap serve-bench (quick calibration)";
+  po.progress = progress;
   std::string source;
-  if (!a.profile.empty()) {
-    profile = model::read_profile_json(a.profile);
-    const kernels::MachineInfo here = kernels::describe_machine();
-    model::check_profile_machine(profile, model::MachineIdentity{here.cpu_model, here.isa},
-                                 a.profile);
-    source = a.profile;
-  } else {
-    progress("no --profile: running a quick calibration first");
-    kernels::CalibrationOptions cal;
-    cal.quick = true;
-    cal.max_threads = a.threads;
-    // The model's own shapes too, so that the predictor uses their measured times.
-    cal.extra_matmul_shapes = model_matmul_shapes({model_path}, {format});
-    cal.extra_attention_layouts = model_attention_layouts({model_path});
-    const kernels::CalibrationRun run = kernels::run_calibration(cal);
-    profile = to_profile(run, "llmcap serve-bench (quick calibration)");
-    source = "a quick calibration just now";
-  }
+  const model::CalibrationProfile profile = benchmark_profile(po, source);
   const std::string format_name(model::to_string(format));
   if (profile.fit.matmul.count(format_name) == 0) {
     throw model::InputError(source + ": field \"fit.matmul\": no fitted rates for \"" +

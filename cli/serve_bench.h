@@ -204,6 +204,7 @@ struct ServeBenchArgs {
   int64_t num_kv_blocks = 0;  ///< --kv-blocks (0: every slot can hold its longest request)
   uint64_t seed = 1;          ///< --seed: weights, prompt token ids, Poisson arrivals
   std::string profile;        ///< --profile (empty: a quick calibration first)
+  std::string save_profile;   ///< --save-profile: the quick calibration's profile, written
   int threads = 0;            ///< --threads of the quick calibration
   std::string json_out;       ///< --json
   std::string steps_csv;      ///< --steps-csv: every step of the real runs (diagnostic)

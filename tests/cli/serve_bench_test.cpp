@@ -509,10 +509,15 @@ TEST(CliServeBench, BadOptionsAreRefusedBeforeAnythingRuns) {
     EXPECT_THAT(err, StartsWith("llmcap: error: ")) << args.front();
     EXPECT_THAT(err, HasSubstr(message)) << args.front();
   }
-  // --loads and --rate-multiplier exclude each other (CLI11).
+  // --loads and --rate-multiplier exclude each other (CLI11), as do --profile and
+  // --save-profile.
   const auto [code, err] = run_serve_bench({"--loads", "0.5", "--rate-multiplier", "2"});
   EXPECT_EQ(code, kExitBadInput);
   EXPECT_THAT(err, HasSubstr("excludes"));
+  const auto [code2, err2] =
+      run_serve_bench({"--profile", "/nonexistent/p.json", "--save-profile", "/nonexistent/q.json"});
+  EXPECT_EQ(code2, kExitBadInput);
+  EXPECT_THAT(err2, HasSubstr("--profile excludes --save-profile"));
 }
 
 TEST(CliServeBench, ProfileWithoutTheFormatOrOfAnotherMachineIsRefused) {

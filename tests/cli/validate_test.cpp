@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/cli.h"
+#include "cli/decoder_support.h"
 #include "reference_decoder_fixtures.h"
 #include "store/results_store.h"
 #include "run_cli.h"
@@ -88,6 +89,49 @@ TEST(CliValidate, TimesEachGridPointAndWritesTheErrors) {
   EXPECT_GE(doc.at("fit_only").at("p95_abs_error").get<double>(),
             doc.at("fit_only").at("median_abs_error").get<double>());
   EXPECT_THAT(out.str(), HasSubstr("without the measured model shapes"));
+}
+
+TEST(BenchmarkProfile, AQuickCalibrationIsWrittenWhereAsked) {
+  TempDir dir;
+  const auto model = dir.write("tiny.json", kTinyLlama);
+  BenchmarkProfileOptions o;
+  o.save_file = (dir.path() / "quick.json").string();
+  o.models = {model};
+  o.formats = {model::WeightFormat::kInt8};
+  o.threads = 1;
+  o.size = kernels::SweepSize::kTest;
+  o.tool = "test";
+  std::string lines;
+  o.progress = [&](const std::string& line) { lines += line + "\n"; };
+  std::string source;
+  const model::CalibrationProfile p = benchmark_profile(o, source);
+  EXPECT_EQ(lines, "no --profile: running a quick calibration first\n");
+  EXPECT_EQ(source, "a quick calibration just now (" + o.save_file + ")");
+  // The file holds that profile, the model's fused QKV (256x128) in int8 among its samples.
+  const model::CalibrationProfile saved = model::read_profile_json(o.save_file);
+  EXPECT_EQ(model::profile_to_json(saved), model::profile_to_json(p));
+  bool qkv = false;
+  for (const model::KernelSample& k : saved.kernels) {
+    qkv = qkv || (k.op == "matmul" && k.format == "int8" && k.rows == 256 && k.cols == 128);
+  }
+  EXPECT_TRUE(qkv);
+  // Read back through profile_file: the same profile, named by its file.
+  BenchmarkProfileOptions again;
+  again.profile_file = o.save_file;
+  const model::CalibrationProfile read = benchmark_profile(again, source);
+  EXPECT_EQ(source, o.save_file);
+  EXPECT_EQ(model::profile_to_json(read), model::profile_to_json(p));
+}
+
+TEST(CliValidate, SaveProfileWithAProfileIsRefused) {
+  TempDir dir;
+  std::ostringstream out, err;
+  EXPECT_EQ(run({"validate", "--profile", (dir.path() / "p.json").string(), "--save-profile",
+                 (dir.path() / "q.json").string(), "--no-store"},
+                out, err),
+            kExitBadInput);
+  EXPECT_THAT(err.str(), HasSubstr("--profile excludes --save-profile"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "q.json"));
 }
 
 TEST(CliValidate, GptNeoxIsRefusedWithTheReason) {
