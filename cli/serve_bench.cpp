@@ -1017,7 +1017,7 @@ int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path
                              ? a.num_kv_blocks
                              : a.max_num_seqs * ceil_div(max_context, a.block_size_tokens);
 
-  // The profile: as `llmcap validate` obtains and checks it.
+  // The profile: read and checked, or a quick calibration (as `llmcap validate`).
   BenchmarkProfileOptions po;
   po.profile_file = a.profile;
   po.save_file = a.save_profile;

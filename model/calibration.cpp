@@ -919,16 +919,16 @@ namespace {
 /// Seconds per element of the profile's `swiglu` sample with the most elements (one thread,
 /// the fit's statistic); 0 without one.
 double activation_s_per_element(const CalibrationProfile& profile) {
-  const KernelSample* best = nullptr;
+  int64_t most = 0;
+  double s_per_element = 0;
   for (const KernelSample& k : profile.kernels) {
-    if (k.op != "swiglu" || k.cols < 1 || k.batch < 1) continue;
+    const int64_t elements = k.cols * k.batch;
     const double t = profile.fit.statistic == FitStatistic::kMin ? k.min_s : k.median_s;
-    if (!(t > 0)) continue;
-    if (best == nullptr || k.cols * k.batch > best->cols * best->batch) best = &k;
+    if (k.op != "swiglu" || k.cols < 1 || k.batch < 1 || !(t > 0) || elements <= most) continue;
+    most = elements;
+    s_per_element = t / static_cast<double>(elements);
   }
-  if (best == nullptr) return 0.0;
-  const double t = profile.fit.statistic == FitStatistic::kMin ? best->min_s : best->median_s;
-  return t / static_cast<double>(best->cols * best->batch);
+  return s_per_element;
 }
 }  // namespace
 

@@ -589,6 +589,7 @@ struct RooflinePredictor::Impl {
         const double in_a_row_s = t.prefill_tokens / prefill_parallel_calls * one_call_s;
         const double rates_s = part(t.prefill_tokens, prefill_pairs, 0, prefill_bound);
         prefill_s = std::max(in_a_row_s, rates_s);
+        if (in_a_row_s > rates_s) prefill_bound = call_bound;
       }
       out.time_s = decode_s + prefill_s;
       out.memory_bound = decode_s >= prefill_s ? decode_bound : prefill_bound;
