@@ -222,6 +222,7 @@ struct ValidateArgs {
   std::vector<int64_t> contexts = {128, 1024, 4096};
   int runs = 5;
   int threads = 0;
+  bool no_retime = false;  ///< --no-retime
   std::string json_out;
   std::string data_dir;
   bool quiet = false;
@@ -230,7 +231,8 @@ struct ValidateArgs {
 };
 
 /// The parameters of a validate run, as stored in the results database (RunRecord::
-/// input_json): `{"models", "formats", "batches", "contexts", "runs", "profile", "threads"}`
+/// input_json): `{"models", "formats", "batches", "contexts", "runs", "profile", "threads",
+/// "retime"}`
 /// with the model files resolved (profile "" = a quick calibration with `threads`).
 std::string validate_input_json(const ValidateArgs& a, const ValidationOptions& options) {
   nlohmann::ordered_json j;
@@ -242,6 +244,7 @@ std::string validate_input_json(const ValidateArgs& a, const ValidationOptions& 
   j["runs"] = a.runs;
   j["profile"] = a.profile;
   j["threads"] = a.threads;
+  j["retime"] = !a.no_retime;
   return j.dump();
 }
 
@@ -261,6 +264,7 @@ int run_validate(const ValidateArgs& a, const std::string& command_line, std::os
   options.batches = a.batches;
   options.contexts = a.contexts;
   options.runs = a.runs;
+  options.retime = !a.no_retime;
   if (!a.quiet) options.progress = [&err](const std::string& line) { err << "  " << line << "\n"; };
 
   BenchmarkProfileOptions po;
@@ -399,6 +403,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   val_cmd->add_option("--runs", val_args.runs, "Timed steps per point (median and fastest kept)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  val_cmd->add_flag("--no-retime", val_args.no_retime,
+                    "Do not re-time the model's kernels between the rounds of steps (no "
+                    "re-timed column)");
   val_cmd
       ->add_option("--threads", val_args.threads,
                    "Threads of the quick calibration when no --profile is given (the decoder "

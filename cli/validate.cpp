@@ -1,15 +1,19 @@
 #include "cli/validate.h"
 
 #include "cli/decoder_support.h"
+#include "cli/profile.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
+#include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "kernels/calibrate.h"
 #include "kernels/decoder.h"
 #include "kernels/machine.h"
 #include "model/calibration.h"
@@ -27,6 +31,74 @@ double abs_quantile(std::vector<double> values, double q) {
   std::sort(values.begin(), values.end());
   const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(values.size())));
   return values[std::max<size_t>(rank, 1) - 1];
+}
+
+/// Predicted seconds per decoder section (kernels::StepSections): the layer operators of
+/// predictor.breakdown x layers, the MLP's matrices summed, the LM head once.
+std::vector<double> section_seconds(const model::RooflinePredictor& predictor,
+                                    const model::BatchShape& step, const model::ModelSpec& spec) {
+  std::vector<double> predicted(kernels::StepSections::kCount, 0.0);
+  const auto section_index = [](const std::string& op) {
+    const std::string name = op == "gate_proj" || op == "up_proj" || op == "down_proj" ? "mlp" : op;
+    for (int i = 0; i < kernels::StepSections::kCount; ++i) {
+      if (name == kernels::StepSections::kNames[i]) return i;
+    }
+    return -1;
+  };
+  for (const model::OpTime& op : predictor.breakdown(step)) {
+    const int i = section_index(op.op);
+    if (i < 0) continue;
+    const double layers = op.op == "lm_head" ? 1.0 : static_cast<double>(spec.num_layers);
+    predicted[static_cast<size_t>(i)] += op.time_s * layers;
+  }
+  return predicted;
+}
+
+/// The model's kernels as a ShapeTimer times them for a validation of `format` (see
+/// ValidationPoint::predicted_retimed_s).
+kernels::ShapeTimingOptions retime_options(const model::ModelSpec& spec,
+                                           const model::CalibrationProfile& profile,
+                                           const std::string& format_name,
+                                           kernels::WeightFormat format,
+                                           const ValidationOptions& options) {
+  kernels::ShapeTimingOptions t;
+  for (const model::MatmulShapeKey& k : model::linear_call_shapes(spec)) {
+    t.matmul_shapes.push_back({k.rows, k.cols, {format}, 0});
+  }
+  const int64_t max_batch = *std::max_element(options.batches.begin(), options.batches.end());
+  // The fit's batches up to the first that reaches the grid's largest: a shape's ratio is
+  // interpolated between measured batches, each against its own batch's fitted line.
+  for (const model::BatchRateFit& b : profile.fit.matmul.at(format_name).by_batch) {
+    t.batches.push_back(b.batch);
+    if (b.batch >= max_batch) break;
+  }
+  if (t.batches.empty()) t.batches = options.batches;
+  t.attention_layouts = {{spec.num_attention_heads, spec.num_kv_heads, spec.head_dim}};
+  t.kv_types = {kernels::KvType::kBf16};
+  for (const int64_t c : options.contexts) t.contexts.push_back(c + 1);
+  t.size = profile.fit.cache_resident_fitted ? kernels::SweepSize::kTest
+                                             : kernels::SweepSize::kQuick;
+  return t;
+}
+
+/// `profile` with the samples that `fresh` re-times replaced (matmul: same format, shape and
+/// batch; attention: every context of the same KV type and layout) and its read bandwidth at
+/// the fitted thread count set to `read_bytes_per_s`; the fit is kept.
+model::CalibrationProfile with_retimed_samples(const model::CalibrationProfile& profile,
+                                               const std::vector<kernels::KernelSample>& fresh,
+                                               double read_bytes_per_s) {
+  model::CalibrationProfile p = profile;
+  const auto replaced = [&](const model::KernelSample& s) {
+    return std::any_of(fresh.begin(), fresh.end(), [&](const kernels::KernelSample& f) {
+      return s.op == f.op && s.format == f.format && s.rows == f.rows &&
+             s.threads == f.threads &&
+             (f.op == "attention" ? s.batch == f.batch : s.cols == f.cols && s.batch == f.batch);
+    });
+  };
+  p.kernels.erase(std::remove_if(p.kernels.begin(), p.kernels.end(), replaced), p.kernels.end());
+  for (const kernels::KernelSample& f : fresh) p.kernels.push_back(to_model_sample(f));
+  if (read_bytes_per_s > 0) p.machine.read_bandwidth_bytes_per_s[p.fit.threads] = read_bytes_per_s;
+  return p;
 }
 
 }  // namespace
@@ -91,13 +163,19 @@ ValidationResult run_validation(const ValidationOptions& options,
         decoder.set_contexts(contexts_of(c));
         decoder.step(pool);
       }
+      std::unique_ptr<kernels::ShapeTimer> timer;
+      if (options.retime) {
+        timer = std::make_unique<kernels::ShapeTimer>(
+            retime_options(spec, profile, format_name, kernel_format(format), options), pool);
+      }
       std::vector<double> probes;
       for (int run = 0; run < options.runs; ++run) {
         probes.push_back(probe.read_bytes_per_s(pool));
+        if (timer) timer->round();
         if (options.progress) {
           std::ostringstream line;
           line << spec.id << " " << format_name << " round " << run + 1 << ": read bandwidth "
-               << probes.back() / 1e9 << " GB/s";
+               << probes.back() / 1e9 << " GB/s" << (timer ? ", kernels re-timed" : "");
           options.progress(line.str());
         }
         for (Cell& c : cells) {
@@ -119,6 +197,14 @@ ValidationResult run_validation(const ValidationOptions& options,
                                                    min_efficiency);
       const model::RooflinePredictor fit_only_predictor(spec, format, model::KvFormat::kBf16,
                                                         machine, fit_only_efficiency);
+      std::optional<model::RooflinePredictor> retimed_predictor;
+      if (timer) {
+        const model::CalibrationProfile retimed =
+            with_retimed_samples(profile, timer->samples(), median_of(probes));
+        const model::Efficiency e = efficiency_for(retimed, model::FitStatistic::kMedian);
+        retimed_predictor.emplace(spec, format, model::KvFormat::kBf16,
+                                  measured_machine(retimed, e), e);
+      }
       for (const Cell& c : cells) {
         model::BatchShape step;
         step.num_decode_seqs = c.batch;
@@ -133,27 +219,13 @@ ValidationResult run_validation(const ValidationOptions& options,
         p.measured_min_s = *std::min_element(c.step_s.begin(), c.step_s.end());
         p.predicted_min_s = min_predictor.step_time_s(step);
         p.predicted_fit_only_s = fit_only_predictor.step_time_s(step);
-        // Predicted seconds per section: layer operators x layers, the MLP's matrices summed.
-        std::vector<double> predicted(kernels::StepSections::kCount, 0.0);
-        const auto section_index = [](const std::string& op) {
-          const std::string name =
-              op == "gate_proj" || op == "up_proj" || op == "down_proj" ? "mlp" : op;
-          for (int i = 0; i < kernels::StepSections::kCount; ++i) {
-            if (name == kernels::StepSections::kNames[i]) return i;
-          }
-          return -1;
-        };
-        for (const model::OpTime& op : predictor.breakdown(step)) {
-          const int i = section_index(op.op);
-          if (i < 0) continue;
-          const double layers = op.op == "lm_head" ? 1.0 : static_cast<double>(spec.num_layers);
-          predicted[static_cast<size_t>(i)] += op.time_s * layers;
-        }
+        if (retimed_predictor) p.predicted_retimed_s = retimed_predictor->step_time_s(step);
         for (int i = 0; i < kernels::StepSections::kCount; ++i) {
           p.section_names.emplace_back(kernels::StepSections::kNames[i]);
           p.section_measured_s.push_back(median_of(c.section_s[static_cast<size_t>(i)]));
-          p.section_predicted_s.push_back(predicted[static_cast<size_t>(i)]);
         }
+        p.section_predicted_s = section_seconds(predictor, step, spec);
+        if (retimed_predictor) p.section_retimed_s = section_seconds(*retimed_predictor, step, spec);
         result.points.push_back(p);
         if (options.progress) {
           std::ostringstream line;
@@ -182,6 +254,13 @@ ValidationResult run_validation(const ValidationOptions& options,
   }
   result.fit_only_median_abs_error = abs_quantile(fit_only_errors, 0.5);
   result.fit_only_p95_abs_error = abs_quantile(fit_only_errors, 0.95);
+  result.retimed = options.retime;
+  if (options.retime) {
+    std::vector<double> retimed_errors;
+    for (const auto& p : result.points) retimed_errors.push_back(p.retimed_error());
+    result.retimed_median_abs_error = abs_quantile(retimed_errors, 0.5);
+    result.retimed_p95_abs_error = abs_quantile(retimed_errors, 0.95);
+  }
   return result;
 }
 
@@ -192,6 +271,7 @@ std::string validation_to_json(const ValidationResult& result) {
     for (size_t i = 0; i < p.section_names.size(); ++i) {
       sections[p.section_names[i]] = {{"measured_s", p.section_measured_s[i]},
                                       {"predicted_s", p.section_predicted_s[i]}};
+      if (result.retimed) sections[p.section_names[i]]["retimed_s"] = p.section_retimed_s[i];
     }
     points.push_back({{"model", p.model},
                       {"format", p.format},
@@ -205,8 +285,12 @@ std::string validation_to_json(const ValidationResult& result) {
                       {"min_error", p.min_error()},
                       {"predicted_fit_only_s", p.predicted_fit_only_s},
                       {"sections", sections}});
+    if (result.retimed) {
+      points.back()["predicted_retimed_s"] = p.predicted_retimed_s;
+      points.back()["retimed_error"] = p.retimed_error();
+    }
   }
-  const nlohmann::json doc = {
+  nlohmann::json doc = {
       {"points", points},
       {"median_abs_error", result.median_abs_error},
       {"p95_abs_error", result.p95_abs_error},
@@ -221,6 +305,10 @@ std::string validation_to_json(const ValidationResult& result) {
         {"during_validation", result.validation_read_bytes_per_s}}},
       {"threads", result.threads},
       {"profile", result.profile}};
+  if (result.retimed) {
+    doc["retimed"] = {{"median_abs_error", result.retimed_median_abs_error},
+                      {"p95_abs_error", result.retimed_p95_abs_error}};
+  }
   return doc.dump(2) + "\n";
 }
 
@@ -232,12 +320,18 @@ void print_validation(const ValidationResult& result, std::ostream& out) {
   out << std::left << std::setw(16) << "model" << std::setw(7) << "format" << std::right
       << std::setw(6) << "batch" << std::setw(9) << "context" << std::setw(12) << "median ms"
       << std::setw(13) << "predicted" << std::setw(9) << "error" << std::setw(10) << "min ms"
-      << std::setw(13) << "predicted" << std::setw(9) << "error" << "\n";
+      << std::setw(13) << "predicted" << std::setw(9) << "error";
+  if (result.retimed) out << std::setw(11) << "re-timed" << std::setw(9) << "error";
+  out << "\n";
   for (const auto& p : result.points) {
-    char line[160];
-    std::snprintf(line, sizeof line, "%12.2f%13.2f%+8.1f%%%10.2f%13.2f%+8.1f%%", p.measured_s * 1e3,
-                  p.predicted_s * 1e3, 100 * p.error(), p.measured_min_s * 1e3,
-                  p.predicted_min_s * 1e3, 100 * p.min_error());
+    char line[200];
+    int n = std::snprintf(line, sizeof line, "%12.2f%13.2f%+8.1f%%%10.2f%13.2f%+8.1f%%",
+                          p.measured_s * 1e3, p.predicted_s * 1e3, 100 * p.error(),
+                          p.measured_min_s * 1e3, p.predicted_min_s * 1e3, 100 * p.min_error());
+    if (result.retimed && n > 0 && n < static_cast<int>(sizeof line)) {
+      std::snprintf(line + n, sizeof line - static_cast<size_t>(n), "%11.2f%+8.1f%%",
+                    p.predicted_retimed_s * 1e3, 100 * p.retimed_error());
+    }
     out << std::left << std::setw(16) << p.model << std::setw(7) << p.format << std::right
         << std::setw(6) << p.batch << std::setw(9) << p.context_tokens << line << "\n";
   }
@@ -256,32 +350,47 @@ void print_validation(const ValidationResult& result, std::ostream& out) {
                 "%.1f%%, p95 %.1f%% (median)\n",
                 100 * result.fit_only_median_abs_error, 100 * result.fit_only_p95_abs_error);
   out << summary;
+  if (result.retimed) {
+    std::snprintf(summary, sizeof summary,
+                  "with the model's kernels re-timed between the steps (re-timed): median %.1f%%, "
+                  "p95 %.1f%%\n",
+                  100 * result.retimed_median_abs_error, 100 * result.retimed_p95_abs_error);
+    out << summary;
+  }
   if (result.points.empty() || result.points.front().section_names.empty()) return;
   out << "\nBy operator (median over the points): share of the measured step, error of the "
          "predicted time\n";
   const auto& names = result.points.front().section_names;
   for (size_t i = 0; i < names.size(); ++i) {
-    std::vector<double> share, error;
+    std::vector<double> share, error, retimed_error;
     bool predicted = false;  // rope_kv_append has no operator in the predictor's graph
     for (const auto& p : result.points) {
       predicted = predicted || p.section_predicted_s[i] > 0;
       share.push_back(p.section_measured_s[i] / p.measured_s);
       if (p.section_measured_s[i] > 0) {
         error.push_back(p.section_predicted_s[i] / p.section_measured_s[i] - 1.0);
+        if (result.retimed) {
+          retimed_error.push_back(p.section_retimed_s[i] / p.section_measured_s[i] - 1.0);
+        }
       }
     }
     std::sort(share.begin(), share.end());
     std::sort(error.begin(), error.end());
-    char line[160];
+    std::sort(retimed_error.begin(), retimed_error.end());
+    char line[200];
     if (predicted) {
-      std::snprintf(line, sizeof line, "  %-20s %5.1f%% of the step   error %+6.1f%%\n",
-                    names[i].c_str(), 100 * share[share.size() / 2],
-                    error.empty() ? 0.0 : 100 * error[error.size() / 2]);
+      const int n = std::snprintf(line, sizeof line, "  %-20s %5.1f%% of the step   error %+6.1f%%",
+                                  names[i].c_str(), 100 * share[share.size() / 2],
+                                  error.empty() ? 0.0 : 100 * error[error.size() / 2]);
+      if (!retimed_error.empty() && n > 0 && n < static_cast<int>(sizeof line)) {
+        std::snprintf(line + n, sizeof line - static_cast<size_t>(n), ", re-timed %+6.1f%%",
+                      100 * retimed_error[retimed_error.size() / 2]);
+      }
     } else {
-      std::snprintf(line, sizeof line, "  %-20s %5.1f%% of the step   (not in the predictor)\n",
+      std::snprintf(line, sizeof line, "  %-20s %5.1f%% of the step   (not in the predictor)",
                     names[i].c_str(), 100 * share[share.size() / 2]);
     }
-    out << line;
+    out << line << "\n";
   }
 }
 

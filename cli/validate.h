@@ -23,6 +23,10 @@ struct ValidationOptions {
   std::vector<int64_t> batches = {1, 4, 16, 32};
   std::vector<int64_t> contexts = {128, 1024, 4096};  ///< KV tokens before the step
   int runs = 5;            ///< timed steps per point (median and fastest kept), after one warm-up
+  /// Re-time the model's kernels in every round, between the decoder steps (kernels::
+  /// ShapeTimer), and predict each point a third time from the profile with those samples
+  /// (ValidationPoint::predicted_retimed_s).
+  bool retime = true;
   uint64_t seed = 1;       ///< weights and KV values (timing does not depend on them)
   std::function<void(const std::string&)> progress;  ///< one line per point; may be empty
 };
@@ -43,13 +47,22 @@ struct ValidationPoint {
   /// CalibratedEfficiency::linear_shapes and attention_shapes cleared): the rates fitted over
   /// all shapes alone.
   double predicted_fit_only_s = 0;
+  /// The median comparison's predictor from the profile with the model's samples re-timed
+  /// alongside the steps (ValidationOptions::retime): its matrix products at the fit's batches
+  /// up to the first >= the largest batch of the grid, its attention layout at each context + 1
+  /// (KV tokens of the step), and the read bandwidth of the probes. What is left of the error
+  /// is the predictor's composition of kernel times into a step, not drift of the machine
+  /// between the calibration and the steps. 0 when not re-timed.
+  double predicted_retimed_s = 0;
   /// Per operator (kernels::StepSections names): median measured seconds over the runs and
   /// the predictor's seconds (layer graph operators x layers; "lm_head" once per step).
   std::vector<std::string> section_names;
   std::vector<double> section_measured_s;
   std::vector<double> section_predicted_s;
+  std::vector<double> section_retimed_s;  ///< the re-timed predictor's (empty when not re-timed)
   double error() const { return predicted_s / measured_s - 1.0; }  ///< signed fraction
   double min_error() const { return predicted_min_s / measured_min_s - 1.0; }
+  double retimed_error() const { return predicted_retimed_s / measured_s - 1.0; }
 };
 
 struct ValidationResult {
@@ -60,6 +73,9 @@ struct ValidationResult {
   double min_p95_abs_error = 0;
   double fit_only_median_abs_error = 0;  ///< of predicted_fit_only_s / measured_s - 1
   double fit_only_p95_abs_error = 0;
+  bool retimed = false;                 ///< ValidationOptions::retime was set
+  double retimed_median_abs_error = 0;  ///< of retimed_error()
+  double retimed_p95_abs_error = 0;
   int threads = 0;              ///< threads of the decoder (the profile's fitted count)
   std::string profile;          ///< where the rates came from
   double profile_read_bytes_per_s = 0;  ///< the profile's read bandwidth at `threads`
@@ -73,20 +89,25 @@ struct ValidationResult {
 /// scheduling), twice: the median step time against rates fitted to the kernel samples'
 /// medians, and the fastest run against rates fitted to their minimum times (the profile's own
 /// fit serves for its statistic; the other is refitted from its samples with the same
-/// settings, model::refit_calibration). Per model and format, every point is warmed up once, then the rounds run all
-/// points in turn (so that drift hits them alike), each round after a read-bandwidth probe
-/// (kernels::ReadProbe, 256 MiB). Throws model::InputError for a model that is not Llama-architecture, a weight
-/// format without a kernel (fp8), or a profile without a matmul fit for a requested format.
+/// settings, model::refit_calibration). Per model and format, every point is warmed up once,
+/// then the rounds run all points in turn (so that drift hits them alike), each round after a
+/// read-bandwidth probe (kernels::ReadProbe, 256 MiB) and, with options.retime, after one
+/// round of the model's kernels (kernels::ShapeTimer; rotated as a quick sweep, or in cache
+/// for a profile of the test sweep). Throws model::InputError for a model that is not
+/// Llama-architecture, a weight format without a kernel (fp8), or a profile without a matmul
+/// fit for a requested format.
 ValidationResult run_validation(const ValidationOptions& options,
                                 const model::CalibrationProfile& profile,
                                 const std::string& profile_source);
 
 /// `{"points": [{"model", "format", "batch", "context_tokens", "measured_s", "predicted_s",
 /// "error", "measured_min_s", "predicted_min_s", "min_error", "predicted_fit_only_s",
-/// "sections": {"<name>": {"measured_s", "predicted_s"}}}], "median_abs_error",
-/// "p95_abs_error", "min_statistic": {"median_abs_error", "p95_abs_error"}, "fit_only":
-/// {"median_abs_error", "p95_abs_error"}, "read_bandwidth_bytes_per_s": {"profile",
-/// "during_validation"}, "threads", "profile"}`.
+/// "predicted_retimed_s", "retimed_error", "sections": {"<name>": {"measured_s",
+/// "predicted_s", "retimed_s"}}}], "median_abs_error", "p95_abs_error", "min_statistic":
+/// {"median_abs_error", "p95_abs_error"}, "fit_only": {"median_abs_error", "p95_abs_error"},
+/// "retimed": {"median_abs_error", "p95_abs_error"}, "read_bandwidth_bytes_per_s":
+/// {"profile", "during_validation"}, "threads", "profile"}`; the re-timed keys only when
+/// re-timed.
 std::string validation_to_json(const ValidationResult& result);
 
 /// The error table, its summary, and the error by operator (median over the points of

@@ -165,6 +165,71 @@ std::string shape_text(int64_t rows, int64_t cols) {
   return std::to_string(rows) + "x" + std::to_string(cols);
 }
 
+/// copies_for(its bytes, ...) copies of one random rows x cols matrix (a memcpy each, made over
+/// the pool's threads; the values do not change the timing).
+std::vector<PackedWeights> weight_copies(WeightFormat format, int64_t rows, int64_t cols,
+                                         int64_t rotation_bytes, bool cache_resident,
+                                         ThreadPool& pool) {
+  std::vector<PackedWeights> copies;
+  copies.push_back(PackedWeights::random(format, rows, cols, 1));
+  const int n = copies_for(copies.front().bytes(), rotation_bytes, cache_resident);
+  copies.resize(static_cast<std::size_t>(n));
+  pool.parallel_for(n - 1, [&](int64_t b, int64_t e, int) {
+    for (int64_t i = b; i < e; ++i) copies[static_cast<std::size_t>(i + 1)] = copies.front().clone();
+  });
+  return copies;
+}
+
+/// The KV caches of one attention cell: copies_for(K and V bytes, ...) caches of `context`
+/// tokens, on 2 MiB pages as the decoder's KV cache (detail::allocate_huge_shared: copies under
+/// 2 MiB share blocks).
+struct KvCopies {
+  std::vector<std::shared_ptr<uint8_t>> k, v;
+  std::vector<KvCacheView> views;
+};
+
+KvCopies kv_copies(KvType type, int64_t kv_heads, int64_t head_dim, int64_t context,
+                   int64_t rotation_bytes, bool cached) {
+  const int64_t elem = type == KvType::kF32 ? 4 : 2;
+  const int64_t elements = kv_heads * context * head_dim;
+  const int n = copies_for(2 * elements * elem, rotation_bytes, cached);
+  KvCopies c;
+  // Storage as 32-bit words either way; bf16 uses half of it.
+  const std::size_t words = static_cast<std::size_t>((elements * elem + 3) / 4);
+  for (int i = 0; i < n; ++i) {
+    for (auto* list : {&c.k, &c.v}) {
+      list->push_back(detail::allocate_huge_shared(static_cast<int64_t>(words * sizeof(uint32_t))));
+      // 0x3C233C23: two bf16 0.00995; as f32 ~0.00997. Finite, small values either way.
+      std::fill_n(reinterpret_cast<uint32_t*>(list->back().get()), words, 0x3C233C23u);
+    }
+    KvCacheView view;
+    view.type = type;
+    view.k = c.k.back().get();
+    view.v = c.v.back().get();
+    view.num_kv_heads = kv_heads;
+    view.head_dim = head_dim;
+    view.capacity_tokens = context;
+    view.context_tokens = context;
+    c.views.push_back(view);
+  }
+  return c;
+}
+
+/// Bytes a matmul sample counts: the packed weights and f32 activations in and out.
+double matmul_bytes(double weight_bytes, int64_t rows, int64_t cols, int64_t batch) {
+  return weight_bytes + 4.0 * static_cast<double>(batch * (cols + rows));
+}
+
+/// Bytes and flops an attention sample counts: K and V read, q and out (f32); 2 flops per
+/// multiply-add of q.k and p.V.
+double attention_bytes(const KvCacheView& view, int64_t q_heads) {
+  return static_cast<double>(view.bytes_read()) +
+         2.0 * 4.0 * static_cast<double>(q_heads * view.head_dim);
+}
+double attention_flops(int64_t context, int64_t q_heads, int64_t head_dim) {
+  return 4.0 * static_cast<double>(context * q_heads * head_dim);
+}
+
 }  // namespace
 
 namespace detail {
@@ -288,17 +353,9 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
             " skipped: int4 needs cols a multiple of 32");
         continue;
       }
-      std::vector<PackedWeights> copies;
-      copies.push_back(PackedWeights::random(format, shape.rows, shape.cols, 1));
-      const int n = copies_for(copies.front().bytes(), sweep.rotation_bytes, shape.cache_resident);
-      copies.resize(static_cast<std::size_t>(n));
-      // Copies of the first (a memcpy each; the values do not change the timing), made over
-      // the threads.
-      pools.back()->parallel_for(n - 1, [&](int64_t b, int64_t e, int) {
-        for (int64_t i = b; i < e; ++i) {
-          copies[static_cast<std::size_t>(i + 1)] = copies.front().clone();
-        }
-      });
+      const std::vector<PackedWeights> copies = weight_copies(
+          format, shape.rows, shape.cols, sweep.rotation_bytes, shape.cache_resident, *pools.back());
+      const auto n = static_cast<int>(copies.size());
       say("matmul " + fname + " " + shape_text(shape.rows, shape.cols) +
           (shape.cache_resident ? " (in cache)" : " x " + std::to_string(n) + " copies"));
       std::vector<float> x(static_cast<std::size_t>(max_batch * shape.cols));
@@ -346,8 +403,7 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
         const int64_t batch = sweep.batches[b];
         for (std::size_t t = 0; t < sweep.threads.size(); ++t) {
           if (!measured(b, t)) continue;
-          const double bytes =
-              weight_bytes + 4.0 * static_cast<double>(batch * (shape.cols + shape.rows));
+          const double bytes = matmul_bytes(weight_bytes, shape.rows, shape.cols, batch);
           const double flops = 2.0 * static_cast<double>(shape.rows * shape.cols * batch);
           run.samples.push_back(make_sample(
               "matmul", fname, shape.rows, shape.cols, batch, sweep.threads[t], cells[b][t].min_s,
@@ -401,40 +457,15 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
     const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
     for (const KvType type : {KvType::kBf16, KvType::kF32}) {
       const std::string tname(to_string(type));
-      const int64_t elem = type == KvType::kF32 ? 4 : 2;
       for (const int64_t context : as.contexts.empty() ? sweep.contexts : as.contexts) {
-        const int64_t elements = kv_heads * context * head_dim;
-        const int64_t kv_bytes = 2 * elements * elem;
         const bool cached = sweep.attention_rotation_bytes <= 0;
-        const int n = copies_for(kv_bytes, sweep.attention_rotation_bytes, cached);
+        const KvCopies kv =
+            kv_copies(type, kv_heads, head_dim, context, sweep.attention_rotation_bytes, cached);
+        const std::vector<KvCacheView>& views = kv.views;
         say("attention " + tname + " KV " + std::to_string(q_heads) + "/" +
             std::to_string(kv_heads) + "x" + std::to_string(head_dim) + ", " +
             std::to_string(context) + " tokens" +
-            (cached ? " (in cache)" : " x " + std::to_string(n) + " copies"));
-        // Storage as 32-bit words either way; bf16 uses half of it. On 2 MiB pages, as the
-        // decoder's KV cache (detail::allocate_huge_shared: copies under 2 MiB share blocks).
-        const std::size_t words = static_cast<std::size_t>((elements * elem + 3) / 4);
-        std::vector<std::shared_ptr<uint8_t>> k, v;
-        for (int i = 0; i < n; ++i) {
-          for (auto* list : {&k, &v}) {
-            list->push_back(
-                detail::allocate_huge_shared(static_cast<int64_t>(words * sizeof(uint32_t))));
-            // 0x3C233C23: two bf16 0.00995; as f32 ~0.00997. Finite, small values either way.
-            std::fill_n(reinterpret_cast<uint32_t*>(list->back().get()), words, 0x3C233C23u);
-          }
-        }
-        std::vector<KvCacheView> views;
-        for (int i = 0; i < n; ++i) {
-          KvCacheView view;
-          view.type = type;
-          view.k = k[static_cast<std::size_t>(i)].get();
-          view.v = v[static_cast<std::size_t>(i)].get();
-          view.num_kv_heads = kv_heads;
-          view.head_dim = head_dim;
-          view.capacity_tokens = context;
-          view.context_tokens = context;
-          views.push_back(view);
-        }
+            (cached ? " (in cache)" : " x " + std::to_string(views.size()) + " copies"));
         std::vector<Cell> cells(sweep.threads.size());
         std::size_t next = 0;
         const auto time_cell = [&](std::size_t t) {
@@ -451,9 +482,8 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
         std::vector<Cell*> list;
         for (Cell& c : cells) list.push_back(&c);
         run.contended_repetitions += remeasure_contended(list, time_cell);
-        const double bytes = static_cast<double>(views.front().bytes_read()) +
-                             2.0 * 4.0 * static_cast<double>(q.size());
-        const double flops = 4.0 * static_cast<double>(context * q_heads * head_dim);
+        const double bytes = attention_bytes(views.front(), q_heads);
+        const double flops = attention_flops(context, q_heads, head_dim);
         for (std::size_t t = 0; t < sweep.threads.size(); ++t) {
           run.samples.push_back(make_sample("attention", tname, kv_heads * head_dim, context,
                                             q_heads, sweep.threads[t], cells[t].min_s,
@@ -485,6 +515,142 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return run;
+}
+
+struct ShapeTimer::Impl {
+  struct MatmulCell {
+    std::string format;
+    int64_t rows, cols, batch;
+    const std::vector<PackedWeights>* copies;
+    RepeatedTiming timing;
+  };
+  struct AttentionCell {
+    std::string type;
+    int64_t q_heads, kv_heads, head_dim, context;
+    KvCopies kv;
+    RepeatedTiming timing;
+  };
+  ThreadPool* pool = nullptr;
+  Sweep sweep;
+  std::vector<std::vector<PackedWeights>> weights;  // per (shape, format)
+  std::vector<MatmulCell> matmul;
+  std::vector<AttentionCell> attention;
+  std::vector<float> x, y;
+  std::size_t next = 0;
+  int rounds = 0;
+};
+
+ShapeTimer::ShapeTimer(const ShapeTimingOptions& options, ThreadPool& pool)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& im = *impl_;
+  im.pool = &pool;
+  im.sweep = make_sweep(options.size, pool.num_threads());
+  const auto fail = [](const std::string& what) {
+    throw std::invalid_argument("ShapeTimer: " + what);
+  };
+  for (const int64_t b : options.batches) {
+    if (b < 1) fail("batch " + std::to_string(b) + ", expected >= 1");
+  }
+  for (const int64_t c : options.contexts) {
+    if (c < 1) fail("context " + std::to_string(c) + ", expected >= 1");
+  }
+  const bool rotate = im.sweep.rotation_bytes > 0;
+  const int64_t max_batch =
+      options.batches.empty() ? 1 : *std::max_element(options.batches.begin(), options.batches.end());
+  int64_t max_rows = 1, max_cols = 1;
+  // Operands first (so that the cells can point at them), then the cells.
+  std::vector<std::pair<const MatmulShape*, WeightFormat>> made;
+  for (const MatmulShape& m : options.matmul_shapes) {
+    if (m.rows < 1 || m.cols < 1) fail("matmul shape " + shape_text(m.rows, m.cols) + ", expected rows and cols >= 1");
+    const std::vector<WeightFormat> formats =
+        m.formats.empty() ? std::vector<WeightFormat>{WeightFormat::kF32, WeightFormat::kBf16,
+                                                      WeightFormat::kInt8, WeightFormat::kInt4}
+                          : m.formats;
+    for (const WeightFormat f : formats) {
+      if (f == WeightFormat::kInt4 && m.cols % 32 != 0) {
+        fail("matmul int4 " + shape_text(m.rows, m.cols) + ": int4 needs cols a multiple of 32");
+      }
+      im.weights.push_back(weight_copies(f, m.rows, m.cols, im.sweep.rotation_bytes, !rotate, pool));
+      made.emplace_back(&m, f);
+    }
+    max_rows = std::max(max_rows, m.rows);
+    max_cols = std::max(max_cols, m.cols);
+  }
+  for (std::size_t i = 0; i < made.size(); ++i) {
+    for (const int64_t b : options.batches) {
+      im.matmul.push_back({std::string(to_string(made[i].second)), made[i].first->rows,
+                           made[i].first->cols, b, &im.weights[i], {}});
+    }
+  }
+  im.x.resize(static_cast<std::size_t>(max_batch * max_cols));
+  for (std::size_t i = 0; i < im.x.size(); ++i) im.x[i] = 0.001f * static_cast<float>(i % 1000);
+  im.y.resize(static_cast<std::size_t>(std::max(max_batch * max_rows, int64_t{1})));
+  for (const AttentionLayout& l : options.attention_layouts) {
+    if (l.q_heads < 1 || l.kv_heads < 1 || l.head_dim < 1 || l.q_heads % l.kv_heads != 0) {
+      fail("attention layout " + std::to_string(l.q_heads) + "/" + std::to_string(l.kv_heads) +
+           "x" + std::to_string(l.head_dim) +
+           ": expected positive sizes and query heads a multiple of KV heads");
+    }
+    for (const KvType t : options.kv_types) {
+      for (const int64_t c : options.contexts) {
+        im.attention.push_back({std::string(to_string(t)), l.q_heads, l.kv_heads, l.head_dim, c,
+                                kv_copies(t, l.kv_heads, l.head_dim, c,
+                                          im.sweep.attention_rotation_bytes, !rotate),
+                                {}});
+      }
+    }
+  }
+}
+
+ShapeTimer::~ShapeTimer() = default;
+
+void ShapeTimer::round() {
+  Impl& im = *impl_;
+  const Isa isa = best_isa();
+  const int runs = im.sweep.min_runs;
+  const double total_s = im.sweep.min_total_s;
+  for (Impl::MatmulCell& c : im.matmul) {
+    const std::span<const float> xs(im.x.data(), static_cast<std::size_t>(c.batch * c.cols));
+    const std::span<float> ys(im.y.data(), static_cast<std::size_t>(c.batch * c.rows));
+    c.timing.add(time_kernel(
+        [&] { matmul((*c.copies)[im.next++ % c.copies->size()], xs, c.batch, ys, *im.pool, isa); },
+        1, runs, total_s));
+  }
+  for (Impl::AttentionCell& c : im.attention) {
+    std::vector<float> q(static_cast<std::size_t>(c.q_heads * c.head_dim), 0.01f), out(q.size());
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    c.timing.add(time_kernel(
+        [&] {
+          decode_attention(q, c.q_heads, c.kv.views[im.next++ % c.kv.views.size()], scale, out,
+                           *im.pool, isa);
+        },
+        1, runs, total_s));
+  }
+  ++im.rounds;
+}
+
+int ShapeTimer::rounds() const { return impl_->rounds; }
+
+std::vector<KernelSample> ShapeTimer::samples() const {
+  const Impl& im = *impl_;
+  std::vector<KernelSample> out;
+  if (im.rounds == 0) return out;
+  const int threads = im.pool->num_threads();
+  const bool cached = im.sweep.rotation_bytes <= 0;
+  for (const Impl::MatmulCell& c : im.matmul) {
+    out.push_back(make_sample("matmul", c.format, c.rows, c.cols, c.batch, threads,
+                              c.timing.min_s, c.timing.median_s(),
+                              matmul_bytes(static_cast<double>(c.copies->front().bytes()), c.rows,
+                                           c.cols, c.batch),
+                              2.0 * static_cast<double>(c.rows * c.cols * c.batch), cached));
+  }
+  for (const Impl::AttentionCell& c : im.attention) {
+    out.push_back(make_sample("attention", c.type, c.kv_heads * c.head_dim, c.context, c.q_heads,
+                              threads, c.timing.min_s, c.timing.median_s(),
+                              attention_bytes(c.kv.views.front(), c.q_heads),
+                              attention_flops(c.context, c.q_heads, c.head_dim), cached));
+  }
+  return out;
 }
 
 }  // namespace llmcap::kernels

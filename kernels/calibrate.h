@@ -5,11 +5,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "kernels/attention.h"
 #include "kernels/machine.h"
 #include "kernels/matmul.h"
+#include "kernels/thread_pool.h"
 
 namespace llmcap::kernels {
 
@@ -96,6 +99,46 @@ struct CalibrationRun {
 /// repetitions are kept. Throws std::invalid_argument for max_threads < 0, an extra shape
 /// with rows or cols below 1, or an extra attention layout as above.
 CalibrationRun run_calibration(const CalibrationOptions& options);
+
+/// What a ShapeTimer times: matrix shapes at decode batches and attention layouts at context
+/// lengths, at the pool's thread count, with operands rotated from memory as `size`'s sweep
+/// rotates them (and its runs per cell).
+struct ShapeTimingOptions {
+  /// Each in its `formats` (empty: all four); prefill_batch is ignored. int4 needs cols a
+  /// multiple of 32.
+  std::vector<MatmulShape> matmul_shapes;
+  std::vector<int64_t> batches;  ///< activation rows per call, each >= 1
+  std::vector<AttentionLayout> attention_layouts;
+  std::vector<KvType> kv_types = {KvType::kBf16};
+  std::vector<int64_t> contexts;  ///< KV tokens per attention call, each >= 1
+  SweepSize size = SweepSize::kQuick;  ///< kFull or kQuick rotate from memory; kTest does not
+};
+
+/// The cells of a calibration sweep (matrix products, decode attention) for a fixed set of
+/// shapes, timed in rounds so that they can be interleaved with other measurements: `llmcap
+/// validate` re-times a model's kernels between its decoder steps, so that the predictor and
+/// the steps see the same machine (a shared host's bandwidth drifts by a third within minutes).
+/// The operands are made once; each round() times every cell once (time_kernel), and
+/// samples() gives per cell the median over the rounds, as run_calibration's samples.
+class ShapeTimer {
+ public:
+  /// Makes the operands (a quick sweep's rotation: 256 MiB of weight copies per shape and
+  /// format, 64 MiB of KV per layout, type and context). Throws std::invalid_argument for a
+  /// shape, batch, layout or context out of range, or int4 with cols not a multiple of 32.
+  ShapeTimer(const ShapeTimingOptions& options, ThreadPool& pool);
+  ~ShapeTimer();
+  ShapeTimer(const ShapeTimer&) = delete;
+  ShapeTimer& operator=(const ShapeTimer&) = delete;
+  void round();  ///< times every cell once, matrix products first
+  int rounds() const;
+  /// One per cell (op "matmul" or "attention", rows / cols / batch as KernelSample), threads
+  /// = the pool's; median_s over the rounds. Empty before the first round.
+  std::vector<KernelSample> samples() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 namespace detail {
 /// The contexts an extra attention layout is timed at: `sweep_contexts`, 16, 32 and 64, and

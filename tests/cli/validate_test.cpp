@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -89,6 +90,90 @@ TEST(CliValidate, TimesEachGridPointAndWritesTheErrors) {
   EXPECT_GE(doc.at("fit_only").at("p95_abs_error").get<double>(),
             doc.at("fit_only").at("median_abs_error").get<double>());
   EXPECT_THAT(out.str(), HasSubstr("without the measured model shapes"));
+  // The model's kernels re-timed between the rounds: a third prediction per point and section.
+  for (const auto& p : doc.at("points")) {
+    EXPECT_GT(p.at("predicted_retimed_s").get<double>(), 0);
+    EXPECT_DOUBLE_EQ(p.at("retimed_error").get<double>(),
+                     p.at("predicted_retimed_s").get<double>() / p.at("measured_s").get<double>() -
+                         1);
+    EXPECT_GT(p.at("sections").at("mlp").at("retimed_s").get<double>(), 0);
+  }
+  EXPECT_GE(doc.at("retimed").at("p95_abs_error").get<double>(),
+            doc.at("retimed").at("median_abs_error").get<double>());
+  EXPECT_THAT(out.str(), HasSubstr("re-timed"));
+}
+
+TEST(CliValidate, ReTimedPredictionsUseTheKernelsTimedBetweenTheSteps) {
+  // A profile with the model's own shapes whose samples were made 20x slower: the profile's
+  // prediction follows them, the re-timed one replaces them with times taken now.
+  TempDir dir;
+  const auto model = dir.write("tiny.json", kTinyLlama);
+  const auto profile = dir.path() / "profile.json";
+  std::ostringstream cal_out, cal_err;
+  ASSERT_EQ(run({"calibrate", "--test-sweep", "--threads", "1", "--model", model.string(),
+                 "--out", profile.string(), "--quiet"},
+                cal_out, cal_err),
+            kExitOk)
+      << cal_err.str();
+  nlohmann::json doc;
+  {
+    std::ifstream f(profile);
+    doc = nlohmann::json::parse(f);
+  }
+  // The tiny model's calls (rows x cols): QKV, output, gate/up, down, LM head; its attention
+  // layout: 2 KV heads x 32 dims under 4 query heads.
+  const std::set<std::pair<int64_t, int64_t>> calls = {
+      {256, 128}, {128, 128}, {512, 128}, {128, 256}, {512, 128}};
+  int slowed = 0;
+  for (auto& k : doc.at("kernels")) {
+    const bool mine =
+        (k.at("op") == "matmul" &&
+         calls.count({k.at("rows").get<int64_t>(), k.at("cols").get<int64_t>()}) > 0) ||
+        (k.at("op") == "attention" && k.at("rows") == 64 && k.at("batch") == 4);
+    if (!mine) continue;
+    for (const char* key : {"median_s", "min_s"}) k[key] = k.at(key).get<double>() * 20;
+    k["bytes_per_s"] = k.at("bytes_per_s").get<double>() / 20;
+    ++slowed;
+  }
+  ASSERT_GT(slowed, 0);
+  {
+    std::ofstream f(profile);
+    f << doc.dump();
+  }
+  const auto json_path = dir.path() / "validate.json";
+  std::ostringstream out, err;
+  ASSERT_EQ(run({"validate", "--model", model.string(), "--profile", profile.string(),
+                 "--formats", "int8", "--batches", "1,3", "--contexts", "16", "--runs", "2",
+                 "--json", json_path.string(), "--quiet", "--no-store"},
+                out, err),
+            kExitOk)
+      << err.str();
+  std::ifstream f(json_path);
+  const auto result = nlohmann::json::parse(f);
+  for (const auto& p : result.at("points")) {
+    EXPECT_LT(p.at("predicted_retimed_s").get<double>() * 3, p.at("predicted_s").get<double>())
+        << p.dump();
+  }
+}
+
+TEST(CliValidate, NoRetimeLeavesOutTheReTimedPrediction) {
+  TempDir dir;
+  const auto model = dir.write("tiny.json", kTinyLlama);
+  const auto profile = test_profile(dir);
+  const auto json_path = dir.path() / "validate.json";
+  std::ostringstream out, err;
+  ASSERT_EQ(run({"validate", "--model", model.string(), "--profile", profile.string(),
+                 "--formats", "int8", "--batches", "1", "--contexts", "16", "--runs", "1",
+                 "--no-retime", "--json", json_path.string(), "--quiet", "--no-store"},
+                out, err),
+            kExitOk)
+      << err.str();
+  std::ifstream f(json_path);
+  const auto doc = nlohmann::json::parse(f);
+  EXPECT_FALSE(doc.contains("retimed"));
+  EXPECT_FALSE(doc.at("points").at(0).contains("predicted_retimed_s"));
+  EXPECT_FALSE(doc.at("points").at(0).at("sections").at("mlp").contains("retimed_s"));
+  EXPECT_THAT(out.str(), ::testing::Not(HasSubstr("re-timed")));
 }
 
 TEST(BenchmarkProfile, AQuickCalibrationIsWrittenWhereAsked) {

@@ -180,6 +180,77 @@ TEST(RunCalibration, AnAttentionLayoutWithUnsharedHeadsIsRefused) {
   }
 }
 
+TEST(ShapeTimer, EachRoundTimesEveryCellAndSamplesKeepTheirMedians) {
+  ShapeTimingOptions o;
+  o.matmul_shapes = {{96, 320, {WeightFormat::kInt8, WeightFormat::kInt4}}, {40, 72, {WeightFormat::kBf16}}};
+  o.batches = {1, 3};
+  o.attention_layouts = {{8, 2, 32}};
+  o.contexts = {17, 41};
+  o.size = SweepSize::kTest;
+  ThreadPool pool(1);
+  ShapeTimer timer(o, pool);
+  EXPECT_EQ(timer.rounds(), 0);
+  EXPECT_TRUE(timer.samples().empty());
+  timer.round();
+  timer.round();
+  EXPECT_EQ(timer.rounds(), 2);
+  const std::vector<KernelSample> samples = timer.samples();
+  // (2 formats + 1) x 2 batches of products, 1 layout x 1 KV type x 2 contexts of attention.
+  ASSERT_EQ(samples.size(), 8u);
+  std::set<std::string> cells;
+  for (const KernelSample& s : samples) {
+    cells.insert(s.op + " " + s.format + " " + std::to_string(s.rows) + "x" +
+                 std::to_string(s.cols) + " b" + std::to_string(s.batch));
+    EXPECT_EQ(s.threads, 1);
+    EXPECT_GT(s.median_s, 0);
+    EXPECT_LE(s.min_s, s.median_s);
+    EXPECT_DOUBLE_EQ(s.bytes_per_s, s.bytes / s.median_s);
+    EXPECT_TRUE(s.cache_resident);  // the test sweep keeps everything in the caches
+    if (s.op == "matmul") {
+      EXPECT_DOUBLE_EQ(s.flops, 2.0 * s.rows * s.cols * s.batch);
+    } else {
+      // K and V of 2 heads x 32 dims in bf16, q and out of 8 heads in f32.
+      EXPECT_DOUBLE_EQ(s.bytes, 2.0 * 2 * s.cols * 32 * 2 + 2.0 * 4 * 8 * 32);
+    }
+  }
+  EXPECT_EQ(cells, (std::set<std::string>{
+                       "matmul int8 96x320 b1", "matmul int8 96x320 b3", "matmul int4 96x320 b1",
+                       "matmul int4 96x320 b3", "matmul bf16 40x72 b1", "matmul bf16 40x72 b3",
+                       "attention bf16 64x17 b8", "attention bf16 64x41 b8"}));
+}
+
+TEST(ShapeTimer, CellsItCannotTimeAreRefusedWithTheReason) {
+  ThreadPool pool(1);
+  const auto message = [&](const ShapeTimingOptions& o) {
+    try {
+      ShapeTimer timer(o, pool);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  ShapeTimingOptions int4;
+  int4.size = SweepSize::kTest;
+  int4.matmul_shapes = {{40, 72, {WeightFormat::kInt4}}};
+  int4.batches = {1};
+  EXPECT_EQ(message(int4), "ShapeTimer: matmul int4 40x72: int4 needs cols a multiple of 32");
+  ShapeTimingOptions batch = int4;
+  batch.matmul_shapes = {{40, 64, {WeightFormat::kInt8}}};
+  batch.batches = {0};
+  EXPECT_EQ(message(batch), "ShapeTimer: batch 0, expected >= 1");
+  ShapeTimingOptions layout;
+  layout.size = SweepSize::kTest;
+  layout.attention_layouts = {{6, 4, 64}};
+  layout.contexts = {16};
+  EXPECT_EQ(message(layout),
+            "ShapeTimer: attention layout 6/4x64: expected positive sizes and query heads a "
+            "multiple of KV heads");
+  ShapeTimingOptions context = layout;
+  context.attention_layouts = {{8, 4, 64}};
+  context.contexts = {0};
+  EXPECT_EQ(message(context), "ShapeTimer: context 0, expected >= 1");
+}
+
 TEST(RunCalibration, RejectsNegativeThreads) {
   CalibrationOptions o;
   o.max_threads = -1;
