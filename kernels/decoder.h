@@ -224,8 +224,9 @@ class ReferenceDecoder {
   /// positions [0, position]), then the final norm, LM head and argmax for `logit_rows`
   /// (indices into rows; the slot of each gets its next token), and sets each row's slot
   /// context to position + 1 (rows of one slot in increasing position). Arguments are valid.
-  /// attention_over_rows: spread the attention calls over the pool row by row (prefill) rather
-  /// than running each call on the whole pool (decode).
+  /// attention_over_rows: spread the attention calls over the pool row by row (prefill); a
+  /// decode of at least as many sequences as threads is spread so too, a smaller one runs each
+  /// call on the whole pool.
   void forward(std::span<const Row> rows, std::span<const int64_t> logit_rows,
                bool attention_over_rows, ThreadPool& pool, Isa isa, StepSections* sections);
   void ensure_rows(int64_t rows);

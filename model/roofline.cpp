@@ -381,9 +381,10 @@ struct RooflinePredictor::Impl {
   double all_reduce_latency_s = 0;
   double step_overhead_s = 0;
   double num_layers = 0;
-  /// Calibrated attention: prefill calls (one per new token, one thread each) run this many at
-  /// once (CalibratedEfficiency::threads).
-  double prefill_parallel_calls = 1;
+  /// Calibrated attention: calls spread over the threads one per row (prefill tokens, or
+  /// decode sequences when there are at least this many) run this many at once, one thread
+  /// each (CalibratedEfficiency::threads).
+  double parallel_calls = 1;
   /// Calibrated element-wise traffic: seconds per byte at the measured read bandwidth (0: none).
   double stream_s_per_byte = 0;
 
@@ -430,7 +431,7 @@ struct RooflinePredictor::Impl {
         attention_rates = &it->second;
       }
       stream_s_per_byte = inverse_or_zero(cal.stream_bytes_per_s);
-      prefill_parallel_calls = std::max(1.0, cal.threads);
+      parallel_calls = std::max(1.0, cal.threads);
     }
     const auto stream = [&](OpCost& c) {
       if (stream_s_per_byte > 0) apply_rates(c, CalibratedRates{0, 1 / stream_s_per_byte, 0, {}}, 1);
@@ -561,14 +562,16 @@ struct RooflinePredictor::Impl {
       return;
     }
     if (c.calibrated && c.per_sequence) {
-      // Attention as the measured kernel runs it. Decode: one decode-attention call per
-      // sequence, parallel over the replica's threads, times the measured layout's ratio at
-      // the mean context per call. Prefill: one call per new token reading its whole prefix,
-      // `prefill_parallel_calls` of them at once on one thread each
-      // (CalibratedEfficiency::threads): tokens / threads calls of the mean prefix in a row,
-      // each costing one call of that context (with the layout's ratio: below ~1,024 KV-head
-      // x token pairs the measured calls run on one thread too), and no less than all the
-      // pairs at the fitted rates of the whole replica.
+      // Attention as the reference decoder runs the measured kernel. Prefill: one call per
+      // new token reading its whole prefix, `parallel_calls` of them at once on one thread
+      // each (CalibratedEfficiency::threads): tokens / threads calls of the mean prefix in a
+      // row, each costing one call of that context (with the layout's ratio: below ~1,024
+      // KV-head x token pairs the measured calls run on one thread too), and no less than all
+      // the pairs at the fitted rates of the whole replica. Decode of at least one sequence
+      // per thread: the same with the sequences dealt to the threads (ceil(sequences /
+      // threads) calls in a row). Decode of fewer sequences than threads: one call per
+      // sequence, parallel over the replica's threads, times the layout's ratio at the mean
+      // context per call.
       out.bytes = c.fixed_bytes + c.bytes_per_token * t.tokens + c.bytes_per_kv_token * t.pairs;
       const double prefill_pairs = t.pairs - t.decode_pairs;
       const auto part = [&](double seqs, double pairs, double calls, bool& memory_bound) {
@@ -577,7 +580,16 @@ struct RooflinePredictor::Impl {
       };
       bool decode_bound = false, prefill_bound = false;
       double decode_s = 0, prefill_s = 0;
-      if (t.decode_seqs > 0 || t.prefill_tokens <= 0) {
+      if (t.decode_seqs > 0 && parallel_calls > 1 && t.decode_seqs >= parallel_calls) {
+        const double mean_context = t.decode_pairs / t.decode_seqs;
+        bool call_bound = false;
+        const double one_call_s =
+            part(1, mean_context, 1, call_bound) * ratio_at(c.shape_ratio, mean_context);
+        const double in_a_row_s = std::ceil(t.decode_seqs / parallel_calls) * one_call_s;
+        const double rates_s = part(t.decode_seqs, t.decode_pairs, 0, decode_bound);
+        decode_s = std::max(in_a_row_s, rates_s);
+        if (in_a_row_s > rates_s) decode_bound = call_bound;
+      } else if (t.decode_seqs > 0 || t.prefill_tokens <= 0) {
         decode_s = part(t.decode_seqs, t.decode_pairs, std::max(1.0, t.decode_seqs), decode_bound) *
                    ratio_at(c.shape_ratio, t.decode_pairs / std::max(1.0, t.decode_seqs));
       }
@@ -586,7 +598,7 @@ struct RooflinePredictor::Impl {
         bool call_bound = false;
         const double one_call_s =
             part(1, mean_context, 1, call_bound) * ratio_at(c.shape_ratio, mean_context);
-        const double in_a_row_s = t.prefill_tokens / prefill_parallel_calls * one_call_s;
+        const double in_a_row_s = t.prefill_tokens / parallel_calls * one_call_s;
         const double rates_s = part(t.prefill_tokens, prefill_pairs, 0, prefill_bound);
         prefill_s = std::max(in_a_row_s, rates_s);
         if (in_a_row_s > rates_s) prefill_bound = call_bound;

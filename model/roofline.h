@@ -89,9 +89,10 @@ struct CalibratedEfficiency {
   /// bandwidth); 0: the datasheet bandwidth x memory_bandwidth_fraction.
   double stream_bytes_per_s = 0;
   /// Threads of the replica the rates describe (the profile's fitted thread count, or the
-  /// transfer target's cores x share). Calibrated attention costs prefill as the measured
-  /// kernel runs it: one decode-attention call per new token reading its whole prefix, this
-  /// many calls at once, one thread each (docs/model.md, "Using a profile").
+  /// transfer target's cores x share). Calibrated attention costs prefill as the reference
+  /// decoder runs the measured kernel: one decode-attention call per new token reading its
+  /// whole prefix, this many calls at once, one thread each; and so a decode of at least this
+  /// many sequences, one call per sequence (docs/model.md, "Using a profile").
   double threads = 1;
   /// Bytes per activation element of the measured kernels: the reference kernels read and
   /// write f32 activations (4), and the calibration counts their bytes so (`llmcap

@@ -542,18 +542,19 @@ TEST(CalibratedEfficiency, TheActivationRateIsTheLargestSwigluSamplePerElement) 
 }
 
 TEST(CalibratedPredictor, PrefillAttentionIsOneCallPerNewTokenReadingItsPrefix) {
-  // As the measured kernel runs it (the reference decoder): each new token's query is a
+  // As the reference decoder runs the measured kernel: each new token's query is a
   // decode-attention call over its prefix, `threads` calls at once on one thread each (in a
   // row: tokens / threads calls of the mean prefix), and never faster than all the pairs at
-  // the replica's fitted rates; decode sequences one call each over their context.
+  // the replica's fitted rates; a decode sequence (fewer than the threads) one call over its
+  // context.
   const ModelSpec m = tiny_model();  // 8 query heads, 2 KV heads x 128
   BatchShape b;
   b.num_prefill_seqs = 1;
   b.num_prefill_tokens = 100;
   b.num_prefill_attention_pairs = 100 * 101 / 2;
   b.num_prefill_seqs_completing = 1;
-  b.num_decode_seqs = 3;
-  b.num_decode_context_tokens = 600;
+  b.num_decode_seqs = 1;
+  b.num_decode_context_tokens = 200;
   const double kv_bytes_per_pair = 2 * 2 * 128 * 2;  // K and V, 2 heads x 128, bf16
   const double io_bytes_per_token = 2 * 8 * 128 * 4;  // q in, output out, f32
   const double flops_per_pair = 4.0 * 8 * 128;
@@ -571,10 +572,10 @@ TEST(CalibratedPredictor, PrefillAttentionIsOneCallPerNewTokenReadingItsPrefix) 
     e.calibrated->attention["bf16"].overhead_s = overhead_s;
     e.calibrated->threads = 2;
     const OpTime op = attention_of(e);
-    EXPECT_DOUBLE_EQ(op.bytes, io_bytes_per_token * 103 + kv_bytes_per_pair * (5050 + 600));
-    EXPECT_DOUBLE_EQ(op.flops, flops_per_pair * (5050 + 600));
-    const double decode_s = 3 * overhead_s + (3 * io_bytes_per_token + 600 * kv_bytes_per_pair) /
-                                                 20e9 + 600 * flops_per_pair / 50e9;
+    EXPECT_DOUBLE_EQ(op.bytes, io_bytes_per_token * 101 + kv_bytes_per_pair * (5050 + 200));
+    EXPECT_DOUBLE_EQ(op.flops, flops_per_pair * (5050 + 200));
+    const double decode_s = overhead_s + (io_bytes_per_token + 200 * kv_bytes_per_pair) / 20e9 +
+                            200 * flops_per_pair / 50e9;
     // One call of the mean prefix, 50.5 tokens; 100 calls two at a time.
     const double call_s = overhead_s + (io_bytes_per_token + 50.5 * kv_bytes_per_pair) / 20e9 +
                           50.5 * flops_per_pair / 50e9;
@@ -587,16 +588,59 @@ TEST(CalibratedPredictor, PrefillAttentionIsOneCallPerNewTokenReadingItsPrefix) 
       EXPECT_LT(rates_s, 100.0 / 2 * call_s);  // the calls in a row bind
     }
   }
-  // A measured layout (8 query heads over 2 x 128 KV) scales the decode calls at their
-  // context (200) and the prefill call at the mean prefix (50.5); 40 us calls bind.
+  // A measured layout (8 query heads over 2 x 128 KV) scales the decode call at its context
+  // (200) and the prefill call at the mean prefix (50.5); 40 us calls bind.
   Efficiency e = round_calibrated_efficiency();
   e.calibrated->attention["bf16"].overhead_s = 40e-6;
   e.calibrated->threads = 2;
   const double plain_s = attention_of(e).time_s;
   e.calibrated->attention_shapes[{"bf16", 256, 8}] = {{50.5, 2.0}, {200, 3.0}};
-  const double decode_s = 3 * 40e-6 + (3 * io_bytes_per_token + 600 * kv_bytes_per_pair) / 20e9 +
-                          600 * flops_per_pair / 50e9;
+  const double decode_s = 40e-6 + (io_bytes_per_token + 200 * kv_bytes_per_pair) / 20e9 +
+                          200 * flops_per_pair / 50e9;
   EXPECT_NEAR(attention_of(e).time_s, 3 * decode_s + 2 * (plain_s - decode_s), kExact);
+}
+
+TEST(CalibratedPredictor, DecodeOfASequencePerThreadOrMoreIsCallsInARowOnEachThread) {
+  // Three decode sequences of 200 tokens on 2 threads: dealt to the threads, so ceil(3 / 2) =
+  // 2 calls in a row, each one call of 200 tokens at its layout's ratio, and never faster than
+  // all 600 pairs at the replica's rates; on 4 threads (fewer sequences than threads) three
+  // calls, each over the whole replica.
+  const ModelSpec m = tiny_model();  // 8 query heads, 2 KV heads x 128
+  BatchShape b;
+  b.num_decode_seqs = 3;
+  b.num_decode_context_tokens = 600;
+  const double kv_bytes_per_pair = 2 * 2 * 128 * 2;
+  const double io_bytes_per_token = 2 * 8 * 128 * 4;
+  const double flops_per_pair = 4.0 * 8 * 128;
+  const auto attention_s = [&](const Efficiency& e) {
+    const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
+    for (const OpTime& op : p.breakdown(b)) {
+      if (op.op == "attention") return op.time_s;
+    }
+    ADD_FAILURE() << "no attention";
+    return 0.0;
+  };
+  constexpr double kExact = 1e-12;
+  const double rates_s =
+      (3 * io_bytes_per_token + 600 * kv_bytes_per_pair) / 20e9 + 600 * flops_per_pair / 50e9;
+  for (const double overhead_s : {1e-7, 40e-6}) {
+    Efficiency e = round_calibrated_efficiency();
+    e.calibrated->attention["bf16"].overhead_s = overhead_s;
+    e.calibrated->threads = 2;
+    const double call_s = overhead_s + (io_bytes_per_token + 200 * kv_bytes_per_pair) / 20e9 +
+                          200 * flops_per_pair / 50e9;
+    EXPECT_NEAR(attention_s(e), std::max(2 * call_s, rates_s), kExact);
+    if (overhead_s == 1e-7) {
+      EXPECT_GT(rates_s, 2 * call_s);  // the replica's rates bind
+    } else {
+      EXPECT_LT(rates_s, 2 * call_s);  // the calls in a row bind
+    }
+    e.calibrated->attention_shapes[{"bf16", 256, 8}] = {{200, 1.5}};
+    EXPECT_NEAR(attention_s(e), std::max(2 * 1.5 * call_s, rates_s), kExact);
+    e.calibrated->attention_shapes.clear();
+    e.calibrated->threads = 4;
+    EXPECT_NEAR(attention_s(e), 3 * overhead_s + rates_s, kExact);
+  }
 }
 
 TEST(CalibratedPredictor, PeakComputeFloorHoldsForLargePrefills) {
