@@ -569,7 +569,7 @@ struct RooflinePredictor::Impl {
       // KV-head x token pairs the measured calls run on one thread too), and no less than all
       // the pairs at the fitted rates of the whole replica. Decode of at least one sequence
       // per thread: the same with the sequences dealt to the threads (ceil(sequences /
-      // threads) calls in a row). Decode of fewer sequences than threads: one call per
+      // threads) calls in a row), both terms times the layout's ratio at the mean context. Decode of fewer sequences than threads: one call per
       // sequence, parallel over the replica's threads, times the layout's ratio at the mean
       // context per call.
       out.bytes = c.fixed_bytes + c.bytes_per_token * t.tokens + c.bytes_per_kv_token * t.pairs;
@@ -581,12 +581,15 @@ struct RooflinePredictor::Impl {
       bool decode_bound = false, prefill_bound = false;
       double decode_s = 0, prefill_s = 0;
       if (t.decode_seqs > 0 && parallel_calls > 1 && t.decode_seqs >= parallel_calls) {
+        // The layout's ratio scales both: at long contexts it was measured on calls over the
+        // whole replica, so it carries the layout's rate on all threads (Qwen2.5-0.5B's 7
+        // query heads per 64-dim KV head stream at about half the fit's rate).
         const double mean_context = t.decode_pairs / t.decode_seqs;
+        const double ratio = ratio_at(c.shape_ratio, mean_context);
         bool call_bound = false;
-        const double one_call_s =
-            part(1, mean_context, 1, call_bound) * ratio_at(c.shape_ratio, mean_context);
+        const double one_call_s = part(1, mean_context, 1, call_bound) * ratio;
         const double in_a_row_s = std::ceil(t.decode_seqs / parallel_calls) * one_call_s;
-        const double rates_s = part(t.decode_seqs, t.decode_pairs, 0, decode_bound);
+        const double rates_s = part(t.decode_seqs, t.decode_pairs, 0, decode_bound) * ratio;
         decode_s = std::max(in_a_row_s, rates_s);
         if (in_a_row_s > rates_s) decode_bound = call_bound;
       } else if (t.decode_seqs > 0 || t.prefill_tokens <= 0) {

@@ -602,8 +602,8 @@ TEST(CalibratedPredictor, PrefillAttentionIsOneCallPerNewTokenReadingItsPrefix) 
 
 TEST(CalibratedPredictor, DecodeOfASequencePerThreadOrMoreIsCallsInARowOnEachThread) {
   // Three decode sequences of 200 tokens on 2 threads: dealt to the threads, so ceil(3 / 2) =
-  // 2 calls in a row, each one call of 200 tokens at its layout's ratio, and never faster than
-  // all 600 pairs at the replica's rates; on 4 threads (fewer sequences than threads) three
+  // 2 calls in a row, each one call of 200 tokens, and never faster than all 600 pairs at the
+  // replica's rates, both at the layout's ratio at 200 tokens; on 4 threads (fewer sequences than threads) three
   // calls, each over the whole replica.
   const ModelSpec m = tiny_model();  // 8 query heads, 2 KV heads x 128
   BatchShape b;
@@ -636,7 +636,7 @@ TEST(CalibratedPredictor, DecodeOfASequencePerThreadOrMoreIsCallsInARowOnEachThr
       EXPECT_LT(rates_s, 2 * call_s);  // the calls in a row bind
     }
     e.calibrated->attention_shapes[{"bf16", 256, 8}] = {{200, 1.5}};
-    EXPECT_NEAR(attention_s(e), std::max(2 * 1.5 * call_s, rates_s), kExact);
+    EXPECT_NEAR(attention_s(e), 1.5 * std::max(2 * call_s, rates_s), kExact);
     e.calibrated->attention_shapes.clear();
     e.calibrated->threads = 4;
     EXPECT_NEAR(attention_s(e), 3 * overhead_s + rates_s, kExact);
