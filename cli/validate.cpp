@@ -58,21 +58,15 @@ std::vector<double> section_seconds(const model::RooflinePredictor& predictor,
 /// ValidationPoint::predicted_retimed_s).
 kernels::ShapeTimingOptions retime_options(const model::ModelSpec& spec,
                                            const model::CalibrationProfile& profile,
-                                           const std::string& format_name,
                                            kernels::WeightFormat format,
                                            const ValidationOptions& options) {
   kernels::ShapeTimingOptions t;
   for (const model::MatmulShapeKey& k : model::linear_call_shapes(spec)) {
     t.matmul_shapes.push_back({k.rows, k.cols, {format}, 0});
   }
-  const int64_t max_batch = *std::max_element(options.batches.begin(), options.batches.end());
-  // The fit's batches up to the first that reaches the grid's largest: a shape's ratio is
-  // interpolated between measured batches, each against its own batch's fitted line.
-  for (const model::BatchRateFit& b : profile.fit.matmul.at(format_name).by_batch) {
-    t.batches.push_back(b.batch);
-    if (b.batch >= max_batch) break;
-  }
-  if (t.batches.empty()) t.batches = options.batches;
+  // The grid's batches: a sample's ratio is taken against the fitted time the predictor uses
+  // at that batch (model::measured_shape_ratios), so the re-timed cells are priced exactly.
+  t.batches = options.batches;
   t.attention_layouts = {{spec.num_attention_heads, spec.num_kv_heads, spec.head_dim}};
   t.kv_types = {kernels::KvType::kBf16};
   for (const int64_t c : options.contexts) t.contexts.push_back(c + 1);
@@ -166,7 +160,7 @@ ValidationResult run_validation(const ValidationOptions& options,
       std::unique_ptr<kernels::ShapeTimer> timer;
       if (options.retime) {
         timer = std::make_unique<kernels::ShapeTimer>(
-            retime_options(spec, profile, format_name, kernel_format(format), options), pool);
+            retime_options(spec, profile, kernel_format(format), options), pool);
       }
       std::vector<double> probes;
       for (int run = 0; run < options.runs; ++run) {

@@ -48,9 +48,9 @@ struct ValidationPoint {
   /// all shapes alone.
   double predicted_fit_only_s = 0;
   /// The median comparison's predictor from the profile with the model's samples re-timed
-  /// alongside the steps (ValidationOptions::retime): its matrix products at the fit's batches
-  /// up to the first >= the largest batch of the grid, its attention layout at each context + 1
-  /// (KV tokens of the step), and the read bandwidth of the probes. What is left of the error
+  /// alongside the steps (ValidationOptions::retime): its matrix products at the grid's
+  /// batches, its attention layout at each context + 1 (KV tokens of the step), and the read
+  /// bandwidth of the probes. What is left of the error
   /// is the predictor's composition of kernel times into a step, not drift of the machine
   /// between the calibration and the steps. 0 when not re-timed.
   double predicted_retimed_s = 0;

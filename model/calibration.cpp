@@ -877,6 +877,40 @@ void sort_and_average(std::map<Key, std::vector<ShapeRatio>>& tables) {
 }
 }  // namespace
 
+namespace {
+/// The fitted time of a matmul sample as the predictor takes it (RooflinePredictor's
+/// calibrated_s): its batch's own line; between two fitted batches, each line at that batch's
+/// bytes (the sample's bytes with the activations of that many rows) interpolated linearly in
+/// the batch; past the last, the last line scaled by batch / last batch; else (below the first,
+/// or no per-batch lines) the three-term line. So that a sample at a batch without a line of
+/// its own (validate's batch 32 against a quick sweep's 16 and 64) has the ratio that makes the
+/// prediction equal it.
+double fitted_matmul_s(const RateFit& f, const KernelSample& s) {
+  const auto& by = f.by_batch;
+  const double batch = static_cast<double>(s.batch);
+  const double bytes_per_row = 4.0 * static_cast<double>(s.rows + s.cols);  // f32 in and out
+  const auto at = [&](const BatchRateFit& b, double rows) {
+    const double bytes = std::max(0.0, s.bytes + bytes_per_row * (rows - batch));
+    return b.overhead_s + (b.bytes_per_s > 0 ? bytes / b.bytes_per_s : 0.0);
+  };
+  if (by.empty() || batch < static_cast<double>(by.front().batch)) {
+    return three_term_s(f, s.bytes, s.flops);
+  }
+  if (batch > static_cast<double>(by.back().batch)) {
+    const double last = static_cast<double>(by.back().batch);
+    return at(by.back(), last) * batch / last;
+  }
+  std::size_t hi = 0;
+  while (by[hi].batch < s.batch) ++hi;
+  if (by[hi].batch == s.batch) return at(by[hi], batch);
+  const BatchRateFit& lo = by[hi - 1];
+  const double w = (batch - static_cast<double>(lo.batch)) /
+                   static_cast<double>(by[hi].batch - lo.batch);
+  return (1 - w) * at(lo, static_cast<double>(lo.batch)) +
+         w * at(by[hi], static_cast<double>(by[hi].batch));
+}
+}  // namespace
+
 std::map<MatmulShapeKey, std::vector<ShapeRatio>> measured_shape_ratios(
     const CalibrationProfile& profile) {
   const CalibrationFit& fit = profile.fit;
@@ -885,12 +919,7 @@ std::map<MatmulShapeKey, std::vector<ShapeRatio>> measured_shape_ratios(
     if (!fitted_sample(s, fit, "matmul")) continue;
     const auto f = fit.matmul.find(s.format);
     if (f == fit.matmul.end()) continue;
-    const auto b = std::find_if(f->second.by_batch.begin(), f->second.by_batch.end(),
-                                [&](const BatchRateFit& r) { return r.batch == s.batch; });
-    const double fitted_s =
-        b != f->second.by_batch.end()
-            ? b->overhead_s + (b->bytes_per_s > 0 ? s.bytes / b->bytes_per_s : 0.0)
-            : three_term_s(f->second, s.bytes, s.flops);
+    const double fitted_s = fitted_matmul_s(f->second, s);
     if (const double r = measured_over(s, fit, fitted_s); r > 0) {
       out[MatmulShapeKey{s.format, s.rows, s.cols}].push_back({static_cast<double>(s.batch), r});
     }

@@ -796,6 +796,39 @@ TEST(CalibratedEfficiency, MeasuredShapeRatiosAreTimeOverTheFitAtThatBatch) {
               s0.min_s / (b0.overhead_s + s0.bytes / b0.bytes_per_s), 1e-12);
 }
 
+TEST(CalibratedPredictor, AShapeMeasuredAtABatchWithoutItsOwnLineIsPredictedAsMeasured) {
+  // The fit has per-batch lines at 1, 4 and 16 only. Samples of tiny_model's output
+  // projection (1024 x 1024) at 8 (between lines) and 32 (past the last) are then added, as `llmcap
+  // validate` adds the kernels it re-times: their ratios are taken against the time the
+  // predictor itself fits at that batch (the two lines around it, interpolated; the last line
+  // scaled), so the predictor gives back the measured times.
+  CalibrationProfile p = synthetic_profile();
+  ASSERT_EQ(p.fit.matmul.at("bf16").by_batch.back().batch, 16);
+  const std::map<int64_t, double> measured_s = {{8, 150e-6}, {32, 420e-6}};
+  for (const auto& [batch, seconds] : measured_s) {
+    const double rows = 1024, cols = 1024;
+    const double bytes = rows * cols * 2 + 4.0 * batch * (rows + cols);
+    p.kernels.push_back(sample("matmul", "bf16", bytes, 2 * rows * cols * batch, seconds));
+    p.kernels.back().rows = 1024;
+    p.kernels.back().cols = 1024;
+    p.kernels.back().batch = batch;
+  }
+  const Efficiency e = calibrated_efficiency(p);
+  const RooflinePredictor predictor(tiny_model(), WeightFormat::kBf16, KvFormat::kBf16,
+                                    cpu_deployment(), e);
+  constexpr double kRounding = 1e-12;  // seconds
+  for (const auto& [batch, seconds] : measured_s) {
+    BatchShape b;
+    b.num_decode_seqs = batch;
+    b.num_decode_context_tokens = batch * 100;
+    double out_s = -1;
+    for (const OpTime& op : predictor.breakdown(b)) {
+      if (op.op == "out_proj") out_s = op.time_s;
+    }
+    EXPECT_NEAR(out_s, seconds, kRounding) << "batch " << batch;
+  }
+}
+
 TEST(CalibratedPredictor, AMeasuredAttentionLayoutScalesByContextPerSequence) {
   const ModelSpec m = tiny_model();  // 8 query heads, 2 KV heads x 128
   const Efficiency plain = round_calibrated_efficiency();
