@@ -182,7 +182,9 @@ std::vector<PackedWeights> weight_copies(WeightFormat format, int64_t rows, int6
 
 /// The KV caches of one attention cell: copies_for(K and V bytes, ...) caches of `context`
 /// tokens, on 2 MiB pages as the decoder's KV cache (detail::allocate_huge_shared: copies under
-/// 2 MiB share blocks).
+/// 2 MiB share blocks), their views in a scattered order (detail::scattered_order): copies
+/// under 2 MiB lie next to each other, and visited in address order a call finds the next one's
+/// first lines already on their way, which a decoder's calls, one layer apart, do not.
 struct KvCopies {
   std::vector<std::shared_ptr<uint8_t>> k, v;
   std::vector<KvCacheView> views;
@@ -212,6 +214,11 @@ KvCopies kv_copies(KvType type, int64_t kv_heads, int64_t head_dim, int64_t cont
     view.context_tokens = context;
     c.views.push_back(view);
   }
+  std::vector<KvCacheView> scattered;
+  for (const std::size_t i : detail::scattered_order(c.views.size())) {
+    scattered.push_back(c.views[i]);
+  }
+  c.views = std::move(scattered);
   return c;
 }
 
@@ -233,6 +240,20 @@ double attention_flops(int64_t context, int64_t q_heads, int64_t head_dim) {
 }  // namespace
 
 namespace detail {
+std::vector<std::size_t> scattered_order(std::size_t n) {
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  // Fisher-Yates with a fixed xorshift64 stream: the same order on every machine and run.
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (std::size_t i = n; i > 1; --i) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    std::swap(order[i - 1], order[static_cast<std::size_t>(state % i)]);
+  }
+  return order;
+}
+
 std::vector<int64_t> extra_layout_contexts(const std::vector<int64_t>& sweep_contexts) {
   std::vector<int64_t> contexts = sweep_contexts;
   if (contexts.empty()) return contexts;

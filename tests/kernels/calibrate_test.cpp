@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -249,6 +251,19 @@ TEST(ShapeTimer, CellsItCannotTimeAreRefusedWithTheReason) {
   context.attention_layouts = {{8, 4, 64}};
   context.contexts = {0};
   EXPECT_EQ(message(context), "ShapeTimer: context 0, expected >= 1");
+}
+
+TEST(ScatteredOrder, IsAFixedPermutationThatLeavesAddressOrder) {
+  const std::vector<std::size_t> order = detail::scattered_order(1000);
+  std::vector<std::size_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) ASSERT_EQ(sorted[i], i);  // a permutation
+  EXPECT_EQ(order, detail::scattered_order(1000));                         // the same each run
+  int neighbours = 0;  // steps to the next copy in address order
+  for (std::size_t i = 0; i + 1 < order.size(); ++i) neighbours += order[i + 1] == order[i] + 1;
+  EXPECT_LT(neighbours, 10);
+  EXPECT_EQ(detail::scattered_order(1), std::vector<std::size_t>{0});
+  EXPECT_TRUE(detail::scattered_order(0).empty());
 }
 
 TEST(RunCalibration, RejectsNegativeThreads) {
