@@ -467,8 +467,8 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
         // shape's largest batch by more than kContendedRatio was timed in a burst that lasted
         // all its runs (one repetition in a quick sweep: its fastest run is as slow as its
         // median). Qwen2.5-0.5B int8 gate/up (9728 x 896), 2026-11-30: 16.7 ms at 256 rows
-        // against 1.09 ms at 64, 4.3-4.6 ms in other runs. Timed twice more, the median of the
-        // repetitions kept.
+        // against 1.09 ms at 64, 4.5-5.9 ms in five other quick profiles. Timed twice more,
+        // the median of the repetitions kept.
         const double ref_per_row_s =
             cells[sweep.batches.size() - 1][sweep.threads.size() - 1].median_s() /
             static_cast<double>(max_batch);
