@@ -551,6 +551,29 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
                                       4.0 * 3.0 * static_cast<double>(rows * kFf),
                                       6.0 * static_cast<double>(rows * kFf), true));
   }
+  if (sweep.rotation_bytes > 0) {
+    // SwiGLU from memory: 16 rows of 14,336 over copies of gate, up and output totalling 64
+    // MiB. Inside the reference decoder it runs at this rate, not the in-cache one: Qwen2.5-0.5B
+    // int8 at batch 32 took 1.5-1.8 ms per step (0.86 ns per element per thread) where the
+    // in-cache sample said 0.34 ns; one thread over 60 MiB of copies took 0.8-1.0 ns
+    // (2026-11-30).
+    constexpr int64_t kRows = 16, kFf = 14336;
+    const int64_t bytes = 3 * 4 * kRows * kFf;
+    const int n = copies_for(bytes, kActivationRotationBytes, false);
+    std::vector<std::vector<float>> g(static_cast<std::size_t>(n),
+                                      std::vector<float>(static_cast<std::size_t>(kRows * kFf), 0.5f));
+    std::vector<std::vector<float>> u = g, so = g;
+    std::size_t next_copy = 0;
+    const Timing ts = time_kernel(
+        [&] {
+          const std::size_t c = next_copy++ % g.size();
+          swiglu(g[c], u[c], so[c], isa);
+        },
+        2, sweep.min_runs * 4, sweep.min_total_s / 4);
+    run.samples.push_back(make_sample("swiglu", "f32", 1, kFf, kRows, 1, ts.min_s, ts.median_s,
+                                      static_cast<double>(bytes),
+                                      6.0 * static_cast<double>(kRows * kFf), false));
+  }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return run;
 }

@@ -945,15 +945,22 @@ std::map<AttentionShapeKey, std::vector<ShapeRatio>> measured_attention_ratios(
 }
 
 namespace {
-/// Seconds per element of the profile's `swiglu` sample with the most elements (one thread,
-/// the fit's statistic); 0 without one.
+/// Seconds per element of the profile's `swiglu` sample from memory (not cache-resident) with
+/// the most elements, else of its in-cache one with the most (one thread, the fit's
+/// statistic); 0 without one.
 double activation_s_per_element(const CalibrationProfile& profile) {
+  bool from_memory = false;
   int64_t most = 0;
   double s_per_element = 0;
   for (const KernelSample& k : profile.kernels) {
     const int64_t elements = k.cols * k.batch;
     const double t = profile.fit.statistic == FitStatistic::kMin ? k.min_s : k.median_s;
-    if (k.op != "swiglu" || k.cols < 1 || k.batch < 1 || !(t > 0) || elements <= most) continue;
+    if (k.op != "swiglu" || k.cols < 1 || k.batch < 1 || !(t > 0)) continue;
+    // A sample from memory beats any in the caches; among equals, the one with more elements.
+    const bool k_from_memory = !k.cache_resident;
+    if (from_memory && !k_from_memory) continue;
+    if (k_from_memory == from_memory && elements <= most) continue;
+    from_memory = k_from_memory;
     most = elements;
     s_per_element = t / static_cast<double>(elements);
   }

@@ -101,10 +101,11 @@ struct CalibratedEfficiency {
   /// meets the bytes it was fitted to; the datasheet roofline keeps bf16 (2).
   double activation_bytes = 4;
   /// The MLP's activation function (SwiGLU, or GELU) on one thread, seconds per element of
-  /// the intermediate (the calibration's `swiglu` samples: rows of 14,336 in cache). The
-  /// calibrated MLP node adds max(tokens x intermediate x this / threads, its bytes (gate and
-  /// up read, the product written, f32) at stream_bytes_per_s): the reference decoder runs it
-  /// between the two products, rows split over the threads. 0: not priced.
+  /// the intermediate (the calibration's `swiglu` sample from memory, else its largest in
+  /// cache: rows of 14,336). The calibrated MLP node adds max(tokens x intermediate x this /
+  /// threads, its bytes (gate and up read, the product written, f32) at stream_bytes_per_s):
+  /// the reference decoder runs it between the two products, rows split over the threads.
+  /// 0: not priced.
   double activation_s_per_element = 0;
   std::string source;  ///< one line: which profile, measured or transferred (for reports)
 };

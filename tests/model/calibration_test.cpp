@@ -517,7 +517,7 @@ TEST(CalibratedPredictor, TheMlpAddsItsActivationFunctionAtTheSlowerOfComputeAnd
   EXPECT_NEAR(mlp_s(with, 8) - mlp_s(plain, 8), 8 * 3.0 * 4096 * 4 / 50e9, kExact);
 }
 
-TEST(CalibratedEfficiency, TheActivationRateIsTheLargestSwigluSamplePerElement) {
+TEST(CalibratedEfficiency, TheActivationRateIsTheLargestSwigluSampleFromMemoryPerElement) {
   CalibrationProfile p = synthetic_profile();
   KernelSample small;
   small.op = "swiglu";
@@ -527,6 +527,7 @@ TEST(CalibratedEfficiency, TheActivationRateIsTheLargestSwigluSamplePerElement) 
   small.batch = 1;
   small.threads = 1;
   small.median_s = small.min_s = 5e-6;  // 5 ns per element: not the largest sample
+  small.cache_resident = true;           // as the calibration's in-cache samples
   KernelSample large = small;
   large.batch = 16;
   large.median_s = 32e-6;  // 2 ns per element
@@ -536,6 +537,16 @@ TEST(CalibratedEfficiency, TheActivationRateIsTheLargestSwigluSamplePerElement) 
   EXPECT_DOUBLE_EQ(calibrated_efficiency(p).calibrated->activation_s_per_element, 2e-9);
   p.fit.statistic = FitStatistic::kMin;
   EXPECT_DOUBLE_EQ(calibrated_efficiency(p).calibrated->activation_s_per_element, 1e-9);
+  // A sample from memory (the decoder's SwiGLU reads what no longer fits the caches) wins over
+  // any in-cache one, even a larger one.
+  p.fit.statistic = FitStatistic::kMedian;
+  KernelSample cold = small;
+  cold.batch = 4;
+  cold.median_s = cold.min_s = 12e-6;  // 3 ns per element
+  cold.cache_resident = false;
+  p.kernels.push_back(cold);
+  EXPECT_DOUBLE_EQ(calibrated_efficiency(p).calibrated->activation_s_per_element, 3e-9);
+  p.kernels.pop_back();
   p.kernels.pop_back();
   p.kernels.pop_back();
   EXPECT_DOUBLE_EQ(calibrated_efficiency(p).calibrated->activation_s_per_element, 0.0);
