@@ -1,18 +1,17 @@
 #include "cli/validate.h"
 
-#include "cli/decoder_support.h"
-#include "cli/profile.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
+#include "cli/decoder_support.h"
+#include "cli/profile.h"
 #include "kernels/calibrate.h"
 #include "kernels/decoder.h"
 #include "kernels/machine.h"
@@ -70,8 +69,8 @@ kernels::ShapeTimingOptions retime_options(const model::ModelSpec& spec,
   t.attention_layouts = {{spec.num_attention_heads, spec.num_kv_heads, spec.head_dim}};
   t.kv_types = {kernels::KvType::kBf16};
   for (const int64_t c : options.contexts) t.contexts.push_back(c + 1);
-  t.size = profile.fit.cache_resident_fitted ? kernels::SweepSize::kTest
-                                             : kernels::SweepSize::kQuick;
+  t.size =
+      profile.fit.cache_resident_fitted ? kernels::SweepSize::kTest : kernels::SweepSize::kQuick;
   return t;
 }
 
@@ -84,8 +83,7 @@ model::CalibrationProfile with_retimed_samples(const model::CalibrationProfile& 
   model::CalibrationProfile p = profile;
   const auto replaced = [&](const model::KernelSample& s) {
     return std::any_of(fresh.begin(), fresh.end(), [&](const kernels::KernelSample& f) {
-      return s.op == f.op && s.format == f.format && s.rows == f.rows &&
-             s.threads == f.threads &&
+      return s.op == f.op && s.format == f.format && s.rows == f.rows && s.threads == f.threads &&
              (f.op == "attention" ? s.batch == f.batch : s.cols == f.cols && s.batch == f.batch);
     });
   };
@@ -219,7 +217,8 @@ ValidationResult run_validation(const ValidationOptions& options,
           p.section_measured_s.push_back(median_of(c.section_s[static_cast<size_t>(i)]));
         }
         p.section_predicted_s = section_seconds(predictor, step, spec);
-        if (retimed_predictor) p.section_retimed_s = section_seconds(*retimed_predictor, step, spec);
+        if (retimed_predictor)
+          p.section_retimed_s = section_seconds(*retimed_predictor, step, spec);
         result.points.push_back(p);
         if (options.progress) {
           std::ostringstream line;
@@ -284,21 +283,20 @@ std::string validation_to_json(const ValidationResult& result) {
       points.back()["retimed_error"] = p.retimed_error();
     }
   }
-  nlohmann::json doc = {
-      {"points", points},
-      {"median_abs_error", result.median_abs_error},
-      {"p95_abs_error", result.p95_abs_error},
-      {"min_statistic",
-       {{"median_abs_error", result.min_median_abs_error},
-        {"p95_abs_error", result.min_p95_abs_error}}},
-      {"fit_only",
-       {{"median_abs_error", result.fit_only_median_abs_error},
-        {"p95_abs_error", result.fit_only_p95_abs_error}}},
-      {"read_bandwidth_bytes_per_s",
-       {{"profile", result.profile_read_bytes_per_s},
-        {"during_validation", result.validation_read_bytes_per_s}}},
-      {"threads", result.threads},
-      {"profile", result.profile}};
+  nlohmann::json doc = {{"points", points},
+                        {"median_abs_error", result.median_abs_error},
+                        {"p95_abs_error", result.p95_abs_error},
+                        {"min_statistic",
+                         {{"median_abs_error", result.min_median_abs_error},
+                          {"p95_abs_error", result.min_p95_abs_error}}},
+                        {"fit_only",
+                         {{"median_abs_error", result.fit_only_median_abs_error},
+                          {"p95_abs_error", result.fit_only_p95_abs_error}}},
+                        {"read_bandwidth_bytes_per_s",
+                         {{"profile", result.profile_read_bytes_per_s},
+                          {"during_validation", result.validation_read_bytes_per_s}}},
+                        {"threads", result.threads},
+                        {"profile", result.profile}};
   if (result.retimed) {
     doc["retimed"] = {{"median_abs_error", result.retimed_median_abs_error},
                       {"p95_abs_error", result.retimed_p95_abs_error}};

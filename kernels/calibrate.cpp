@@ -175,7 +175,8 @@ std::vector<PackedWeights> weight_copies(WeightFormat format, int64_t rows, int6
   const int n = copies_for(copies.front().bytes(), rotation_bytes, cache_resident);
   copies.resize(static_cast<std::size_t>(n));
   pool.parallel_for(n - 1, [&](int64_t b, int64_t e, int) {
-    for (int64_t i = b; i < e; ++i) copies[static_cast<std::size_t>(i + 1)] = copies.front().clone();
+    for (int64_t i = b; i < e; ++i)
+      copies[static_cast<std::size_t>(i + 1)] = copies.front().clone();
   });
   return copies;
 }
@@ -374,8 +375,9 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
             " skipped: int4 needs cols a multiple of 32");
         continue;
       }
-      const std::vector<PackedWeights> copies = weight_copies(
-          format, shape.rows, shape.cols, sweep.rotation_bytes, shape.cache_resident, *pools.back());
+      const std::vector<PackedWeights> copies =
+          weight_copies(format, shape.rows, shape.cols, sweep.rotation_bytes, shape.cache_resident,
+                        *pools.back());
       const auto n = static_cast<int>(copies.size());
       say("matmul " + fname + " " + shape_text(shape.rows, shape.cols) +
           (shape.cache_resident ? " (in cache)" : " x " + std::to_string(n) + " copies"));
@@ -560,8 +562,9 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
     constexpr int64_t kRows = 16, kFf = 14336;
     const int64_t bytes = 3 * 4 * kRows * kFf;
     const int n = copies_for(bytes, kActivationRotationBytes, false);
-    std::vector<std::vector<float>> g(static_cast<std::size_t>(n),
-                                      std::vector<float>(static_cast<std::size_t>(kRows * kFf), 0.5f));
+    std::vector<std::vector<float>> g(
+        static_cast<std::size_t>(n),
+        std::vector<float>(static_cast<std::size_t>(kRows * kFf), 0.5f));
     std::vector<std::vector<float>> u = g, so = g;
     std::size_t next_copy = 0;
     const Timing ts = time_kernel(
@@ -616,13 +619,15 @@ ShapeTimer::ShapeTimer(const ShapeTimingOptions& options, ThreadPool& pool)
     if (c < 1) fail("context " + std::to_string(c) + ", expected >= 1");
   }
   const bool rotate = im.sweep.rotation_bytes > 0;
-  const int64_t max_batch =
-      options.batches.empty() ? 1 : *std::max_element(options.batches.begin(), options.batches.end());
+  const int64_t max_batch = options.batches.empty()
+                                ? 1
+                                : *std::max_element(options.batches.begin(), options.batches.end());
   int64_t max_rows = 1, max_cols = 1;
   // Operands first (so that the cells can point at them), then the cells.
   std::vector<std::pair<const MatmulShape*, WeightFormat>> made;
   for (const MatmulShape& m : options.matmul_shapes) {
-    if (m.rows < 1 || m.cols < 1) fail("matmul shape " + shape_text(m.rows, m.cols) + ", expected rows and cols >= 1");
+    if (m.rows < 1 || m.cols < 1)
+      fail("matmul shape " + shape_text(m.rows, m.cols) + ", expected rows and cols >= 1");
     const std::vector<WeightFormat> formats =
         m.formats.empty() ? std::vector<WeightFormat>{WeightFormat::kF32, WeightFormat::kBf16,
                                                       WeightFormat::kInt8, WeightFormat::kInt4}
@@ -631,7 +636,8 @@ ShapeTimer::ShapeTimer(const ShapeTimingOptions& options, ThreadPool& pool)
       if (f == WeightFormat::kInt4 && m.cols % 32 != 0) {
         fail("matmul int4 " + shape_text(m.rows, m.cols) + ": int4 needs cols a multiple of 32");
       }
-      im.weights.push_back(weight_copies(f, m.rows, m.cols, im.sweep.rotation_bytes, !rotate, pool));
+      im.weights.push_back(
+          weight_copies(f, m.rows, m.cols, im.sweep.rotation_bytes, !rotate, pool));
       made.emplace_back(&m, f);
     }
     max_rows = std::max(max_rows, m.rows);
@@ -639,8 +645,12 @@ ShapeTimer::ShapeTimer(const ShapeTimingOptions& options, ThreadPool& pool)
   }
   for (std::size_t i = 0; i < made.size(); ++i) {
     for (const int64_t b : options.batches) {
-      im.matmul.push_back({std::string(to_string(made[i].second)), made[i].first->rows,
-                           made[i].first->cols, b, &im.weights[i], {}});
+      im.matmul.push_back({std::string(to_string(made[i].second)),
+                           made[i].first->rows,
+                           made[i].first->cols,
+                           b,
+                           &im.weights[i],
+                           {}});
     }
   }
   im.x.resize(static_cast<std::size_t>(max_batch * max_cols));
@@ -654,10 +664,14 @@ ShapeTimer::ShapeTimer(const ShapeTimingOptions& options, ThreadPool& pool)
     }
     for (const KvType t : options.kv_types) {
       for (const int64_t c : options.contexts) {
-        im.attention.push_back({std::string(to_string(t)), l.q_heads, l.kv_heads, l.head_dim, c,
-                                kv_copies(t, l.kv_heads, l.head_dim, c,
-                                          im.sweep.attention_rotation_bytes, !rotate),
-                                {}});
+        im.attention.push_back(
+            {std::string(to_string(t)),
+             l.q_heads,
+             l.kv_heads,
+             l.head_dim,
+             c,
+             kv_copies(t, l.kv_heads, l.head_dim, c, im.sweep.attention_rotation_bytes, !rotate),
+             {}});
       }
     }
   }
@@ -699,11 +713,10 @@ std::vector<KernelSample> ShapeTimer::samples() const {
   const int threads = im.pool->num_threads();
   const bool cached = im.sweep.rotation_bytes <= 0;
   for (const Impl::MatmulCell& c : im.matmul) {
-    out.push_back(make_sample("matmul", c.format, c.rows, c.cols, c.batch, threads,
-                              c.timing.min_s, c.timing.median_s(),
-                              matmul_bytes(static_cast<double>(c.copies->front().bytes()), c.rows,
-                                           c.cols, c.batch),
-                              2.0 * static_cast<double>(c.rows * c.cols * c.batch), cached));
+    out.push_back(make_sample(
+        "matmul", c.format, c.rows, c.cols, c.batch, threads, c.timing.min_s, c.timing.median_s(),
+        matmul_bytes(static_cast<double>(c.copies->front().bytes()), c.rows, c.cols, c.batch),
+        2.0 * static_cast<double>(c.rows * c.cols * c.batch), cached));
   }
   for (const Impl::AttentionCell& c : im.attention) {
     out.push_back(make_sample("attention", c.type, c.kv_heads * c.head_dim, c.context, c.q_heads,

@@ -111,7 +111,7 @@ struct ShapeTimingOptions {
   std::vector<int64_t> batches;  ///< activation rows per call, each >= 1
   std::vector<AttentionLayout> attention_layouts;
   std::vector<KvType> kv_types = {KvType::kBf16};
-  std::vector<int64_t> contexts;  ///< KV tokens per attention call, each >= 1
+  std::vector<int64_t> contexts;       ///< KV tokens per attention call, each >= 1
   SweepSize size = SweepSize::kQuick;  ///< kFull or kQuick rotate from memory; kTest does not
 };
 

@@ -904,8 +904,8 @@ double fitted_matmul_s(const RateFit& f, const KernelSample& s) {
   while (by[hi].batch < s.batch) ++hi;
   if (by[hi].batch == s.batch) return at(by[hi], batch);
   const BatchRateFit& lo = by[hi - 1];
-  const double w = (batch - static_cast<double>(lo.batch)) /
-                   static_cast<double>(by[hi].batch - lo.batch);
+  const double w =
+      (batch - static_cast<double>(lo.batch)) / static_cast<double>(by[hi].batch - lo.batch);
   return (1 - w) * at(lo, static_cast<double>(lo.batch)) +
          w * at(by[hi], static_cast<double>(by[hi].batch));
 }

@@ -569,9 +569,9 @@ struct RooflinePredictor::Impl {
       // KV-head x token pairs the measured calls run on one thread too), and no less than all
       // the pairs at the fitted rates of the whole replica. Decode of at least one sequence
       // per thread: the same with the sequences dealt to the threads (ceil(sequences /
-      // threads) calls in a row), both terms times the layout's ratio at the mean context. Decode of fewer sequences than threads: one call per
-      // sequence, parallel over the replica's threads, times the layout's ratio at the mean
-      // context per call.
+      // threads) calls in a row), both terms times the layout's ratio at the mean context. Decode
+      // of fewer sequences than threads: one call per sequence, parallel over the replica's
+      // threads, times the layout's ratio at the mean context per call.
       out.bytes = c.fixed_bytes + c.bytes_per_token * t.tokens + c.bytes_per_kv_token * t.pairs;
       const double prefill_pairs = t.pairs - t.decode_pairs;
       const auto part = [&](double seqs, double pairs, double calls, bool& memory_bound) {

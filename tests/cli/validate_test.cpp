@@ -6,15 +6,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "cli/cli.h"
 #include "cli/decoder_support.h"
 #include "reference_decoder_fixtures.h"
-#include "store/results_store.h"
 #include "run_cli.h"
+#include "store/results_store.h"
 #include "test_util.h"
 
 namespace llmcap::cli {
@@ -93,9 +93,9 @@ TEST(CliValidate, TimesEachGridPointAndWritesTheErrors) {
   // The model's kernels re-timed between the rounds: a third prediction per point and section.
   for (const auto& p : doc.at("points")) {
     EXPECT_GT(p.at("predicted_retimed_s").get<double>(), 0);
-    EXPECT_DOUBLE_EQ(p.at("retimed_error").get<double>(),
-                     p.at("predicted_retimed_s").get<double>() / p.at("measured_s").get<double>() -
-                         1);
+    EXPECT_DOUBLE_EQ(
+        p.at("retimed_error").get<double>(),
+        p.at("predicted_retimed_s").get<double>() / p.at("measured_s").get<double>() - 1);
     EXPECT_GT(p.at("sections").at("mlp").at("retimed_s").get<double>(), 0);
   }
   EXPECT_GE(doc.at("retimed").at("p95_abs_error").get<double>(),
@@ -110,8 +110,8 @@ TEST(CliValidate, ReTimedPredictionsUseTheKernelsTimedBetweenTheSteps) {
   const auto model = dir.write("tiny.json", kTinyLlama);
   const auto profile = dir.path() / "profile.json";
   std::ostringstream cal_out, cal_err;
-  ASSERT_EQ(run({"calibrate", "--test-sweep", "--threads", "1", "--model", model.string(),
-                 "--out", profile.string(), "--quiet"},
+  ASSERT_EQ(run({"calibrate", "--test-sweep", "--threads", "1", "--model", model.string(), "--out",
+                 profile.string(), "--quiet"},
                 cal_out, cal_err),
             kExitOk)
       << cal_err.str();
@@ -126,10 +126,9 @@ TEST(CliValidate, ReTimedPredictionsUseTheKernelsTimedBetweenTheSteps) {
       {256, 128}, {128, 128}, {512, 128}, {128, 256}, {512, 128}};
   int slowed = 0;
   for (auto& k : doc.at("kernels")) {
-    const bool mine =
-        (k.at("op") == "matmul" &&
-         calls.count({k.at("rows").get<int64_t>(), k.at("cols").get<int64_t>()}) > 0) ||
-        (k.at("op") == "attention" && k.at("rows") == 64 && k.at("batch") == 4);
+    const bool mine = (k.at("op") == "matmul" && calls.count({k.at("rows").get<int64_t>(),
+                                                              k.at("cols").get<int64_t>()}) > 0) ||
+                      (k.at("op") == "attention" && k.at("rows") == 64 && k.at("batch") == 4);
     if (!mine) continue;
     for (const char* key : {"median_s", "min_s"}) k[key] = k.at(key).get<double>() * 20;
     k["bytes_per_s"] = k.at("bytes_per_s").get<double>() / 20;
@@ -142,9 +141,9 @@ TEST(CliValidate, ReTimedPredictionsUseTheKernelsTimedBetweenTheSteps) {
   }
   const auto json_path = dir.path() / "validate.json";
   std::ostringstream out, err;
-  ASSERT_EQ(run({"validate", "--model", model.string(), "--profile", profile.string(),
-                 "--formats", "int8", "--batches", "1,3", "--contexts", "16", "--runs", "2",
-                 "--json", json_path.string(), "--quiet", "--no-store"},
+  ASSERT_EQ(run({"validate", "--model", model.string(), "--profile", profile.string(), "--formats",
+                 "int8", "--batches", "1,3", "--contexts", "16", "--runs", "2", "--json",
+                 json_path.string(), "--quiet", "--no-store"},
                 out, err),
             kExitOk)
       << err.str();
@@ -162,9 +161,9 @@ TEST(CliValidate, NoRetimeLeavesOutTheReTimedPrediction) {
   const auto profile = test_profile(dir);
   const auto json_path = dir.path() / "validate.json";
   std::ostringstream out, err;
-  ASSERT_EQ(run({"validate", "--model", model.string(), "--profile", profile.string(),
-                 "--formats", "int8", "--batches", "1", "--contexts", "16", "--runs", "1",
-                 "--no-retime", "--json", json_path.string(), "--quiet", "--no-store"},
+  ASSERT_EQ(run({"validate", "--model", model.string(), "--profile", profile.string(), "--formats",
+                 "int8", "--batches", "1", "--contexts", "16", "--runs", "1", "--no-retime",
+                 "--json", json_path.string(), "--quiet", "--no-store"},
                 out, err),
             kExitOk)
       << err.str();

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -184,7 +183,8 @@ TEST(RunCalibration, AnAttentionLayoutWithUnsharedHeadsIsRefused) {
 
 TEST(ShapeTimer, EachRoundTimesEveryCellAndSamplesKeepTheirMedians) {
   ShapeTimingOptions o;
-  o.matmul_shapes = {{96, 320, {WeightFormat::kInt8, WeightFormat::kInt4}}, {40, 72, {WeightFormat::kBf16}}};
+  o.matmul_shapes = {{96, 320, {WeightFormat::kInt8, WeightFormat::kInt4}},
+                     {40, 72, {WeightFormat::kBf16}}};
   o.batches = {1, 3};
   o.attention_layouts = {{8, 2, 32}};
   o.contexts = {17, 41};
@@ -215,10 +215,10 @@ TEST(ShapeTimer, EachRoundTimesEveryCellAndSamplesKeepTheirMedians) {
       EXPECT_DOUBLE_EQ(s.bytes, 2.0 * 2 * s.cols * 32 * 2 + 2.0 * 4 * 8 * 32);
     }
   }
-  EXPECT_EQ(cells, (std::set<std::string>{
-                       "matmul int8 96x320 b1", "matmul int8 96x320 b3", "matmul int4 96x320 b1",
-                       "matmul int4 96x320 b3", "matmul bf16 40x72 b1", "matmul bf16 40x72 b3",
-                       "attention bf16 64x17 b8", "attention bf16 64x41 b8"}));
+  EXPECT_EQ(cells, (std::set<std::string>{"matmul int8 96x320 b1", "matmul int8 96x320 b3",
+                                          "matmul int4 96x320 b1", "matmul int4 96x320 b3",
+                                          "matmul bf16 40x72 b1", "matmul bf16 40x72 b3",
+                                          "attention bf16 64x17 b8", "attention bf16 64x41 b8"}));
 }
 
 TEST(ShapeTimer, CellsItCannotTimeAreRefusedWithTheReason) {
@@ -236,6 +236,9 @@ TEST(ShapeTimer, CellsItCannotTimeAreRefusedWithTheReason) {
   int4.matmul_shapes = {{40, 72, {WeightFormat::kInt4}}};
   int4.batches = {1};
   EXPECT_EQ(message(int4), "ShapeTimer: matmul int4 40x72: int4 needs cols a multiple of 32");
+  ShapeTimingOptions empty = int4;
+  empty.matmul_shapes = {{0, 64, {WeightFormat::kInt8}}};
+  EXPECT_EQ(message(empty), "ShapeTimer: matmul shape 0x64, expected rows and cols >= 1");
   ShapeTimingOptions batch = int4;
   batch.matmul_shapes = {{40, 64, {WeightFormat::kInt8}}};
   batch.batches = {0};
@@ -258,7 +261,7 @@ TEST(ScatteredOrder, IsAFixedPermutationThatLeavesAddressOrder) {
   std::vector<std::size_t> sorted = order;
   std::sort(sorted.begin(), sorted.end());
   for (std::size_t i = 0; i < sorted.size(); ++i) ASSERT_EQ(sorted[i], i);  // a permutation
-  EXPECT_EQ(order, detail::scattered_order(1000));                         // the same each run
+  EXPECT_EQ(order, detail::scattered_order(1000));                          // the same each run
   int neighbours = 0;  // steps to the next copy in address order
   for (std::size_t i = 0; i + 1 < order.size(); ++i) neighbours += order[i + 1] == order[i] + 1;
   EXPECT_LT(neighbours, 10);

@@ -527,7 +527,7 @@ TEST(CalibratedEfficiency, TheActivationRateIsTheLargestSwigluSampleFromMemoryPe
   small.batch = 1;
   small.threads = 1;
   small.median_s = small.min_s = 5e-6;  // 5 ns per element: not the largest sample
-  small.cache_resident = true;           // as the calibration's in-cache samples
+  small.cache_resident = true;          // as the calibration's in-cache samples
   KernelSample large = small;
   large.batch = 16;
   large.median_s = 32e-6;  // 2 ns per element
@@ -606,16 +606,16 @@ TEST(CalibratedPredictor, PrefillAttentionIsOneCallPerNewTokenReadingItsPrefix) 
   e.calibrated->threads = 2;
   const double plain_s = attention_of(e).time_s;
   e.calibrated->attention_shapes[{"bf16", 256, 8}] = {{50.5, 2.0}, {200, 3.0}};
-  const double decode_s = 40e-6 + (io_bytes_per_token + 200 * kv_bytes_per_pair) / 20e9 +
-                          200 * flops_per_pair / 50e9;
+  const double decode_s =
+      40e-6 + (io_bytes_per_token + 200 * kv_bytes_per_pair) / 20e9 + 200 * flops_per_pair / 50e9;
   EXPECT_NEAR(attention_of(e).time_s, 3 * decode_s + 2 * (plain_s - decode_s), kExact);
 }
 
 TEST(CalibratedPredictor, DecodeOfASequencePerThreadOrMoreIsCallsInARowOnEachThread) {
   // Three decode sequences of 200 tokens on 2 threads: dealt to the threads, so ceil(3 / 2) =
   // 2 calls in a row, each one call of 200 tokens, and never faster than all 600 pairs at the
-  // replica's rates, both at the layout's ratio at 200 tokens; on 4 threads (fewer sequences than threads) three
-  // calls, each over the whole replica.
+  // replica's rates, both at the layout's ratio at 200 tokens; on 4 threads (fewer sequences than
+  // threads) three calls, each over the whole replica.
   const ModelSpec m = tiny_model();  // 8 query heads, 2 KV heads x 128
   BatchShape b;
   b.num_decode_seqs = 3;
