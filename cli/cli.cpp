@@ -141,8 +141,8 @@ void print_calibration(const model::CalibrationProfile& p, const kernels::Calibr
   out << "\nKernels (" << run.sweep << " sweep; operands rotated over "
       << run.rotation_bytes / (1024 * 1024)
       << " MiB unless marked \"cache\"; fraction = GB/s / read bandwidth at that thread "
-         "count):\n";
-  out << "  " << std::left << std::setw(10) << "op" << std::setw(6) << "fmt" << std::right
+         "count; attention_spread: one call per thread at once, time and GB/s per call):\n";
+  out << "  " << std::left << std::setw(17) << "op" << std::setw(6) << "fmt" << std::right
       << std::setw(13) << "shape" << std::setw(7) << "batch" << std::setw(5) << "thr"
       << std::setw(11) << "median ms" << std::setw(9) << "GB/s" << std::setw(7) << "frac"
       << std::setw(10) << "GFLOP/s" << "\n";
@@ -151,7 +151,7 @@ void print_calibration(const model::CalibrationProfile& p, const kernels::Calibr
     const std::string frac = bw != m.read_bandwidth_bytes_per_s.end() && bw->second > 0
                                  ? fixed(s.bytes_per_s / bw->second, 2)
                                  : "-";
-    out << "  " << std::left << std::setw(10) << s.op << std::setw(6) << s.format << std::right
+    out << "  " << std::left << std::setw(17) << s.op << std::setw(6) << s.format << std::right
         << std::setw(13) << (std::to_string(s.rows) + "x" + std::to_string(s.cols))
         << std::setw(7) << s.batch << std::setw(5) << s.threads << std::setw(11)
         << fixed(s.median_s * 1e3, 4) << std::setw(9) << fixed(s.bytes_per_s / 1e9, 1)

@@ -115,6 +115,7 @@ ValidationResult run_validation(const ValidationOptions& options,
   model::Efficiency fit_only_efficiency = efficiency;
   fit_only_efficiency.calibrated->linear_shapes.clear();
   fit_only_efficiency.calibrated->attention_shapes.clear();
+  fit_only_efficiency.calibrated->attention_spread_shapes.clear();
   const model::Deployment machine = measured_machine(profile, efficiency);
   kernels::ThreadPool pool(std::max(1, result.threads));
   const int64_t max_batch = *std::max_element(options.batches.begin(), options.batches.end());

@@ -238,6 +238,49 @@ double attention_flops(int64_t context, int64_t q_heads, int64_t head_dim) {
   return 4.0 * static_cast<double>(context * q_heads * head_dim);
 }
 
+/// Calls per thread of a spread attention cell (time_spread_attention).
+constexpr int kSpreadCallsInARow = 4;
+
+/// Decode attention as the reference decoder runs a decode batch of at least one sequence per
+/// thread: every thread of `pool` runs kSpreadCallsInARow single-threaded calls in a row (each
+/// on the next of `views`, from `next`), all threads at once. Returns the time per call of one
+/// thread while the others run theirs: a run's time / kSpreadCallsInARow. The threads share
+/// the memory system, so a call takes longer than alone on an idle pool (Qwen2.5-0.5B's
+/// 14/2x64 layout at 129 tokens, 2 threads, 2026-11-30: 10.0 us alone, 10.9 us each in the
+/// spread); and a call of 1,024 or more (KV head, token) pairs, which alone runs over the whole
+/// pool, runs here on one thread.
+Timing time_spread_attention(std::span<const float> q, int64_t q_heads,
+                             const std::vector<KvCacheView>& views, std::size_t& next, float scale,
+                             ThreadPool& pool, Isa isa, int min_runs, double min_total_s) {
+  const int threads = pool.num_threads();
+  std::vector<std::vector<float>> outs(static_cast<std::size_t>(threads),
+                                       std::vector<float>(q.size()));
+  Timing t = time_kernel(
+      [&] {
+        const std::size_t base = next;
+        next += static_cast<std::size_t>(threads * kSpreadCallsInARow);
+        pool.parallel_for(
+            threads,
+            [&](int64_t begin, int64_t end, int) {
+              for (int64_t th = begin; th < end; ++th) {
+                for (int i = 0; i < kSpreadCallsInARow; ++i) {
+                  const std::size_t v =
+                      (base + static_cast<std::size_t>(th * kSpreadCallsInARow + i)) %
+                      views.size();
+                  // Issued from inside the pool: the call runs on this thread alone.
+                  decode_attention(q, q_heads, views[v], scale, outs[static_cast<std::size_t>(th)],
+                                   pool, isa);
+                }
+              }
+            },
+            1);
+      },
+      1, min_runs, min_total_s);
+  t.min_s /= kSpreadCallsInARow;
+  t.median_s /= kSpreadCallsInARow;
+  return t;
+}
+
 }  // namespace
 
 namespace detail {
@@ -516,8 +559,15 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
               },
               1, sweep.min_runs, sweep.min_total_s);
         };
+        // With several threads, also the decoder's spread of a decode batch over them.
+        const bool spread = sweep.threads.back() > 1;
+        Cell spread_cell;
         for (int rep = 0; rep < sweep.repetitions; ++rep) {
           for (std::size_t t = 0; t < sweep.threads.size(); ++t) cells[t].add(time_cell(t));
+          if (spread) {
+            spread_cell.add(time_spread_attention(q, q_heads, views, next, scale, *pools.back(),
+                                                  isa, sweep.min_runs, sweep.min_total_s));
+          }
         }
         std::vector<Cell*> list;
         for (Cell& c : cells) list.push_back(&c);
@@ -528,6 +578,12 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
           run.samples.push_back(make_sample("attention", tname, kv_heads * head_dim, context,
                                             q_heads, sweep.threads[t], cells[t].min_s,
                                             cells[t].median_s(), bytes, flops, cached));
+        }
+        if (spread) {
+          run.samples.push_back(make_sample("attention_spread", tname, kv_heads * head_dim,
+                                            context, q_heads, sweep.threads.back(),
+                                            spread_cell.min_s, spread_cell.median_s(), bytes,
+                                            flops, cached));
         }
       }
     }
@@ -593,6 +649,7 @@ struct ShapeTimer::Impl {
     int64_t q_heads, kv_heads, head_dim, context;
     KvCopies kv;
     RepeatedTiming timing;
+    RepeatedTiming spread;  // time_spread_attention, with a pool of several threads
   };
   ThreadPool* pool = nullptr;
   Sweep sweep;
@@ -671,6 +728,7 @@ ShapeTimer::ShapeTimer(const ShapeTimingOptions& options, ThreadPool& pool)
              l.head_dim,
              c,
              kv_copies(t, l.kv_heads, l.head_dim, c, im.sweep.attention_rotation_bytes, !rotate),
+             {},
              {}});
       }
     }
@@ -700,6 +758,10 @@ void ShapeTimer::round() {
                            *im.pool, isa);
         },
         1, runs, total_s));
+    if (im.pool->num_threads() > 1) {
+      c.spread.add(time_spread_attention(q, c.q_heads, c.kv.views, im.next, scale, *im.pool, isa,
+                                         runs, total_s));
+    }
   }
   ++im.rounds;
 }
@@ -723,6 +785,12 @@ std::vector<KernelSample> ShapeTimer::samples() const {
                               threads, c.timing.min_s, c.timing.median_s(),
                               attention_bytes(c.kv.views.front(), c.q_heads),
                               attention_flops(c.context, c.q_heads, c.head_dim), cached));
+    if (threads > 1) {
+      out.push_back(make_sample("attention_spread", c.type, c.kv_heads * c.head_dim, c.context,
+                                c.q_heads, threads, c.spread.min_s, c.spread.median_s(),
+                                attention_bytes(c.kv.views.front(), c.q_heads),
+                                attention_flops(c.context, c.q_heads, c.head_dim), cached));
+    }
   }
   return out;
 }

@@ -70,7 +70,10 @@ struct CalibrationOptions {
 /// must move (packed weights + f32 activations in and out; K and V read + q and out);
 /// flops: 2 per multiply-add.
 struct KernelSample {
-  std::string op;       ///< "matmul", "attention", "rms_norm", "swiglu"
+  /// "matmul", "attention", "attention_spread" (time per call of decode attention spread over
+  /// the threads, one single-threaded call per thread at once, as the reference decoder runs a
+  /// decode batch), "rms_norm", "swiglu"
+  std::string op;
   std::string format;   ///< weight format or KV type ("f32", "bf16", "int8", "int4"); "f32"
   std::string backend;  ///< "llmcap"
   int64_t rows = 0, cols = 0, batch = 0;
@@ -132,7 +135,8 @@ class ShapeTimer {
   ShapeTimer& operator=(const ShapeTimer&) = delete;
   void round();  ///< times every cell once, matrix products first
   int rounds() const;
-  /// One per cell (op "matmul" or "attention", rows / cols / batch as KernelSample), threads
+  /// One per cell (op "matmul" or "attention", rows / cols / batch as KernelSample; with a
+  /// pool of several threads also an "attention_spread" sample per attention cell), threads
   /// = the pool's; median_s over the rounds. Empty before the first round.
   std::vector<KernelSample> samples() const;
 

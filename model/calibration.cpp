@@ -929,11 +929,11 @@ std::map<MatmulShapeKey, std::vector<ShapeRatio>> measured_shape_ratios(
 }
 
 std::map<AttentionShapeKey, std::vector<ShapeRatio>> measured_attention_ratios(
-    const CalibrationProfile& profile) {
+    const CalibrationProfile& profile, const std::string& op) {
   const CalibrationFit& fit = profile.fit;
   std::map<AttentionShapeKey, std::vector<ShapeRatio>> out;
   for (const KernelSample& s : profile.kernels) {
-    if (!fitted_sample(s, fit, "attention")) continue;
+    if (!fitted_sample(s, fit, op.c_str())) continue;
     const auto f = fit.attention.find(s.format);
     if (f == fit.attention.end()) continue;
     if (const double r = measured_over(s, fit, three_term_s(f->second, s.bytes, s.flops)); r > 0) {
@@ -987,6 +987,7 @@ Efficiency calibrated_efficiency(const CalibrationProfile& profile) {
   }
   cal.linear_shapes = measured_shape_ratios(profile);
   cal.attention_shapes = measured_attention_ratios(profile);
+  cal.attention_spread_shapes = measured_attention_ratios(profile, "attention_spread");
   cal.stream_bytes_per_s = measured_read_bandwidth(profile);
   cal.threads = std::max(1, profile.fit.threads);
   cal.activation_s_per_element = activation_s_per_element(profile);

@@ -35,7 +35,10 @@ struct CalibrationMachine {
 /// cols = context tokens, batch = query heads; bytes are the bytes the kernel must move
 /// (packed weights + activations; K and V read), flops 2 per multiply-add.
 struct KernelSample {
-  std::string op;       ///< "matmul", "attention", "rms_norm", "swiglu"
+  /// "matmul", "attention", "attention_spread" (decode attention spread over the threads, one
+  /// single-threaded call per thread at once: time per call; the attention shape fields),
+  /// "rms_norm", "swiglu"
+  std::string op;
   std::string format;   ///< weight format ("f32", "bf16", "int8", "int4") or KV type
   std::string backend;  ///< "llmcap" (our kernels)
   int64_t rows = 0, cols = 0, batch = 0;
@@ -163,11 +166,13 @@ void check_profile_machine(const CalibrationProfile& profile, const MachineIdent
 std::map<MatmulShapeKey, std::vector<ShapeRatio>> measured_shape_ratios(
     const CalibrationProfile& profile);
 
-/// The same for the profile's fitted attention samples: by KV type, KV heads x head_dim and
-/// query heads (the sample's rows and batch), the sample's time over the attention fit's
-/// three-term time, ascending by context tokens (the sample's cols).
+/// The same for the profile's attention samples of operator `op` ("attention", or
+/// "attention_spread": calls spread over the threads, one per thread at once) at the fitted
+/// thread count: by KV type, KV heads x head_dim and query heads (the sample's rows and batch),
+/// the sample's time over the attention fit's three-term time of one call, ascending by
+/// context tokens (the sample's cols).
 std::map<AttentionShapeKey, std::vector<ShapeRatio>> measured_attention_ratios(
-    const CalibrationProfile& profile);
+    const CalibrationProfile& profile, const std::string& op = "attention");
 
 /// The efficiency the roofline predictor gets from a profile, for the measured machine itself
 /// (tp 1, the fitted thread count): CPU defaults (default_efficiency(kCpu)) plus the profile's

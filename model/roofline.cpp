@@ -253,6 +253,9 @@ struct OpCost {
   /// linear_shapes, merged over the calls, by tokens) or the attention layout
   /// (attention_shapes, by mean context per call); empty: the fit alone.
   std::vector<ShapeRatio> shape_ratio;
+  /// Attention: the layout's calls spread over the threads, one per thread at once
+  /// (CalibratedEfficiency::attention_spread_shapes); empty: none measured.
+  std::vector<ShapeRatio> spread_ratio;
 };
 
 /// `table` at `tokens`: linear between measured batches, the end ratios outside them; 1 for
@@ -499,13 +502,14 @@ struct RooflinePredictor::Impl {
           c.per_sequence = true;
           if (attention_rates != nullptr) {
             apply_rates(c, *attention_rates, 1);
-            const auto& layouts = e.calibrated->attention_shapes;
-            const auto it = layouts.find(AttentionShapeKey{
-                std::string(to_string(kf)),
-                static_cast<int64_t>(kv_heads_per_device) * m.head_dim,
-                m.num_attention_heads / d.tp_degree});
-            if (m.num_attention_heads % d.tp_degree == 0 && it != layouts.end()) {
-              c.shape_ratio = it->second;
+            const AttentionShapeKey key{std::string(to_string(kf)),
+                                        static_cast<int64_t>(kv_heads_per_device) * m.head_dim,
+                                        m.num_attention_heads / d.tp_degree};
+            if (m.num_attention_heads % d.tp_degree == 0) {
+              const auto& layouts = e.calibrated->attention_shapes;
+              if (const auto it = layouts.find(key); it != layouts.end()) c.shape_ratio = it->second;
+              const auto& spread = e.calibrated->attention_spread_shapes;
+              if (const auto it = spread.find(key); it != spread.end()) c.spread_ratio = it->second;
             }
           }
           break;
@@ -571,7 +575,11 @@ struct RooflinePredictor::Impl {
       // per thread: the same with the sequences dealt to the threads (ceil(sequences /
       // threads) calls in a row), both terms times the layout's ratio at the mean context. Decode
       // of fewer sequences than threads: one call per sequence, parallel over the replica's
-      // threads, times the layout's ratio at the mean context per call.
+      // threads, times the layout's ratio at the mean context per call. When the profile timed
+      // the layout's calls spread over the threads (spread_ratio: one single-threaded call per
+      // thread, all at once, as the decoder runs them), the calls in a row cost that instead:
+      // a call alone on an idle replica has the memory system to itself, and from ~1,024 pairs
+      // on runs over all the threads (Llama-3.2-1B's 8 KV heads at 128 tokens: 2x too fast).
       out.bytes = c.fixed_bytes + c.bytes_per_token * t.tokens + c.bytes_per_kv_token * t.pairs;
       const double prefill_pairs = t.pairs - t.decode_pairs;
       const auto part = [&](double seqs, double pairs, double calls, bool& memory_bound) {
@@ -587,7 +595,9 @@ struct RooflinePredictor::Impl {
         const double mean_context = t.decode_pairs / t.decode_seqs;
         const double ratio = ratio_at(c.shape_ratio, mean_context);
         bool call_bound = false;
-        const double one_call_s = part(1, mean_context, 1, call_bound) * ratio;
+        const double one_call_s = part(1, mean_context, 1, call_bound) *
+                                  (c.spread_ratio.empty() ? ratio
+                                                          : ratio_at(c.spread_ratio, mean_context));
         const double in_a_row_s = std::ceil(t.decode_seqs / parallel_calls) * one_call_s;
         const double rates_s = part(t.decode_seqs, t.decode_pairs, 0, decode_bound) * ratio;
         decode_s = std::max(in_a_row_s, rates_s);
@@ -600,7 +610,8 @@ struct RooflinePredictor::Impl {
         const double mean_context = prefill_pairs / t.prefill_tokens;
         bool call_bound = false;
         const double one_call_s =
-            part(1, mean_context, 1, call_bound) * ratio_at(c.shape_ratio, mean_context);
+            part(1, mean_context, 1, call_bound) *
+            ratio_at(c.spread_ratio.empty() ? c.shape_ratio : c.spread_ratio, mean_context);
         const double in_a_row_s = t.prefill_tokens / parallel_calls * one_call_s;
         const double rates_s = part(t.prefill_tokens, prefill_pairs, 0, prefill_bound);
         prefill_s = std::max(in_a_row_s, rates_s);

@@ -83,6 +83,12 @@ struct CalibratedEfficiency {
   /// Two layouts with the same KV heads x head_dim and query heads (8 x 64 and 4 x 128 KV
   /// heads under 32 query heads) share a key.
   std::map<AttentionShapeKey, std::vector<ShapeRatio>> attention_shapes;
+  /// The same for attention calls spread over the threads, one single-threaded call per thread
+  /// at once (profile samples "attention_spread"): the ratio of such a call to the fit's time
+  /// of one call. When the layout has one, a decode of at least `threads` sequences and the
+  /// attention of a prefill cost ceil(calls / threads) calls of the mean context at this ratio
+  /// (docs/model.md, "Using a profile").
+  std::map<AttentionShapeKey, std::vector<ShapeRatio>> attention_spread_shapes;
   /// Attention, by KV format name ("f32", "bf16"); overhead_s is per sequence (one call each).
   std::map<std::string, CalibratedRates> attention;
   /// Streaming rate of norms, embedding and other element-wise traffic (measured read

@@ -36,7 +36,7 @@ TEST(CliCalibrate, WritesTheProfileJsonAndSqliteAndPrintsTheTables) {
   EXPECT_THAT(err.str(), ::testing::MatchesRegex("Stored as run [0-9]+ in .*runs.sqlite\n"));
   EXPECT_THAT(out.str(), HasSubstr("Machine: "));
   EXPECT_THAT(out.str(), HasSubstr("1 thread:  read "));
-  EXPECT_THAT(out.str(), HasSubstr("matmul    int4"));
+  EXPECT_THAT(out.str(), HasSubstr("matmul           int4"));
   EXPECT_THAT(out.str(), HasSubstr("Fit at 1 threads (median_s = "));
 
   std::ifstream f(json_path);

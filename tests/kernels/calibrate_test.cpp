@@ -108,6 +108,35 @@ TEST(RunCalibration, APrefillBatchIsTimedOnceAtTheLargestThreadCount) {
   EXPECT_EQ(threads, run.max_threads);
 }
 
+TEST(RunCalibration, AttentionCellsAreAlsoTimedSpreadOverTheLargestThreadCount) {
+  CalibrationOptions o;
+  o.size = SweepSize::kTest;
+  o.max_threads = 2;
+  const CalibrationRun run = run_calibration(o);
+  if (run.max_threads < 2) GTEST_SKIP() << "one CPU: no spread to time";
+  // Every attention cell at the largest thread count has a spread twin: same layout, context,
+  // bytes and flops; with one thread there is nothing to spread.
+  int alone = 0, spread = 0;
+  for (const KernelSample& a : run.samples) {
+    if (a.op == "attention_spread") {
+      ++spread;
+      EXPECT_EQ(a.threads, run.max_threads);
+      EXPECT_GT(a.median_s, 0.0);
+    }
+    if (a.op != "attention" || a.threads != run.max_threads) continue;
+    ++alone;
+    const auto twin = std::find_if(run.samples.begin(), run.samples.end(), [&](const KernelSample& s) {
+      return s.op == "attention_spread" && s.format == a.format && s.rows == a.rows &&
+             s.cols == a.cols && s.batch == a.batch;
+    });
+    ASSERT_NE(twin, run.samples.end()) << a.format << " " << a.rows << "x" << a.cols;
+    EXPECT_DOUBLE_EQ(twin->bytes, a.bytes);
+    EXPECT_DOUBLE_EQ(twin->flops, a.flops);
+  }
+  EXPECT_GT(alone, 0);
+  EXPECT_EQ(spread, alone);
+}
+
 TEST(RunCalibration, ANegativePrefillBatchIsRefused) {
   CalibrationOptions o;
   o.size = SweepSize::kTest;
@@ -219,6 +248,37 @@ TEST(ShapeTimer, EachRoundTimesEveryCellAndSamplesKeepTheirMedians) {
                                           "matmul int4 96x320 b1", "matmul int4 96x320 b3",
                                           "matmul bf16 40x72 b1", "matmul bf16 40x72 b3",
                                           "attention bf16 64x17 b8", "attention bf16 64x41 b8"}));
+}
+
+TEST(ShapeTimer, WithSeveralThreadsEachAttentionCellIsAlsoTimedSpreadOverThem) {
+  ShapeTimingOptions o;
+  o.attention_layouts = {{8, 2, 32}};
+  o.contexts = {17, 41};
+  o.size = SweepSize::kTest;
+  ThreadPool pool(2);
+  ShapeTimer timer(o, pool);
+  timer.round();
+  const std::vector<KernelSample> samples = timer.samples();
+  ASSERT_EQ(samples.size(), 4u);
+  for (const int64_t context : {17, 41}) {
+    const auto find = [&](const std::string& op) {
+      const auto it = std::find_if(samples.begin(), samples.end(), [&](const KernelSample& s) {
+        return s.op == op && s.cols == context;
+      });
+      EXPECT_NE(it, samples.end()) << op << " at " << context;
+      return it == samples.end() ? KernelSample{} : *it;
+    };
+    const KernelSample alone = find("attention"), spread = find("attention_spread");
+    EXPECT_EQ(spread.format, "bf16");
+    EXPECT_EQ(spread.rows, 64);
+    EXPECT_EQ(spread.batch, 8);
+    EXPECT_EQ(spread.threads, 2);
+    // Per call: the bytes and flops of one call, a time of its own.
+    EXPECT_DOUBLE_EQ(spread.bytes, alone.bytes);
+    EXPECT_DOUBLE_EQ(spread.flops, alone.flops);
+    EXPECT_GT(spread.median_s, 0);
+    EXPECT_LE(spread.min_s, spread.median_s);
+  }
 }
 
 TEST(ShapeTimer, CellsItCannotTimeAreRefusedWithTheReason) {

@@ -654,6 +654,54 @@ TEST(CalibratedPredictor, DecodeOfASequencePerThreadOrMoreIsCallsInARowOnEachThr
   }
 }
 
+TEST(CalibratedPredictor, CallsSpreadOverTheThreadsCostTheLayoutsSpreadSample) {
+  // A profile that timed the layout's calls spread over the threads (one single-threaded call
+  // per thread, all at once) prices the calls in a row of a decode batch, and of a prefill, at
+  // that sample's ratio instead of the ratio of a call alone; decodes of fewer sequences than
+  // threads keep the ratio of a call alone.
+  const ModelSpec m = tiny_model();  // 8 query heads, 2 KV heads x 128
+  const double kv_bytes_per_pair = 2 * 2 * 128 * 2;
+  const double io_bytes_per_token = 2 * 8 * 128 * 4;
+  const double flops_per_pair = 4.0 * 8 * 128;
+  constexpr double kOverheadS = 40e-6;
+  const auto call_s = [&](double context) {
+    return kOverheadS + (io_bytes_per_token + context * kv_bytes_per_pair) / 20e9 +
+           context * flops_per_pair / 50e9;
+  };
+  const auto attention_s = [&](const Efficiency& e, const BatchShape& b) {
+    const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
+    for (const OpTime& op : p.breakdown(b)) {
+      if (op.op == "attention") return op.time_s;
+    }
+    ADD_FAILURE() << "no attention";
+    return 0.0;
+  };
+  Efficiency e = round_calibrated_efficiency();
+  e.calibrated->attention["bf16"].overhead_s = kOverheadS;
+  e.calibrated->threads = 2;
+  e.calibrated->attention_shapes[{"bf16", 256, 8}] = {{200, 1.5}};
+  e.calibrated->attention_spread_shapes[{"bf16", 256, 8}] = {{100, 2.0}, {300, 4.0}};
+  constexpr double kExact = 1e-12;
+
+  BatchShape decode;  // 3 sequences of 200 tokens: 2 calls in a row, spread ratio 3.0 at 200
+  decode.num_decode_seqs = 3;
+  decode.num_decode_context_tokens = 600;
+  EXPECT_NEAR(attention_s(e, decode), 2 * call_s(200) * 3.0, kExact);
+  BatchShape one;  // one sequence on 2 threads: a call alone over the replica
+  one.num_decode_seqs = 1;
+  one.num_decode_context_tokens = 200;
+  EXPECT_NEAR(attention_s(e, one), call_s(200) * 1.5, kExact);
+
+  BatchShape prefill;  // 8 new tokens, prefix 0..7 (mean 4.5 pairs per call): ratio 2.0
+  prefill.num_prefill_seqs = 1;
+  prefill.num_prefill_tokens = 8;
+  prefill.num_prefill_attention_pairs = 36;
+  prefill.num_prefill_seqs_completing = 1;
+  EXPECT_NEAR(attention_s(e, prefill), 8.0 / 2 * call_s(4.5) * 2.0, kExact);
+  e.calibrated->attention_spread_shapes.clear();
+  EXPECT_NEAR(attention_s(e, prefill), 8.0 / 2 * call_s(4.5) * 1.5, kExact);
+}
+
 TEST(CalibratedPredictor, PeakComputeFloorHoldsForLargePrefills) {
   // The floor of a calibrated time is the datasheet compute time at the full peak (1e12
   // FLOP/s here), not at the roofline's compute_fraction: a calibration measures the
@@ -885,6 +933,38 @@ TEST(CalibratedEfficiency, MeasuredAttentionRatiosAreTimeOverTheFitByContext) {
     EXPECT_NEAR(it->ratio, s.median_s / fitted_s, 1e-12);
   }
   EXPECT_EQ(calibrated_efficiency(p).calibrated->attention_shapes, ratios);
+}
+
+TEST(CalibratedEfficiency, SpreadAttentionSamplesGiveTheirOwnRatiosAgainstTheSameFit) {
+  CalibrationProfile p = synthetic_profile();
+  const auto alone = measured_attention_ratios(p);
+  EXPECT_TRUE(measured_attention_ratios(p, "attention_spread").empty());
+  // The same cells timed spread over the threads, twice as slow per call.
+  std::vector<KernelSample> spread;
+  for (const KernelSample& s : p.kernels) {
+    if (s.op != "attention") continue;
+    KernelSample k = s;
+    k.op = "attention_spread";
+    k.median_s *= 2;
+    k.min_s *= 2;
+    spread.push_back(k);
+  }
+  p.kernels.insert(p.kernels.end(), spread.begin(), spread.end());
+  const auto ratios = measured_attention_ratios(p, "attention_spread");
+  ASSERT_EQ(ratios.size(), alone.size());
+  for (const auto& [key, table] : alone) {
+    const std::vector<ShapeRatio>& twice = ratios.at(key);
+    ASSERT_EQ(twice.size(), table.size());
+    for (std::size_t i = 0; i < table.size(); ++i) {
+      EXPECT_EQ(twice[i].tokens, table[i].tokens);
+      EXPECT_NEAR(twice[i].ratio, 2 * table[i].ratio, 1e-12);
+    }
+  }
+  // The fit and the ratios of calls alone ignore the spread samples.
+  EXPECT_EQ(measured_attention_ratios(p), alone);
+  const Efficiency e = calibrated_efficiency(p);
+  EXPECT_EQ(e.calibrated->attention_shapes, alone);
+  EXPECT_EQ(e.calibrated->attention_spread_shapes, ratios);
 }
 
 TEST(CalibratedEfficiency, FromTheProfileOfThisMachine) {
