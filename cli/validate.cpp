@@ -210,6 +210,9 @@ ValidationResult run_validation(const ValidationOptions& options,
         p.measured_s = median_of(c.step_s);
         p.predicted_s = predictor.step_time_s(step);
         p.measured_min_s = *std::min_element(c.step_s.begin(), c.step_s.end());
+        std::vector<double> deviations;
+        for (const double s : c.step_s) deviations.push_back(std::abs(s / p.measured_s - 1));
+        p.measured_spread = median_of(deviations);
         p.predicted_min_s = min_predictor.step_time_s(step);
         p.predicted_fit_only_s = fit_only_predictor.step_time_s(step);
         if (retimed_predictor) p.predicted_retimed_s = retimed_predictor->step_time_s(step);
@@ -248,6 +251,10 @@ ValidationResult run_validation(const ValidationOptions& options,
   }
   result.fit_only_median_abs_error = abs_quantile(fit_only_errors, 0.5);
   result.fit_only_p95_abs_error = abs_quantile(fit_only_errors, 0.95);
+  std::vector<double> spreads;
+  for (const auto& p : result.points) spreads.push_back(p.measured_spread);
+  result.spread_median = abs_quantile(spreads, 0.5);
+  result.spread_p95 = abs_quantile(spreads, 0.95);
   result.retimed = options.retime;
   if (options.retime) {
     std::vector<double> retimed_errors;
@@ -278,6 +285,7 @@ std::string validation_to_json(const ValidationResult& result) {
                       {"predicted_min_s", p.predicted_min_s},
                       {"min_error", p.min_error()},
                       {"predicted_fit_only_s", p.predicted_fit_only_s},
+                      {"measured_spread", p.measured_spread},
                       {"sections", sections}});
     if (result.retimed) {
       points.back()["predicted_retimed_s"] = p.predicted_retimed_s;
@@ -293,6 +301,8 @@ std::string validation_to_json(const ValidationResult& result) {
                         {"fit_only",
                          {{"median_abs_error", result.fit_only_median_abs_error},
                           {"p95_abs_error", result.fit_only_p95_abs_error}}},
+                        {"measured_spread",
+                         {{"median", result.spread_median}, {"p95", result.spread_p95}}},
                         {"read_bandwidth_bytes_per_s",
                          {{"profile", result.profile_read_bytes_per_s},
                           {"during_validation", result.validation_read_bytes_per_s}}},
@@ -350,6 +360,12 @@ void print_validation(const ValidationResult& result, std::ostream& out) {
                   100 * result.retimed_median_abs_error, 100 * result.retimed_p95_abs_error);
     out << summary;
   }
+  std::snprintf(summary, sizeof summary,
+                "the steps' own spread over the runs (|step / median - 1|, median per point): "
+                "median %.1f%%, p95 %.1f%%: the machine's noise, below which an error cannot "
+                "be told from it\n",
+                100 * result.spread_median, 100 * result.spread_p95);
+  out << summary;
   if (result.points.empty() || result.points.front().section_names.empty()) return;
   out << "\nBy operator (median over the points): share of the measured step, error of the "
          "predicted time\n";

@@ -54,6 +54,10 @@ struct ValidationPoint {
   /// is the predictor's composition of kernel times into a step, not drift of the machine
   /// between the calibration and the steps. 0 when not re-timed.
   double predicted_retimed_s = 0;
+  /// The steps' own spread over the runs: the median of |step / measured_s - 1| (relative
+  /// median absolute deviation). The machine's noise at this point; an error of this size
+  /// cannot be told from it.
+  double measured_spread = 0;
   /// Per operator (kernels::StepSections names): median measured seconds over the runs and
   /// the predictor's seconds (layer graph operators x layers; "lm_head" once per step).
   std::vector<std::string> section_names;
@@ -76,6 +80,10 @@ struct ValidationResult {
   bool retimed = false;                 ///< ValidationOptions::retime was set
   double retimed_median_abs_error = 0;  ///< of retimed_error()
   double retimed_p95_abs_error = 0;
+  /// Median and nearest-rank p95 of the points' measured_spread: the noise floor the errors
+  /// above are to be read against.
+  double spread_median = 0;
+  double spread_p95 = 0;
   int threads = 0;              ///< threads of the decoder (the profile's fitted count)
   std::string profile;          ///< where the rates came from
   double profile_read_bytes_per_s = 0;  ///< the profile's read bandwidth at `threads`
@@ -102,7 +110,7 @@ ValidationResult run_validation(const ValidationOptions& options,
 
 /// `{"points": [{"model", "format", "batch", "context_tokens", "measured_s", "predicted_s",
 /// "error", "measured_min_s", "predicted_min_s", "min_error", "predicted_fit_only_s",
-/// "predicted_retimed_s", "retimed_error", "sections": {"<name>": {"measured_s",
+/// "predicted_retimed_s", "retimed_error", "measured_spread", "sections": {"<name>": {"measured_s",
 /// "predicted_s", "retimed_s"}}}], "median_abs_error", "p95_abs_error", "min_statistic":
 /// {"median_abs_error", "p95_abs_error"}, "fit_only": {"median_abs_error", "p95_abs_error"},
 /// "retimed": {"median_abs_error", "p95_abs_error"}, "read_bandwidth_bytes_per_s":

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -90,6 +91,19 @@ TEST(CliValidate, TimesEachGridPointAndWritesTheErrors) {
   EXPECT_GE(doc.at("fit_only").at("p95_abs_error").get<double>(),
             doc.at("fit_only").at("median_abs_error").get<double>());
   EXPECT_THAT(out.str(), HasSubstr("without the measured model shapes"));
+  // The steps' own spread over the runs, per point and over the points.
+  std::vector<double> spreads;
+  for (const auto& p : doc.at("points")) {
+    const double spread = p.at("measured_spread").get<double>();
+    EXPECT_GE(spread, 0);
+    EXPECT_LT(spread, 1e3);  // finite: a relative deviation of positive step times
+    spreads.push_back(spread);
+  }
+  std::sort(spreads.begin(), spreads.end());
+  EXPECT_DOUBLE_EQ(doc.at("measured_spread").at("median").get<double>(),
+                   spreads[(spreads.size() - 1) / 2]);
+  EXPECT_DOUBLE_EQ(doc.at("measured_spread").at("p95").get<double>(), spreads.back());
+  EXPECT_THAT(out.str(), HasSubstr("the steps' own spread over the runs"));
   // The model's kernels re-timed between the rounds: a third prediction per point and section.
   for (const auto& p : doc.at("points")) {
     EXPECT_GT(p.at("predicted_retimed_s").get<double>(), 0);
