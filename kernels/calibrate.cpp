@@ -182,12 +182,20 @@ std::vector<PackedWeights> weight_copies(WeightFormat format, int64_t rows, int6
 }
 
 /// The KV caches of one attention cell: copies_for(K and V bytes, ...) caches of `context`
-/// tokens, on 2 MiB pages as the decoder's KV cache (detail::allocate_huge_shared: copies under
-/// 2 MiB share blocks), their views in a scattered order (detail::scattered_order): copies
-/// under 2 MiB lie next to each other, and visited in address order a call finds the next one's
-/// first lines already on their way, which a decoder's calls, one layer apart, do not.
+/// tokens, laid out as the reference decoder lays out a sequence's cache: each KV head's rows
+/// far from the next head's. The copies share one K and one V buffer (on 2 MiB pages, as the
+/// decoder's cache), interleaved by head: head h of copy c holds rows [h x n x context + c x
+/// context, + context), so a view's capacity is n x context tokens and no page holds unread
+/// padding. With compact copies (heads back to back, before 2026-11-30 night) the hardware
+/// prefetchers ran on from one head into the next, which a decoder's cache does not allow:
+/// Llama-3.2-1B's 8 KV heads x 64 at 129 tokens, 16 sequences spread over 2 threads, took 23 us
+/// per call on compact copies, 31 us with each head 4,103 tokens from the next and 35 us on the
+/// decoder's own caches (one process, interleaved). The views come in a scattered order
+/// (detail::scattered_order): neighbouring copies are next to each other in every head, and
+/// visited in address order a call found the next one's first rows already on their way, which a
+/// decoder's calls, one layer apart, do not.
 struct KvCopies {
-  std::vector<std::shared_ptr<uint8_t>> k, v;
+  std::shared_ptr<uint8_t> k, v;
   std::vector<KvCacheView> views;
 };
 
@@ -198,28 +206,25 @@ KvCopies kv_copies(KvType type, int64_t kv_heads, int64_t head_dim, int64_t cont
   const int n = copies_for(2 * elements * elem, rotation_bytes, cached);
   KvCopies c;
   // Storage as 32-bit words either way; bf16 uses half of it.
-  const std::size_t words = static_cast<std::size_t>((elements * elem + 3) / 4);
+  const std::size_t words = static_cast<std::size_t>((n * elements * elem + 3) / 4);
+  for (auto* buffer : {&c.k, &c.v}) {
+    *buffer = detail::allocate_huge_shared(static_cast<int64_t>(words * sizeof(uint32_t)));
+    // 0x3C233C23: two bf16 0.00995; as f32 ~0.00997. Finite, small values either way.
+    std::fill_n(reinterpret_cast<uint32_t*>(buffer->get()), words, 0x3C233C23u);
+  }
+  std::vector<KvCacheView> views;
   for (int i = 0; i < n; ++i) {
-    for (auto* list : {&c.k, &c.v}) {
-      list->push_back(detail::allocate_huge_shared(static_cast<int64_t>(words * sizeof(uint32_t))));
-      // 0x3C233C23: two bf16 0.00995; as f32 ~0.00997. Finite, small values either way.
-      std::fill_n(reinterpret_cast<uint32_t*>(list->back().get()), words, 0x3C233C23u);
-    }
     KvCacheView view;
     view.type = type;
-    view.k = c.k.back().get();
-    view.v = c.v.back().get();
+    view.k = c.k.get() + i * context * head_dim * elem;
+    view.v = c.v.get() + i * context * head_dim * elem;
     view.num_kv_heads = kv_heads;
     view.head_dim = head_dim;
-    view.capacity_tokens = context;
+    view.capacity_tokens = n * context;
     view.context_tokens = context;
-    c.views.push_back(view);
+    views.push_back(view);
   }
-  std::vector<KvCacheView> scattered;
-  for (const std::size_t i : detail::scattered_order(c.views.size())) {
-    scattered.push_back(c.views[i]);
-  }
-  c.views = std::move(scattered);
+  for (const std::size_t i : detail::scattered_order(views.size())) c.views.push_back(views[i]);
   return c;
 }
 
