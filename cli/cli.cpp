@@ -223,6 +223,7 @@ struct ValidateArgs {
   int runs = 5;
   int threads = 0;
   bool no_retime = false;  ///< --no-retime
+  int steady_steps = 1;    ///< --steady-steps
   std::string json_out;
   std::string data_dir;
   bool quiet = false;
@@ -232,7 +233,7 @@ struct ValidateArgs {
 
 /// The parameters of a validate run, as stored in the results database (RunRecord::
 /// input_json): `{"models", "formats", "batches", "contexts", "runs", "profile", "threads",
-/// "retime"}`
+/// "retime", "steady_steps"}`
 /// with the model files resolved (profile "" = a quick calibration with `threads`).
 std::string validate_input_json(const ValidateArgs& a, const ValidationOptions& options) {
   nlohmann::ordered_json j;
@@ -245,6 +246,7 @@ std::string validate_input_json(const ValidateArgs& a, const ValidationOptions& 
   j["profile"] = a.profile;
   j["threads"] = a.threads;
   j["retime"] = !a.no_retime;
+  j["steady_steps"] = a.steady_steps;
   return j.dump();
 }
 
@@ -265,6 +267,7 @@ int run_validate(const ValidateArgs& a, const std::string& command_line, std::os
   options.contexts = a.contexts;
   options.runs = a.runs;
   options.retime = !a.no_retime;
+  options.steady_steps = a.steady_steps;
   if (!a.quiet) options.progress = [&err](const std::string& line) { err << "  " << line << "\n"; };
 
   BenchmarkProfileOptions po;
@@ -402,6 +405,12 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       ->capture_default_str();
   val_cmd->add_option("--runs", val_args.runs, "Timed steps per point (median and fastest kept)")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  val_cmd
+      ->add_option("--steady-steps", val_args.steady_steps,
+                   "Untimed steps of the same point right before each timed one (the caches "
+                   "as a serving engine's next step finds them)")
+      ->check(CLI::Range(0, 100))
       ->capture_default_str();
   val_cmd->add_flag("--no-retime", val_args.no_retime,
                     "Do not re-time the model's kernels between the rounds of steps (no "

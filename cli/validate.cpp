@@ -172,6 +172,10 @@ ValidationResult run_validation(const ValidationOptions& options,
           options.progress(line.str());
         }
         for (Cell& c : cells) {
+          for (int k = 0; k < options.steady_steps; ++k) {
+            decoder.set_contexts(contexts_of(c));
+            decoder.step(pool);
+          }
           decoder.set_contexts(contexts_of(c));
           kernels::StepSections sections;
           const auto start = std::chrono::steady_clock::now();

@@ -22,11 +22,15 @@ struct ValidationOptions {
                                               model::WeightFormat::kInt4};
   std::vector<int64_t> batches = {1, 4, 16, 32};
   std::vector<int64_t> contexts = {128, 1024, 4096};  ///< KV tokens before the step
-  int runs = 5;            ///< timed steps per point (median and fastest kept), after one warm-up
+  int runs = 5;  ///< timed steps per point (median and fastest kept), after one warm-up
   /// Re-time the model's kernels in every round, between the decoder steps (kernels::
   /// ShapeTimer), and predict each point a third time from the profile with those samples
   /// (ValidationPoint::predicted_retimed_s).
   bool retime = true;
+  /// Untimed steps of the same point right before each timed one, so that a timed step finds
+  /// the caches and TLBs as a serving engine's next step of the same batch does, not as the
+  /// previous point (another batch and context) and the re-timed kernels left them.
+  int steady_steps = 1;
   uint64_t seed = 1;       ///< weights and KV values (timing does not depend on them)
   std::function<void(const std::string&)> progress;  ///< one line per point; may be empty
 };

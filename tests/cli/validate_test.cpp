@@ -334,12 +334,35 @@ TEST(CliValidate, StoresTheRunWithWhatJsonWroteAsItsDocument) {
   EXPECT_EQ(input.at("models"), nlohmann::json::array({model.string()}));
   EXPECT_EQ(input.at("formats"), nlohmann::json::array({"bf16"}));
   EXPECT_EQ(input.at("profile"), profile.string());
+  EXPECT_EQ(input.at("steady_steps"), 1);  // the default: one untimed step before each timed one
   // The headline figures: median and p95 |error|, as the command prints them.
   EXPECT_THAT(
       stored.summary,
       HasSubstr("median " + fixed(100 * written.at("median_abs_error").get<double>(), 1) + "%"));
   EXPECT_THAT(stored.summary,
               HasSubstr("p95 " + fixed(100 * written.at("p95_abs_error").get<double>(), 1) + "%"));
+}
+
+TEST(CliValidate, SteadyStepsAreStoredAndANegativeCountIsRefused) {
+  TempDir dir;
+  const auto model = dir.write("tiny.json", kTinyLlama);
+  const auto profile = test_profile(dir);
+  const auto db_path = dir.path() / "runs.sqlite";
+  std::ostringstream out, err;
+  ASSERT_EQ(run(one_point_validate(model, profile,
+                                   {"--steady-steps", "3", "--results-db", db_path.string()}),
+                out, err),
+            kExitOk)
+      << err.str();
+  const store::RunRecord stored = llmcap::cli::testing::only_stored_run(db_path);
+  EXPECT_EQ(nlohmann::json::parse(stored.input_json).at("steady_steps"), 3);
+
+  std::ostringstream out2, err2;
+  EXPECT_NE(run(one_point_validate(model, profile, {"--steady-steps", "-1", "--no-store"}), out2,
+                err2),
+            kExitOk);
+  EXPECT_THAT(err2.str(), HasSubstr("--steady-steps"));
+  EXPECT_THAT(err2.str(), HasSubstr("Value -1 not in range 0 to 100"));
 }
 
 TEST(CliValidate, NoStoreLeavesNoRun) {
