@@ -145,18 +145,18 @@ void print_calibration(const model::CalibrationProfile& p, const kernels::Calibr
   out << "  " << std::left << std::setw(17) << "op" << std::setw(6) << "fmt" << std::right
       << std::setw(13) << "shape" << std::setw(7) << "batch" << std::setw(5) << "thr"
       << std::setw(11) << "median ms" << std::setw(9) << "GB/s" << std::setw(7) << "frac"
-      << std::setw(10) << "GFLOP/s" << "\n";
+      << std::setw(10) << "GFLOP/s"
+      << "\n";
   for (const model::KernelSample& s : p.kernels) {
     const auto bw = m.read_bandwidth_bytes_per_s.find(s.threads);
     const std::string frac = bw != m.read_bandwidth_bytes_per_s.end() && bw->second > 0
                                  ? fixed(s.bytes_per_s / bw->second, 2)
                                  : "-";
     out << "  " << std::left << std::setw(17) << s.op << std::setw(6) << s.format << std::right
-        << std::setw(13) << (std::to_string(s.rows) + "x" + std::to_string(s.cols))
-        << std::setw(7) << s.batch << std::setw(5) << s.threads << std::setw(11)
-        << fixed(s.median_s * 1e3, 4) << std::setw(9) << fixed(s.bytes_per_s / 1e9, 1)
-        << std::setw(7) << frac << std::setw(10) << fixed(s.flops_per_s / 1e9, 1)
-        << (s.cache_resident ? "  cache" : "") << "\n";
+        << std::setw(13) << (std::to_string(s.rows) + "x" + std::to_string(s.cols)) << std::setw(7)
+        << s.batch << std::setw(5) << s.threads << std::setw(11) << fixed(s.median_s * 1e3, 4)
+        << std::setw(9) << fixed(s.bytes_per_s / 1e9, 1) << std::setw(7) << frac << std::setw(10)
+        << fixed(s.flops_per_s / 1e9, 1) << (s.cache_resident ? "  cache" : "") << "\n";
   }
   const model::CalibrationFit& f = p.fit;
   out << "\nFit at " << f.threads << " threads (" << model::to_string(f.statistic)

@@ -296,22 +296,22 @@ std::string validation_to_json(const ValidationResult& result) {
       points.back()["retimed_error"] = p.retimed_error();
     }
   }
-  nlohmann::json doc = {{"points", points},
-                        {"median_abs_error", result.median_abs_error},
-                        {"p95_abs_error", result.p95_abs_error},
-                        {"min_statistic",
-                         {{"median_abs_error", result.min_median_abs_error},
-                          {"p95_abs_error", result.min_p95_abs_error}}},
-                        {"fit_only",
-                         {{"median_abs_error", result.fit_only_median_abs_error},
-                          {"p95_abs_error", result.fit_only_p95_abs_error}}},
-                        {"measured_spread",
-                         {{"median", result.spread_median}, {"p95", result.spread_p95}}},
-                        {"read_bandwidth_bytes_per_s",
-                         {{"profile", result.profile_read_bytes_per_s},
-                          {"during_validation", result.validation_read_bytes_per_s}}},
-                        {"threads", result.threads},
-                        {"profile", result.profile}};
+  nlohmann::json doc = {
+      {"points", points},
+      {"median_abs_error", result.median_abs_error},
+      {"p95_abs_error", result.p95_abs_error},
+      {"min_statistic",
+       {{"median_abs_error", result.min_median_abs_error},
+        {"p95_abs_error", result.min_p95_abs_error}}},
+      {"fit_only",
+       {{"median_abs_error", result.fit_only_median_abs_error},
+        {"p95_abs_error", result.fit_only_p95_abs_error}}},
+      {"measured_spread", {{"median", result.spread_median}, {"p95", result.spread_p95}}},
+      {"read_bandwidth_bytes_per_s",
+       {{"profile", result.profile_read_bytes_per_s},
+        {"during_validation", result.validation_read_bytes_per_s}}},
+      {"threads", result.threads},
+      {"profile", result.profile}};
   if (result.retimed) {
     doc["retimed"] = {{"median_abs_error", result.retimed_median_abs_error},
                       {"p95_abs_error", result.retimed_p95_abs_error}};

@@ -270,8 +270,7 @@ Timing time_spread_attention(std::span<const float> q, int64_t q_heads,
               for (int64_t th = begin; th < end; ++th) {
                 for (int i = 0; i < kSpreadCallsInARow; ++i) {
                   const std::size_t v =
-                      (base + static_cast<std::size_t>(th * kSpreadCallsInARow + i)) %
-                      views.size();
+                      (base + static_cast<std::size_t>(th * kSpreadCallsInARow + i)) % views.size();
                   // Issued from inside the pool: the call runs on this thread alone.
                   decode_attention(q, q_heads, views[v], scale, outs[static_cast<std::size_t>(th)],
                                    pool, isa);
@@ -585,10 +584,9 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
                                             cells[t].median_s(), bytes, flops, cached));
         }
         if (spread) {
-          run.samples.push_back(make_sample("attention_spread", tname, kv_heads * head_dim,
-                                            context, q_heads, sweep.threads.back(),
-                                            spread_cell.min_s, spread_cell.median_s(), bytes,
-                                            flops, cached));
+          run.samples.push_back(make_sample("attention_spread", tname, kv_heads * head_dim, context,
+                                            q_heads, sweep.threads.back(), spread_cell.min_s,
+                                            spread_cell.median_s(), bytes, flops, cached));
         }
       }
     }

@@ -507,7 +507,8 @@ struct RooflinePredictor::Impl {
                                         m.num_attention_heads / d.tp_degree};
             if (m.num_attention_heads % d.tp_degree == 0) {
               const auto& layouts = e.calibrated->attention_shapes;
-              if (const auto it = layouts.find(key); it != layouts.end()) c.shape_ratio = it->second;
+              if (const auto it = layouts.find(key); it != layouts.end())
+                c.shape_ratio = it->second;
               const auto& spread = e.calibrated->attention_spread_shapes;
               if (const auto it = spread.find(key); it != spread.end()) c.spread_ratio = it->second;
             }
@@ -595,9 +596,9 @@ struct RooflinePredictor::Impl {
         const double mean_context = t.decode_pairs / t.decode_seqs;
         const double ratio = ratio_at(c.shape_ratio, mean_context);
         bool call_bound = false;
-        const double one_call_s = part(1, mean_context, 1, call_bound) *
-                                  (c.spread_ratio.empty() ? ratio
-                                                          : ratio_at(c.spread_ratio, mean_context));
+        const double one_call_s =
+            part(1, mean_context, 1, call_bound) *
+            (c.spread_ratio.empty() ? ratio : ratio_at(c.spread_ratio, mean_context));
         const double in_a_row_s = std::ceil(t.decode_seqs / parallel_calls) * one_call_s;
         const double rates_s = part(t.decode_seqs, t.decode_pairs, 0, decode_bound) * ratio;
         decode_s = std::max(in_a_row_s, rates_s);

@@ -358,9 +358,9 @@ TEST(CliValidate, SteadyStepsAreStoredAndANegativeCountIsRefused) {
   EXPECT_EQ(nlohmann::json::parse(stored.input_json).at("steady_steps"), 3);
 
   std::ostringstream out2, err2;
-  EXPECT_NE(run(one_point_validate(model, profile, {"--steady-steps", "-1", "--no-store"}), out2,
-                err2),
-            kExitOk);
+  EXPECT_NE(
+      run(one_point_validate(model, profile, {"--steady-steps", "-1", "--no-store"}), out2, err2),
+      kExitOk);
   EXPECT_THAT(err2.str(), HasSubstr("--steady-steps"));
   EXPECT_THAT(err2.str(), HasSubstr("Value -1 not in range 0 to 100"));
 }

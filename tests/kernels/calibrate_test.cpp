@@ -125,10 +125,11 @@ TEST(RunCalibration, AttentionCellsAreAlsoTimedSpreadOverTheLargestThreadCount) 
     }
     if (a.op != "attention" || a.threads != run.max_threads) continue;
     ++alone;
-    const auto twin = std::find_if(run.samples.begin(), run.samples.end(), [&](const KernelSample& s) {
-      return s.op == "attention_spread" && s.format == a.format && s.rows == a.rows &&
-             s.cols == a.cols && s.batch == a.batch;
-    });
+    const auto twin =
+        std::find_if(run.samples.begin(), run.samples.end(), [&](const KernelSample& s) {
+          return s.op == "attention_spread" && s.format == a.format && s.rows == a.rows &&
+                 s.cols == a.cols && s.batch == a.batch;
+        });
     ASSERT_NE(twin, run.samples.end()) << a.format << " " << a.rows << "x" << a.cols;
     EXPECT_DOUBLE_EQ(twin->bytes, a.bytes);
     EXPECT_DOUBLE_EQ(twin->flops, a.flops);
