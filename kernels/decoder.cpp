@@ -12,6 +12,7 @@
 #include <string>
 
 #include "kernels/elementwise.h"
+#include "kernels/elementwise_internal.h"
 
 namespace llmcap::kernels {
 namespace {
@@ -133,6 +134,36 @@ void for_rows(ThreadPool& pool, int64_t batch, const Fn& fn) {
   pool.parallel_for(batch, [&fn](int64_t begin, int64_t end, int) {
     for (int64_t b = begin; b < end; ++b) fn(b);
   });
+}
+
+/// act[b][i] = SwiGLU(gate, up of feature i) for the gate_up_row layout of gu (rows of
+/// 2 x intermediate): with several rows, the feature blocks split over the pool as the gate/up
+/// product split its output rows, so each thread reads the lines its own product wrote.
+void swiglu_blocks(const float* gu, float* act, int64_t batch, int64_t intermediate,
+                   ThreadPool& pool, Isa isa) {
+  if (!isa_supported(isa)) {
+    throw std::invalid_argument("swiglu: isa " + std::string(to_string(isa)) +
+                                " is not supported by this CPU");
+  }
+  const detail::ElementwiseKernels& k = isa == Isa::kAvx512 ? detail::kElementwiseAvx512
+                                        : isa == Isa::kAvx2 ? detail::kElementwiseAvx2
+                                                            : detail::kElementwiseScalar;
+  const int64_t blocks = (intermediate + kGateUpBlock - 1) / kGateUpBlock;
+  const auto run = [&](int64_t j0, int64_t j1) {
+    for (int64_t b = 0; b < batch; ++b) {
+      const float* row = gu + b * 2 * intermediate;
+      for (int64_t j = j0; j < j1; ++j) {
+        const int64_t n = std::min(kGateUpBlock, intermediate - j * kGateUpBlock);
+        const float* gate = row + j * 2 * kGateUpBlock;
+        k.swiglu(gate, gate + n, act + b * intermediate + j * kGateUpBlock, n);
+      }
+    }
+  };
+  if (batch == 1) {
+    run(0, blocks);
+    return;
+  }
+  pool.parallel_for(blocks, [&](int64_t j0, int64_t j1, int) { run(j0, j1); });
 }
 
 }  // namespace
@@ -558,9 +589,7 @@ void ReferenceDecoder::forward(std::span<const Row> rows, std::span<const int64_
     });
     mark(kPostNorm);
     matmul(w.gate_up, h, batch, gu, pool, isa);
-    for_rows(pool, batch, [&](int64_t b) {
-      swiglu(gu.subspan(b * 2 * I, I), gu.subspan(b * 2 * I + I, I), act.subspan(b * I, I), isa);
-    });
+    swiglu_blocks(gu.data(), act.data(), batch, I, pool, isa);
     matmul(w.down, act, batch, proj, pool, isa);
     for_rows(pool, batch,
              [&](int64_t b) { add_in_place(x.subspan(b * H, H), proj.subspan(b * H, H)); });

@@ -62,6 +62,25 @@ struct StepSections {
   double seconds[kCount] = {};
 };
 
+/// Features per block of the fused gate/up matrix (gate_up_row).
+inline constexpr int64_t kGateUpBlock = 64;
+
+/// Row of the fused gate/up matrix (2 x `intermediate` rows) that holds feature i's gate
+/// (`up` false) or up (`up` true) projection: the rows come in blocks, the gate rows of
+/// features [64 j, 64 j + n) then the up rows of the same features (n = 64, the last block the
+/// rest). The product's threads split its output rows, so a thread writes the gate and up of
+/// the same features, and SwiGLU, split by the same blocks, reads what its own core wrote. With
+/// [gate | up] halves and SwiGLU split by rows, half the product's output lay in the other core's
+/// cache when the next layer's gate/up product wrote it again: Qwen2.5-0.5B int8 at batch 16,
+/// 24 such products took 7.1-8.0 ms after a row-split SwiGLU and 6.5-6.8 ms after a
+/// feature-split one, as when called in a row (2 threads, one process, 2026-11-30).
+constexpr int64_t gate_up_row(int64_t i, int64_t intermediate, bool up) {
+  const int64_t j = i / kGateUpBlock;
+  const int64_t rest = intermediate - j * kGateUpBlock;
+  const int64_t n = rest < kGateUpBlock ? rest : kGateUpBlock;
+  return j * 2 * kGateUpBlock + (up ? n : 0) + i % kGateUpBlock;
+}
+
 /// One layer's weights. Matrices are PackedWeights of `rows` outputs x `cols` inputs (y = x W^T).
 struct DecoderLayerWeights {
   std::vector<float> attn_norm;  ///< hidden, RMSNorm weight before attention
@@ -69,7 +88,7 @@ struct DecoderLayerWeights {
   std::vector<float> qkv_bias;   ///< qkv_rows (empty unless shape.qkv_bias)
   PackedWeights o;               ///< hidden x q_dim
   std::vector<float> mlp_norm;   ///< hidden, RMSNorm weight before the MLP
-  PackedWeights gate_up;         ///< 2 intermediate x hidden: rows [gate | up]
+  PackedWeights gate_up;         ///< 2 intermediate x hidden, gate and up by blocks (gate_up_row)
   PackedWeights down;            ///< hidden x intermediate
 };
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -188,8 +189,8 @@ class ReferenceSequence {
       const std::vector<double> gu = d.gate_up.apply(rms_norm_ref(x, w.mlp_norm, s_.rms_eps));
       std::vector<double> act(static_cast<size_t>(I));
       for (int64_t i = 0; i < I; ++i) {
-        const double g = gu[i];
-        act[i] = g / (1 + std::exp(-g)) * gu[I + i];
+        const double g = gu[static_cast<size_t>(gate_up_row(i, I, false))];
+        act[i] = g / (1 + std::exp(-g)) * gu[static_cast<size_t>(gate_up_row(i, I, true))];
       }
       const std::vector<double> down = d.down.apply(act);
       for (int64_t c = 0; c < H; ++c) x[c] += down[c];
@@ -711,6 +712,27 @@ TEST(ReferenceDecoderPrefill, RejectsBadStepSlotsWithMessage) {
   } catch (const std::logic_error& e) {
     EXPECT_THAT(std::string(e.what()), HasSubstr("sequence 1 is full (max_context 4)"));
   }
+}
+
+TEST(GateUpRow, GateAndUpOfTheSameFeaturesShareABlockAndTheLastBlockIsShort) {
+  // intermediate 100: block 0 holds gate rows of features 0-63 then their up rows; block 1 the
+  // remaining 36 features, gate then up.
+  EXPECT_EQ(gate_up_row(0, 100, false), 0);
+  EXPECT_EQ(gate_up_row(63, 100, false), 63);
+  EXPECT_EQ(gate_up_row(0, 100, true), 64);
+  EXPECT_EQ(gate_up_row(63, 100, true), 127);
+  EXPECT_EQ(gate_up_row(64, 100, false), 128);
+  EXPECT_EQ(gate_up_row(99, 100, false), 163);
+  EXPECT_EQ(gate_up_row(64, 100, true), 164);
+  EXPECT_EQ(gate_up_row(99, 100, true), 199);
+  // Every row used once.
+  std::set<int64_t> rows;
+  for (int64_t i = 0; i < 100; ++i) {
+    rows.insert(gate_up_row(i, 100, false));
+    rows.insert(gate_up_row(i, 100, true));
+  }
+  EXPECT_EQ(rows.size(), 200u);
+  EXPECT_EQ(*rows.rbegin(), 199);
 }
 
 }  // namespace
