@@ -183,7 +183,8 @@ void print_calibration(const model::CalibrationProfile& p, const kernels::Calibr
     out << "Timed again: " << run.contended_repetitions
         << " repetitions of cells whose median was over "
         << fixed(kernels::kContendedRatio, 0)
-        << "x their fastest run (a burst of contention on the host).\n";
+        << "x their fastest run, or of shapes whose one-row product read under 0.3 of the read "
+           "bandwidth (a burst of contention on the host).\n";
   }
   out << "Calibration took " << fixed(run.seconds, 1) << " s.\n";
 }
