@@ -181,8 +181,7 @@ void print_calibration(const model::CalibrationProfile& p, const kernels::Calibr
       << "%, p95 " << fixed(100 * f.p95_rel_error, 1) << "%\n";
   if (run.contended_repetitions > 0) {
     out << "Timed again: " << run.contended_repetitions
-        << " repetitions of cells whose median was over "
-        << fixed(kernels::kContendedRatio, 0)
+        << " repetitions of cells whose median was over " << fixed(kernels::kContendedRatio, 0)
         << "x their fastest run, or of shapes whose one-row product read under 0.3 of the read "
            "bandwidth (a burst of contention on the host).\n";
   }
