@@ -141,13 +141,7 @@ void for_rows(ThreadPool& pool, int64_t batch, const Fn& fn) {
 /// product split its output rows, so each thread reads the lines its own product wrote.
 void swiglu_blocks(const float* gu, float* act, int64_t batch, int64_t intermediate,
                    ThreadPool& pool, Isa isa) {
-  if (!isa_supported(isa)) {
-    throw std::invalid_argument("swiglu: isa " + std::string(to_string(isa)) +
-                                " is not supported by this CPU");
-  }
-  const detail::ElementwiseKernels& k = isa == Isa::kAvx512 ? detail::kElementwiseAvx512
-                                        : isa == Isa::kAvx2 ? detail::kElementwiseAvx2
-                                                            : detail::kElementwiseScalar;
+  const detail::ElementwiseKernels& k = detail::elementwise_kernels(isa, "swiglu");
   const int64_t blocks = (intermediate + kGateUpBlock - 1) / kGateUpBlock;
   const auto run = [&](int64_t j0, int64_t j1) {
     for (int64_t b = 0; b < batch; ++b) {

@@ -55,9 +55,9 @@ const ElementwiseKernels kElementwiseScalar = {rms_norm_scalar, rope_scalar, swi
 
 }  // namespace detail
 
-namespace {
+namespace detail {
 
-const detail::ElementwiseKernels& kernels_for(Isa isa, const char* op) {
+const ElementwiseKernels& elementwise_kernels(Isa isa, const char* op) {
   if (!isa_supported(isa)) {
     throw std::invalid_argument(std::string(op) + ": isa " + std::string(to_string(isa)) +
                                 " is not supported by this CPU (" + cpu_features().flags() + ")");
@@ -71,6 +71,10 @@ const detail::ElementwiseKernels& kernels_for(Isa isa, const char* op) {
       return detail::kElementwiseScalar;
   }
 }
+
+}  // namespace detail
+
+namespace {
 
 [[noreturn]] void fail(const char* op, const std::string& what) {
   throw std::invalid_argument(std::string(op) + ": " + what);
@@ -97,7 +101,7 @@ void rms_norm(std::span<const float> x, std::span<const float> weight, int64_t d
   if (!(eps >= 0) || !std::isfinite(eps)) {
     fail(op, "eps must be finite and >= 0, got " + std::to_string(eps));
   }
-  const auto& k = kernels_for(isa, op);
+  const auto& k = detail::elementwise_kernels(isa, op);
   k.rms_norm(x.data(), weight.data(), static_cast<int64_t>(x.size()) / dim, dim, eps, out.data());
 }
 
@@ -118,7 +122,7 @@ void rope(std::span<float> x, int64_t num_heads, int64_t head_dim, int64_t rotar
   if (!(theta > 0) || !std::isfinite(theta)) {
     fail(op, "theta must be finite and > 0, got " + std::to_string(theta));
   }
-  const auto& k = kernels_for(isa, op);
+  const auto& k = detail::elementwise_kernels(isa, op);
 
   // cos/sin of position * theta^(-2i/rotary_dim), cached for the next call at the same position
   // (q and k of every layer share it).
@@ -153,7 +157,7 @@ void swiglu(std::span<const float> gate, std::span<const float> up, std::span<fl
                  std::to_string(up.size()) + ") and out.size() (" + std::to_string(out.size()) +
                  ") must be equal");
   }
-  const auto& k = kernels_for(isa, op);
+  const auto& k = detail::elementwise_kernels(isa, op);
   k.swiglu(gate.data(), up.data(), out.data(), static_cast<int64_t>(gate.size()));
 }
 
@@ -163,7 +167,7 @@ void convert_to_bf16(std::span<const float> x, std::span<uint16_t> out, Isa isa)
     fail(op, "out.size() (" + std::to_string(out.size()) + ") != x.size() (" +
                  std::to_string(x.size()) + ")");
   }
-  const auto& k = kernels_for(isa, op);
+  const auto& k = detail::elementwise_kernels(isa, op);
   k.to_bf16(x.data(), out.data(), static_cast<int64_t>(x.size()));
 }
 

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "kernels/cpu_features.h"
+
 namespace llmcap::kernels::detail {
 
 struct ElementwiseKernels {
@@ -23,5 +25,9 @@ struct ElementwiseKernels {
 extern const ElementwiseKernels kElementwiseScalar;
 extern const ElementwiseKernels kElementwiseAvx2;
 extern const ElementwiseKernels kElementwiseAvx512;
+
+/// The kernels of `isa`. Throws std::invalid_argument("<op>: isa x is not supported by this CPU
+/// (flags)") when the CPU cannot run it.
+const ElementwiseKernels& elementwise_kernels(Isa isa, const char* op);
 
 }  // namespace llmcap::kernels::detail
