@@ -36,6 +36,13 @@ constexpr double kBf16ActivationRel = 0x1.0p-9;
 // (The scale itself and the f32 rescaling add a few f32 roundings, covered by 8 u S.)
 constexpr double kInt8ActivationStep = 1.0 / 254.0;
 
+// Whether matmul on `isa` quantises the activations of `format` to int8: AVX2 always does for
+// int8 and int4 (vpmaddubsw), AVX-512 where VNNI is there and allowed.
+bool quantises_activations(Isa isa, bool extensions, WeightFormat format) {
+  if (format != WeightFormat::kInt8 && format != WeightFormat::kInt4) return false;
+  return isa == Isa::kAvx2 || (isa == Isa::kAvx512 && extensions && cpu_features().avx512_vnni);
+}
+
 struct Path {
   Isa isa;
   bool extensions;  // AVX512_BF16 / VNNI allowed (only meaningful for kAvx512)
@@ -418,9 +425,7 @@ TEST_P(MatmulPathTest, MatchesReferenceOnOddShapes) {
         std::vector<float> ref(static_cast<size_t>(batch * rows));
         matmul(w, x, batch, ref, pool, Isa::kScalar);
         const Exact e = exact_product(w, x.data(), batch);
-        const bool quantised_acts =
-            k.path.isa == Isa::kAvx512 && k.path.extensions &&
-            (k.format == WeightFormat::kInt8 || int4) && cpu_features().avx512_vnni;
+        const bool quantised_acts = quantises_activations(k.path.isa, k.path.extensions, k.format);
         const bool bf16_acts = k.path.isa == Isa::kAvx512 && k.path.extensions &&
                                k.format == WeightFormat::kBf16 && cpu_features().avx512_bf16;
         int failures = 0;
@@ -459,7 +464,7 @@ TEST(Matmul, BatchOneTileGroupsMatchTheReference) {
     matmul(w, x, 1, y, pool);
     matmul(w, x, 1, ref, pool, Isa::kScalar);
     const Exact e = exact_product(w, x.data(), 1);
-    const bool quantised_acts = best_isa() == Isa::kAvx512 && cpu_features().avx512_vnni;
+    const bool quantised_acts = quantises_activations(best_isa(), true, sh.format);
     for (size_t i = 0; i < y.size(); ++i) {
       double tol = (f32_sum_bound(sh.cols) + 8 * std::ldexp(1.0, -24)) * e.s[i] + 1e-30;
       if (quantised_acts) tol += kInt8ActivationStep * e.a[i];
@@ -486,7 +491,7 @@ TEST(Matmul, Int8BatchesMatchTheReference) {
     matmul(w, x, sh.batch, y, pool);
     matmul(w, x, sh.batch, ref, pool, Isa::kScalar);
     const Exact e = exact_product(w, x.data(), sh.batch);
-    const bool quantised_acts = best_isa() == Isa::kAvx512 && cpu_features().avx512_vnni;
+    const bool quantised_acts = quantises_activations(best_isa(), true, WeightFormat::kInt8);
     for (size_t i = 0; i < y.size(); ++i) {
       double tol = (f32_sum_bound(sh.cols) + 8 * std::ldexp(1.0, -24)) * e.s[i] + 1e-30;
       if (quantised_acts) tol += kInt8ActivationStep * e.a[i];
