@@ -77,18 +77,21 @@ struct Shape {
   int64_t tokens;     // rows in the piece
 };
 
-/// Software prefetch of row t + 16 of a K or V stream, from inside the compute loops (see
-/// prefetch_row in attention_avx512.cpp: the hardware prefetchers lose these streams at every
-/// 4 KiB page, and a whole block's prefetches in one burst stall the core). Measured on the
-/// AMD EPYC (Zen 3, AVX2 only) VM of 2026-11-30, 2 threads, Llama-8B shapes, three alternating
-/// runs of four builds: without it bf16 KV in natural order read 3.1-4.1 GB/s from DRAM, with it
-/// 7.4-10.0 (f32 KV 5.0-8.9 without, 7.1-8.3 with); in even/odd order (below) with it 8.7-13.2.
-/// (In a quieter hour of the same day, dropping it had looked better for f32: 61-68% of the read
-/// bandwidth against 44-50%; the alternating four-build runs above did not confirm it.)
+/// Software prefetch of the row 4 KiB ahead of row t of a K or V stream (16 rows of a 128-dim
+/// bf16 head, 8 of an f32 one), from inside the compute loops (see prefetch_row in
+/// attention_avx512.cpp: the hardware prefetchers lose these streams at every 4 KiB page, and a
+/// whole block's prefetches in one burst stall the core). Measured on the AMD EPYC (Zen 3, AVX2
+/// only) VM of 2026-11-30, 2 threads, Llama-8B shapes, alternating runs of separate builds:
+/// without any prefetch bf16 KV in natural order read 3.1-4.1 GB/s from DRAM, with 16 rows ahead
+/// 7.4-10.0; f32 KV 5.0-8.9 without, 7.1-8.3 with 16 rows (8 KiB) ahead, 59-64% of the read
+/// bandwidth with 4 KiB ahead against 48-55% with 8 KiB (two pairs); 2 KiB ahead was worse for
+/// bf16 (52-66% against 71-82%), 8 KiB into L2 (T1) no better than 4 KiB into L1. (In a quieter
+/// hour of the same day, no prefetch had looked better for f32; later alternating runs did not
+/// confirm it.)
 inline void prefetch_row(const Shape& s, const void* base, int64_t t) {
-  constexpr int64_t kPrefetchRows = 16;
-  if (t + kPrefetchRows >= s.tokens) return;
-  const char* row = static_cast<const char*>(base) + (t + kPrefetchRows) * s.row_bytes;
+  const int64_t ahead = std::max<int64_t>(1, 4096 / s.row_bytes);
+  if (t + ahead >= s.tokens) return;
+  const char* row = static_cast<const char*>(base) + (t + ahead) * s.row_bytes;
   for (int64_t b = 0; b < s.row_bytes; b += 64) _mm_prefetch(row + b, _MM_HINT_T0);
 }
 
