@@ -17,8 +17,8 @@ struct MachineInfo {
   int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;  ///< per core (L1, L2) / total L3; 0 unknown
   /// Measured STREAM-like bandwidth by thread count: "read" sums a buffer far beyond the last-
   /// level cache (bytes read / s; in each repetition the fastest of the read loops: one stream
-  /// per thread with software prefetch, four interleaved streams with and without it, on
-  /// AVX-512); "copy" copies one (bytes read + written / s). Median of interleaved repetitions.
+  /// per thread with software prefetch, four interleaved streams with and without it, with
+  /// AVX-512 or else AVX2 loads); "copy" copies one (bytes read + written / s). Median of interleaved repetitions.
   std::map<int, double> read_bandwidth_bytes_per_s;
   std::map<int, double> copy_bandwidth_bytes_per_s;
 };
