@@ -474,9 +474,10 @@ TEST(Matmul, BatchOneTileGroupsMatchTheReference) {
   }
 }
 
-// int8 at batch >= 2 swaps the operands' roles (s8 activations broadcast, weights + 128, the
-// 128 x row sum of the activations taken off at the end): odd batches, slices of 16 with a
-// partial one, and rows longer than one int32-exact column chunk (32,768 columns).
+// int8 at batch >= 2 on the best path (AVX-512 VNNI: u8 activations + 128, the 128 x row sums
+// of the weights taken off at the end; AVX2: |w| x activations with w's sign, slices of 4 rows
+// over column chunks of 1,024): odd batches, slices with a partial one, and rows longer than one
+// int32-exact column chunk (32,768 columns).
 TEST(Matmul, Int8BatchesMatchTheReference) {
   ThreadPool pool(2);
   struct Shape {
