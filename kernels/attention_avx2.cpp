@@ -95,6 +95,23 @@ inline void prefetch_row(const Shape& s, const void* base, int64_t t) {
   for (int64_t b = 0; b < s.row_bytes; b += 64) _mm_prefetch(row + b, _MM_HINT_T0);
 }
 
+/// Stores the per-lane partial dot products acc[h][j] of rows t + j to dots[h * 128 + j * 8 ..]
+/// and adds the dims from `scalar_from` on (done in scalar code) to lane 0.
+template <bool kBf16, int NH, int TT>
+inline void store_dots(const Shape& s, int64_t scalar_from, const void* k, int64_t t,
+                       const float* q, const __m256 (&acc)[NH][TT], float* dots) {
+#pragma GCC unroll 16
+  for (int h = 0; h < NH; ++h) {
+#pragma GCC unroll 16
+    for (int j = 0; j < TT; ++j) {
+      float* row = dots + h * 128 + j * 8;
+      _mm256_storeu_ps(row, acc[h][j]);
+      for (int64_t i = scalar_from; i < s.d; ++i)
+        row[0] += q[h * s.d + i] * load1<kBf16>(k, (t + j) * s.d + i);
+    }
+  }
+}
+
 /// dots[h * 128 + tt * 8 + lane]: per-lane partial q_h . k_{t + tt} (scalar tail in lane 0).
 template <bool kBf16, int NH, int TT>
 inline void qk_tile(const Shape& s, const void* k, int64_t t, const float* q, float* dots) {
@@ -116,16 +133,7 @@ inline void qk_tile(const Shape& s, const void* k, int64_t t, const float* q, fl
       for (int j = 0; j < TT; ++j) acc[h][j] = _mm256_fmadd_ps(qv, kv[j], acc[h][j]);
     }
   }
-  #pragma GCC unroll 16
-  for (int h = 0; h < NH; ++h) {
-    #pragma GCC unroll 16
-    for (int j = 0; j < TT; ++j) {
-      float* row = dots + h * 128 + j * 8;
-      _mm256_storeu_ps(row, acc[h][j]);
-      for (int64_t i = s.dv * 8; i < s.d; ++i)
-        row[0] += q[h * s.d + i] * load1<kBf16>(k, (t + j) * s.d + i);
-    }
-  }
+  store_dots<kBf16>(s, s.dv * 8, k, t, q, acc, dots);
 }
 
 /// acc[h][c*8 .. (c+NV)*8) += sum_{tt < nb} p[h * 16 + tt] * v_{t0 + tt}.
@@ -162,19 +170,26 @@ void pv_nv(int nv, const Shape& s, const void* v, int64_t t0, int nb, int64_t c,
   return pv_tile<kBf16, NH, 2>(s, v, t0, nb, c, p, acc);
 }
 
+/// Calls f.template operator()<NH>() for a run-time nh in [1, kMaxHeads].
+template <class F>
+void with_heads(int nh, F&& f) {
+  static_assert(kMaxHeads == 4);
+  switch (nh) {
+    case 1:
+      return f.template operator()<1>();
+    case 2:
+      return f.template operator()<2>();
+    case 3:
+      return f.template operator()<3>();
+    default:
+      return f.template operator()<4>();
+  }
+}
+
 template <bool kBf16>
 void pv(int nh, int nv, const Shape& s, const void* v, int64_t t0, int nb, int64_t c,
         const float* p, float* acc) {
-  switch (nh) {
-    case 1:
-      return pv_nv<kBf16, 1>(nv, s, v, t0, nb, c, p, acc);
-    case 2:
-      return pv_nv<kBf16, 2>(nv, s, v, t0, nb, c, p, acc);
-    case 3:
-      return pv_nv<kBf16, 3>(nv, s, v, t0, nb, c, p, acc);
-    default:
-      return pv_nv<kBf16, 4>(nv, s, v, t0, nb, c, p, acc);
-  }
+  with_heads(nh, [&]<int NH>() { pv_nv<kBf16, NH>(nv, s, v, t0, nb, c, p, acc); });
 }
 
 template <bool kBf16, int NH>
@@ -186,16 +201,7 @@ void qk_heads(const Shape& s, const void* k, int64_t t0, int nb, const float* q,
 
 template <bool kBf16>
 void qk(int nh, const Shape& s, const void* k, int64_t t0, int nb, const float* q, float* dots) {
-  switch (nh) {
-    case 1:
-      return qk_heads<kBf16, 1>(s, k, t0, nb, q, dots);
-    case 2:
-      return qk_heads<kBf16, 2>(s, k, t0, nb, q, dots);
-    case 3:
-      return qk_heads<kBf16, 3>(s, k, t0, nb, q, dots);
-    default:
-      return qk_heads<kBf16, 4>(s, k, t0, nb, q, dots);
-  }
+  with_heads(nh, [&]<int NH>() { qk_heads<kBf16, NH>(s, k, t0, nb, q, dots); });
 }
 
 // ---- bf16 KV: even/odd split widening (as attend_bf16 of attention_avx512.cpp) ---------------
@@ -245,16 +251,7 @@ inline void qk_tile_eo(const Shape& s, int64_t nc, const uint16_t* k, int64_t t,
       }
     }
   }
-#pragma GCC unroll 16
-  for (int h = 0; h < NH; ++h) {
-#pragma GCC unroll 16
-    for (int j = 0; j < TT; ++j) {
-      float* row = dots + h * 128 + j * 8;
-      _mm256_storeu_ps(row, acc[h][j]);
-      for (int64_t i = nc * 16; i < s.d; ++i)
-        row[0] += q[h * s.d + i] * load1<true>(k, (t + j) * s.d + i);
-    }
-  }
+  store_dots<true>(s, nc * 16, k, t, q, acc, dots);
 }
 
 template <int NH>
@@ -267,16 +264,7 @@ void qk_eo_heads(const Shape& s, int64_t nc, const uint16_t* k, int64_t t0, int 
 
 void qk_eo(int nh, const Shape& s, int64_t nc, const uint16_t* k, int64_t t0, int nb,
            const float* q, const float* qp, float* dots) {
-  switch (nh) {
-    case 1:
-      return qk_eo_heads<1>(s, nc, k, t0, nb, q, qp, dots);
-    case 2:
-      return qk_eo_heads<2>(s, nc, k, t0, nb, q, qp, dots);
-    case 3:
-      return qk_eo_heads<3>(s, nc, k, t0, nb, q, qp, dots);
-    default:
-      return qk_eo_heads<4>(s, nc, k, t0, nb, q, qp, dots);
-  }
+  with_heads(nh, [&]<int NH>() { qk_eo_heads<NH>(s, nc, k, t0, nb, q, qp, dots); });
 }
 
 /// accp[h][c*16 .. c*16 + 16) (even/odd order, rows of nc * 16) += sum_{tt < nb} p[h * 16 + tt]
@@ -308,16 +296,7 @@ inline void pv_tile_eo(const Shape& s, int64_t nc, const uint16_t* v, int64_t t0
 
 void pv_eo(int nh, const Shape& s, int64_t nc, const uint16_t* v, int64_t t0, int nb, int64_t c,
            const float* p, float* accp) {
-  switch (nh) {
-    case 1:
-      return pv_tile_eo<1>(s, nc, v, t0, nb, c, p, accp);
-    case 2:
-      return pv_tile_eo<2>(s, nc, v, t0, nb, c, p, accp);
-    case 3:
-      return pv_tile_eo<3>(s, nc, v, t0, nb, c, p, accp);
-    default:
-      return pv_tile_eo<4>(s, nc, v, t0, nb, c, p, accp);
-  }
+  with_heads(nh, [&]<int NH>() { pv_tile_eo<NH>(s, nc, v, t0, nb, c, p, accp); });
 }
 
 template <bool kBf16>
