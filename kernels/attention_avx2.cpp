@@ -24,7 +24,6 @@ constexpr int kBlock = 16;
 constexpr int kMaxHeads = 4;
 constexpr int kMaxVecs = 2;
 
-
 template <bool kBf16>
 inline __m256 load8(const void* base, int64_t i) {
   if constexpr (kBf16) {
@@ -217,8 +216,8 @@ void qk(int nh, const Shape& s, const void* k, int64_t t0, int nb, const float* 
 
 inline void split_bf16(__m256i raw, __m256& even, __m256& odd) {
   even = _mm256_castsi256_ps(_mm256_slli_epi32(raw, 16));
-  odd = _mm256_castsi256_ps(
-      _mm256_and_si256(raw, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+  odd =
+      _mm256_castsi256_ps(_mm256_and_si256(raw, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
 }
 
 inline __m256i load16(const uint16_t* p) {
@@ -255,8 +254,8 @@ inline void qk_tile_eo(const Shape& s, int64_t nc, const uint16_t* k, int64_t t,
 }
 
 template <int NH>
-void qk_eo_heads(const Shape& s, int64_t nc, const uint16_t* k, int64_t t0, int nb,
-                 const float* q, const float* qp, float* dots) {
+void qk_eo_heads(const Shape& s, int64_t nc, const uint16_t* k, int64_t t0, int nb, const float* q,
+                 const float* qp, float* dots) {
   int tt = 0;
   for (; tt + 2 <= nb; tt += 2) qk_tile_eo<NH, 2>(s, nc, k, t0 + tt, q, qp, dots + tt * 8);
   for (; tt < nb; ++tt) qk_tile_eo<NH, 1>(s, nc, k, t0 + tt, q, qp, dots + tt * 8);
@@ -270,8 +269,8 @@ void qk_eo(int nh, const Shape& s, int64_t nc, const uint16_t* k, int64_t t0, in
 /// accp[h][c*16 .. c*16 + 16) (even/odd order, rows of nc * 16) += sum_{tt < nb} p[h * 16 + tt]
 /// v_{t0 + tt}.
 template <int NH>
-inline void pv_tile_eo(const Shape& s, int64_t nc, const uint16_t* v, int64_t t0, int nb,
-                       int64_t c, const float* p, float* accp) {
+inline void pv_tile_eo(const Shape& s, int64_t nc, const uint16_t* v, int64_t t0, int nb, int64_t c,
+                       const float* p, float* accp) {
   __m256 a[NH][2];
 #pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)

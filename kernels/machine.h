@@ -18,7 +18,8 @@ struct MachineInfo {
   /// Measured STREAM-like bandwidth by thread count: "read" sums a buffer far beyond the last-
   /// level cache (bytes read / s; in each repetition the fastest of the read loops: one stream
   /// per thread with software prefetch, four interleaved streams with and without it, with
-  /// AVX-512 or else AVX2 loads); "copy" copies one (bytes read + written / s). Median of interleaved repetitions.
+  /// AVX-512 or else AVX2 loads); "copy" copies one (bytes read + written / s). Median of
+  /// interleaved repetitions.
   std::map<int, double> read_bandwidth_bytes_per_s;
   std::map<int, double> copy_bandwidth_bytes_per_s;
 };

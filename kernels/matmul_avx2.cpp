@@ -304,8 +304,8 @@ void call_i8(int bt, const int8_t* w, int64_t ngroups, const int8_t* a, int64_t 
 // acc[b * 16 + i] += row i's dot product (scaled per block) with activation row b. The nibbles
 // are unpacked once per 8-row half and block for all BT rows; the eight u8 x s8 products of a
 // block are summed in int16 (8 x 2 x 15 x 127 < 2^15) before one vpmaddwd.
-void mk_i4(int bt, const uint8_t* w, int64_t nsb, const int8_t* a, int64_t lda,
-           const int32_t* corr, int64_t ldc, bool prefetch, float* acc) {
+void mk_i4(int bt, const uint8_t* w, int64_t nsb, const int8_t* a, int64_t lda, const int32_t* corr,
+           int64_t ldc, bool prefetch, float* acc) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t sb = 0; sb < nsb; ++sb) {
@@ -392,7 +392,8 @@ void mk_i4_row(const uint8_t* const* w, int64_t nsb, const int8_t* a, const int3
           const __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(z, low4), alo);
           const __m256i hi =
               _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(z, 4), low4), ahi);
-          s[v] = q == 0 ? _mm256_add_epi16(lo, hi) : _mm256_add_epi16(s[v], _mm256_add_epi16(lo, hi));
+          s[v] =
+              q == 0 ? _mm256_add_epi16(lo, hi) : _mm256_add_epi16(s[v], _mm256_add_epi16(lo, hi));
         }
       }
       const __m256i c = _mm256_set1_epi32(corr[blk]);
