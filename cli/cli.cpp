@@ -182,8 +182,9 @@ void print_calibration(const model::CalibrationProfile& p, const kernels::Calibr
   if (run.contended_repetitions > 0) {
     out << "Timed again: " << run.contended_repetitions
         << " repetitions of cells whose median was over " << fixed(kernels::kContendedRatio, 0)
-        << "x their fastest run, or of shapes whose one-row product read under 0.3 of the read "
-           "bandwidth (a burst of contention on the host).\n";
+        << "x their fastest run, or of shapes whose one-row product read under "
+        << fixed(kernels::kBurstFraction, 1)
+        << " of the read bandwidth (a burst of contention on the host).\n";
   }
   out << "Calibration took " << fixed(run.seconds, 1) << " s.\n";
 }

@@ -368,7 +368,8 @@ void attend(const AttentionPiece& pc) {
         const float alpha = std::exp(pc.max[g] - block_max);  // 0 on the first block
         pc.sum[g] *= alpha;
         float* acc = pc.acc + g * d;
-        for (int64_t i = 0; i < d; ++i) acc[i] *= alpha;
+        // bf16: pc.acc holds only the scalar dims until the end of the piece, the rest is accp.
+        for (int64_t i = kBf16 ? scalar_from : 0; i < d; ++i) acc[i] *= alpha;
         if constexpr (kBf16) {
           for (int64_t i = 0; i < nc * 16; ++i) accp[g * nc * 16 + i] *= alpha;
         }

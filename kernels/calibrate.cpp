@@ -243,11 +243,6 @@ double attention_flops(int64_t context, int64_t q_heads, int64_t head_dim) {
   return 4.0 * static_cast<double>(context * q_heads * head_dim);
 }
 
-/// A batch-1 product from memory reading at less than this fraction of the read bandwidth was
-/// timed in a burst of contention (run_calibration). Quiet quick calibrations of the
-/// Llama-3.2-1B and Qwen2.5-0.5B shapes put them at 0.45-0.9 (2026-11-30).
-constexpr double kBurstFraction = 0.3;
-
 /// Calls per thread of a spread attention cell (time_spread_attention).
 constexpr int kSpreadCallsInARow = 4;
 
@@ -477,9 +472,9 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
       // A burst that lasts a whole cell leaves its fastest run as slow as its median, which the
       // check above cannot see. A product of one activation row from memory streams its weights
       // at 0.45-0.9 of the read bandwidth; one that read at less than kBurstFraction of it was
-      // timed in a burst, and likely so were the shape's other
-      // batches, timed just after: all of the shape's cells at that thread count are timed
-      // twice more and keep the median of their repetitions. (Validate, 2026-11-30: a quick
+      // timed in a burst, and likely so were the shape's other batches, timed just after: all
+      // of the shape's cells at that thread count are timed twice more and keep the median of
+      // their repetitions. (Validate, 2026-11-30: a quick
       // calibration put Qwen2.5-0.5B's MLP shapes at 2-3x their time in the steps.)
       if (!shape.cache_resident && sweep.batches.front() == 1) {
         for (std::size_t t = 0; t < sweep.threads.size(); ++t) {

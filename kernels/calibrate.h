@@ -86,6 +86,12 @@ struct KernelSample {
   bool cache_resident = false;
 };
 
+/// A batch-1 product from memory reading at less than this fraction of the read bandwidth was
+/// timed in a burst of contention, and its shape is timed again (run_calibration). Quiet quick
+/// calibrations of the Llama-3.2-1B and Qwen2.5-0.5B shapes put them at 0.45-0.9 (AVX-512 host,
+/// 2026-11-30).
+inline constexpr double kBurstFraction = 0.3;
+
 struct CalibrationRun {
   MachineInfo machine;  ///< with read/copy bandwidth for the thread counts measured
   std::vector<KernelSample> samples;
@@ -93,7 +99,8 @@ struct CalibrationRun {
   int64_t rotation_bytes = 0;  ///< operands rotated over at least this many bytes
   double seconds = 0;          ///< wall time of the whole sweep
   /// Extra repetitions of matmul and attention cells timed during a burst of contention
-  /// (median > kContendedRatio x fastest run; harness.h remeasure_contended).
+  /// (median > kContendedRatio x fastest run; harness.h remeasure_contended), and of product
+  /// shapes whose batch-1 cell read under kBurstFraction of the read bandwidth.
   int contended_repetitions = 0;
   std::string sweep;           ///< "full", "quick", "test"
 };

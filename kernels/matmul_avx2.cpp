@@ -149,9 +149,9 @@ inline void store(const Ctx& c, int64_t r0, int64_t b0, int bt, const float* out
 template <int R>
 void tile(const Ctx& c, int64_t r0) {
   const WeightFormat format = c.w->format();
-  // kc == cols: the batch is one slice, so bf16 is widened in the micro-kernel.
+  // A batch of one slice widens bf16 in the micro-kernel (kc is then all the columns).
   const bool direct =
-      format == WeightFormat::kF32 || (format == WeightFormat::kBf16 && c.kc == c.cols);
+      format == WeightFormat::kF32 || (format == WeightFormat::kBf16 && c.batch <= kBT);
   float* t = direct ? nullptr : static_cast<float*>(t_tile.get(R * c.kc * 4));
   const float* act = static_cast<const float*>(c.act);
   for (int64_t k0 = 0; k0 < c.cols; k0 += c.kc) {
@@ -302,7 +302,7 @@ void call_i8(int bt, const int8_t* w, int64_t ngroups, const int8_t* a, int64_t 
 // 16 bf16 scales at 32 h; its nibbles in groups 4h + q, 64 bytes apart, bytes 4i..4i+3 of row i
 // whose low nibbles are columns 4q.., high nibbles 16 + 4q..) against bt activation rows.
 // acc[b * 16 + i] += row i's dot product (scaled per block) with activation row b. The nibbles
-// are unpacked once per 8-row half and block for all BT rows; the eight u8 x s8 products of a
+// are unpacked once per 8-row half and block for all bt rows; the eight u8 x s8 products of a
 // block are summed in int16 (8 x 2 x 15 x 127 < 2^15) before one vpmaddwd.
 void mk_i4(int bt, const uint8_t* w, int64_t nsb, const int8_t* a, int64_t lda, const int32_t* corr,
            int64_t ldc, bool prefetch, float* acc) {
@@ -356,55 +356,48 @@ void mk_i4(int bt, const uint8_t* w, int64_t nsb, const int8_t* a, int64_t lda, 
   }
 }
 
-// int4, batch 1: NT tiles at once (NT weight streams per thread), each activation broadcast
-// serving all their 8-row halves, acc[2t + k] (rows 8k.. of tile t) in registers for the
-// whole row (mk_i4 re-broadcasts the block's 8 activation words for every half and keeps acc
-// in memory). Measured (Zen 3 VM, 2026-12-01, kernels_bench, two alternating rounds of two
-// builds, Llama-8B MLP shapes): NT = 1 78-90% of the read bandwidth, NT = 2 65-88% (NT = 4
-// spills); mk_i4 at batch 1 had read 79-82% in one round.
-template <int NT>
-void mk_i4_row(const uint8_t* const* w, int64_t nsb, const int8_t* a, const int32_t* corr,
-               __m256* acc) {
-  constexpr int NV = 2 * NT;
+// int4, batch 1: one tile, the activation broadcasts of a block serving both 8-row halves,
+// acc[k] (rows 8k..) in registers for the whole row (mk_i4 re-broadcasts the block's 8
+// activation words for every half and keeps acc in memory). Measured (Zen 3 VM, 2026-12-01,
+// kernels_bench, two alternating rounds of two builds, Llama-8B MLP shapes): 78-90% of the read
+// bandwidth, against 65-88% with two tiles at once (two weight streams per thread; four tiles
+// spilled); mk_i4 at batch 1 had read 79-82% in one round.
+void mk_i4_row(const uint8_t* w, int64_t nsb, const int8_t* a, const int32_t* corr, __m256* acc) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t sb = 0; sb < nsb; ++sb) {
-#pragma GCC unroll 4
-    for (int t = 0; t < NT; ++t) {
+    const uint8_t* p = w + sb * 576;
 #pragma GCC unroll 9
-      for (int line = 0; line < 9; ++line) {
-        _mm_prefetch(reinterpret_cast<const char*>(w[t] + sb * 576) + kIntPrefetch + 64 * line,
-                     _MM_HINT_T0);
-      }
+    for (int line = 0; line < 9; ++line) {
+      _mm_prefetch(reinterpret_cast<const char*>(p) + kIntPrefetch + 64 * line, _MM_HINT_T0);
     }
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const int64_t blk = 2 * sb + h;
       const int8_t* ab = a + blk * 32;
-      __m256i s[NV];
+      __m256i s[2];
 #pragma GCC unroll 4
       for (int q = 0; q < 4; ++q) {
         const __m256i alo = bcast4(ab + 4 * q), ahi = bcast4(ab + 16 + 4 * q);
-#pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) {
-          const __m256i z = _mm256_load_si256(reinterpret_cast<const __m256i*>(
-              w[v / 2] + sb * 576 + 64 + (4 * h + q) * 64 + 32 * (v % 2)));
+#pragma GCC unroll 2
+        for (int k = 0; k < 2; ++k) {
+          const __m256i z = _mm256_load_si256(
+              reinterpret_cast<const __m256i*>(p + 64 + (4 * h + q) * 64 + 32 * k));
           const __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(z, low4), alo);
           const __m256i hi =
               _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(z, 4), low4), ahi);
-          s[v] =
-              q == 0 ? _mm256_add_epi16(lo, hi) : _mm256_add_epi16(s[v], _mm256_add_epi16(lo, hi));
+          s[k] =
+              q == 0 ? _mm256_add_epi16(lo, hi) : _mm256_add_epi16(s[k], _mm256_add_epi16(lo, hi));
         }
       }
       const __m256i c = _mm256_set1_epi32(corr[blk]);
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) {
-        const __m128i sc16 = _mm_load_si128(
-            reinterpret_cast<const __m128i*>(w[v / 2] + sb * 576 + 32 * h + 16 * (v % 2)));
+#pragma GCC unroll 2
+      for (int k = 0; k < 2; ++k) {
+        const __m128i sc16 = _mm_load_si128(reinterpret_cast<const __m128i*>(p + 32 * h + 16 * k));
         const __m256 scale =
             _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(sc16), 16));
-        const __m256i d = _mm256_add_epi32(_mm256_madd_epi16(s[v], ones), c);
-        acc[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), scale, acc[v]);
+        const __m256i d = _mm256_add_epi32(_mm256_madd_epi16(s[k], ones), c);
+        acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), scale, acc[k]);
       }
     }
   }
@@ -473,34 +466,27 @@ void i8_tiles(const Ctx& c, int64_t t0, int64_t t1) {
   }
 }
 
-// int4, tiles [t0, t1) of 16 rows. Batch 1: kI4RowTiles tiles at a time (mk_i4_row). Larger
-// batches (and tiles left over): one tile at a time, activation rows in slices of kI4Slice.
-constexpr int kI4RowTiles = 1;
+// int4, tiles [t0, t1) of 16 rows. Batch 1: mk_i4_row per tile. Larger batches: one tile at a
+// time, activation rows in slices of kI4Slice.
 void i4_tiles(const Ctx& c, int64_t t0, int64_t t1) {
   const int64_t nsb = (c.cols + 63) / 64;
   const auto* act = static_cast<const int8_t*>(c.act);
   const auto* base = static_cast<const uint8_t*>(c.w->data());
-  int64_t t = t0;
   if (c.batch == 1) {
-    for (; t + kI4RowTiles <= t1; t += kI4RowTiles) {
-      const uint8_t* w[kI4RowTiles];
-      __m256 acc[2 * kI4RowTiles];
-      for (int i = 0; i < kI4RowTiles; ++i) w[i] = base + (t + i) * nsb * 576;
-      for (auto& v : acc) v = _mm256_setzero_ps();
-      mk_i4_row<kI4RowTiles>(w, nsb, act, c.corr, acc);
-      const __m256 sx = _mm256_set1_ps(c.sx[0]);
-      for (int i = 0; i < kI4RowTiles; ++i) {
-        alignas(32) float out[16];
-        _mm256_store_ps(out, _mm256_mul_ps(acc[2 * i], sx));
-        _mm256_store_ps(out + 8, _mm256_mul_ps(acc[2 * i + 1], sx));
-        const int64_t r0 = (t + i) * 16;
-        const int nr = static_cast<int>(std::min<int64_t>(16, c.rows - r0));
-        std::copy(out, out + nr, c.y + r0);
-      }
+    const __m256 sx = _mm256_set1_ps(c.sx[0]);
+    for (int64_t t = t0; t < t1; ++t) {
+      __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+      mk_i4_row(base + t * nsb * 576, nsb, act, c.corr, acc);
+      alignas(32) float out[16];
+      _mm256_store_ps(out, _mm256_mul_ps(acc[0], sx));
+      _mm256_store_ps(out + 8, _mm256_mul_ps(acc[1], sx));
+      const int64_t r0 = t * 16;
+      std::copy(out, out + std::min<int64_t>(16, c.rows - r0), c.y + r0);
     }
+    return;
   }
   alignas(32) float acc[kI4Slice * 16];
-  for (; t < t1; ++t) {
+  for (int64_t t = t0; t < t1; ++t) {
     const uint8_t* w = base + t * nsb * 576;
     const int64_t r0 = t * 16;
     const int nr = static_cast<int>(std::min<int64_t>(16, c.rows - r0));

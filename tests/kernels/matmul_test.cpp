@@ -476,15 +476,16 @@ TEST(Matmul, BatchOneTileGroupsMatchTheReference) {
 
 // int8 at batch >= 2 on the best path (AVX-512 VNNI: u8 activations + 128, the 128 x row sums
 // of the weights taken off at the end; AVX2: |w| x activations with w's sign, slices of 4 rows
-// over column chunks of 1,024): odd batches, slices with a partial one, and rows longer than one
-// int32-exact column chunk (32,768 columns).
+// over column chunks of 1,024 once the batch is over one slice): odd batches, slices with a
+// partial one, rows over two such chunks with a partial third (2,100 columns at batch 6), and
+// rows longer than one int32-exact column chunk (32,768 columns).
 TEST(Matmul, Int8BatchesMatchTheReference) {
   ThreadPool pool(2);
   struct Shape {
     int64_t rows, cols, batch;
   };
   for (const Shape& sh : {Shape{61, 1000, 2}, Shape{139, 129, 5}, Shape{33, 515, 17},
-                          Shape{70, 32805, 3}}) {
+                          Shape{35, 2100, 6}, Shape{70, 32805, 3}}) {
     const auto w = PackedWeights::random(WeightFormat::kInt8, sh.rows, sh.cols, 21);
     // Activations with a non-zero mean, so that the 128 x sum correction matters.
     const auto x = random_values(sh.batch * sh.cols, 22, -1.0f, 3.0f);
