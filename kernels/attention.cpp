@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -20,6 +21,18 @@ std::string_view to_string(KvType type) {
       return "bf16";
   }
   return "unknown";
+}
+
+int64_t kv_capacity_tokens(int64_t context_tokens, int64_t head_dim, KvType type) {
+  if (context_tokens < 1 || head_dim < 1) {
+    throw std::invalid_argument("kv_capacity_tokens: context_tokens " +
+                                std::to_string(context_tokens) + ", head_dim " +
+                                std::to_string(head_dim) + ", expected both >= 1");
+  }
+  const int64_t row_bytes = head_dim * (type == KvType::kF32 ? 4 : 2);
+  int64_t align = kKvHeadAlignBytes / std::gcd(kKvHeadAlignBytes, row_bytes);  // tokens
+  if (align > kMaxKvAlignTokens) align = 1;  // odd head dims: not worth the memory
+  return (context_tokens + align - 1) / align * align;
 }
 
 int64_t KvCacheView::bytes_read() const {

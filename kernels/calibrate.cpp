@@ -202,7 +202,10 @@ struct KvCopies {
 KvCopies kv_copies(KvType type, int64_t kv_heads, int64_t head_dim, int64_t context,
                    int64_t rotation_bytes, bool cached) {
   const int64_t elem = type == KvType::kF32 ? 4 : 2;
-  const int64_t elements = kv_heads * context * head_dim;
+  // Each copy's rows of a head start on a 4 KiB boundary, as in the reference decoder's caches
+  // (kv_capacity_tokens: attention reads misaligned heads 12-17% slower).
+  const int64_t stride = kv_capacity_tokens(context, head_dim, type);
+  const int64_t elements = kv_heads * stride * head_dim;
   const int n = copies_for(2 * elements * elem, rotation_bytes, cached);
   KvCopies c;
   // Storage as 32-bit words either way; bf16 uses half of it.
@@ -216,11 +219,11 @@ KvCopies kv_copies(KvType type, int64_t kv_heads, int64_t head_dim, int64_t cont
   for (int i = 0; i < n; ++i) {
     KvCacheView view;
     view.type = type;
-    view.k = c.k.get() + i * context * head_dim * elem;
-    view.v = c.v.get() + i * context * head_dim * elem;
+    view.k = c.k.get() + i * stride * head_dim * elem;
+    view.v = c.v.get() + i * stride * head_dim * elem;
     view.num_kv_heads = kv_heads;
     view.head_dim = head_dim;
-    view.capacity_tokens = n * context;
+    view.capacity_tokens = n * stride;
     view.context_tokens = context;
     views.push_back(view);
   }

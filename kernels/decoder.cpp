@@ -185,9 +185,10 @@ ReferenceDecoder::ReferenceDecoder(const DecoderShape& shape, WeightFormat forma
   const double weights = static_cast<double>(s.num_layers) * layer_weights +
                          packed_bytes(format, static_cast<double>(s.vocab), h) + 4 * h;
   kv_elem_bytes_ = kv_elem_bytes(kv_type);
+  kv_capacity_ = kv_capacity_tokens(max_context, s.head_dim, kv_type);
   const double kv = static_cast<double>(s.num_layers) * 2 * static_cast<double>(s.kv_dim()) *
                     static_cast<double>(kv_elem_bytes_) * static_cast<double>(max_batch) *
-                    static_cast<double>(max_context);
+                    static_cast<double>(kv_capacity_);
   const double activations = 4.0 * static_cast<double>(max_batch) *
                              (3 * h + rows + qd + 3 * inter + static_cast<double>(s.vocab));
   const double needed = weights + kv + activations;
@@ -224,7 +225,8 @@ ReferenceDecoder::ReferenceDecoder(const DecoderShape& shape, WeightFormat forma
   lm_head_ = PackedWeights::random(format, s.vocab, s.hidden, derive_seed(seed, 1, matrix++));
 
   // KV caches: reserved now, touched as contexts reach them.
-  const int64_t kv_total = s.num_layers * max_batch * 2 * s.kv_dim() * max_context * kv_elem_bytes_;
+  const int64_t kv_total =
+      s.num_layers * max_batch * 2 * s.kv_dim() * kv_capacity_ * kv_elem_bytes_;
   const size_t kv_alloc = (static_cast<size_t>(kv_total) + 63) / 64 * 64;
   kv_.reset(static_cast<uint8_t*>(detail::allocate_large(static_cast<int64_t>(kv_alloc))));
   if (!kv_) throw std::bad_alloc();
@@ -279,12 +281,12 @@ const DecoderLayerWeights& ReferenceDecoder::layer(int64_t i) const {
 }
 
 uint8_t* ReferenceDecoder::kv_k(int64_t layer_index, int64_t seq) const {
-  const int64_t block = shape_.kv_dim() * max_context_ * kv_elem_bytes_;  // one of K or V
+  const int64_t block = shape_.kv_dim() * kv_capacity_ * kv_elem_bytes_;  // one of K or V
   return kv_.get() + ((layer_index * max_batch_ + seq) * 2) * block;
 }
 
 uint8_t* ReferenceDecoder::kv_v(int64_t layer_index, int64_t seq) const {
-  return kv_k(layer_index, seq) + shape_.kv_dim() * max_context_ * kv_elem_bytes_;
+  return kv_k(layer_index, seq) + shape_.kv_dim() * kv_capacity_ * kv_elem_bytes_;
 }
 
 KvCacheView ReferenceDecoder::kv_cache(int64_t layer_index, int64_t seq) const {
@@ -298,7 +300,7 @@ KvCacheView ReferenceDecoder::kv_cache(int64_t layer_index, int64_t seq) const {
   view.v = kv_v(layer_index, seq);
   view.num_kv_heads = shape_.num_kv_heads;
   view.head_dim = shape_.head_dim;
-  view.capacity_tokens = max_context_;
+  view.capacity_tokens = kv_capacity_;
   view.context_tokens = contexts_[static_cast<size_t>(seq)];
   return view;
 }
@@ -317,7 +319,7 @@ void ReferenceDecoder::fill_random_kv(int64_t seq, int64_t begin, int64_t end) {
                                    static_cast<uint64_t>(max_context_) +
                                static_cast<uint64_t>(t);
           uint64_t state = derive_seed(seed_, 3, row);
-          const int64_t offset = (g * max_context_ + t) * hd;
+          const int64_t offset = (g * kv_capacity_ + t) * hd;
           if (kv_type_ == KvType::kF32) {
             float* dst = reinterpret_cast<float*>(base) + offset;
             for (int64_t d = 0; d < hd; d += 2) {
@@ -507,7 +509,7 @@ void ReferenceDecoder::forward(std::span<const Row> rows, std::span<const int64_
     view.v = kv_v(l, row.slot);
     view.num_kv_heads = s.num_kv_heads;
     view.head_dim = hd;
-    view.capacity_tokens = max_context_;
+    view.capacity_tokens = kv_capacity_;
     view.context_tokens = row.position + 1;
     return view;
   };
@@ -536,7 +538,7 @@ void ReferenceDecoder::forward(std::span<const Row> rows, std::span<const int64_
       uint8_t* kc = kv_k(l, token.slot);
       uint8_t* vc = kv_v(l, token.slot);
       for (int64_t g = 0; g < s.num_kv_heads; ++g) {
-        const int64_t dst = (g * max_context_ + pos) * hd;
+        const int64_t dst = (g * kv_capacity_ + pos) * hd;
         const float* ks = k.data() + g * hd;
         const float* vs = v + g * hd;
         if (kv_type_ == KvType::kF32) {

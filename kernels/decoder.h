@@ -260,6 +260,9 @@ class ReferenceDecoder {
   KvType kv_type_;
   int64_t max_batch_;
   int64_t max_context_;
+  /// Rows reserved per KV head: kv_capacity_tokens(max_context, head_dim, kv type), so that
+  /// every head's rows start on a 4 KiB boundary.
+  int64_t kv_capacity_ = 0;
   uint64_t seed_;
 
   std::vector<DecoderLayerWeights> layers_;
@@ -269,7 +272,7 @@ class ReferenceDecoder {
   struct KvFree {
     void operator()(uint8_t* p) const noexcept;
   };
-  std::unique_ptr<uint8_t, KvFree> kv_;  ///< [layer][seq][k|v][kv_head][max_context][head_dim]
+  std::unique_ptr<uint8_t, KvFree> kv_;  ///< [layer][seq][k|v][kv_head][kv_capacity_][head_dim]
   int64_t kv_elem_bytes_ = 0;
   std::vector<int64_t> pristine_;  ///< per slot: positions [0, pristine) hold the random prefix
 

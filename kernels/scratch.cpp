@@ -12,12 +12,13 @@
 namespace llmcap::kernels::detail {
 
 void* allocate_large(int64_t bytes) {
-  constexpr size_t kHuge = size_t{2} << 20;
+  constexpr size_t kHuge = size_t{2} << 20, kPage = 4096;
   size_t n = (static_cast<size_t>(bytes < 0 ? 0 : bytes) + 63) / 64 * 64;
   if (n == 0) n = 64;
   const bool huge = n >= kHuge;
-  if (huge) n = (n + kHuge - 1) / kHuge * kHuge;
-  void* p = std::aligned_alloc(huge ? kHuge : 64, n);
+  const size_t align = huge ? kHuge : n >= kPage ? kPage : 64;
+  n = (n + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, n);
   if (p == nullptr) throw std::bad_alloc();
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   if (huge) (void)madvise(p, n, MADV_HUGEPAGE);

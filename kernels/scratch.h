@@ -8,12 +8,13 @@
 
 namespace llmcap::kernels::detail {
 
-/// `bytes` (rounded up to 64) of 64-byte-aligned memory for std::free. From 2 MiB up, the block
-/// is 2 MiB aligned and advised for transparent huge pages (madvise MADV_HUGEPAGE; Linux only,
-/// a refusal is ignored): streamed weights, KV caches and probe buffers then take one TLB
-/// entry per 2 MiB instead of per 4 KiB. On the development VM (THP "madvise") this made int4
-/// and int8 batch-1 products 3-13% faster (4096 x 14336, median of 15, side by side).
-/// Throws std::bad_alloc.
+/// `bytes` (rounded up to 64) of 64-byte-aligned memory for std::free; from 4 KiB up 4 KiB
+/// aligned (the reference decoder's KV heads start on 4 KiB boundaries, kv_capacity_tokens).
+/// From 2 MiB up, the block is 2 MiB aligned and advised for transparent huge pages (madvise
+/// MADV_HUGEPAGE; Linux only, a refusal is ignored): streamed weights, KV caches and probe buffers
+/// then take one TLB entry per 2 MiB instead of per 4 KiB. On the development VM (THP "madvise")
+/// this made int4 and int8 batch-1 products 3-13% faster (4096 x 14336, median of 15, side by
+/// side). Throws std::bad_alloc.
 void* allocate_large(int64_t bytes);
 
 /// Deleter for allocate_large's blocks (std::free).

@@ -319,6 +319,36 @@ TEST(DecodeAttention, BytesReadAndNames) {
   EXPECT_EQ(to_string(KvType::kBf16), "bf16");
 }
 
+TEST(KvCapacityTokens, RoundsEachHeadUpToWholeFourKibBlocks) {
+  EXPECT_EQ(kv_capacity_tokens(1000, 128, KvType::kBf16), 1008);  // 16 rows of 256 bytes
+  EXPECT_EQ(kv_capacity_tokens(1024, 128, KvType::kBf16), 1024);
+  EXPECT_EQ(kv_capacity_tokens(1025, 128, KvType::kF32), 1032);  // 8 rows of 512 bytes
+  EXPECT_EQ(kv_capacity_tokens(5, 64, KvType::kBf16), 32);
+  EXPECT_EQ(kv_capacity_tokens(1, 4096, KvType::kF32), 1);     // a row is 4 blocks already
+  EXPECT_EQ(kv_capacity_tokens(300, 72, KvType::kBf16), 512);  // 144-byte rows: 256 tokens
+  for (const int64_t d : {64, 72, 80, 96, 128, 256}) {
+    for (const KvType type : {KvType::kBf16, KvType::kF32}) {
+      const int64_t c = kv_capacity_tokens(777, d, type);
+      EXPECT_GE(c, 777);
+      EXPECT_EQ(c * d * (type == KvType::kF32 ? 4 : 2) % kKvHeadAlignBytes, 0) << d;
+    }
+  }
+  // Rounding to more than kMaxKvAlignTokens is not worth the memory: left unaligned.
+  EXPECT_EQ(kv_capacity_tokens(5, 13, KvType::kBf16), 5);
+  EXPECT_EQ(kv_capacity_tokens(5, 100, KvType::kBf16), 5);
+}
+
+TEST(KvCapacityTokens, RejectsNonPositiveSizesWithTheValues) {
+  try {
+    (void)kv_capacity_tokens(0, 128, KvType::kBf16);
+    ADD_FAILURE() << "expected invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "kv_capacity_tokens: context_tokens 0, head_dim 128, expected both >= 1");
+  }
+  EXPECT_THROW((void)kv_capacity_tokens(8, 0, KvType::kF32), std::invalid_argument);
+}
+
 void expect_invalid(const std::function<void()>& f, const std::string& message) {
   try {
     f();

@@ -414,6 +414,25 @@ TEST(ReferenceDecoder, SizesAndAccounting) {
   EXPECT_GT(streamed, dec.weight_bytes() - 4 * (2 * s.num_layers + 1) * s.hidden);
 }
 
+// The KV cache of every (layer, sequence) holds each head's rows from a 4 KiB boundary
+// (kv_capacity_tokens), and max_context tokens still fit.
+TEST(ReferenceDecoder, KvHeadsStartOnFourKibBoundaries) {
+  for (const KvType type : {KvType::kBf16, KvType::kF32}) {
+    ReferenceDecoder dec(tiny_shape(), WeightFormat::kF32, type, 2, 37, 3);
+    const int64_t elem = type == KvType::kF32 ? 4 : 2;
+    for (int64_t l = 0; l < tiny_shape().num_layers; ++l) {
+      for (int64_t seq = 0; seq < 2; ++seq) {
+        const KvCacheView v = dec.kv_cache(l, seq);
+        EXPECT_GE(v.capacity_tokens, 37);
+        EXPECT_EQ(v.capacity_tokens, kv_capacity_tokens(37, v.head_dim, type));
+        EXPECT_EQ(v.capacity_tokens * v.head_dim * elem % 4096, 0);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(v.k) % 4096, 0u);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(v.v) % 4096, 0u);
+      }
+    }
+  }
+}
+
 void expect_invalid(const DecoderShape& s, WeightFormat f, const std::string& message,
                     int64_t max_batch = 1, int64_t max_context = 8,
                     int64_t max_bytes = ReferenceDecoder::kDefaultMaxBytes) {
