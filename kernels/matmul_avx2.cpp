@@ -324,6 +324,20 @@ void call_i8(int bt, const int8_t* w, int64_t ngroups, const int8_t* a, int64_t 
   }
 }
 
+// int4 super-block at p: prefetch its lines kIntPrefetch bytes ahead.
+inline void prefetch_i4_superblock(const uint8_t* p) {
+#pragma GCC unroll 9
+  for (int line = 0; line < 9; ++line) {
+    _mm_prefetch(reinterpret_cast<const char*>(p) + kIntPrefetch + 64 * line, _MM_HINT_T0);
+  }
+}
+
+// int4 super-block at p: the f32 scales of rows 8k..8k+7 of block h (bf16, widened exactly).
+inline __m256 i4_scales(const uint8_t* p, int h, int k) {
+  const __m128i sc16 = _mm_load_si128(reinterpret_cast<const __m128i*>(p + 32 * h + 16 * k));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(sc16), 16));
+}
+
 // int4: one 16-row tile (matmul.h layout: 576-byte super-blocks of 64 columns; block h's
 // 16 bf16 scales at 32 h; its nibbles in groups 4h + q, 64 bytes apart, bytes 4i..4i+3 of row i
 // whose low nibbles are columns 4q.., high nibbles 16 + 4q..) against bt activation rows.
@@ -336,20 +350,13 @@ void mk_i4(int bt, const uint8_t* w, int64_t nsb, const int8_t* a, int64_t lda, 
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t sb = 0; sb < nsb; ++sb) {
     const uint8_t* p = w + sb * 576;
-    if (prefetch) {
-#pragma GCC unroll 9
-      for (int line = 0; line < 9; ++line) {
-        _mm_prefetch(reinterpret_cast<const char*>(p) + kIntPrefetch + 64 * line, _MM_HINT_T0);
-      }
-    }
+    if (prefetch) prefetch_i4_superblock(p);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const int64_t blk = 2 * sb + h;
 #pragma GCC unroll 2
       for (int k = 0; k < 2; ++k) {
-        const __m128i sc16 = _mm_load_si128(reinterpret_cast<const __m128i*>(p + 32 * h + 16 * k));
-        const __m256 scale =
-            _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(sc16), 16));
+        const __m256 scale = i4_scales(p, h, k);
         __m256i lo[4], hi[4];
 #pragma GCC unroll 4
         for (int q = 0; q < 4; ++q) {
@@ -393,10 +400,7 @@ void mk_i4_row(const uint8_t* w, int64_t nsb, const int8_t* a, const int32_t* co
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t sb = 0; sb < nsb; ++sb) {
     const uint8_t* p = w + sb * 576;
-#pragma GCC unroll 9
-    for (int line = 0; line < 9; ++line) {
-      _mm_prefetch(reinterpret_cast<const char*>(p) + kIntPrefetch + 64 * line, _MM_HINT_T0);
-    }
+    prefetch_i4_superblock(p);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
       const int64_t blk = 2 * sb + h;
@@ -419,9 +423,7 @@ void mk_i4_row(const uint8_t* w, int64_t nsb, const int8_t* a, const int32_t* co
       const __m256i c = _mm256_set1_epi32(corr[blk]);
 #pragma GCC unroll 2
       for (int k = 0; k < 2; ++k) {
-        const __m128i sc16 = _mm_load_si128(reinterpret_cast<const __m128i*>(p + 32 * h + 16 * k));
-        const __m256 scale =
-            _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(sc16), 16));
+        const __m256 scale = i4_scales(p, h, k);
         const __m256i d = _mm256_add_epi32(_mm256_madd_epi16(s[k], ones), c);
         acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), scale, acc[k]);
       }
