@@ -87,7 +87,10 @@ struct Shape {
 /// bf16 (52-66% against 71-82%), 8 KiB into L2 (T1) no better than 4 KiB into L1. (In a quieter
 /// hour of the same day, no prefetch had looked better for f32; later alternating runs did not
 /// confirm it.)
-inline void prefetch_row(const Shape& s, const void* base, int64_t t) {
+// always_inline: when a variant of a prefetch-only helper like this was not forced inline,
+// GCC 12 -O3 left no prefetch at all in the object (apparently its ipa-modref analysis sees
+// no side effect; docs/architecture.md).
+[[gnu::always_inline]] inline void prefetch_row(const Shape& s, const void* base, int64_t t) {
   const int64_t ahead = std::max<int64_t>(1, 4096 / s.row_bytes);
   if (t + ahead >= s.tokens) return;
   const char* row = static_cast<const char*>(base) + (t + ahead) * s.row_bytes;

@@ -94,7 +94,10 @@ inline Shape make_shape(int64_t d) {
 /// and K and V alternate): without this a thread read ~2.5 GB/s from DRAM. Issuing a whole
 /// block's prefetches in one burst stalled the core behind them (~11 GB/s per thread, compute
 /// and memory time adding up).
-inline void prefetch_row(const Shape& s, const void* base, int64_t t) {
+// always_inline: when a variant of a prefetch-only helper like this was not forced inline,
+// GCC 12 -O3 left no prefetch at all in the object (apparently its ipa-modref analysis sees
+// no side effect; docs/architecture.md).
+[[gnu::always_inline]] inline void prefetch_row(const Shape& s, const void* base, int64_t t) {
   constexpr int64_t kPrefetchRows = 16;
   if (t + kPrefetchRows >= s.tokens) return;
   const char* row = static_cast<const char*>(base) + (t + kPrefetchRows) * s.row_bytes;
