@@ -110,7 +110,7 @@ Sweep make_sweep(SweepSize size, int max_threads) {
       s.contexts = {128, 2048, 8192};
       // Three interleaved rounds, as the full sweep: four quick calibrations a few seconds
       // apart (Zen 3 VM, 2026-12-01) differed per cell by a median 1.31-1.35x (max/min of the
-      // four medians; p95 1.68-1.87x) with one round, 1.20x (p95 1.61x) with three; one round
+      // four medians; p95 1.68-1.87x) with one round, 1.20x (p95 1.61x) with three; three
       // rounds of one run each did no better (1.29x, p95 1.76x). 6 s -> 10 s, 19 s -> 35 s with
       // --model Qwen2.5-0.5B.
       s.repetitions = 3;
