@@ -448,16 +448,19 @@ TEST_P(MatmulPathTest, MatchesReferenceOnOddShapes) {
 // Batch 1 of int8 and int4 takes 16-row tiles four at a time (four weight streams per thread)
 // and the tiles left over one at a time: tile counts of 4 (the last one partial), 9 (two groups
 // and one left) and an int8 row longer than one int32-exact column chunk (32,768 columns), on
-// one thread so that the groups are as counted.
+// one thread so that the groups are as counted. bf16 at batch 1 takes rows 8 at a time on the
+// AVX2 path, then 4, then one: 61 rows are 7 x 8 + 4 + 1, 139 rows 17 x 8 + 3 x 1.
 TEST(Matmul, BatchOneTileGroupsMatchTheReference) {
   ThreadPool pool(1);
   struct Shape {
     WeightFormat format;
     int64_t rows, cols;
   };
-  for (const Shape& sh : {Shape{WeightFormat::kInt8, 61, 1000}, Shape{WeightFormat::kInt8, 139, 129},
-                          Shape{WeightFormat::kInt8, 70, 32805}, Shape{WeightFormat::kInt4, 61, 1056},
-                          Shape{WeightFormat::kInt4, 139, 96}}) {
+  for (const Shape& sh :
+       {Shape{WeightFormat::kInt8, 61, 1000}, Shape{WeightFormat::kInt8, 139, 129},
+        Shape{WeightFormat::kInt8, 70, 32805}, Shape{WeightFormat::kInt4, 61, 1056},
+        Shape{WeightFormat::kInt4, 139, 96}, Shape{WeightFormat::kBf16, 61, 1000},
+        Shape{WeightFormat::kBf16, 139, 129}}) {
     const auto w = PackedWeights::random(sh.format, sh.rows, sh.cols, 11);
     const auto x = random_values(sh.cols, 12, -2.0f, 2.0f);
     std::vector<float> y(static_cast<size_t>(sh.rows)), ref(y.size());
