@@ -639,6 +639,10 @@ CLI::App* add_serve_bench_command(CLI::App& app, ServeBenchArgs& a) {
   cmd->add_option("--steps-csv", a.steps_csv,
                   "Write every step of the real runs (shape, measured and predicted time) to FILE")
       ->option_text("FILE");
+  cmd->add_option("--requests-csv", a.requests_csv,
+                  "Write every request's measured, simulated and step-corrected TTFT, TPOT and "
+                  "E2E latency to FILE")
+      ->option_text("FILE");
   cmd->add_option("--data-dir", a.data_dir, "Folder with models/ and traces/ (see plan --help)")
       ->option_text("DIR");
   cmd->add_flag("--quiet", a.quiet, "No progress lines on stderr");
@@ -868,6 +872,35 @@ std::string serve_bench_steps_csv(const ServeBenchReport& r) {
         << b.num_new_tokens() << "," << b.num_decode_context_tokens << ","
         << b.num_prefill_attention_pairs << "," << (step.log.end - step.log.exec_start).seconds()
         << "," << step.predicted_s << "\n";
+  }
+  return out.str();
+}
+
+std::string serve_bench_requests_csv(const ServeBenchReport& r) {
+  std::ostringstream out;
+  out << "load,id,arrival_s,prompt_tokens,output_tokens,measured_ttft_s,measured_tpot_s,"
+         "measured_e2e_s,simulated_ttft_s,simulated_tpot_s,simulated_e2e_s,corrected_ttft_s,"
+         "corrected_tpot_s,corrected_e2e_s\n";
+  out << std::setprecision(9);
+  const auto times = [&out](const sim::RequestRecord& q) {
+    if (q.rejected) {
+      out << ",,,";
+      return;
+    }
+    out << "," << (q.first_token - q.arrival).seconds() << ",";
+    if (q.num_output_tokens >= 2) {
+      out << (q.completion - q.first_token).seconds() /
+                 static_cast<double>(q.num_output_tokens - 1);
+    }
+    out << "," << (q.completion - q.arrival).seconds();
+  };
+  for (const ServeBenchRequest& q : r.requests) {
+    out << q.load << "," << q.measured.id << "," << q.measured.arrival.seconds() << ","
+        << q.measured.num_prompt_tokens << "," << q.measured.num_output_tokens;
+    times(q.measured);
+    times(q.simulated);
+    times(q.step_corrected);
+    out << "\n";
   }
   return out.str();
 }
@@ -1193,6 +1226,16 @@ int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path
     const ScaledPredictor probe_predictor(predictor, run.probe_prefill_ratio,
                                           run.probe_decode_ratio, measured.loop_overhead_s);
     const sim::SimResult probed = sim::simulate(workload, fleet, probe_predictor, a.seed);
+    if (!a.requests_csv.empty()) {
+      if (simulated.requests.size() != measured.records.requests.size() ||
+          corrected.requests.size() != measured.records.requests.size()) {
+        throw std::logic_error("serve-bench: the simulations recorded another number of requests");
+      }
+      for (size_t i = 0; i < measured.records.requests.size(); ++i) {
+        report.requests.push_back(
+            {run.load, measured.records.requests[i], simulated.requests[i], corrected.requests[i]});
+      }
+    }
     run.num_prefill_steps = static_cast<int64_t>(prefill_errors.size());
     run.num_decode_steps = static_cast<int64_t>(decode_errors.size());
     run.prefill_step_error_median = median(prefill_errors);
@@ -1223,6 +1266,9 @@ int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path
   const std::string steps = a.steps_csv.empty() ? "" : serve_bench_steps_csv(report);
   if (!a.json_out.empty()) write_file_atomically(a.json_out, json);
   if (!a.steps_csv.empty()) write_file_atomically(a.steps_csv, steps);
+  if (!a.requests_csv.empty()) {
+    write_file_atomically(a.requests_csv, serve_bench_requests_csv(report));
+  }
   print_serve_bench(report, out);
   store_serve_bench_run(report, json, serve_bench_input_json(a, data_dir), a.results_db, a.no_store,
                         command_line, err);

@@ -208,6 +208,7 @@ struct ServeBenchArgs {
   int threads = 0;            ///< --threads of the quick calibration
   std::string json_out;       ///< --json
   std::string steps_csv;      ///< --steps-csv: every step of the real runs (diagnostic)
+  std::string requests_csv;   ///< --requests-csv: every request, measured beside simulated
   std::string data_dir;       ///< --data-dir
   bool quiet = false;         ///< --quiet
   std::string results_db;     ///< --results-db: results database the run is stored in
@@ -304,6 +305,16 @@ struct ServeBenchStep {
   double predicted_s = 0;  ///< calibrated predictor, without the loop overhead
 };
 
+/// One request of a load (--requests-csv): the real run's record beside the simulator's with
+/// the calibrated predictor and with the step-corrected diagnostic (ServeBenchRow::
+/// step_corrected_s); the three are the same request (records in id order).
+struct ServeBenchRequest {
+  double load = 0;
+  sim::RequestRecord measured;
+  sim::RequestRecord simulated;
+  sim::RequestRecord step_corrected;
+};
+
 struct ServeBenchReport {
   std::string model;
   std::string format;
@@ -316,6 +327,7 @@ struct ServeBenchReport {
   std::vector<ServeBenchRun> runs;
   std::vector<ServeBenchRow> rows;
   std::vector<ServeBenchStep> steps;  ///< every step of every real run, in order
+  std::vector<ServeBenchRequest> requests;  ///< with --requests-csv: every request of every load
 };
 
 /// `load,kind,start_s,exec_start_s,end_s,num_seqs,num_new_tokens,num_context_tokens,
@@ -323,6 +335,16 @@ struct ServeBenchReport {
 /// "decode"; num_context_tokens = num_decode_context_tokens (decode) or 0; num_attention_pairs
 /// = num_prefill_attention_pairs (prefill) or 0; measured_s = end - exec_start.
 std::string serve_bench_steps_csv(const ServeBenchReport& report);
+
+/// `load,id,arrival_s,prompt_tokens,output_tokens,measured_ttft_s,measured_tpot_s,
+/// measured_e2e_s,simulated_ttft_s,simulated_tpot_s,simulated_e2e_s,corrected_ttft_s,
+/// corrected_tpot_s,corrected_e2e_s` with one line per request (ServeBenchReport::requests):
+/// arrival_s from the load's start; TTFT = first token - arrival, E2E = completion - arrival,
+/// TPOT = (completion - first token) / (output - 1) as docs/metrics.md defines them (empty for
+/// one output token); a rejected request's nine times are empty. "simulated" is the calibrated
+/// predictor, "corrected" the step-corrected diagnostic. For finding which requests a tail
+/// quantile's difference comes from.
+std::string serve_bench_requests_csv(const ServeBenchReport& report);
 
 /// `{"rows": [{"load", "metric", "quantile", "measured_s", "simulated_s"}],
 /// "rows_probe_rescaled": [the same keys, simulated_s = ServeBenchRow::probe_rescaled_s],

@@ -386,6 +386,38 @@ TEST(ServeBenchJson, RowsHaveExactlyTheIssuesKeys) {
   EXPECT_EQ(doc.at("saturation_requests_per_s").get<double>(), 4.0);
 }
 
+TEST(ServeBenchRequestsCsv, OneLinePerRequestWithTheMetricsDefinitions) {
+  ServeBenchReport report;
+  const auto record = [](int64_t id, double arrival_s, double first_s, double done_s,
+                         int64_t output) {
+    sim::RequestRecord q;
+    q.id = id;
+    q.arrival = SimTime::Seconds(arrival_s);
+    q.first_token = SimTime::Seconds(first_s);
+    q.completion = SimTime::Seconds(done_s);
+    q.num_prompt_tokens = 100 + id;
+    q.num_output_tokens = output;
+    return q;
+  };
+  // Five output tokens: TPOT = (completion - first token) / 4.
+  report.requests.push_back({0.5, record(0, 1.0, 1.5, 2.5, 5), record(0, 1.0, 1.25, 2.25, 5),
+                             record(0, 1.0, 2.0, 4.0, 5)});
+  // One output token: no TPOT.
+  report.requests.push_back(
+      {0.5, record(1, 2.0, 3.0, 3.0, 1), record(1, 2.0, 2.5, 2.5, 1), record(1, 2.0, 4.0, 4.0, 1)});
+  // Rejected (in all three: the same KV limits): no times.
+  sim::RequestRecord rejected = record(2, 3.0, 0, 0, 7);
+  rejected.rejected = true;
+  report.requests.push_back({0.9, rejected, rejected, rejected});
+  EXPECT_EQ(serve_bench_requests_csv(report),
+            "load,id,arrival_s,prompt_tokens,output_tokens,measured_ttft_s,measured_tpot_s,"
+            "measured_e2e_s,simulated_ttft_s,simulated_tpot_s,simulated_e2e_s,corrected_ttft_s,"
+            "corrected_tpot_s,corrected_e2e_s\n"
+            "0.5,0,1,100,5,0.5,0.25,1.5,0.25,0.25,1.25,1,0.5,3\n"
+            "0.5,1,2,101,1,1,,1,0.5,,0.5,2,,2\n"
+            "0.9,2,3,102,7,,,,,,,,,\n");
+}
+
 // ---- the command -------------------------------------------------------------------------------
 
 using testing::kTinyLlama;
@@ -400,6 +432,7 @@ TEST(CliServeBench, ServesATinyModelAndWritesTheSideBySideRows) {
   const auto trace = llmcap::testing::test_data("conv_first300.csv");
   const auto json_path = dir.path() / "serve.json";
   const auto steps_path = dir.path() / "steps.csv";
+  const auto requests_path = dir.path() / "requests.csv";
   const std::vector<std::string> args = {"serve-bench",
                                          "--model",
                                          model.string(),
@@ -421,6 +454,8 @@ TEST(CliServeBench, ServesATinyModelAndWritesTheSideBySideRows) {
                                          json_path.string(),
                                          "--steps-csv",
                                          steps_path.string(),
+                                         "--requests-csv",
+                                         requests_path.string(),
                                          "--quiet"};
   std::ostringstream out, err;
   const int code = run(args, out, err);
@@ -469,6 +504,23 @@ TEST(CliServeBench, ServesATinyModelAndWritesTheSideBySideRows) {
   int64_t num_lines = 0;
   for (std::string line; std::getline(steps, line);) ++num_lines;
   EXPECT_EQ(num_lines, run0.at("measured_steps").get<int64_t>());
+  // --requests-csv: a header and one line per request in id order, 14 fields, the run's load
+  // and a measured and simulated TTFT.
+  std::ifstream requests(requests_path);
+  std::getline(requests, header);
+  EXPECT_THAT(header, StartsWith("load,id,arrival_s,prompt_tokens,output_tokens,measured_ttft_s,"));
+  int64_t num_requests = 0;
+  for (std::string line; std::getline(requests, line); ++num_requests) {
+    std::vector<std::string> fields;
+    std::istringstream in(line);
+    for (std::string field; std::getline(in, field, ',');) fields.push_back(field);
+    ASSERT_EQ(fields.size(), 14u) << line;
+    EXPECT_NEAR(std::stod(fields[0]), run0.at("load").get<double>(), 1e-6) << line;
+    EXPECT_EQ(std::stoll(fields[1]), num_requests) << line;
+    EXPECT_GT(std::stod(fields[5]), 0) << line;  // measured TTFT
+    EXPECT_GT(std::stod(fields[8]), 0) << line;  // simulated TTFT
+  }
+  EXPECT_EQ(num_requests, expected_requests);
 }
 
 /// Runs serve-bench with `args` and returns (exit code, stderr).
