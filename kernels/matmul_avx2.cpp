@@ -39,7 +39,7 @@ constexpr int kBT = 2;  // activation rows per micro-kernel call (8 accumulators
 // 11 rounds, median of the per-round speed-ups): one thread 1.10-1.13 at 14336 x 4096, 1.01-1.08
 // at 4096 x 14336, 1.10-1.11 at 4096 x 4096, 1.13-1.17 at 8192 x 2048 and 896 x 4864; two
 // threads 1.05-1.09, 0.96-1.07, 1.07-1.09, 1.18 and 1.10; rows of 2 tiles 0.75-0.96, of 6
-// 1.00-1.15, of 12 0.73-1.03 and of 16 0.57-0.82 (spills, and L1 sets overflow).
+// 0.95-1.19, of 12 0.73-1.03 and of 16 0.57-0.82 (spills, and L1 sets overflow).
 constexpr int kRBf16Batch1 = 8;
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
