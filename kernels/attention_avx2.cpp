@@ -103,7 +103,7 @@ struct Shape {
 /// all in the first pass (Zen 3 VM, 2026-12-01, Llama-8B layout, 4,096 tokens, KV from memory,
 /// 11-21 rounds, median per-round speed-up): one thread f32 1.09, bf16 1.03, 64-dim bf16 1.04;
 /// two threads bf16 1.01 (4,096 tokens), 1.05 (32,768), 1.01 (1,024). One attention piece
-/// alone on one thread (bf16, 4,096 tokens, from memory): 1.10-1.15.
+/// alone on one thread (bf16, 4,096 tokens, from memory): 1.10-1.19.
 inline int v_prefetch_rows_per_pass(int64_t passes) {
   return passes < 1 ? kBlock : static_cast<int>((kBlock + passes - 1) / passes);
 }
