@@ -1,7 +1,5 @@
 #include "cli/serve_bench.h"
 
-#include "cli/decoder_support.h"
-
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -21,6 +19,7 @@
 #include <tuple>
 
 #include "cli/cli.h"
+#include "cli/decoder_support.h"
 #include "cli/plan_output.h"
 #include "cli/profile.h"
 #include "cli/runs_cmd.h"
@@ -35,6 +34,7 @@
 #include "model/roofline.h"
 #include "sim/input_error.h"
 #include "sim/metrics.h"
+#include "sim/records_csv.h"
 
 namespace llmcap::cli {
 namespace {
@@ -881,22 +881,18 @@ std::string serve_bench_requests_csv(const ServeBenchReport& r) {
   out << "load,id,arrival_s,prompt_tokens,output_tokens,measured_ttft_s,measured_tpot_s,"
          "measured_e2e_s,simulated_ttft_s,simulated_tpot_s,simulated_e2e_s,corrected_ttft_s,"
          "corrected_tpot_s,corrected_e2e_s\n";
-  out << std::setprecision(9);
   const auto times = [&out](const sim::RequestRecord& q) {
+    out << ",";
     if (q.rejected) {
-      out << ",,,";
-      return;
+      out << ",,";
+    } else {
+      sim::write_latencies(out, q);
     }
-    out << "," << (q.first_token - q.arrival).seconds() << ",";
-    if (q.num_output_tokens >= 2) {
-      out << (q.completion - q.first_token).seconds() /
-                 static_cast<double>(q.num_output_tokens - 1);
-    }
-    out << "," << (q.completion - q.arrival).seconds();
   };
   for (const ServeBenchRequest& q : r.requests) {
-    out << q.load << "," << q.measured.id << "," << q.measured.arrival.seconds() << ","
-        << q.measured.num_prompt_tokens << "," << q.measured.num_output_tokens;
+    out << q.load << "," << q.measured.id << ",";
+    sim::write_seconds(out, q.measured.arrival);
+    out << "," << q.measured.num_prompt_tokens << "," << q.measured.num_output_tokens;
     times(q.measured);
     times(q.simulated);
     times(q.step_corrected);
@@ -1227,11 +1223,13 @@ int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path
                                           run.probe_decode_ratio, measured.loop_overhead_s);
     const sim::SimResult probed = sim::simulate(workload, fleet, probe_predictor, a.seed);
     if (!a.requests_csv.empty()) {
-      if (simulated.requests.size() != measured.records.requests.size() ||
-          corrected.requests.size() != measured.records.requests.size()) {
-        throw std::logic_error("serve-bench: the simulations recorded another number of requests");
-      }
       for (size_t i = 0; i < measured.records.requests.size(); ++i) {
+        if (i >= simulated.requests.size() || i >= corrected.requests.size() ||
+            simulated.requests[i].id != measured.records.requests[i].id ||
+            corrected.requests[i].id != measured.records.requests[i].id) {
+          throw std::logic_error(
+              "serve-bench: the simulations' records are not the run's requests");
+        }
         report.requests.push_back(
             {run.load, measured.records.requests[i], simulated.requests[i], corrected.requests[i]});
       }

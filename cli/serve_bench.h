@@ -339,9 +339,9 @@ std::string serve_bench_steps_csv(const ServeBenchReport& report);
 /// `load,id,arrival_s,prompt_tokens,output_tokens,measured_ttft_s,measured_tpot_s,
 /// measured_e2e_s,simulated_ttft_s,simulated_tpot_s,simulated_e2e_s,corrected_ttft_s,
 /// corrected_tpot_s,corrected_e2e_s` with one line per request (ServeBenchReport::requests):
-/// arrival_s from the load's start; TTFT = first token - arrival, E2E = completion - arrival,
-/// TPOT = (completion - first token) / (output - 1) as docs/metrics.md defines them (empty for
-/// one output token); a rejected request's nine times are empty. "simulated" is the calibrated
+/// arrival_s from the load's start; each TTFT, TPOT and E2E as sim::write_latencies writes them
+/// (the definitions of docs/metrics.md, nine decimals; TPOT empty for one output token); a
+/// rejected request's nine times are empty. "simulated" is the calibrated
 /// predictor, "corrected" the step-corrected diagnostic. For finding which requests a tail
 /// quantile's difference comes from.
 std::string serve_bench_requests_csv(const ServeBenchReport& report);

@@ -15,6 +15,17 @@ void write_seconds(std::ostream& out, SimTime t) {
   out << buffer;
 }
 
+void write_latencies(std::ostream& out, const RequestRecord& r) {
+  write_seconds(out, r.first_token - r.arrival);
+  out << ',';
+  if (r.num_output_tokens >= 2) {
+    write_seconds(
+        out, SimTime::Nanoseconds((r.completion - r.first_token).ns() / (r.num_output_tokens - 1)));
+  }
+  out << ',';
+  write_seconds(out, r.completion - r.arrival);
+}
+
 void write_request_records_csv(const SimResult& result, std::ostream& out) {
   out << "id,client_class,replica,rejected,arrival_s,first_scheduled_s,first_token_s,"
          "completion_s,ttft_s,tpot_s,e2e_latency_s,queueing_delay_s,max_itl_s,"
@@ -30,14 +41,7 @@ void write_request_records_csv(const SimResult& result, std::ostream& out) {
     out << ',';
     write_seconds(out, r.completion);
     out << ',';
-    write_seconds(out, r.first_token - r.arrival);
-    out << ',';
-    if (r.num_output_tokens >= 2) {
-      write_seconds(out, SimTime::Nanoseconds((r.completion - r.first_token).ns() /
-                                              (r.num_output_tokens - 1)));
-    }
-    out << ',';
-    write_seconds(out, r.completion - r.arrival);
+    write_latencies(out, r);
     out << ',';
     write_seconds(out, r.first_scheduled - r.arrival);
     out << ',';

@@ -12,6 +12,11 @@ namespace llmcap::sim {
 /// 1.5 ms is "0.001500000", -2 ns is "-0.000000002".
 void write_seconds(std::ostream& out, SimTime t);
 
+/// Writes `ttft_s,tpot_s,e2e_latency_s` of one request as write_request_records_csv does:
+/// first_token - arrival; (completion - first_token) / (num_output_tokens - 1) rounded down to
+/// the nanosecond, nothing when num_output_tokens < 2; completion - arrival (write_seconds).
+void write_latencies(std::ostream& out, const RequestRecord& r);
+
 /// One header line and one line per request (id order), LF line ends:
 ///   id,client_class,replica,rejected,arrival_s,first_scheduled_s,first_token_s,completion_s,
 ///   ttft_s,tpot_s,e2e_latency_s,queueing_delay_s,max_itl_s,num_prompt_tokens,

@@ -463,16 +463,25 @@ TEST(Matmul, BatchOneTileGroupsMatchTheReference) {
         Shape{WeightFormat::kBf16, 139, 129}}) {
     const auto w = PackedWeights::random(sh.format, sh.rows, sh.cols, 11);
     const auto x = random_values(sh.cols, 12, -2.0f, 2.0f);
-    std::vector<float> y(static_cast<size_t>(sh.rows)), ref(y.size());
-    matmul(w, x, 1, y, pool);
+    std::vector<float> ref(static_cast<size_t>(sh.rows));
     matmul(w, x, 1, ref, pool, Isa::kScalar);
     const Exact e = exact_product(w, x.data(), 1);
-    const bool quantised_acts = quantises_activations(best_isa(), true, sh.format);
-    for (size_t i = 0; i < y.size(); ++i) {
-      double tol = (f32_sum_bound(sh.cols) + 8 * std::ldexp(1.0, -24)) * e.s[i] + 1e-30;
-      if (quantised_acts) tol += kInt8ActivationStep * e.a[i];
-      ASSERT_NEAR(y[i], ref[i], tol) << to_string(sh.format) << " " << sh.rows << "x" << sh.cols
-                                     << " output " << i;
+    // The best path, and the AVX2 one too where the best is AVX-512.
+    std::vector<Isa> isas = {best_isa()};
+    if (best_isa() != Isa::kAvx2 && isa_supported(Isa::kAvx2)) isas.push_back(Isa::kAvx2);
+    for (const Isa isa : isas) {
+      std::vector<float> y(ref.size());
+      matmul(w, x, 1, y, pool, isa);
+      const bool quantised_acts = quantises_activations(isa, true, sh.format);
+      const bool bf16_acts =
+          isa == Isa::kAvx512 && sh.format == WeightFormat::kBf16 && cpu_features().avx512_bf16;
+      for (size_t i = 0; i < y.size(); ++i) {
+        double tol = (f32_sum_bound(sh.cols) + 8 * std::ldexp(1.0, -24)) * e.s[i] + 1e-30;
+        if (quantised_acts) tol += kInt8ActivationStep * e.a[i];
+        if (bf16_acts) tol += kBf16ActivationRel * e.s[i];
+        ASSERT_NEAR(y[i], ref[i], tol) << to_string(sh.format) << " " << sh.rows << "x" << sh.cols
+                                       << " isa " << to_string(isa) << " output " << i;
+      }
     }
   }
 }
