@@ -171,8 +171,9 @@ inline void store(const Ctx& c, int64_t r0, int64_t b0, int bt, const float* out
 }
 
 // bf16 rows of at most this many bytes prefetch the next tile's rows as the micro-kernel reads
-// a tile (MkF32's pf): the hardware prefetchers lose a tile's four short row streams every 4 x
-// row bytes. Measured (Zen 3 VM, 2026-12-01, 2 threads, weight copies rotated over 256 MiB, the
+// a tile (MkF32's pf): the hardware prefetchers lose a tile's short row streams (one per row:
+// four, or eight at batch 1, kRBf16Batch1) every row's bytes. Measured with 4-row tiles, before
+// kRBf16Batch1 (Zen 3 VM, 2026-12-01, 2 threads, weight copies rotated over 256 MiB, the
 // two variants timed back to back in each of 15 rounds, median of the per-round ratios): batch
 // 1 (2) speed-up 1.27 (1.32) at 9728 x 896 (Qwen2.5-0.5B's gate/up), 1.24 (1.30) at 4864 x 896,
 // 1.18 (1.11) at 8192 x 512, 1.15 (1.24) at 8192 x 1024, 1.12 (1.22) at 8192 x 1536, 1.03
