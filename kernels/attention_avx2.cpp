@@ -101,11 +101,11 @@ struct Shape {
 /// prefetch_row, 4 KiB ahead) its share of the rows, this many, so that the rows ahead are asked
 /// for evenly over all the passes rather than all in the first one. (4 KiB ahead is the next
 /// block for 128-dim bf16 rows; for rows of more than 256 bytes, such as 128-dim f32, it is
-/// half a block, and the passes after the first then ask again for rows the first has read.) Measured back to back against
-/// all in the first pass (Zen 3 VM, 2026-12-01, Llama-8B layout, 4,096 tokens, KV from memory,
-/// 11-21 rounds, median per-round speed-up): one thread f32 1.09, bf16 1.03, 64-dim bf16 1.04;
-/// two threads bf16 1.01 (4,096 tokens), 1.05 (32,768), 1.01 (1,024). One attention piece
-/// alone on one thread (bf16, 4,096 tokens, from memory): 1.10-1.19.
+/// half a block, and the passes after the first then ask again for rows the first has read.)
+/// Measured back to back against all in the first pass (Zen 3 VM, 2026-12-01, Llama-8B layout,
+/// 4,096 tokens, KV from memory, 11-21 rounds, median per-round speed-up): one thread f32 1.09,
+/// bf16 1.03, 64-dim bf16 1.04; two threads bf16 1.01 (4,096 tokens), 1.05 (32,768), 1.01 (1,024).
+/// One attention piece alone on one thread (bf16, 4,096 tokens, from memory): 1.10-1.19.
 inline int v_prefetch_rows_per_pass(int64_t passes) {
   return passes < 1 ? kBlock : static_cast<int>((kBlock + passes - 1) / passes);
 }
