@@ -881,6 +881,7 @@ std::string serve_bench_requests_csv(const ServeBenchReport& r) {
   out << "load,id,arrival_s,prompt_tokens,output_tokens,measured_ttft_s,measured_tpot_s,"
          "measured_e2e_s,simulated_ttft_s,simulated_tpot_s,simulated_e2e_s,corrected_ttft_s,"
          "corrected_tpot_s,corrected_e2e_s\n";
+  out << std::setprecision(9);  // the load, as in the steps CSV
   const auto times = [&out](const sim::RequestRecord& q) {
     out << ",";
     if (q.rejected) {
