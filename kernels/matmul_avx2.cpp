@@ -214,6 +214,18 @@ void tile(const Ctx& c, int64_t r0, bool next_tile = false) {  // next_tile: r0 
   }
 }
 
+// Rows [begin, end) in tiles of R rows, then (when R is wider) of kR, then one at a time; a
+// tile prefetches the next one when the next is this thread's too.
+template <int R>
+void tile_rows(const Ctx& c, int64_t begin, int64_t end) {
+  int64_t r0 = begin;
+  for (; end - r0 >= R; r0 += R) tile<R>(c, r0, end - r0 >= 2 * R);
+  if constexpr (R > kR) {
+    for (; end - r0 >= kR; r0 += kR) tile<kR>(c, r0, end - r0 >= 2 * kR);
+  }
+  for (; r0 < end; ++r0) tile<1>(c, r0);
+}
+
 // ---- int8 / int4: integer dot products over quantised activations --------------------------
 
 // Symmetric per-row int8 quantisation, as prep_int8 of matmul_avx512.cpp: xq = round(x * 127 /
@@ -591,32 +603,18 @@ void matmul_avx2(const PackedWeights& w, const float* x, int64_t batch, float* y
   }
   c.act = a;
   c.kc = batch <= kBT ? c.cols : 1024;
-  if (w.format() == WeightFormat::kBf16 && batch == 1) {
-    pool.parallel_for(
-        c.rows,
-        [&c](int64_t begin, int64_t end, int) {
-          int64_t r0 = begin;
-          for (; end - r0 >= kRBf16Batch1; r0 += kRBf16Batch1) {
-            tile<kRBf16Batch1>(c, r0, end - r0 >= 2 * kRBf16Batch1);
-          }
-          for (; end - r0 >= kR; r0 += kR) tile<kR>(c, r0, end - r0 >= 2 * kR);
-          for (; r0 < end; ++r0) tile<1>(c, r0);
-        },
-        kRBf16Batch1);
-    return;
-  }
+  // bf16 at batch 1 in tiles of kRBf16Batch1 rows, everything else in tiles of kR.
+  const bool wide = w.format() == WeightFormat::kBf16 && batch == 1;
   pool.parallel_for(
       c.rows,
-      [&c](int64_t begin, int64_t end, int) {
-        for (int64_t r0 = begin; r0 < end; r0 += kR) {
-          if (end - r0 >= kR) {
-            tile<kR>(c, r0, end - r0 >= 2 * kR);
-          } else {
-            for (int64_t r = r0; r < end; ++r) tile<1>(c, r);
-          }
+      [&c, wide](int64_t begin, int64_t end, int) {
+        if (wide) {
+          tile_rows<kRBf16Batch1>(c, begin, end);
+        } else {
+          tile_rows<kR>(c, begin, end);
         }
       },
-      kR);
+      wide ? kRBf16Batch1 : kR);
 }
 
 }  // namespace llmcap::kernels::detail
