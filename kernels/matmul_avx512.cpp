@@ -31,6 +31,12 @@ namespace llmcap::kernels::detail {
 namespace {
 
 constexpr int kR = 4;   // output rows per tile
+// bf16 at batch 1 takes tiles of 8 rows: each row of a tile is a stream of its own from memory,
+// and a thread keeps more weights in flight with more of them. Back to back against 4-row tiles
+// (AMD EPYC Zen 5 VM, AVX-512, 2 threads, 11 rounds, weight copies rotated over 256 MiB,
+// 2026-12-01): 14336 x 4096 1.09x, 4096 x 4096 1.11x, 896 x 4864 1.16x, 4096 x 14336 1.00x
+// (6 rows: 1.03-1.10x; f32 with 8 rows 0.97-1.04x, so f32 keeps 4).
+constexpr int kRBf16Batch1 = 8;
 constexpr int kBT = 4;  // activation rows per micro-kernel call
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -48,6 +54,13 @@ struct Ctx {
   const int32_t* corr = nullptr;  // int4 dot path: -8 * (sum of each block of 32 activations)
   int64_t ldc = 0;                // int32 per activation row of corr (lda / 32)
   int64_t kc = 0;                 // column chunk
+  // int8 / int4 dot paths, batch > 1: act in slices of 16 rows, groups of 4 columns
+  // (transpose_groups), slice_bytes apart; int4: corr likewise, corr_slice int32 apart.
+  const uint8_t* act_t = nullptr;
+  int64_t slice_bytes = 0;
+  const int32_t* corr_t = nullptr;
+  int64_t corr_slice = 0;
+  const int32_t* act_sums = nullptr;  // int8 dot path, batch > 1: sum of each row's s8 activations
 };
 
 inline void store(const Ctx& c, int64_t r0, int nr, int64_t b0, int bt, const float* out, int R,
@@ -125,6 +138,71 @@ void prep_int8(const float* x, int64_t batch, int64_t cols, int64_t lda, bool of
         corr[b * ldc + c / 32] = -8 * _mm512_mask_reduce_add_epi32(0x00ff, sums);
         corr[b * ldc + c / 32 + 1] = -8 * _mm512_mask_reduce_add_epi32(0xff00, sums);
       }
+    }
+  }
+}
+
+// out[b] = sum of the lda s8 bytes of row b of a (rows lda bytes apart, lda a multiple of 64).
+void row_sums_s8(const uint8_t* a, int64_t batch, int64_t lda, int32_t* out) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  for (int64_t b = 0; b < batch; ++b) {
+    __m512i acc = _mm512_setzero_si512();
+    for (int64_t c = 0; c < lda; c += 64) {
+      acc = _mm512_dpbusd_epi32(acc, ones, _mm512_load_si512(a + b * lda + c));
+    }
+    out[b] = _mm512_reduce_add_epi32(acc);
+  }
+}
+
+// Bytes of one group of 4 columns of a 16-row slice of activations (transpose_groups).
+constexpr int64_t kGroupBytes = 64;
+
+// r[i] = column i of the 16 x 16 matrix of 32-bit words whose row j was r[j].
+inline void transpose16x16(__m512i* r) {
+  __m512i t[16], u[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  // u[4i + k], 128-bit lane L: words 4L + k of rows 4i .. 4i + 3.
+  for (int i = 0; i < 4; ++i) {
+    u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+    u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+    u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+    u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+  }
+  for (int k = 0; k < 4; ++k) {
+    const __m512i a = _mm512_shuffle_i32x4(u[k], u[4 + k], 0x44);
+    const __m512i b = _mm512_shuffle_i32x4(u[k], u[4 + k], 0xEE);
+    const __m512i c = _mm512_shuffle_i32x4(u[8 + k], u[12 + k], 0x44);
+    const __m512i d = _mm512_shuffle_i32x4(u[8 + k], u[12 + k], 0xEE);
+    r[k] = _mm512_shuffle_i32x4(a, c, 0x88);
+    r[4 + k] = _mm512_shuffle_i32x4(a, c, 0xDD);
+    r[8 + k] = _mm512_shuffle_i32x4(b, d, 0x88);
+    r[12 + k] = _mm512_shuffle_i32x4(b, d, 0xDD);
+  }
+}
+
+// The 32-bit words [0, groups) of rows [0, batch) of a (row stride lda bytes) regrouped as
+// slices of 16 rows: at[s * slice_bytes + g * kGroupBytes + 4 j] = word g of row 16 s + j
+// (rows past batch: 0). The batched int8 / int4 tile kernels then find the activation words of
+// all 16 rows of a group at constant offsets from one address, instead of one address register
+// per row (GCC 12 spilled them, a load or two per vpdpbusd).
+void transpose_groups(const uint8_t* a, int64_t batch, int64_t lda, int64_t groups,
+                      int64_t slice_bytes, uint8_t* at) {
+  for (int64_t b0 = 0; b0 < batch; b0 += 16) {
+    const int64_t nb = std::min<int64_t>(16, batch - b0);
+    uint8_t* o = at + b0 / 16 * slice_bytes;
+    for (int64_t g0 = 0; g0 < groups; g0 += 16) {
+      const int64_t ng = std::min<int64_t>(16, groups - g0);
+      const __mmask16 m = tail16(ng);
+      __m512i r[16];
+      for (int64_t j = 0; j < 16; ++j) {
+        r[j] = j < nb ? _mm512_maskz_loadu_epi32(m, a + (b0 + j) * lda + g0 * 4)
+                      : _mm512_setzero_si512();
+      }
+      transpose16x16(r);
+      for (int64_t i = 0; i < ng; ++i) _mm512_store_si512(o + (g0 + i) * kGroupBytes, r[i]);
     }
   }
 }
@@ -209,15 +287,33 @@ constexpr int kPrefetch = 1024;
 constexpr int kI8TilePrefetch = 2048;
 constexpr int kI4TilePrefetch = 4096;
 
-// int8 tile kernel: u8 activations (xq + 128) x s8 weights with vpdpbusd over one 16-row tile
-// (matmul.h layout: group g of 4 columns is the 64 bytes w + 64 g, lane i = row i). acc[b]
-// gets, for BT activation rows, lane i += sum over the groups of (a[b][4g..4g+3] . w[i][4g..]).
+// acc += u8 x s8 dot products of u8 (16 lanes of 4 bytes) with the 4 s8 bytes at s8x4,
+// broadcast to every lane as vpdpbusd's embedded {1to16} memory operand. GCC 12 does not fold
+// _mm512_set1_epi32 of a loaded word into that operand; it emits a vpbroadcastd per product.
+// int4 4096 x 14336 at batch 16: 2.01-2.10 ms against 2.07-2.24 ms with the intrinsics (four
+// interleaved pairs, 2026-11-30).
+using AliasedWord = int32_t __attribute__((may_alias, aligned(1)));
+inline void dpbusd_bcast(__m512i& acc, __m512i u8, const int8_t* s8x4) {
+  asm("vpdpbusd %2%{1to16%}, %1, %0"
+      : "+v"(acc)
+      : "v"(u8), "m"(*reinterpret_cast<const AliasedWord*>(s8x4)));
+}
+
+// int8 tile kernel over one 16-row tile (matmul.h layout: group g of 4 columns is the 64 bytes
+// w + 64 g, lane i = row i): u8 weights (w + 128, one vpxord per 16 products) x s8 activations
+// broadcast from memory (vpdpbusd's signed operand is the one that can be a {1to16} memory
+// operand; a separate vpbroadcastd per product ran at 65% of the rate in a loop of the two).
+// acc[b] gets, for BT activation rows, lane i += sum over the groups of
+// (a[b][4g..4g+3] . (w[i][4g..] + 128)); the caller takes off 128 x the row's activation sum.
 // U interleaved accumulators per activation row hide the vpdpbusd latency when BT is small.
 template <int BT>
 struct MkI8Tile {
   static constexpr int U = BT >= 8 ? 1 : (BT >= 4 ? 2 : 4);
-  static void run(const int8_t* w, int64_t ngroups, const uint8_t* a, int64_t lda, bool prefetch,
-                  __m512i* acc_io) {
+  // at: the slice's activations in groups of 4 columns (kGroupBytes per group, word b = row b;
+  // transpose_groups). noinline: inlined into I8Tiles::tile, GCC 12 kept acc in that function's
+  // stack array, a load and a store around every vpdpbusd.
+  [[gnu::noinline]] static void run(const int8_t* w, int64_t ngroups, const uint8_t* at,
+                                    bool prefetch, __m512i* acc_io) {
     __m512i acc[BT][U];
 #pragma GCC unroll 16
     for (int b = 0; b < BT; ++b) {
@@ -225,6 +321,10 @@ struct MkI8Tile {
 #pragma GCC unroll 4
       for (int u = 1; u < U; ++u) acc[b][u] = _mm512_setzero_si512();
     }
+    const auto word = [at](int64_t g, int b) {
+      return reinterpret_cast<const int8_t*>(at + g * kGroupBytes + b * 4);
+    };
+    const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));  // s8 w -> u8 w + 128
     int64_t g = 0;
     for (; g + U <= ngroups; g += U) {
       if (prefetch) {
@@ -232,25 +332,18 @@ struct MkI8Tile {
       }
       __m512i wv[U];
 #pragma GCC unroll 4
-      for (int u = 0; u < U; ++u) wv[u] = _mm512_load_si512(w + (g + u) * 64);
+      for (int u = 0; u < U; ++u)
+        wv[u] = _mm512_xor_si512(_mm512_load_si512(w + (g + u) * 64), flip);
 #pragma GCC unroll 16
       for (int b = 0; b < BT; ++b) {
 #pragma GCC unroll 4
-        for (int u = 0; u < U; ++u) {
-          int32_t a4;
-          std::memcpy(&a4, a + b * lda + (g + u) * 4, 4);
-          acc[b][u] = _mm512_dpbusd_epi32(acc[b][u], _mm512_set1_epi32(a4), wv[u]);
-        }
+        for (int u = 0; u < U; ++u) dpbusd_bcast(acc[b][u], wv[u], word(g + u, b));
       }
     }
     for (; g < ngroups; ++g) {
-      const __m512i wv = _mm512_load_si512(w + g * 64);
+      const __m512i wv = _mm512_xor_si512(_mm512_load_si512(w + g * 64), flip);
 #pragma GCC unroll 16
-      for (int b = 0; b < BT; ++b) {
-        int32_t a4;
-        std::memcpy(&a4, a + b * lda + g * 4, 4);
-        acc[b][0] = _mm512_dpbusd_epi32(acc[b][0], _mm512_set1_epi32(a4), wv);
-      }
+      for (int b = 0; b < BT; ++b) dpbusd_bcast(acc[b][0], wv, word(g, b));
     }
 #pragma GCC unroll 16
     for (int b = 0; b < BT; ++b) {
@@ -263,27 +356,15 @@ struct MkI8Tile {
 
 // Calls MkI8Tile<bt>::run for a run-time bt in [1, 16].
 template <int BT = 16>
-void call_i8_tile(int bt, const int8_t* w, int64_t ngroups, const uint8_t* a, int64_t lda,
-                  bool prefetch, __m512i* acc) {
+void call_i8_tile(int bt, const int8_t* w, int64_t ngroups, const uint8_t* at, bool prefetch,
+                  __m512i* acc) {
   if constexpr (BT >= 1) {
     if (bt == BT) {
-      MkI8Tile<BT>::run(w, ngroups, a, lda, prefetch, acc);
+      MkI8Tile<BT>::run(w, ngroups, at, prefetch, acc);
     } else {
-      call_i8_tile<BT - 1>(bt, w, ngroups, a, lda, prefetch, acc);
+      call_i8_tile<BT - 1>(bt, w, ngroups, at, prefetch, acc);
     }
   }
-}
-
-// acc += u8 x s8 dot products of u8 (16 lanes of 4 bytes) with the 4 s8 bytes at s8x4,
-// broadcast to every lane as vpdpbusd's embedded {1to16} memory operand. GCC 12 does not fold
-// _mm512_set1_epi32 of a loaded word into that operand; it emits a vpbroadcastd per product.
-// int4 4096 x 14336 at batch 16: 2.01-2.10 ms against 2.07-2.24 ms with the intrinsics (four
-// interleaved pairs, 2026-11-30).
-using AliasedWord = int32_t __attribute__((may_alias, aligned(1)));
-inline void dpbusd_bcast(__m512i& acc, __m512i u8, const int8_t* s8x4) {
-  asm("vpdpbusd %2%{1to16%}, %1, %0"
-      : "+v"(acc)
-      : "v"(u8), "m"(*reinterpret_cast<const AliasedWord*>(s8x4)));
 }
 
 // int4 tile kernel over one 16-row tile (matmul.h layout: 576-byte super-blocks of 64 columns,
@@ -297,8 +378,10 @@ inline void dpbusd_bcast(__m512i& acc, __m512i u8, const int8_t* s8x4) {
 // 2026-11-30).
 template <int BT>
 struct MkI4Tile {
-  static void run(const uint8_t* w, int64_t nsb, const int8_t* a, int64_t lda, const int32_t* corr,
-                  int64_t ldc, bool prefetch, __m512* acc_io) {
+  // at, corr_t: the slice's activations and corrections by group (transpose_groups): word b of
+  // group g at at + g * kGroupBytes + 4 b, block j's corrections at corr_t + 16 j.
+  static void run(const uint8_t* w, int64_t nsb, const uint8_t* at, const int32_t* corr_t,
+                  bool prefetch, __m512* acc_io) {
     const __m512i low4 = _mm512_set1_epi8(0x0f);
     // Accumulators in registers for the whole tile: stores through acc_io could alias the
     // char-typed activation loads, so the compiler kept them in memory.
@@ -329,14 +412,19 @@ struct MkI4Tile {
           hi[q] = _mm512_and_si512(_mm512_srli_epi16(z, 4), low4);
         }
         const int64_t blk = 2 * sb + h;
+        const uint8_t* ablk = at + blk * 8 * kGroupBytes;
 #pragma GCC unroll 16
         for (int b = 0; b < BT; ++b) {
-          const int8_t* ab = a + b * lda + blk * 32;
-          __m512i d = _mm512_set1_epi32(corr[b * ldc + blk]);
+          const auto word = [ablk, b](int g) {
+            return reinterpret_cast<const int8_t*>(ablk + g * kGroupBytes + 4 * b);
+          };
+          __m512i d = _mm512_set1_epi32(corr_t[blk * 16 + b]), e = _mm512_setzero_si512();
 #pragma GCC unroll 4
-          for (int q = 0; q < 4; ++q) dpbusd_bcast(d, lo[q], ab + 4 * q);
-#pragma GCC unroll 4
-          for (int q = 0; q < 4; ++q) dpbusd_bcast(d, hi[q], ab + 16 + 4 * q);
+          for (int q = 0; q < 4; ++q) {
+            dpbusd_bcast(d, lo[q], word(q));
+            dpbusd_bcast(e, hi[q], word(4 + q));
+          }
+          d = _mm512_add_epi32(d, e);
           acc[b] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), scale, acc[b]);
         }
       }
@@ -436,13 +524,13 @@ void i4_row_tiles(const uint8_t* const* w, int64_t nsb, const int8_t* a, const i
 
 // Calls MkI4Tile<bt>::run for a run-time bt in [1, 16].
 template <int BT = 16>
-void call_i4_tile(int bt, const uint8_t* w, int64_t nsb, const int8_t* a, int64_t lda,
-                  const int32_t* corr, int64_t ldc, bool prefetch, __m512* acc) {
+void call_i4_tile(int bt, const uint8_t* w, int64_t nsb, const uint8_t* at, const int32_t* corr_t,
+                  bool prefetch, __m512* acc) {
   if constexpr (BT >= 1) {
     if (bt == BT) {
-      MkI4Tile<BT>::run(w, nsb, a, lda, corr, ldc, prefetch, acc);
+      MkI4Tile<BT>::run(w, nsb, at, corr_t, prefetch, acc);
     } else {
-      call_i4_tile<BT - 1>(bt, w, nsb, a, lda, corr, ldc, prefetch, acc);
+      call_i4_tile<BT - 1>(bt, w, nsb, at, corr_t, prefetch, acc);
     }
   }
 }
@@ -601,8 +689,6 @@ struct I8Tiles {
     const int nr = static_cast<int>(std::min<int64_t>(16, c.rows - r0));
     const __mmask16 rmask = tail16(nr);
     const __m512 ws = i8_row_scales(c, r0, rmask);
-    const __m512i wsum128 = i8_row_sums128(c, r0, rmask);
-    const uint8_t* act = static_cast<const uint8_t*>(c.act);
     const int64_t kg = c.kc / 4;  // groups per chunk
     for (int64_t b0 = 0; b0 < c.batch; b0 += kSlice) {
       const int bt = static_cast<int>(std::min<int64_t>(kSlice, c.batch - b0));
@@ -612,11 +698,15 @@ struct I8Tiles {
         const int64_t ng = std::min(kg, groups - g0);
         __m512i acc[kSlice];
         for (int b = 0; b < bt; ++b) acc[b] = _mm512_setzero_si512();
-        call_i8_tile(bt, w + g0 * 64, ng, act + b0 * c.lda + g0 * 4, c.lda, b0 == 0, acc);
+        call_i8_tile(bt, w + g0 * 64, ng, c.act_t + b0 / 16 * c.slice_bytes + g0 * kGroupBytes,
+                     b0 == 0, acc);
         for (int b = 0; b < bt; ++b) yf[b] = _mm512_add_ps(yf[b], _mm512_cvtepi32_ps(acc[b]));
       }
       for (int b = 0; b < bt; ++b) {
-        store_i8_row(c, r0, rmask, ws, wsum128, b0 + b, yf[b]);
+        const __m512 d =
+            _mm512_sub_ps(yf[b], _mm512_set1_ps(128.0f * static_cast<float>(c.act_sums[b0 + b])));
+        _mm512_mask_storeu_ps(c.y + (b0 + b) * c.rows + r0, rmask,
+                              _mm512_mul_ps(_mm512_mul_ps(d, ws), _mm512_set1_ps(c.sx[b0 + b])));
       }
     }
   }
@@ -631,12 +721,12 @@ struct I4Tiles {
     const uint8_t* w = static_cast<const uint8_t*>(c.w->data()) + t * nsb * 576;
     const int64_t r0 = t * 16;
     const __mmask16 rmask = tail16(c.rows - r0);
-    const int8_t* act = static_cast<const int8_t*>(c.act);
     for (int64_t b0 = 0; b0 < c.batch; b0 += kSlice) {
       const int bt = static_cast<int>(std::min<int64_t>(kSlice, c.batch - b0));
       __m512 acc[kSlice];
       for (int b = 0; b < bt; ++b) acc[b] = _mm512_setzero_ps();
-      call_i4_tile(bt, w, nsb, act + b0 * c.lda, c.lda, c.corr + b0 * c.ldc, c.ldc, b0 == 0, acc);
+      call_i4_tile(bt, w, nsb, c.act_t + b0 / 16 * c.slice_bytes, c.corr_t + b0 / 16 * c.corr_slice,
+                   b0 == 0, acc);
       for (int b = 0; b < bt; ++b) {
         _mm512_mask_storeu_ps(c.y + (b0 + b) * c.rows + r0, rmask,
                               _mm512_mul_ps(acc[b], _mm512_set1_ps(c.sx[b0 + b])));
@@ -713,20 +803,21 @@ void run_tiles(const Ctx& c, ThreadPool& pool, bool row_tiles, TileFn tile, Grou
   });
 }
 
-template <class Driver>
+// Rows [0, c.rows) over the pool in tiles of R rows (Driver::tile<R>), the rest one by one.
+template <class Driver, int R = kR>
 void run(const Ctx& c, ThreadPool& pool) {
   pool.parallel_for(
       c.rows,
       [&c](int64_t begin, int64_t end, int) {
-        for (int64_t r0 = begin; r0 < end; r0 += kR) {
-          if (end - r0 >= kR) {
-            Driver::template tile<kR>(c, r0);
+        for (int64_t r0 = begin; r0 < end; r0 += R) {
+          if (end - r0 >= R) {
+            Driver::template tile<R>(c, r0);
           } else {
             for (int64_t r = r0; r < end; ++r) Driver::template tile<1>(c, r);
           }
         }
       },
-      kR);
+      R);
 }
 
 }  // namespace
@@ -761,16 +852,32 @@ void matmul_avx512(const PackedWeights& w, const float* x, int64_t batch, float*
         prep_bf16(x, batch, c.cols, c.lda, a);
         c.act = a;
         c.kc = one_slice ? c.cols : 2048;
-        run<Bf16Dot>(c, pool);
+        if (batch == 1) {
+          run<Bf16Dot, kRBf16Batch1>(c, pool);
+        } else {
+          run<Bf16Dot>(c, pool);
+        }
         return;
       }
       break;
     case WeightFormat::kInt8:
       if (use_extensions && f.avx512_vnni) {
         const int64_t act_bytes = round_up(batch * c.lda, 64);
-        auto* base = static_cast<uint8_t*>(t_act.get(act_bytes + batch * 4));
-        auto* sx = reinterpret_cast<float*>(base + act_bytes);
-        prep_int8(x, batch, c.cols, c.lda, true, base, sx, static_cast<int32_t*>(nullptr), 0);
+        const int64_t groups = (c.cols + 3) / 4;
+        c.slice_bytes = groups * kGroupBytes;
+        const int64_t at_bytes = batch > 1 ? (batch + 15) / 16 * c.slice_bytes : 0;
+        auto* base = static_cast<uint8_t*>(t_act.get(act_bytes + at_bytes + batch * 8));
+        auto* sx = reinterpret_cast<float*>(base + act_bytes + at_bytes);
+        // Batch 1: u8 activations (xq + 128) against s8 weights (i8_row_tiles); larger batches:
+        // s8 activations against u8 weights (MkI8Tile), by group.
+        prep_int8(x, batch, c.cols, c.lda, batch == 1, base, sx, static_cast<int32_t*>(nullptr), 0);
+        if (batch > 1) {
+          auto* sums = reinterpret_cast<int32_t*>(sx + batch);
+          row_sums_s8(base, batch, c.lda, sums);
+          transpose_groups(base, batch, c.lda, groups, c.slice_bytes, base + act_bytes);
+          c.act_t = base + act_bytes;
+          c.act_sums = sums;
+        }
         c.act = base;
         c.sx = sx;
         // int32 sums stay exact for chunks of <= 32768 columns (255 * 127 * 32768 < 2^31);
@@ -784,10 +891,25 @@ void matmul_avx512(const PackedWeights& w, const float* x, int64_t batch, float*
       if (use_extensions && f.avx512_vnni) {
         const int64_t act_bytes = round_up(batch * c.lda, 64);
         c.ldc = c.lda / 32;
-        auto* base = static_cast<uint8_t*>(t_act.get(act_bytes + batch * c.ldc * 4 + batch * 4));
+        const int64_t corr_bytes = round_up(batch * c.ldc * 4, 64);
+        // Batches > 1: activations and corrections also by group (transpose_groups).
+        const int64_t groups = c.lda / 4, blocks = c.ldc, slices = (batch + 15) / 16;
+        c.slice_bytes = groups * kGroupBytes;
+        c.corr_slice = blocks * 16;
+        const int64_t t_bytes = batch > 1 ? slices * (c.slice_bytes + c.corr_slice * 4) : 0;
+        auto* base = static_cast<uint8_t*>(t_act.get(act_bytes + corr_bytes + t_bytes + batch * 4));
         auto* corr = reinterpret_cast<int32_t*>(base + act_bytes);  // batch x lda/32 int32
-        auto* sx = reinterpret_cast<float*>(base + act_bytes + batch * c.ldc * 4);
+        auto* sx = reinterpret_cast<float*>(base + act_bytes + corr_bytes + t_bytes);
         prep_int8(x, batch, c.cols, c.lda, false, base, sx, corr, c.ldc);
+        if (batch > 1) {
+          uint8_t* at = base + act_bytes + corr_bytes;
+          uint8_t* ct = at + slices * c.slice_bytes;
+          transpose_groups(base, batch, c.lda, groups, c.slice_bytes, at);
+          transpose_groups(reinterpret_cast<const uint8_t*>(corr), batch, c.ldc * 4, blocks,
+                           c.corr_slice * 4, ct);
+          c.act_t = at;
+          c.corr_t = reinterpret_cast<const int32_t*>(ct);
+        }
         c.act = base;
         c.sx = sx;
         c.corr = corr;
