@@ -795,6 +795,8 @@ std::string serve_bench_to_json(const ServeBenchReport& r) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   nlohmann::ordered_json probed = nlohmann::ordered_json::array();
   nlohmann::ordered_json corrected = nlohmann::ordered_json::array();
+  nlohmann::ordered_json faster = nlohmann::ordered_json::array();
+  nlohmann::ordered_json slower = nlohmann::ordered_json::array();
   for (const ServeBenchRow& row : r.rows) {
     nlohmann::ordered_json j;
     j["load"] = row.load;
@@ -807,6 +809,10 @@ std::string serve_bench_to_json(const ServeBenchReport& r) {
     probed.push_back(j);
     j["simulated_s"] = row.step_corrected_s;
     corrected.push_back(j);
+    j["simulated_s"] = row.steps_faster_s;
+    faster.push_back(j);
+    j["simulated_s"] = row.steps_slower_s;
+    slower.push_back(j);
   }
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   for (const ServeBenchRun& run : r.runs) {
@@ -844,6 +850,8 @@ std::string serve_bench_to_json(const ServeBenchReport& r) {
   doc["rows"] = rows;
   doc["rows_probe_rescaled"] = probed;
   doc["rows_step_corrected"] = corrected;
+  doc["rows_steps_5pct_faster"] = faster;
+  doc["rows_steps_5pct_slower"] = slower;
   doc["runs"] = runs;
   doc["saturation_requests_per_s"] = r.saturation_requests_per_s;
   doc["model"] = r.model;
@@ -963,6 +971,20 @@ void print_serve_bench(const ServeBenchReport& r, std::ostream& out) {
          "times scaled by a step-time probe of the\nmachine just before the load. run-corr.: a "
          "diagnostic, not a prediction: scaled by the run's own measured / predicted time of "
          "each\n(summed over its steps; what is left is step-time variance and scheduling).\n";
+  out << "\nsensitivity: simulated again with every predicted step " << fixed(100 * kSensitivity, 0)
+      << "% shorter / longer (the change of each quantile)\n"
+      << std::left << std::setw(5) << "load" << std::setw(7) << "metric" << std::setw(4) << "q"
+      << std::right << std::setw(12) << "simulated s" << std::setw(12) << "steps -5%"
+      << std::setw(9) << "change" << std::setw(12) << "steps +5%" << std::setw(9) << "change"
+      << "\n";
+  for (const ServeBenchRow& row : r.rows) {
+    out << std::left << std::setw(5) << fixed(row.load, 2) << std::setw(7) << row.metric
+        << std::setw(4) << row.quantile << std::right << std::setw(12) << fixed(row.simulated_s, 4)
+        << std::setw(12) << fixed(row.steps_faster_s, 4) << std::setw(9)
+        << pct(relative(row.steps_faster_s, row.simulated_s)) << std::setw(12)
+        << fixed(row.steps_slower_s, 4) << std::setw(9)
+        << pct(relative(row.steps_slower_s, row.simulated_s)) << "\n";
+  }
 }
 
 std::string serve_bench_input_json(const ServeBenchArgs& a, const std::filesystem::path& data_dir) {
@@ -1223,6 +1245,11 @@ int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path
     const ScaledPredictor probe_predictor(predictor, run.probe_prefill_ratio,
                                           run.probe_decode_ratio, measured.loop_overhead_s);
     const sim::SimResult probed = sim::simulate(workload, fleet, probe_predictor, a.seed);
+    // Every step of the simulation's own predictor (loop overhead included) 5% off.
+    const ScaledPredictor faster_predictor(run_predictor, 1 - kSensitivity, 1 - kSensitivity, 0);
+    const ScaledPredictor slower_predictor(run_predictor, 1 + kSensitivity, 1 + kSensitivity, 0);
+    const sim::SimResult faster = sim::simulate(workload, fleet, faster_predictor, a.seed);
+    const sim::SimResult slower = sim::simulate(workload, fleet, slower_predictor, a.seed);
     if (!a.requests_csv.empty()) {
       for (size_t i = 0; i < measured.records.requests.size(); ++i) {
         if (i >= simulated.requests.size() || i >= corrected.requests.size() ||
@@ -1246,11 +1273,17 @@ int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path
     const sim::Metrics s = sim::compute_metrics(simulated, sim::Slo{});
     const sim::Metrics p = sim::compute_metrics(probed, sim::Slo{});
     const sim::Metrics c = sim::compute_metrics(corrected, sim::Slo{});
+    const sim::Metrics f = sim::compute_metrics(faster, sim::Slo{});
+    const sim::Metrics w = sim::compute_metrics(slower, sim::Slo{});
     const auto add = [&](const char* metric, const sim::Distribution sim::Metrics::*field) {
-      const sim::Distribution &md = m.*field, &sd = s.*field, &pd = p.*field, &cd = c.*field;
-      report.rows.push_back({run.load, metric, "p50", md.p50_s, sd.p50_s, pd.p50_s, cd.p50_s});
-      report.rows.push_back({run.load, metric, "p90", md.p90_s, sd.p90_s, pd.p90_s, cd.p90_s});
-      report.rows.push_back({run.load, metric, "p99", md.p99_s, sd.p99_s, pd.p99_s, cd.p99_s});
+      const sim::Distribution &md = m.*field, &sd = s.*field, &pd = p.*field, &cd = c.*field,
+                              &fd = f.*field, &wd = w.*field;
+      report.rows.push_back(
+          {run.load, metric, "p50", md.p50_s, sd.p50_s, pd.p50_s, cd.p50_s, fd.p50_s, wd.p50_s});
+      report.rows.push_back(
+          {run.load, metric, "p90", md.p90_s, sd.p90_s, pd.p90_s, cd.p90_s, fd.p90_s, wd.p90_s});
+      report.rows.push_back(
+          {run.load, metric, "p99", md.p99_s, sd.p99_s, pd.p99_s, cd.p99_s, fd.p99_s, wd.p99_s});
     };
     add("ttft", &sim::Metrics::ttft);
     add("tpot", &sim::Metrics::tpot);

@@ -263,7 +263,17 @@ struct ServeBenchRow {
   /// run's variance around it (machine noise, step-to-step differences the predictor does not
   /// capture) and scheduling.
   double step_corrected_s = 0;
+  /// Sensitivity, not a prediction: simulate() with every step of the simulated_s predictor
+  /// (loop overhead included) kSensitivity shorter / longer: how far a step-time error of that
+  /// size moves this quantile at this load (near saturation, queueing multiplies it). JSON:
+  /// rows_steps_5pct_faster, rows_steps_5pct_slower.
+  double steps_faster_s = 0;
+  double steps_slower_s = 0;
 };
+
+/// The relative step-time change of ServeBenchRow::steps_faster_s / steps_slower_s (the JSON
+/// keys and the printed table say 5%).
+inline constexpr double kSensitivity = 0.05;
 
 /// What one load measured (besides its rows).
 struct ServeBenchRun {

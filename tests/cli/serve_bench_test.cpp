@@ -362,8 +362,8 @@ TEST(ServeBenchJson, RowsHaveExactlyTheIssuesKeys) {
   run.load = 0.5;
   run.num_requests = 90;
   report.runs.push_back(run);
-  report.rows.push_back({0.5, "ttft", "p50", 0.25, 0.2, 0.22, 0.24});
-  report.rows.push_back({0.5, "tpot", "p99", 0.04, 0.05, 0.048, 0.045});
+  report.rows.push_back({0.5, "ttft", "p50", 0.25, 0.2, 0.22, 0.24, 0.19, 0.23});
+  report.rows.push_back({0.5, "tpot", "p99", 0.04, 0.05, 0.048, 0.045, 0.047, 0.053});
   const auto doc = nlohmann::json::parse(serve_bench_to_json(report));
   ASSERT_EQ(doc.at("rows").size(), 2u);
   const auto& row = doc.at("rows")[0];
@@ -381,6 +381,13 @@ TEST(ServeBenchJson, RowsHaveExactlyTheIssuesKeys) {
   EXPECT_EQ(doc.at("rows_step_corrected")[0].at("simulated_s").get<double>(), 0.24);
   ASSERT_EQ(doc.at("rows_probe_rescaled").size(), 2u);
   EXPECT_EQ(doc.at("rows_probe_rescaled")[1].at("simulated_s").get<double>(), 0.048);
+  // The sensitivity rows: every step 5% shorter / longer.
+  ASSERT_EQ(doc.at("rows_steps_5pct_faster").size(), 2u);
+  EXPECT_EQ(doc.at("rows_steps_5pct_faster")[0].size(), 5u);
+  EXPECT_EQ(doc.at("rows_steps_5pct_faster")[0].at("simulated_s").get<double>(), 0.19);
+  ASSERT_EQ(doc.at("rows_steps_5pct_slower").size(), 2u);
+  EXPECT_EQ(doc.at("rows_steps_5pct_slower")[1].at("measured_s").get<double>(), 0.04);
+  EXPECT_EQ(doc.at("rows_steps_5pct_slower")[1].at("simulated_s").get<double>(), 0.053);
   EXPECT_EQ(doc.at("runs")[0].at("num_requests"), 90);
   EXPECT_EQ(doc.at("config").at("policy"), "continuous");
   EXPECT_EQ(doc.at("config").at("num_kv_blocks"), 36);
@@ -497,6 +504,14 @@ TEST(CliServeBench, ServesATinyModelAndWritesTheSideBySideRows) {
   EXPECT_THAT(out.str(), HasSubstr("measured s simulated s"));
   EXPECT_EQ(doc.at("rows_probe_rescaled").size(), 6u);
   EXPECT_EQ(doc.at("rows_step_corrected").size(), 6u);
+  EXPECT_THAT(out.str(), HasSubstr("sensitivity: simulated again with every predicted step 5%"));
+  for (const char* key : {"rows_steps_5pct_faster", "rows_steps_5pct_slower"}) {
+    ASSERT_EQ(doc.at(key).size(), 6u) << key;
+    for (size_t i = 0; i < 6; ++i) {
+      EXPECT_EQ(doc.at(key)[i].at("measured_s"), doc.at("rows")[i].at("measured_s")) << key;
+      EXPECT_GT(doc.at(key)[i].at("simulated_s").get<double>(), 0) << key;
+    }
+  }
   // --steps-csv: a header and one line per step of the real run.
   std::ifstream steps(steps_path);
   std::string header;
