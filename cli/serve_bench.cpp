@@ -482,7 +482,8 @@ CpuSample sample_cpu() {
 }
 
 /// `base` with prefill-step and decode-step times multiplied by fixed factors, plus a fixed
-/// per-step overhead (the step_corrected_s diagnostic).
+/// per-step overhead (the probe_rescaled_s and step_corrected_s columns and the sensitivity
+/// runs, steps_faster_s / steps_slower_s).
 class ScaledPredictor final : public model::StepTimePredictor {
  public:
   ScaledPredictor(const model::StepTimePredictor& base, double prefill_factor, double decode_factor,

@@ -535,7 +535,7 @@ void pv_dp(int nh, int nc, const Shape& s, const uint16_t* v, int64_t ta, int na
       nh, nc, [&]<int NH, int NC>() { pv_tile_dp<NH, NC>(s, v, ta, na, tb, nb, c, pw, accq); });
 }
 
-/// dots of rows [t, t + n) (n < 1: none) for heads [g0, g0 + NH).
+/// dots of rows [t, t + min(n, 4)) (n < 1: none) for heads [g0, g0 + NH).
 template <bool kDot, int NH>
 inline void qk_eo_rows(const Shape& s, const uint16_t* k, int64_t t, int n, const float* qp,
                        const uint16_t* qb, float* dots) {

@@ -2,7 +2,8 @@
 // -mavx512vnni -mfma; only reached when cpu_features() reports AVX-512 F/BW/VL, and the BF16 /
 // VNNI kernels only when it reports those too.
 //
-// Structure (all formats): threads split the output rows; each thread walks tiles of kR rows.
+// Structure (f32 and bf16; int8 / int4 below): threads split the output rows; each thread walks
+// tiles of kR rows (bf16 at batch 1: kRBf16Batch1).
 // For a tile, the columns are taken in chunks of kc so that the tile's kR x kc weights stay in
 // L1; within a chunk the batch is taken kBT activation rows at a time, so every weight byte is
 // fetched from memory once per call and reused from registers / L1 for all activation rows.

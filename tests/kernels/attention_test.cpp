@@ -172,7 +172,9 @@ TEST(DecodeAttention, EveryIsaMatchesScalarOnOddShapes) {
       for (int64_t d : {64, 80, 128, 72, 13}) {
         for (int64_t heads : {1, 2, 8}) {
           for (int64_t group : {1, 4, 7}) {
-            for (int64_t context : {1, 3, 127, 1000, 4099}) {
+            // 20, 32 and 33 tokens: the bf16 AVX-512 path reads a piece as two halves in
+            // lockstep from 33 tokens on (one block of 16 and a second half of 1).
+            for (int64_t context : {1, 3, 20, 32, 33, 127, 1000, 4099}) {
               // Head dims with a vector tail (72, 13) on short contexts only, to keep it quick.
               if ((d == 72 || d == 13) && context > 127) continue;
               if (d == 64 && context == 4099) continue;
@@ -196,8 +198,9 @@ TEST(DecodeAttention, EveryIsaMatchesScalarOnOddShapes) {
 }
 
 TEST(DecodeAttention, Bf16PvDotOptionStaysCloseAloneAndWithQkDot) {
-  // Odd contexts leave a token without a partner in the last pair; d 13 and 80 exercise the
-  // masked tail chunk; 1000 spans several blocks of the online softmax.
+  // Odd contexts leave a token without a partner in the last pair (33 also in the second half
+  // of the AVX-512 two-half order); d 13 and 80 exercise the masked tail chunk; 1000 and 2051
+  // span several blocks of the online softmax.
   ThreadPool pool(2);
   for (bool qk_dot : {false, true}) {
     AttentionOptions opt;
@@ -205,7 +208,7 @@ TEST(DecodeAttention, Bf16PvDotOptionStaysCloseAloneAndWithQkDot) {
     opt.bf16_qk_dot = qk_dot;
     for (Isa isa : supported_isas()) {
       for (int64_t d : {64, 80, 128, 13}) {
-        for (int64_t context : {1, 3, 127, 1000}) {
+        for (int64_t context : {1, 3, 33, 127, 1000, 2051}) {
           SCOPED_TRACE(std::string(to_string(isa)) + " qk_dot " + std::to_string(qk_dot) + " d " +
                        std::to_string(d) + " ctx " + std::to_string(context));
           Cache c(KvType::kBf16, 2, d, context, 7 + context);

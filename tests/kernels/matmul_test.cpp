@@ -449,7 +449,8 @@ TEST_P(MatmulPathTest, MatchesReferenceOnOddShapes) {
 // and the tiles left over one at a time: tile counts of 4 (the last one partial), 9 (two groups
 // and one left) and an int8 row longer than one int32-exact column chunk (32,768 columns), on
 // one thread so that the groups are as counted. bf16 at batch 1 takes rows 8 at a time on the
-// AVX2 path, then 4, then one: 61 rows are 7 x 8 + 4 + 1, 139 rows 17 x 8 + 3 x 1.
+// AVX2 path, then 4, then one: 61 rows are 7 x 8 + 4 + 1, 139 rows 17 x 8 + 3 x 1; on the
+// AVX-512 path 8 at a time, then one: 7 x 8 + 5 x 1 and 17 x 8 + 3 x 1.
 TEST(Matmul, BatchOneTileGroupsMatchTheReference) {
   ThreadPool pool(1);
   struct Shape {
@@ -486,18 +487,19 @@ TEST(Matmul, BatchOneTileGroupsMatchTheReference) {
   }
 }
 
-// int8 at batch >= 2 on the best path (AVX-512 VNNI: u8 activations + 128, the 128 x row sums
-// of the weights taken off at the end; AVX2: |w| x activations with w's sign, slices of 4 rows
-// over column chunks of 1,024 once the batch is over one slice): odd batches, slices with a
-// partial one, rows over two such chunks with a partial third (2,100 columns at batch 6), and
-// rows longer than one int32-exact column chunk (32,768 columns).
+// int8 at batch >= 2 on the best path (AVX-512 VNNI: s8 activations regrouped by 4 columns per
+// slice of 16 rows against u8 weights w + 128, 128 x each activation row's sum taken off at the
+// end; AVX2: |w| x activations with w's sign, slices of 4 rows over column chunks of 1,024 once
+// the batch is over one slice): odd batches, slices with a partial one, rows over two such
+// chunks with a partial third (2,100 columns at batch 6), and rows longer than one int32-exact
+// column chunk (32,768 columns), also with a second slice of 16 (batch 18).
 TEST(Matmul, Int8BatchesMatchTheReference) {
   ThreadPool pool(2);
   struct Shape {
     int64_t rows, cols, batch;
   };
   for (const Shape& sh : {Shape{61, 1000, 2}, Shape{139, 129, 5}, Shape{33, 515, 17},
-                          Shape{35, 2100, 6}, Shape{70, 32805, 3}}) {
+                          Shape{35, 2100, 6}, Shape{70, 32805, 3}, Shape{20, 32805, 18}}) {
     const auto w = PackedWeights::random(WeightFormat::kInt8, sh.rows, sh.cols, 21);
     // Activations with a non-zero mean, so that the 128 x sum correction matters.
     const auto x = random_values(sh.batch * sh.cols, 22, -1.0f, 3.0f);
@@ -563,7 +565,9 @@ TEST(Matmul, LargeBatchEqualsRowByRow) {
     for (int64_t b = 0; b < batch; ++b) {
       matmul(w, std::span(x).subspan(static_cast<size_t>(b * 256), 256), 1, one, pool, isa);
       for (int r = 0; r < 9; ++r) {
-        // Same activation row, same per-row quantisation, same summation order per slice.
+        // Same activation row, same per-row quantisation, the same exact integer sum (AVX-512
+        // forms it as (xq + 128) . w - 128 sum w at batch 1 and xq . (w + 128) - 128 sum xq
+        // above, equal in f32 while the int32 sums stay below 2^24, as at 256 columns).
         EXPECT_FLOAT_EQ(y[static_cast<size_t>(b * 9 + r)], one[static_cast<size_t>(r)])
             << to_string(isa) << " b " << b << " r " << r;
       }
