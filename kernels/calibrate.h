@@ -134,7 +134,7 @@ struct ShapeTimingOptions {
 class ShapeTimer {
  public:
   /// Makes the operands (a quick sweep's rotation: 256 MiB of weight copies per shape and
-  /// format, 64 MiB of KV per layout, type and context). Throws std::invalid_argument for a
+  /// format, 256 MiB of KV per layout, type and context). Throws std::invalid_argument for a
   /// shape, batch, layout or context out of range, or int4 with cols not a multiple of 32.
   ShapeTimer(const ShapeTimingOptions& options, ThreadPool& pool);
   ~ShapeTimer();
