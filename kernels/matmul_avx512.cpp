@@ -670,10 +670,12 @@ inline __m512i i8_row_sums128(const Ctx& c, int64_t r0, __mmask16 rmask) {
   return _mm512_slli_epi32(_mm512_maskz_loadu_epi32(rmask, c.w->row_sums().data() + r0), 7);
 }
 
-// y[b][r0 .. r0 + 16) = scale_w * scale_x * (sum (xq + 128) w - 128 sum w), from the f32 sums.
-inline void store_i8_row(const Ctx& c, int64_t r0, __mmask16 rmask, __m512 ws, __m512i wsum128,
+// y[b][r0 .. r0 + 16) = scale_w * scale_x * (sums - offset), from the f32 sums: offset is
+// 128 sum w per row at batch 1 (sums of (xq + 128) w) and 128 sum xq of row b above (sums of
+// xq (w + 128)).
+inline void store_i8_row(const Ctx& c, int64_t r0, __mmask16 rmask, __m512 ws, __m512 offset,
                          int64_t b, __m512 sums) {
-  const __m512 d = _mm512_sub_ps(sums, _mm512_cvtepi32_ps(wsum128));
+  const __m512 d = _mm512_sub_ps(sums, offset);
   _mm512_mask_storeu_ps(c.y + b * c.rows + r0, rmask,
                         _mm512_mul_ps(_mm512_mul_ps(d, ws), _mm512_set1_ps(c.sx[b])));
 }
@@ -704,10 +706,8 @@ struct I8Tiles {
         for (int b = 0; b < bt; ++b) yf[b] = _mm512_add_ps(yf[b], _mm512_cvtepi32_ps(acc[b]));
       }
       for (int b = 0; b < bt; ++b) {
-        const __m512 d =
-            _mm512_sub_ps(yf[b], _mm512_set1_ps(128.0f * static_cast<float>(c.act_sums[b0 + b])));
-        _mm512_mask_storeu_ps(c.y + (b0 + b) * c.rows + r0, rmask,
-                              _mm512_mul_ps(_mm512_mul_ps(d, ws), _mm512_set1_ps(c.sx[b0 + b])));
+        const float asum128 = 128.0f * static_cast<float>(c.act_sums[b0 + b]);
+        store_i8_row(c, r0, rmask, ws, _mm512_set1_ps(asum128), b0 + b, yf[b]);
       }
     }
   }
@@ -763,8 +763,8 @@ struct RowTiles {
     for (int i = 0; i < nt; ++i) {
       const int64_t r0 = (t0 + i) * 16;
       const __mmask16 rmask = tail16(c.rows - r0);
-      store_i8_row(c, r0, rmask, i8_row_scales(c, r0, rmask), i8_row_sums128(c, r0, rmask), 0,
-                   yf[i]);
+      store_i8_row(c, r0, rmask, i8_row_scales(c, r0, rmask),
+                   _mm512_cvtepi32_ps(i8_row_sums128(c, r0, rmask)), 0, yf[i]);
     }
   }
   static void i4(const Ctx& c, int64_t t0, int64_t nt) {
