@@ -6,8 +6,8 @@
 // heads from registers), 16 per-token partial vectors reduced at once by a transpose-add tree;
 // the online-softmax update once per block per head; then p.V with the accumulators of up to 4
 // heads x 64 dims in registers while the block's V rows stream through. K and V are read from
-// memory once per KV head whatever the group size. Rows 16 tokens ahead are prefetched from
-// inside the loops (prefetch_row).
+// memory once per KV head whatever the group size. Rows 16 tokens ahead (24 for bf16 KV) are
+// prefetched from inside the loops (prefetch_row).
 //
 // bf16 KV (attend_bf16): a piece's tokens are read as two halves in lockstep, a block of each
 // per step with their rows alternating, so that a thread has four streams in flight (K and V of
@@ -17,6 +17,15 @@
 // q.k and p.V 1.07x and 1.03x. A synthetic read loop on that machine reached 33 GB/s on one
 // thread over two streams interleaved line by line, 24-29 over one or two alternating 4 KiB
 // blocks.
+//
+// bf16 KV with head_dim 64 or 128 runs attend_bf16<.., DV = 2 or 4>: its chunk loops and p.V
+// passes unrolled at compile time and its tile helpers forced inline (GCC 12 had left the p.V
+// row step and reduce16 as calls once the tiles were inlined: 0.65x). Against the previous
+// kernel (AMD EPYC Zen 5 VM, one thread, Llama-3.1-8B layout, 4,096 tokens, 2026-12-01): from
+// cache 1.25x exact, 1.19x with both dot-product options; from memory (256 MiB of KV) 1.16x
+// exact and 1.00x with both options; head_dim 64: 1.11x and 1.12x from memory. Other head_dims
+// run the same code with run-time loops (DV = 0): head_dim 80, 1.08x from cache and 1.01x from
+// memory.
 //
 // bf16 rows are widened exactly with the even/odd split (attend_bf16). With
 // AttentionPiece::bf16_dot, q is rounded to bf16 once per piece and q.k uses vdpbf16ps
@@ -32,6 +41,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "kernels/attention_internal.h"
@@ -59,7 +69,7 @@ inline __m512 load16(const void* base, int64_t i, __mmask16 m) {
 }
 
 /// Lane j of the result = sum of the 16 lanes of v[j].
-inline __m512 reduce16(const __m512* v) {
+[[gnu::always_inline]] inline __m512 reduce16(const __m512* v) {
   __m512 s8[8], s4[4], s2[2];
   for (int i = 0; i < 8; ++i) {
     s8[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]),
@@ -99,6 +109,25 @@ inline Shape make_shape(int64_t d) {
   return s;
 }
 
+/// The load mask of chunk c (32 bf16) of a row: all ones but in the last chunk of a head_dim not
+/// a multiple of 32. DV > 0 (head_dim exactly 32 * DV): s.tail32, all ones but a run-time value,
+/// so that the loads stay masked. With plain loads (head_dim 128, 2026-12-01, one thread, KV
+/// from memory) the exact path ran 8% slower: Zen 5's hardware prefetchers, which did not act on
+/// the masked loads, then fetched beside the software prefetches. From cache, no difference.
+template <int DV>
+[[gnu::always_inline]] inline __mmask32 load_mask(const Shape& s, int64_t c) {
+  if constexpr (DV > 0) {
+    return s.tail32;
+  } else {
+    return c == s.dv32 - 1 ? s.tail32 : static_cast<__mmask32>(0xFFFFFFFFu);
+  }
+}
+
+template <int DV>
+[[gnu::always_inline]] inline __m512i load_chunk(const Shape& s, const uint16_t* p, int64_t c) {
+  return _mm512_maskz_loadu_epi16(load_mask<DV>(s, c), p);
+}
+
 /// Software prefetch of row `t` + kPrefetchRows of a K or V stream, issued from inside the
 /// compute loops so that a few lines are in flight at any time. The hardware prefetchers lose
 /// these streams at every 4 KiB page (a 16-token block of a 128-dim bf16 head is exactly one page
@@ -108,69 +137,93 @@ inline Shape make_shape(int64_t d) {
 // always_inline: when a variant of a prefetch-only helper like this was not forced inline,
 // GCC 12 -O3 left no prefetch at all in the object (apparently its ipa-modref analysis sees
 // no side effect; docs/architecture.md).
+//
+// Rows ahead: 16 for f32 KV; 24 for bf16 KV, whose loops issue a row's prefetches spread over
+// their chunks and passes (qk_tile_eo, qk_tile_dp, prefetch_pass). Measured with the bf16 loops
+// of 2026-12-01 (AMD EPYC Zen 5 VM, one thread, Llama-3.1-8B layout, 256 MiB of KV, 11
+// interleaved rounds against the previous kernel): exact path 1.16x at 24 rows, 1.16x at 16,
+// 1.07x at 32; both dot-product options 1.00x, 0.94x and 0.87x.
+constexpr int64_t kPrefetchRowsF32 = 16;
+constexpr int64_t kPrefetchRowsBf16 = 24;
+
+template <int64_t kAhead>
 [[gnu::always_inline]] inline void prefetch_row(const Shape& s, const void* base, int64_t t) {
-  constexpr int64_t kPrefetchRows = 16;
-  if (t + kPrefetchRows >= s.tokens) return;
-  const char* row = static_cast<const char*>(base) + (t + kPrefetchRows) * s.row_bytes;
+  if (t + kAhead >= s.tokens) return;
+  const char* row = static_cast<const char*>(base) + (t + kAhead) * s.row_bytes;
   for (int64_t b = 0; b < s.row_bytes; b += 64) _mm_prefetch(row + b, _MM_HINT_T0);
+}
+
+/// The lines of prefetch_row<kPrefetchRowsBf16> that the p.V pass over chunks c and c + 1 reads
+/// (bytes [64c, 64(c + 2)) of a bf16 row): each pass prefetches its own, instead of the first
+/// pass all of them in a burst (exact path from memory 1.10x, one thread, 2026-12-01).
+[[gnu::always_inline]] inline void prefetch_pass(const Shape& s, const void* base, int64_t t,
+                                                 int64_t c) {
+  if (t + kPrefetchRowsBf16 >= s.tokens) return;
+  const char* row = static_cast<const char*>(base) + (t + kPrefetchRowsBf16) * s.row_bytes;
+  _mm_prefetch(row + c * 64, _MM_HINT_T0);
+  if ((c + 1) * 64 < s.row_bytes) _mm_prefetch(row + c * 64 + 64, _MM_HINT_T0);
 }
 
 /// dots[h * kDotsHead + tt * 16 + lane]: per-lane partial q_h . k_{t + tt} for NH heads, TT rows.
 template <bool kBf16, int NH, int TT>
 inline void qk_tile(const Shape& s, const void* k, int64_t t, const float* q, float* dots) {
-  #pragma GCC unroll 16
-  for (int j = 0; j < TT; ++j) prefetch_row(s, k, t + j);
+#pragma GCC unroll 16
+  for (int j = 0; j < TT; ++j) prefetch_row<kPrefetchRowsF32>(s, k, t + j);
   __m512 acc[NH][TT];
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) acc[h][j] = _mm512_setzero_ps();
   for (int64_t i = 0; i < s.dv; ++i) {
     const __mmask16 m = s.mask(i);
     __m512 kv[TT];
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) kv[j] = load16<kBf16>(k, (t + j) * s.d + i * 16, m);
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int h = 0; h < NH; ++h) {
       const __m512 qv = _mm512_maskz_loadu_ps(m, q + h * s.d + i * 16);
-      #pragma GCC unroll 16
+#pragma GCC unroll 16
       for (int j = 0; j < TT; ++j) acc[h][j] = _mm512_fmadd_ps(qv, kv[j], acc[h][j]);
     }
   }
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) _mm512_storeu_ps(dots + h * kDotsHead + j * 16, acc[h][j]);
 }
 
-/// As qk_tile with bf16 q (qb rows of dv32 * 32, zero padded) and vdpbf16ps.
-template <int NH, int TT>
-inline void qk_tile_dp(const Shape& s, const void* k, int64_t t, const uint16_t* qb, float* dots) {
-  #pragma GCC unroll 16
-  for (int j = 0; j < TT; ++j) prefetch_row(s, k, t + j);
+/// As qk_tile_eo with bf16 q (qb rows of dv32 * 32, zero padded) and vdpbf16ps.
+template <int NH, int TT, int DV>
+[[gnu::always_inline]] inline void qk_tile_dp(const Shape& s, const void* k, int64_t t,
+                                              const uint16_t* qb, float* dots) {
   const uint16_t* kb = static_cast<const uint16_t*>(k);
   __m512 acc[NH][TT];
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) acc[h][j] = _mm512_setzero_ps();
-  for (int64_t i = 0; i < s.dv32; ++i) {
-    const __mmask32 m = i == s.dv32 - 1 ? s.tail32 : static_cast<__mmask32>(0xFFFFFFFFu);
+  const int64_t chunks = DV > 0 ? DV : s.dv32;
+#pragma GCC unroll 8
+  for (int64_t i = 0; i < chunks; ++i) {
     __m512i kv[TT];
-    #pragma GCC unroll 16
-    for (int j = 0; j < TT; ++j) kv[j] = _mm512_maskz_loadu_epi16(m, kb + (t + j) * s.d + i * 32);
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
+    for (int j = 0; j < TT; ++j) kv[j] = load_chunk<DV>(s, kb + (t + j) * s.d + i * 32, i);
+#pragma GCC unroll 16
+    for (int j = 0; j < TT; ++j) {
+      if (j * chunks / TT == i) prefetch_row<kPrefetchRowsBf16>(s, k, t + j);  // spread
+    }
+#pragma GCC unroll 16
     for (int h = 0; h < NH; ++h) {
       const __m512i qv = _mm512_loadu_si512(qb + h * s.dv32 * 32 + i * 32);
-      #pragma GCC unroll 16
+#pragma GCC unroll 16
       for (int j = 0; j < TT; ++j) {
         acc[h][j] = _mm512_dpbf16_ps(acc[h][j], (__m512bh)kv[j], (__m512bh)qv);
       }
     }
   }
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) _mm512_storeu_ps(dots + h * kDotsHead + j * 16, acc[h][j]);
 }
 
@@ -180,28 +233,28 @@ inline void pv_tile(const Shape& s, const void* v, int64_t t0, int nb, int64_t c
                     float* acc) {
   __m512 a[NH][NV];
   __mmask16 mk[NV];
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int j = 0; j < NV; ++j) mk[j] = s.mask(c + j);
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < NV; ++j)
       a[h][j] = _mm512_maskz_loadu_ps(mk[j], acc + h * s.d + (c + j) * 16);
   for (int tt = 0; tt < nb; ++tt) {
-    if (c == 0) prefetch_row(s, v, t0 + tt);
+    if (c == 0) prefetch_row<kPrefetchRowsF32>(s, v, t0 + tt);
     __m512 vv[NV];
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < NV; ++j) vv[j] = load16<kBf16>(v, (t0 + tt) * s.d + (c + j) * 16, mk[j]);
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int h = 0; h < NH; ++h) {
       const __m512 pb = _mm512_set1_ps(p[h * kBlock + tt]);
-      #pragma GCC unroll 16
+#pragma GCC unroll 16
       for (int j = 0; j < NV; ++j) a[h][j] = _mm512_fmadd_ps(pb, vv[j], a[h][j]);
     }
   }
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < NV; ++j)
       _mm512_mask_storeu_ps(acc + h * s.d + (c + j) * 16, mk[j], a[h][j]);
 }
@@ -271,7 +324,6 @@ void qk(int nh, const Shape& s, const void* k, int64_t t0, int nb, const float* 
       return qk_heads<kBf16, kDot, 4>(s, k, t0, nb, q, qb, dots);
   }
 }
-
 
 template <bool kBf16, bool kDot>
 void attend(const AttentionPiece& pc) {
@@ -356,7 +408,7 @@ void attend(const AttentionPiece& pc) {
 // chunk of 32 dims: q is permuted once per piece to match, and the V accumulators are kept in
 // that order and put back in natural order at the end of the piece.
 
-inline void split_bf16(__m512i raw, __m512& even, __m512& odd) {
+[[gnu::always_inline]] inline void split_bf16(__m512i raw, __m512& even, __m512& odd) {
   even = _mm512_castsi512_ps(_mm512_slli_epi32(raw, 16));
   odd =
       _mm512_castsi512_ps(_mm512_and_si512(raw, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
@@ -366,63 +418,66 @@ inline __mmask32 chunk_mask(const Shape& s, int64_t c) {
   return c == s.dv32 - 1 ? s.tail32 : static_cast<__mmask32>(0xFFFFFFFFu);
 }
 
-/// dots as in qk_tile; qp rows of dv32 * 32 floats in even/odd order.
-template <int NH, int TT>
-inline void qk_tile_eo(const Shape& s, const uint16_t* k, int64_t t, const float* qp, float* dots) {
-  #pragma GCC unroll 16
-  for (int j = 0; j < TT; ++j) prefetch_row(s, k, t + j);
+/// dots as in qk_tile; qp rows of dv32 * 32 floats in even/odd order. DV > 0: head_dim is 32 * DV
+/// and the chunk loop is unrolled; DV == 0: any head_dim. Row j + kPrefetchRowsBf16 is
+/// prefetched in chunk iteration j * chunks / TT, spread over the tile instead of all at its
+/// start (exact path from memory 1.03x against all at the start, one thread, 2026-12-01).
+template <int NH, int TT, int DV>
+[[gnu::always_inline]] inline void qk_tile_eo(const Shape& s, const uint16_t* k, int64_t t,
+                                              const float* qp, float* dots) {
   __m512 acc[NH][TT];
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) acc[h][j] = _mm512_setzero_ps();
   const int64_t row = s.dv32 * 32;
-  for (int64_t c = 0; c < s.dv32; ++c) {
-    const __mmask32 m = chunk_mask(s, c);
+  const int64_t chunks = DV > 0 ? DV : s.dv32;
+#pragma GCC unroll 8
+  for (int64_t c = 0; c < chunks; ++c) {
     __m512 ke[TT], ko[TT];
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
+    for (int j = 0; j < TT; ++j)
+      split_bf16(load_chunk<DV>(s, k + (t + j) * s.d + c * 32, c), ke[j], ko[j]);
+#pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) {
-      split_bf16(_mm512_maskz_loadu_epi16(m, k + (t + j) * s.d + c * 32), ke[j], ko[j]);
+      if (j * chunks / TT == c) prefetch_row<kPrefetchRowsBf16>(s, k, t + j);  // spread
     }
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int h = 0; h < NH; ++h) {
       const __m512 qe = _mm512_loadu_ps(qp + h * row + c * 32);
       const __m512 qo = _mm512_loadu_ps(qp + h * row + c * 32 + 16);
-      #pragma GCC unroll 16
+#pragma GCC unroll 16
       for (int j = 0; j < TT; ++j) {
         acc[h][j] = _mm512_fmadd_ps(qe, ke[j], acc[h][j]);
         acc[h][j] = _mm512_fmadd_ps(qo, ko[j], acc[h][j]);
       }
     }
   }
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) _mm512_storeu_ps(dots + h * kDotsHead + j * 16, acc[h][j]);
 }
 
 /// accp[h][c*32 .. (c+NC)*32) (even/odd order) += sum_{tt < na} p[h * 32 + tt] * v_{ta + tt}
 /// + sum_{tt < nb} p[h * 32 + 16 + tt] * v_{tb + tt} (nb <= na; the rows of the two halves
 /// alternate).
-template <int NH, int NC>
-inline void pv_tile_eo(const Shape& s, const uint16_t* v, int64_t ta, int na, int64_t tb, int nb,
-                       int64_t c, const float* p, float* accp) {
+template <int NH, int NC, int DV>
+[[gnu::always_inline]] inline void pv_tile_eo(const Shape& s, const uint16_t* v, int64_t ta, int na,
+                                              int64_t tb, int nb, int64_t c, const float* p,
+                                              float* accp) {
   const int64_t row = s.dv32 * 32;
   __m512 a[NH][2 * NC];
-  __mmask32 mk[NC];
-  #pragma GCC unroll 16
-  for (int j = 0; j < NC; ++j) mk[j] = chunk_mask(s, c + j);
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < 2 * NC; ++j) a[h][j] = _mm512_loadu_ps(accp + h * row + c * 32 + j * 16);
-  const auto add_row = [&](int64_t t, const float* pt) {
-    if (c == 0) prefetch_row(s, v, t);
+  const auto add_row = [&](int64_t t, const float* pt) __attribute__((always_inline)) {
+    prefetch_pass(s, v, t, c);
     __m512 vv[2 * NC];
 #pragma GCC unroll 16
     for (int j = 0; j < NC; ++j) {
-      split_bf16(_mm512_maskz_loadu_epi16(mk[j], v + t * s.d + (c + j) * 32), vv[2 * j],
-                 vv[2 * j + 1]);
+      split_bf16(load_chunk<DV>(s, v + t * s.d + (c + j) * 32, c + j), vv[2 * j], vv[2 * j + 1]);
     }
 #pragma GCC unroll 16
     for (int h = 0; h < NH; ++h) {
@@ -437,33 +492,41 @@ inline void pv_tile_eo(const Shape& s, const uint16_t* v, int64_t ta, int na, in
   }
 #pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < 2 * NC; ++j) _mm512_storeu_ps(accp + h * row + c * 32 + j * 16, a[h][j]);
 }
 
-/// Calls f.template operator()<NH, NC>() for run-time nh in [1, 4] and nc in [1, 2].
-template <class F>
-void with_heads_and_chunks(int nh, int nc, F&& f) {
-  const auto chunks = [&]<int NH>() {
-    if (nc == 1) return f.template operator()<NH, 1>();
-    return f.template operator()<NH, 2>();
+/// Calls f.template operator()<NH, NC>(c) for a run-time nh in [1, 4] and each pass over the
+/// row's chunks: c = 0, 2, ..., NC = 2 (1 for the last of an odd count). DV > 0 (head_dim 32 *
+/// DV): the passes are unrolled at compile time, c a constant in each.
+template <int DV, class F>
+[[gnu::always_inline]] inline void pv_passes(int nh, const Shape& s, F&& f) {
+  const auto passes = [&]<int NH>() {
+    if constexpr (DV > 0) {
+      [&]<int... P>(std::integer_sequence<int, P...>) {
+        (f.template operator()<NH, (DV - 2 * P >= 2 ? 2 : 1)>(int64_t{2 * P}), ...);
+      }
+      (std::make_integer_sequence<int, (DV + 1) / 2>{});
+    } else {
+      for (int64_t c = 0; c < s.dv32; c += 2) {
+        if (s.dv32 - c >= 2) {
+          f.template operator()<NH, 2>(c);
+        } else {
+          f.template operator()<NH, 1>(c);
+        }
+      }
+    }
   };
   switch (nh) {
     case 1:
-      return chunks.template operator()<1>();
+      return passes.template operator()<1>();
     case 2:
-      return chunks.template operator()<2>();
+      return passes.template operator()<2>();
     case 3:
-      return chunks.template operator()<3>();
+      return passes.template operator()<3>();
     default:
-      return chunks.template operator()<4>();
+      return passes.template operator()<4>();
   }
-}
-
-void pv_eo(int nh, int nc, const Shape& s, const uint16_t* v, int64_t ta, int na, int64_t tb,
-           int nb, int64_t c, const float* p, float* accp) {
-  with_heads_and_chunks(
-      nh, nc, [&]<int NH, int NC>() { pv_tile_eo<NH, NC>(s, v, ta, na, tb, nb, c, p, accp); });
 }
 
 // ---- bf16 KV, p.V with vdpbf16ps over token pairs ------------------------------------------
@@ -482,29 +545,26 @@ inline int64_t pair_index(int64_t i) {
 /// accq[h][c*32 .. (c+NC)*32) (pair order) += sum_{tt < na} p[h][tt] v_{ta+tt} + sum_{tt < nb}
 /// p[h][16 + tt] v_{tb+tt} (nb <= na; pairs of the two halves alternate), with pw[h * 16 + j]
 /// the bf16 pair (p[h][2j], p[h][2j+1]) as one 32-bit word (0 past na, nb).
-template <int NH, int NC>
+template <int NH, int NC, int DV>
 inline void pv_tile_dp(const Shape& s, const uint16_t* v, int64_t ta, int na, int64_t tb, int nb,
                        int64_t c, const uint32_t* pw, float* accq) {
   const int64_t row = s.dv32 * 32;
   __m512 a[NH][2 * NC];
-  __mmask32 mk[NC];
-#pragma GCC unroll 16
-  for (int j = 0; j < NC; ++j) mk[j] = chunk_mask(s, c + j);
 #pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
 #pragma GCC unroll 16
     for (int j = 0; j < 2 * NC; ++j) a[h][j] = _mm512_loadu_ps(accq + h * row + c * 32 + j * 16);
   // Rows t and t + 1 (if second) with the pair words pw[h * 16 + j].
-  const auto add_pair = [&](int64_t t, bool second, const uint32_t* pt) {
-    if (c == 0) {
-      prefetch_row(s, v, t);
-      prefetch_row(s, v, t + 1);
-    }
+  const auto add_pair = [&](int64_t t, bool second, const uint32_t* pt)
+      __attribute__((always_inline)) {
+    prefetch_pass(s, v, t, c);
+    prefetch_pass(s, v, t + 1, c);
     __m512i lo[NC], hi[NC];
 #pragma GCC unroll 16
     for (int j = 0; j < NC; ++j) {
-      const __m512i r0 = _mm512_maskz_loadu_epi16(mk[j], v + t * s.d + (c + j) * 32);
-      const __m512i r1 = second ? _mm512_maskz_loadu_epi16(mk[j], v + (t + 1) * s.d + (c + j) * 32)
+      const __mmask32 m = load_mask<DV>(s, c + j);
+      const __m512i r0 = _mm512_maskz_loadu_epi16(m, v + t * s.d + (c + j) * 32);
+      const __m512i r1 = second ? _mm512_maskz_loadu_epi16(m, v + (t + 1) * s.d + (c + j) * 32)
                                 : _mm512_setzero_si512();
       lo[j] = _mm512_unpacklo_epi16(r0, r1);
       hi[j] = _mm512_unpackhi_epi16(r0, r1);
@@ -529,56 +589,50 @@ inline void pv_tile_dp(const Shape& s, const uint16_t* v, int64_t ta, int na, in
     for (int j = 0; j < 2 * NC; ++j) _mm512_storeu_ps(accq + h * row + c * 32 + j * 16, a[h][j]);
 }
 
-void pv_dp(int nh, int nc, const Shape& s, const uint16_t* v, int64_t ta, int na, int64_t tb,
-           int nb, int64_t c, const uint32_t* pw, float* accq) {
-  with_heads_and_chunks(
-      nh, nc, [&]<int NH, int NC>() { pv_tile_dp<NH, NC>(s, v, ta, na, tb, nb, c, pw, accq); });
-}
-
 /// dots of rows [t, t + min(n, 4)) (n < 1: none) for heads [g0, g0 + NH).
-template <bool kDot, int NH>
-inline void qk_eo_rows(const Shape& s, const uint16_t* k, int64_t t, int n, const float* qp,
-                       const uint16_t* qb, float* dots) {
+template <bool kDot, int NH, int DV>
+[[gnu::always_inline]] inline void qk_eo_rows(const Shape& s, const uint16_t* k, int64_t t, int n,
+                                              const float* qp, const uint16_t* qb, float* dots) {
   if (n >= 4) {
     if constexpr (kDot) {
-      qk_tile_dp<NH, 4>(s, k, t, qb, dots);
+      qk_tile_dp<NH, 4, DV>(s, k, t, qb, dots);
     } else {
-      qk_tile_eo<NH, 4>(s, k, t, qp, dots);
+      qk_tile_eo<NH, 4, DV>(s, k, t, qp, dots);
     }
     return;
   }
   for (int j = 0; j < n; ++j) {
     if constexpr (kDot) {
-      qk_tile_dp<NH, 1>(s, k, t + j, qb, dots + j * 16);
+      qk_tile_dp<NH, 1, DV>(s, k, t + j, qb, dots + j * 16);
     } else {
-      qk_tile_eo<NH, 1>(s, k, t + j, qp, dots + j * 16);
+      qk_tile_eo<NH, 1, DV>(s, k, t + j, qp, dots + j * 16);
     }
   }
 }
 
 /// dots rows 0-15 from tokens [ta, ta + na), rows 16-31 from [tb, tb + nb), four rows of each
 /// half in turn.
-template <bool kDot, int NH>
+template <bool kDot, int NH, int DV>
 void qk_eo_heads(const Shape& s, const uint16_t* k, int64_t ta, int na, int64_t tb, int nb,
                  const float* qp, const uint16_t* qb, float* dots) {
   for (int tt = 0; tt < na; tt += 4) {
-    qk_eo_rows<kDot, NH>(s, k, ta + tt, na - tt, qp, qb, dots + tt * 16);
-    qk_eo_rows<kDot, NH>(s, k, tb + tt, nb - tt, qp, qb, dots + (kBlock + tt) * 16);
+    qk_eo_rows<kDot, NH, DV>(s, k, ta + tt, na - tt, qp, qb, dots + tt * 16);
+    qk_eo_rows<kDot, NH, DV>(s, k, tb + tt, nb - tt, qp, qb, dots + (kBlock + tt) * 16);
   }
 }
 
-template <bool kDot>
+template <bool kDot, int DV>
 void qk_eo(int nh, const Shape& s, const uint16_t* k, int64_t ta, int na, int64_t tb, int nb,
            const float* qp, const uint16_t* qb, float* dots) {
   switch (nh) {
     case 1:
-      return qk_eo_heads<kDot, 1>(s, k, ta, na, tb, nb, qp, qb, dots);
+      return qk_eo_heads<kDot, 1, DV>(s, k, ta, na, tb, nb, qp, qb, dots);
     case 2:
-      return qk_eo_heads<kDot, 2>(s, k, ta, na, tb, nb, qp, qb, dots);
+      return qk_eo_heads<kDot, 2, DV>(s, k, ta, na, tb, nb, qp, qb, dots);
     case 3:
-      return qk_eo_heads<kDot, 3>(s, k, ta, na, tb, nb, qp, qb, dots);
+      return qk_eo_heads<kDot, 3, DV>(s, k, ta, na, tb, nb, qp, qb, dots);
     default:
-      return qk_eo_heads<kDot, 4>(s, k, ta, na, tb, nb, qp, qb, dots);
+      return qk_eo_heads<kDot, 4, DV>(s, k, ta, na, tb, nb, qp, qb, dots);
   }
 }
 
@@ -588,7 +642,7 @@ inline int64_t eo_index(int64_t i) {
   return c * 32 + (r % 2) * 16 + r / 2;
 }
 
-template <bool kDot, bool kPvDot>
+template <bool kDot, bool kPvDot, int DV>
 void attend_bf16(const AttentionPiece& pc) {
   const int64_t d = pc.head_dim, group = pc.group;
   Shape s = make_shape(d);
@@ -647,8 +701,8 @@ void attend_bf16(const AttentionPiece& pc) {
     const __mmask16 valid_a = valid_mask(na), valid_b = valid_mask(nb);
     for (int64_t g0 = 0; g0 < group; g0 += kMaxHeads) {
       const int nh = static_cast<int>(std::min<int64_t>(kMaxHeads, group - g0));
-      qk_eo<kDot>(nh, s, k, ta, na, tb, nb, qp + g0 * row, kDot ? qb + g0 * row : nullptr,
-                  dots + g0 * kDotsHead);
+      qk_eo<kDot, DV>(nh, s, k, ta, na, tb, nb, qp + g0 * row, kDot ? qb + g0 * row : nullptr,
+                      dots + g0 * kDotsHead);
     }
     for (int64_t g = 0; g < group; ++g) {
       const auto scores = [&](int n, int first, __mmask16 valid) {
@@ -690,20 +744,32 @@ void attend_bf16(const AttentionPiece& pc) {
     }
     for (int64_t g0 = 0; g0 < group; g0 += kMaxHeads) {
       const int nh = static_cast<int>(std::min<int64_t>(kMaxHeads, group - g0));
-      for (int64_t c = 0; c < s.dv32; c += 2) {
-        const int nc = static_cast<int>(std::min<int64_t>(2, s.dv32 - c));
+      pv_passes<DV>(nh, s, [&]<int NH, int NC>(int64_t c) {
         if constexpr (kPvDot) {
-          pv_dp(nh, nc, s, v, ta, na, tb, nb, c, pw_buf.data() + g0 * kBlock, accp + g0 * row);
+          pv_tile_dp<NH, NC, DV>(s, v, ta, na, tb, nb, c, pw_buf.data() + g0 * kBlock,
+                                 accp + g0 * row);
         } else {
-          pv_eo(nh, nc, s, v, ta, na, tb, nb, c, p + g0 * 2 * kBlock, accp + g0 * row);
+          pv_tile_eo<NH, NC, DV>(s, v, ta, na, tb, nb, c, p + g0 * 2 * kBlock, accp + g0 * row);
         }
-      }
+      });
     }
   }
   for (int64_t g = 0; g < group; ++g) {
     for (int64_t i = 0; i < d; ++i) {
       pc.acc[g * d + i] = accp[g * row + (kPvDot ? pair_index(i) : eo_index(i))];
     }
+  }
+}
+
+template <bool kDot, bool kPvDot>
+void attend_bf16_dv(const AttentionPiece& piece) {
+  switch (piece.head_dim) {
+    case 64:
+      return attend_bf16<kDot, kPvDot, 2>(piece);
+    case 128:
+      return attend_bf16<kDot, kPvDot, 4>(piece);
+    default:
+      return attend_bf16<kDot, kPvDot, 0>(piece);
   }
 }
 }  // namespace
@@ -713,14 +779,14 @@ void attend_avx512(const AttentionPiece& piece) {
     attend<false, false>(piece);
   } else if (piece.bf16_dot) {
     if (piece.bf16_pv_dot) {
-      attend_bf16<true, true>(piece);
+      attend_bf16_dv<true, true>(piece);
     } else {
-      attend_bf16<true, false>(piece);
+      attend_bf16_dv<true, false>(piece);
     }
   } else if (piece.bf16_pv_dot) {
-    attend_bf16<false, true>(piece);
+    attend_bf16_dv<false, true>(piece);
   } else {
-    attend_bf16<false, false>(piece);
+    attend_bf16_dv<false, false>(piece);
   }
 }
 
