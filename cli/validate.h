@@ -17,9 +17,8 @@ namespace llmcap::cli {
 struct ValidationOptions {
   /// Hugging Face config.json files of Llama-architecture models (llama, mistral, qwen2).
   std::vector<std::filesystem::path> models;
-  std::vector<model::WeightFormat> formats = {model::WeightFormat::kBf16,
-                                              model::WeightFormat::kInt8,
-                                              model::WeightFormat::kInt4};
+  std::vector<model::WeightFormat> formats = {
+      model::WeightFormat::kBf16, model::WeightFormat::kInt8, model::WeightFormat::kInt4};
   std::vector<int64_t> batches = {1, 4, 16, 32};
   std::vector<int64_t> contexts = {128, 1024, 4096};  ///< KV tokens before the step
   int runs = 5;  ///< timed steps per point (median and fastest kept), after one warm-up
@@ -31,7 +30,7 @@ struct ValidationOptions {
   /// the caches and TLBs as a serving engine's next step of the same batch does, not as the
   /// previous point (another batch and context) and the re-timed kernels left them.
   int steady_steps = 1;
-  uint64_t seed = 1;       ///< weights and KV values (timing does not depend on them)
+  uint64_t seed = 1;  ///< weights and KV values (timing does not depend on them)
   std::function<void(const std::string&)> progress;  ///< one line per point; may be empty
 };
 
@@ -58,6 +57,13 @@ struct ValidationPoint {
   /// is the predictor's composition of kernel times into a step, not drift of the machine
   /// between the calibration and the steps. 0 when not re-timed.
   double predicted_retimed_s = 0;
+  /// The re-timed comparison paired by round: per round r, the predictor from the kernels
+  /// re-timed at the start of round r (and that round's read-bandwidth probe) against the step
+  /// timed in round r, seconds apart; the median over the rounds of predicted / measured - 1.
+  /// A shared host's bandwidth can move by half within a minute (docs/model.md); pairing by
+  /// round compares a step with kernels timed in the same state of the host. 0 when not
+  /// re-timed.
+  double retimed_paired_error = 0;
   /// The steps' own spread over the runs: the median of |step / measured_s - 1| (relative
   /// median absolute deviation). The machine's noise at this point; an error of this size
   /// cannot be told from it.
@@ -75,8 +81,8 @@ struct ValidationPoint {
 
 struct ValidationResult {
   std::vector<ValidationPoint> points;
-  double median_abs_error = 0;  ///< nearest-rank median of |error|
-  double p95_abs_error = 0;     ///< nearest-rank p95 of |error|
+  double median_abs_error = 0;      ///< nearest-rank median of |error|
+  double p95_abs_error = 0;         ///< nearest-rank p95 of |error|
   double min_median_abs_error = 0;  ///< the same over min_error() (uncontended comparison)
   double min_p95_abs_error = 0;
   double fit_only_median_abs_error = 0;  ///< of predicted_fit_only_s / measured_s - 1
@@ -84,12 +90,14 @@ struct ValidationResult {
   bool retimed = false;                 ///< ValidationOptions::retime was set
   double retimed_median_abs_error = 0;  ///< of retimed_error()
   double retimed_p95_abs_error = 0;
+  double retimed_paired_median_abs_error = 0;  ///< of retimed_paired_error
+  double retimed_paired_p95_abs_error = 0;
   /// Median and nearest-rank p95 of the points' measured_spread: the noise floor the errors
   /// above are to be read against.
   double spread_median = 0;
   double spread_p95 = 0;
-  int threads = 0;              ///< threads of the decoder (the profile's fitted count)
-  std::string profile;          ///< where the rates came from
+  int threads = 0;                      ///< threads of the decoder (the profile's fitted count)
+  std::string profile;                  ///< where the rates came from
   double profile_read_bytes_per_s = 0;  ///< the profile's read bandwidth at `threads`
   /// Median of the read-bandwidth probes taken between the runs (one per round per model and
   /// format), bytes/s.
@@ -114,10 +122,12 @@ ValidationResult run_validation(const ValidationOptions& options,
 
 /// `{"points": [{"model", "format", "batch", "context_tokens", "measured_s", "predicted_s",
 /// "error", "measured_min_s", "predicted_min_s", "min_error", "predicted_fit_only_s",
-/// "predicted_retimed_s", "retimed_error", "measured_spread", "sections": {"<name>": {"measured_s",
-/// "predicted_s", "retimed_s"}}}], "median_abs_error", "p95_abs_error", "min_statistic":
+/// "predicted_retimed_s", "retimed_error", "retimed_paired_error", "measured_spread", "sections":
+/// {"<name>": {"measured_s", "predicted_s", "retimed_s"}}}], "median_abs_error", "p95_abs_error",
+/// "min_statistic":
 /// {"median_abs_error", "p95_abs_error"}, "fit_only": {"median_abs_error", "p95_abs_error"},
-/// "retimed": {"median_abs_error", "p95_abs_error"}, "read_bandwidth_bytes_per_s":
+/// "retimed": {"median_abs_error", "p95_abs_error", "paired_median_abs_error",
+/// "paired_p95_abs_error"}, "read_bandwidth_bytes_per_s":
 /// {"profile", "during_validation"}, "threads", "profile"}`; the re-timed keys only when
 /// re-timed.
 std::string validation_to_json(const ValidationResult& result);

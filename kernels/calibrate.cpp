@@ -19,7 +19,7 @@ namespace {
 
 struct Shape {
   int64_t rows, cols;
-  bool cache_resident;  ///< no rotation: the same operands every call
+  bool cache_resident;                     ///< no rotation: the same operands every call
   std::vector<WeightFormat> formats = {};  ///< empty: every format
   int64_t prefill_batch = 0;               ///< MatmulShape::prefill_batch
 };
@@ -370,8 +370,8 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
   }
   for (const MatmulShape& m : options.extra_matmul_shapes) {
     // A shape already listed (by the sweep or an earlier extra) gets the union of formats.
-    const auto same = std::find_if(
-        sweep.matmul_shapes.begin(), sweep.matmul_shapes.end(), [&](const Shape& s) {
+    const auto same =
+        std::find_if(sweep.matmul_shapes.begin(), sweep.matmul_shapes.end(), [&](const Shape& s) {
           return s.rows == m.rows && s.cols == m.cols &&
                  s.cache_resident == (sweep.rotation_bytes <= 0);
         });
@@ -519,10 +519,10 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
         // input from and writes its output to memory as a prefill pass does.
         const int64_t pb = shape.prefill_batch;
         const int64_t act_bytes = 4 * pb * (shape.rows + shape.cols);
-        const int na = std::min(
-            copies_for(act_bytes, sweep.rotation_bytes > 0 ? kActivationRotationBytes : 0,
-                       shape.cache_resident),
-            kMaxActivationCopies);
+        const int na =
+            std::min(copies_for(act_bytes, sweep.rotation_bytes > 0 ? kActivationRotationBytes : 0,
+                                shape.cache_resident),
+                     kMaxActivationCopies);
         std::vector<float> x0(static_cast<std::size_t>(pb * shape.cols));
         for (std::size_t i = 0; i < x0.size(); ++i) x0[i] = 0.001f * static_cast<float>(i % 1000);
         const auto copies_of = static_cast<std::size_t>(na);
@@ -805,26 +805,40 @@ void ShapeTimer::round() {
 
 int ShapeTimer::rounds() const { return impl_->rounds; }
 
-std::vector<KernelSample> ShapeTimer::samples() const {
+std::vector<KernelSample> ShapeTimer::samples() const { return collect(-1); }
+
+std::vector<KernelSample> ShapeTimer::round_samples(int round) const {
+  if (round < 0 || round >= impl_->rounds) {
+    throw std::out_of_range("ShapeTimer::round_samples: round " + std::to_string(round) +
+                            ", expected 0.." + std::to_string(impl_->rounds - 1) + " (" +
+                            std::to_string(impl_->rounds) + " rounds taken)");
+  }
+  return collect(round);
+}
+
+std::vector<KernelSample> ShapeTimer::collect(int round) const {
   const Impl& im = *impl_;
   std::vector<KernelSample> out;
   if (im.rounds == 0) return out;
+  const auto median = [round](const RepeatedTiming& t) {
+    return round < 0 ? t.median_s() : t.medians[static_cast<std::size_t>(round)];
+  };
   const int threads = im.pool->num_threads();
   const bool cached = im.sweep.rotation_bytes <= 0;
   for (const Impl::MatmulCell& c : im.matmul) {
     out.push_back(make_sample(
-        "matmul", c.format, c.rows, c.cols, c.batch, threads, c.timing.min_s, c.timing.median_s(),
+        "matmul", c.format, c.rows, c.cols, c.batch, threads, c.timing.min_s, median(c.timing),
         matmul_bytes(static_cast<double>(c.copies->front().bytes()), c.rows, c.cols, c.batch),
         2.0 * static_cast<double>(c.rows * c.cols * c.batch), cached));
   }
   for (const Impl::AttentionCell& c : im.attention) {
     out.push_back(make_sample("attention", c.type, c.kv_heads * c.head_dim, c.context, c.q_heads,
-                              threads, c.timing.min_s, c.timing.median_s(),
+                              threads, c.timing.min_s, median(c.timing),
                               attention_bytes(c.kv.views.front(), c.q_heads),
                               attention_flops(c.context, c.q_heads, c.head_dim), cached));
     if (threads > 1) {
       out.push_back(make_sample("attention_spread", c.type, c.kv_heads * c.head_dim, c.context,
-                                c.q_heads, threads, c.spread.min_s, c.spread.median_s(),
+                                c.q_heads, threads, c.spread.min_s, median(c.spread),
                                 attention_bytes(c.kv.views.front(), c.q_heads),
                                 attention_flops(c.context, c.q_heads, c.head_dim), cached));
     }

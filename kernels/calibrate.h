@@ -102,7 +102,7 @@ struct CalibrationRun {
   /// (median > kContendedRatio x fastest run; harness.h remeasure_contended), and of product
   /// shapes whose batch-1 cell read under kBurstFraction of the read bandwidth.
   int contended_repetitions = 0;
-  std::string sweep;           ///< "full", "quick", "test"
+  std::string sweep;  ///< "full", "quick", "test"
 };
 
 /// Runs the sweep. Interleaved: every repetition times every thread count and batch of a shape
@@ -146,10 +146,16 @@ class ShapeTimer {
   /// pool of several threads also an "attention_spread" sample per attention cell), threads
   /// = the pool's; median_s over the rounds. Empty before the first round.
   std::vector<KernelSample> samples() const;
+  /// As samples(), with median_s the median of round `round` alone (0-based, in the order the
+  /// rounds were taken; min_s stays the fastest run of any round): the kernels as they ran
+  /// right before the measurements that followed that round. Throws std::out_of_range for a
+  /// round not taken yet.
+  std::vector<KernelSample> round_samples(int round) const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  std::vector<KernelSample> collect(int round) const;  ///< round < 0: over all rounds
 };
 
 namespace detail {

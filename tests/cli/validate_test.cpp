@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -115,6 +116,24 @@ TEST(CliValidate, TimesEachGridPointAndWritesTheErrors) {
   EXPECT_GE(doc.at("retimed").at("p95_abs_error").get<double>(),
             doc.at("retimed").at("median_abs_error").get<double>());
   EXPECT_THAT(out.str(), HasSubstr("re-timed"));
+  // Paired by round: per point the median of the rounds' errors, summarised over the points as
+  // the other columns are (nearest-rank median and p95 of the absolute values).
+  std::vector<double> paired;
+  for (const auto& p : doc.at("points")) {
+    const double e = p.at("retimed_paired_error").get<double>();
+    EXPECT_GT(e, -1.0);  // a positive predicted time against a positive step
+    EXPECT_LT(e, 1e3);
+    paired.push_back(std::fabs(e));
+  }
+  std::sort(paired.begin(), paired.end());
+  const auto nearest_rank = [&](double q) {
+    const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(paired.size())));
+    return paired[std::max<size_t>(rank, 1) - 1];
+  };
+  EXPECT_DOUBLE_EQ(doc.at("retimed").at("paired_median_abs_error").get<double>(),
+                   nearest_rank(0.5));
+  EXPECT_DOUBLE_EQ(doc.at("retimed").at("paired_p95_abs_error").get<double>(), nearest_rank(0.95));
+  EXPECT_THAT(out.str(), HasSubstr("paired by round"));
 }
 
 TEST(CliValidate, ReTimedPredictionsUseTheKernelsTimedBetweenTheSteps) {
@@ -165,6 +184,9 @@ TEST(CliValidate, ReTimedPredictionsUseTheKernelsTimedBetweenTheSteps) {
   const auto result = nlohmann::json::parse(f);
   for (const auto& p : result.at("points")) {
     EXPECT_LT(p.at("predicted_retimed_s").get<double>() * 3, p.at("predicted_s").get<double>())
+        << p.dump();
+    // Paired by round, each round's predictor also takes its kernels from that round.
+    EXPECT_LT((1 + p.at("retimed_paired_error").get<double>()) * 3, 1 + p.at("error").get<double>())
         << p.dump();
   }
 }
@@ -239,8 +261,8 @@ TEST(CliValidate, GptNeoxIsRefusedWithTheReason) {
     "vocab_size": 512, "max_position_embeddings": 2048})");
   const auto profile = test_profile(dir);
   std::ostringstream out, err;
-  EXPECT_EQ(run({"validate", "--model", model.string(), "--profile", profile.string(),
-                 "--formats", "bf16", "--quiet"},
+  EXPECT_EQ(run({"validate", "--model", model.string(), "--profile", profile.string(), "--formats",
+                 "bf16", "--quiet"},
                 out, err),
             kExitBadInput);
   EXPECT_THAT(err.str(), StartsWith("llmcap: error: " + model.string()));
@@ -252,8 +274,8 @@ TEST(CliValidate, Fp8HasNoCpuKernel) {
   const auto model = dir.write("tiny.json", kTinyLlama);
   const auto profile = test_profile(dir);
   std::ostringstream out, err;
-  EXPECT_EQ(run({"validate", "--model", model.string(), "--profile", profile.string(),
-                 "--formats", "fp8", "--quiet"},
+  EXPECT_EQ(run({"validate", "--model", model.string(), "--profile", profile.string(), "--formats",
+                 "fp8", "--quiet"},
                 out, err),
             kExitBadInput);
   EXPECT_THAT(err.str(), HasSubstr("fp8"));

@@ -72,8 +72,7 @@ TEST(RunCalibration, ExtraShapesAreTimedOnceInTheirFormats) {
   }
   // The test sweep's batches are 1 and 4: one sample per format and batch.
   EXPECT_EQ(formats_96, (std::multiset<std::string>{"int4", "int4", "int8", "int8"}));
-  EXPECT_EQ(formats_40,
-            (std::multiset<std::string>{"bf16", "bf16", "f32", "f32", "int8", "int8"}));
+  EXPECT_EQ(formats_40, (std::multiset<std::string>{"bf16", "bf16", "f32", "f32", "int8", "int8"}));
   EXPECT_EQ(batches, (std::set<int64_t>{1, 4}));
 }
 
@@ -146,9 +145,9 @@ TEST(RunCalibration, ANegativePrefillBatchIsRefused) {
     run_calibration(o);
     FAIL() << "expected std::invalid_argument";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find(
-                  "extra matmul shape 48x64: prefill_batch -2, expected >= 0"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("extra matmul shape 48x64: prefill_batch -2, expected >= 0"),
+        std::string::npos)
         << e.what();
   }
 }
@@ -249,6 +248,53 @@ TEST(ShapeTimer, EachRoundTimesEveryCellAndSamplesKeepTheirMedians) {
                                           "matmul int4 96x320 b1", "matmul int4 96x320 b3",
                                           "matmul bf16 40x72 b1", "matmul bf16 40x72 b3",
                                           "attention bf16 64x17 b8", "attention bf16 64x41 b8"}));
+}
+
+TEST(ShapeTimer, RoundSamplesGiveEachRoundsOwnMedianInTheSameCellOrder) {
+  ShapeTimingOptions o;
+  o.matmul_shapes = {{96, 320, {WeightFormat::kInt8}}};
+  o.batches = {1};
+  o.attention_layouts = {{8, 2, 32}};
+  o.contexts = {17};
+  o.size = SweepSize::kTest;
+  ThreadPool pool(1);
+  ShapeTimer timer(o, pool);
+  for (int r = 0; r < 3; ++r) timer.round();
+  const std::vector<KernelSample> all = timer.samples();
+  std::vector<std::vector<KernelSample>> rounds;
+  for (int r = 0; r < 3; ++r) rounds.push_back(timer.round_samples(r));
+  for (size_t i = 0; i < all.size(); ++i) {
+    std::vector<double> medians;
+    for (const auto& round : rounds) {
+      ASSERT_EQ(round.size(), all.size());
+      EXPECT_EQ(round[i].op, all[i].op);
+      EXPECT_EQ(round[i].cols, all[i].cols);
+      EXPECT_EQ(round[i].min_s, all[i].min_s);  // the fastest run of any round
+      EXPECT_GE(round[i].median_s, all[i].min_s);
+      EXPECT_DOUBLE_EQ(round[i].bytes_per_s, round[i].bytes / round[i].median_s);
+      medians.push_back(round[i].median_s);
+    }
+    // samples() takes the median of the three rounds' medians.
+    std::sort(medians.begin(), medians.end());
+    EXPECT_DOUBLE_EQ(all[i].median_s, medians[1]) << all[i].op;
+  }
+}
+
+TEST(ShapeTimer, RoundSamplesOfARoundNotTakenAreRefused) {
+  ShapeTimingOptions o;
+  o.matmul_shapes = {{40, 72, {WeightFormat::kBf16}}};
+  o.batches = {1};
+  o.size = SweepSize::kTest;
+  ThreadPool pool(1);
+  ShapeTimer timer(o, pool);
+  timer.round();
+  try {
+    (void)timer.round_samples(1);
+    FAIL() << "round 1 of 1 was accepted";
+  } catch (const std::out_of_range& e) {
+    EXPECT_STREQ(e.what(), "ShapeTimer::round_samples: round 1, expected 0..0 (1 rounds taken)");
+  }
+  EXPECT_THROW((void)timer.round_samples(-1), std::out_of_range);
 }
 
 TEST(ShapeTimer, WithSeveralThreadsEachAttentionCellIsAlsoTimedSpreadOverThem) {
