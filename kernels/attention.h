@@ -67,16 +67,19 @@ struct AttentionOptions {
   /// bf16 KV on a CPU with AVX512_BF16, isa kAvx512: round q to bf16 and form q.k with
   /// vdpbf16ps instead of widening k to f32 exactly (each product then carries q's rounding,
   /// 2^-9 relative). Measured on AMD EPYC (Zen 4 class, 2 threads, Llama-3.1-8B shapes): 0-5%
-  /// faster; on a Zen 5 VM (2026-12-01, 4,096 tokens, KV from memory, back to back) 1.10x, and
-  /// 1.13x from cache on one thread (17.0 against 19.2 ns per (KV head, token)). Off by default:
-  /// the exact path is what the accuracy tests hold. Ignored elsewhere.
+  /// faster. On a Zen 5 VM with the kernel of 2026-12-01 (Llama-3.1-8B layout): from cache on
+  /// one thread 11.8 against 13.1 ns per (KV head, token) (1.11x); from memory, two threads
+  /// (attention_bench, three runs, read probe 88-95 GB/s), 62.0-65.4% of the read bandwidth at
+  /// 4,096 and 32,768 tokens against the exact path's 61.7-67.9%: no faster. Off by default: the
+  /// exact path is what the accuracy tests hold. Ignored elsewhere.
   bool bf16_qk_dot = false;
   /// bf16 KV on a CPU with AVX512_BF16, isa kAvx512: round the softmax weights p to bf16 and
   /// form p.V with vdpbf16ps over pairs of tokens (V rows interleaved in registers) instead of
   /// widening V to f32 and one FMA per token: half the multiply instructions, each weight
-  /// carrying a 2^-9 relative rounding. With bf16_qk_dot on the Zen 5 VM above: from cache
-  /// 14.4 ns per (KV head, token) on one thread; from memory 1.07-1.12x the exact path (one and two
-  /// threads, 4,096 tokens). Ignored elsewhere.
+  /// carrying a 2^-9 relative rounding. On the Zen 5 VM above, alone: from cache 12.1 ns per
+  /// (KV head, token) on one thread; from memory, two threads, 64.1-68.4% of the read bandwidth
+  /// (4,096 and 32,768 tokens), the best of the four; with bf16_qk_dot: 10.6 ns from cache,
+  /// 60.3-64.6% from memory. Ignored elsewhere.
   bool bf16_pv_dot = false;
   /// A thread is given at least this many (kv head, token) pairs before another thread joins:
   /// smaller calls run on fewer threads. >= 1.
