@@ -194,6 +194,12 @@ ValidationResult run_validation(const ValidationOptions& options,
       const model::RooflinePredictor fit_only_predictor(spec, format, model::KvFormat::kBf16,
                                                         machine, fit_only_efficiency);
       std::optional<model::RooflinePredictor> retimed_predictor;
+      const auto step_of = [](const Cell& c) {
+        model::BatchShape step;
+        step.num_decode_seqs = c.batch;
+        step.num_decode_context_tokens = c.batch * (c.context + 1);
+        return step;
+      };
       // Per round r: the predictor from round r's kernels and probe (retimed_paired_error).
       std::vector<std::vector<double>> paired_predicted_s(cells.size());
       if (timer) {
@@ -204,10 +210,7 @@ ValidationResult run_validation(const ValidationOptions& options,
           const model::RooflinePredictor round_predictor(spec, format, model::KvFormat::kBf16,
                                                          measured_machine(round_profile, e), e);
           for (size_t i = 0; i < cells.size(); ++i) {
-            model::BatchShape step;
-            step.num_decode_seqs = cells[i].batch;
-            step.num_decode_context_tokens = cells[i].batch * (cells[i].context + 1);
-            paired_predicted_s[i].push_back(round_predictor.step_time_s(step));
+            paired_predicted_s[i].push_back(round_predictor.step_time_s(step_of(cells[i])));
           }
         }
         const model::CalibrationProfile retimed =
@@ -218,9 +221,7 @@ ValidationResult run_validation(const ValidationOptions& options,
       }
       for (size_t ci = 0; ci < cells.size(); ++ci) {
         const Cell& c = cells[ci];
-        model::BatchShape step;
-        step.num_decode_seqs = c.batch;
-        step.num_decode_context_tokens = c.batch * (c.context + 1);
+        const model::BatchShape step = step_of(c);
         ValidationPoint p;
         p.model = spec.id;
         p.format = format_name;

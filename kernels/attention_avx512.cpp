@@ -414,10 +414,6 @@ void attend(const AttentionPiece& pc) {
       _mm512_castsi512_ps(_mm512_and_si512(raw, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
 }
 
-inline __mmask32 chunk_mask(const Shape& s, int64_t c) {
-  return c == s.dv32 - 1 ? s.tail32 : static_cast<__mmask32>(0xFFFFFFFFu);
-}
-
 /// dots as in qk_tile; qp rows of dv32 * 32 floats in even/odd order. DV > 0: head_dim is 32 * DV
 /// and the chunk loop is unrolled; DV == 0: any head_dim. Row j + kPrefetchRowsBf16 is
 /// prefetched in chunk iteration j * chunks / TT, spread over the tile instead of all at its
