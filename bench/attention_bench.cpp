@@ -190,7 +190,6 @@ int main(int argc, char** argv) {
   std::printf("cpu: %s\nflags: %s\nisa: %s, threads: %d\n", f.model_name.c_str(), f.flags().c_str(),
               std::string(to_string(isa)).c_str(), threads);
 
-
   // Empty parallel_for: the fixed cost every kernel call pays.
   {
     auto noop = [](int64_t, int64_t, int) {};
@@ -228,7 +227,8 @@ int main(int argc, char** argv) {
         std::vector<double> seconds;
       };
       const Layers grouped = make_layers(type, kv_heads, 1, d, context, layers, pool);
-      const Layers naive = make_layers(type, kv_heads, q_heads / kv_heads, d, context, layers, pool);
+      const Layers naive =
+          make_layers(type, kv_heads, q_heads / kv_heads, d, context, layers, pool);
       std::vector<Variant> variants = {{"grouped", &grouped, {}, {}}};
       if (type == KvType::kBf16 && isa == Isa::kAvx512 && f.avx512_bf16) {
         AttentionOptions qk, pv, both;

@@ -19,6 +19,10 @@
 // int8 GEMV fast path, so it runs f32 only.
 //
 // Usage: kernels_bench [--threads N] [--quick]
+#include <immintrin.h>
+#include <unistd.h>
+
+#include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -33,17 +37,11 @@
 #include <thread>
 #include <vector>
 
-#include <unistd.h>
-
-#include <immintrin.h>
-
-#include <Eigen/Core>
-
 #include "kernels/bf16.h"
 #include "kernels/cpu_features.h"
 #include "kernels/machine.h"
-#include "kernels/scratch.h"
 #include "kernels/matmul.h"
+#include "kernels/scratch.h"
 #include "kernels/thread_pool.h"
 
 #ifdef LLMCAP_HAVE_DNNL
@@ -86,7 +84,8 @@ __attribute__((target("avx512f,avx512vnni"))) double vpdpbusd_per_s() {
         :
         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
           "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm30", "xmm31", "cc");
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   return 16.0 * kIterations / best;
 }
@@ -120,9 +119,9 @@ double median(std::vector<double> v) {
 }
 
 struct Backend {
-  std::string format;   // weight format it reads
-  std::string name;     // llmcap, llmcap-scalar, onednn, eigen
-  int64_t bytes = 0;    // weight bytes per call
+  std::string format;  // weight format it reads
+  std::string name;    // llmcap, llmcap-scalar, onednn, eigen
+  int64_t bytes = 0;   // weight bytes per call
   std::function<void()> run;
   std::vector<double> seconds;
 };
@@ -181,7 +180,8 @@ struct DnnlMatmul {
         const uint16_t h = llmcap::kernels::detail::f32_to_bf16(x[i]);
         std::memcpy(src_buf.data() + i * 2, &h, 2);
       } else {
-        src_buf[static_cast<size_t>(i)] = static_cast<uint8_t>(std::clamp(x[i] * 127.0f + 128.0f, 0.0f, 255.0f));
+        src_buf[static_cast<size_t>(i)] =
+            static_cast<uint8_t>(std::clamp(x[i] * 127.0f + 128.0f, 0.0f, 255.0f));
       }
     }
     src = dnnl::memory(src_md, eng, src_buf.data());
@@ -210,8 +210,8 @@ int main(int argc, char** argv) {
   const Options opt = parse(argc, argv);
   const CpuFeatures& cpu = cpu_features();
   std::printf("kernels_bench: %s\n  flags: %s\n  llmcap path: %s, threads: %d%s\n",
-              cpu.model_name.c_str(), cpu.flags().c_str(), std::string(to_string(best_isa())).c_str(),
-              opt.threads, opt.quick ? " (quick)" : "");
+              cpu.model_name.c_str(), cpu.flags().c_str(),
+              std::string(to_string(best_isa())).c_str(), opt.threads, opt.quick ? " (quick)" : "");
 
   // 1. The machine's read bandwidth at this thread count.
   MachineInfo machine;
@@ -230,7 +230,8 @@ int main(int argc, char** argv) {
     std::vector<double> per_thread(static_cast<size_t>(opt.threads));
     std::vector<std::thread> threads;
     for (int t = 0; t < opt.threads; ++t) {
-      threads.emplace_back([&per_thread, t] { per_thread[static_cast<size_t>(t)] = vpdpbusd_per_s(); });
+      threads.emplace_back(
+          [&per_thread, t] { per_thread[static_cast<size_t>(t)] = vpdpbusd_per_s(); });
     }
     for (auto& t : threads) t.join();
     for (const double r : per_thread) vnni_per_s += r;
@@ -240,8 +241,8 @@ int main(int argc, char** argv) {
   Eigen::setNbThreads(1);
 #ifdef LLMCAP_HAVE_DNNL
   omp_set_num_threads(opt.threads);
-  std::printf("  oneDNN %d.%d.%d (OpenMP, %d threads, OMP_WAIT_POLICY=%s)\n",
-              dnnl_version()->major, dnnl_version()->minor, dnnl_version()->patch, opt.threads,
+  std::printf("  oneDNN %d.%d.%d (OpenMP, %d threads, OMP_WAIT_POLICY=%s)\n", dnnl_version()->major,
+              dnnl_version()->minor, dnnl_version()->patch, opt.threads,
               std::getenv("OMP_WAIT_POLICY"));
 #else
   std::printf("  oneDNN: not built (package not found)\n");
@@ -268,7 +269,8 @@ int main(int argc, char** argv) {
     std::printf("\n== %s (rows x cols; f32 weights %.0f MiB) ==\n", sh.note,
                 static_cast<double>(sh.rows * sh.cols * 4) / (1 << 20));
     std::vector<PackedWeights> weights;
-    for (WeightFormat f : formats) weights.push_back(PackedWeights::random(f, sh.rows, sh.cols, 1 + si));
+    for (WeightFormat f : formats)
+      weights.push_back(PackedWeights::random(f, sh.rows, sh.cols, 1 + si));
     // Every backend of every batch size runs once per repetition, interleaved with read-
     // bandwidth probes (one before each format), so that drift hits all of them alike and the
     // batch-16 / batch-1 ratios compare runs minutes apart at most.
@@ -290,7 +292,9 @@ int main(int argc, char** argv) {
       };
       for (const PackedWeights& w : weights) {
         const std::string fname(to_string(w.format()));
-        backends.push_back({"-", "read-probe", probe.bytes(),
+        backends.push_back({"-",
+                            "read-probe",
+                            probe.bytes(),
                             [&probe, &pool, &probe_s] {
                               // Seconds of one read of the probe at its (fastest loop's) rate.
                               probe_s.push_back(static_cast<double>(probe.bytes()) /
@@ -298,15 +302,23 @@ int main(int argc, char** argv) {
                             },
                             {}});
         float* y = out();
-        backends.push_back({fname, "llmcap", w.bytes(), [&w, &x, &pool, batch, y, &sh] {
+        backends.push_back({fname,
+                            "llmcap",
+                            w.bytes(),
+                            [&w, &x, &pool, batch, y, &sh] {
                               matmul(w, x, batch, std::span<float>(y, batch * sh.rows), pool);
-                            }, {}});
+                            },
+                            {}});
         if (si == 0 && batch == 1) {
           float* ys = out();
-          backends.push_back({fname, "llmcap-scalar", w.bytes(), [&w, &x, &pool, batch, ys, &sh] {
+          backends.push_back({fname,
+                              "llmcap-scalar",
+                              w.bytes(),
+                              [&w, &x, &pool, batch, ys, &sh] {
                                 matmul(w, x, batch, std::span<float>(ys, batch * sh.rows), pool,
                                        Isa::kScalar);
-                              }, {}});
+                              },
+                              {}});
         }
 #ifdef LLMCAP_HAVE_DNNL
         if (w.format() != WeightFormat::kInt4) {
@@ -321,15 +333,25 @@ int main(int argc, char** argv) {
 #endif
         if (w.format() == WeightFormat::kF32) {
           float* ye = out();
-          backends.push_back({fname, "eigen", w.bytes(), [&w, &x, &pool, batch, ye, &sh] {
-                                using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-                                const Eigen::Map<const RowMajor> W(static_cast<const float*>(w.data()), sh.rows, sh.cols);
-                                const Eigen::Map<const Eigen::MatrixXf> X(x.data(), sh.cols, batch);
-                                Eigen::Map<Eigen::MatrixXf> Y(ye, sh.rows, batch);
-                                pool.parallel_for(sh.rows, [&](int64_t b, int64_t e, int) {
-                                  Y.middleRows(b, e - b).noalias() = W.middleRows(b, e - b) * X;
-                                }, 64);
-                              }, {}});
+          backends.push_back(
+              {fname,
+               "eigen",
+               w.bytes(),
+               [&w, &x, &pool, batch, ye, &sh] {
+                 using RowMajor =
+                     Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+                 const Eigen::Map<const RowMajor> W(static_cast<const float*>(w.data()), sh.rows,
+                                                    sh.cols);
+                 const Eigen::Map<const Eigen::MatrixXf> X(x.data(), sh.cols, batch);
+                 Eigen::Map<Eigen::MatrixXf> Y(ye, sh.rows, batch);
+                 pool.parallel_for(
+                     sh.rows,
+                     [&](int64_t b, int64_t e, int) {
+                       Y.middleRows(b, e - b).noalias() = W.middleRows(b, e - b) * X;
+                     },
+                     64);
+               },
+               {}});
         }
       }
       groups.emplace_back(batch, std::move(backends));
@@ -349,9 +371,10 @@ int main(int argc, char** argv) {
       }
     }
     const double read_bw = static_cast<double>(probe.bytes()) / median(probe_s);
-    std::printf("  read bandwidth, median of %zu probes interleaved with the runs below: %.1f GB/s"
-                " (%% read BW is against this)\n",
-                probe_s.size(), read_bw / 1e9);
+    std::printf(
+        "  read bandwidth, median of %zu probes interleaved with the runs below: %.1f GB/s"
+        " (%% read BW is against this)\n",
+        probe_s.size(), read_bw / 1e9);
     for (auto& [batch, backends] : groups) {
       std::printf("\n  batch %lld\n  %-6s %-14s %10s %10s %9s\n", static_cast<long long>(batch),
                   "format", "backend", "median ms", "GB/s", "% read BW");
@@ -368,9 +391,10 @@ int main(int argc, char** argv) {
 
   std::printf("\n== batched decode: llmcap time(batch 16) / time(batch 1) (target <= 2) ==\n");
   if (vnni_per_s > 0) {
-    std::printf("  bound: 16 x rows x cols / 64 vpdpbusd at %.2f G/s (%d threads, measured now) "
-                "/ the batch-1 time\n",
-                vnni_per_s / 1e9, opt.threads);
+    std::printf(
+        "  bound: 16 x rows x cols / 64 vpdpbusd at %.2f G/s (%d threads, measured now) "
+        "/ the batch-1 time\n",
+        vnni_per_s / 1e9, opt.threads);
   }
   for (const auto& [shape, per_format] : llmcap_s) {
     for (const auto& [format, per_batch] : per_format) {

@@ -4,12 +4,12 @@
 // configurations tried and pruned, and simulations run. Speed is measured here, never in tests.
 //
 //   search_bench [--scenario FILE] [--threads N] [--no-unpruned] [--analyse FILE]
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-
-#include <sys/resource.h>
 
 #include "model/hardware.h"
 #include "plan/analysis.h"
@@ -34,8 +34,8 @@ double cpu_s() {
          1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-void run(const llmcap::plan::Scenario& scenario, const llmcap::model::Catalog& catalog,
-         int threads, bool prune) {
+void run(const llmcap::plan::Scenario& scenario, const llmcap::model::Catalog& catalog, int threads,
+         bool prune) {
   llmcap::plan::Scenario sc = scenario;
   sc.search.prune = prune;
   llmcap::plan::PlanOptions options;
@@ -45,12 +45,12 @@ void run(const llmcap::plan::Scenario& scenario, const llmcap::model::Catalog& c
   const llmcap::plan::SearchResult r = llmcap::plan::run_search(sc, catalog, options);
   const double wall = since(t0);
   const double cpu = cpu_s() - c0;
-  std::printf("%-9s types %zu  configs %lld  tried %lld  pruned without simulation %lld  "
-              "simulations %lld  wall %.2f s  cpu %.2f s\n",
-              prune ? "pruned" : "unpruned", r.types.size(),
-              static_cast<long long>(r.num_configs), static_cast<long long>(r.num_configs_tried),
-              static_cast<long long>(r.num_configs_pruned),
-              static_cast<long long>(r.num_simulations), wall, cpu);
+  std::printf(
+      "%-9s types %zu  configs %lld  tried %lld  pruned without simulation %lld  "
+      "simulations %lld  wall %.2f s  cpu %.2f s\n",
+      prune ? "pruned" : "unpruned", r.types.size(), static_cast<long long>(r.num_configs),
+      static_cast<long long>(r.num_configs_tried), static_cast<long long>(r.num_configs_pruned),
+      static_cast<long long>(r.num_simulations), wall, cpu);
   for (const auto& t : r.types) {
     if (t.best < 0) {
       std::printf("  %-28s no feasible configuration (%zu tried or pruned)\n",
@@ -106,10 +106,11 @@ int main(int argc, char** argv) {
       const auto analysis = llmcap::plan::analyse(scenario, catalog, result, ao);
       const double analyse_s = since(t0);
       const double analyse_cpu = cpu_s() - c0;
-      std::printf("%s: plan %.2f s wall (%.2f s cpu), analyse %.2f s wall (%.2f s cpu, %lld "
-                  "simulations), threads %d\n",
-                  analyse_path.c_str(), plan_s, plan_cpu, analyse_s, analyse_cpu,
-                  static_cast<long long>(analysis.num_simulations), threads);
+      std::printf(
+          "%s: plan %.2f s wall (%.2f s cpu), analyse %.2f s wall (%.2f s cpu, %lld "
+          "simulations), threads %d\n",
+          analyse_path.c_str(), plan_s, plan_cpu, analyse_s, analyse_cpu,
+          static_cast<long long>(analysis.num_simulations), threads);
       for (const auto& u : analysis.uncertainty) {
         std::printf("  uncertainty %-26s %s; dominant: %s\n", u.instance_type.c_str(),
                     u.text.c_str(), u.dominant_assumption.c_str());

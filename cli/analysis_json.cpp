@@ -80,21 +80,20 @@ json analysis_to_json(const plan::Analysis& a) {
   if (!a.uncertainty.empty()) {
     json list = json::array();
     for (const plan::UncertaintyRow& u : a.uncertainty) {
-      list.push_back({{"instance_type", u.instance_type},
-                      {"confidence", u.confidence},
-                      {"num_instances", u.num_instances},
-                      {"num_instances_low", u.num_instances_low},
-                      {"num_instances_high",
-                       u.feasible_high ? json(u.num_instances_high) : json(nullptr)},
-                      {"usd_per_hour", u.usd_per_hour},
-                      {"usd_per_hour_low", u.usd_per_hour_low},
-                      {"usd_per_hour_high",
-                       u.feasible_high ? json(u.usd_per_hour_high) : json(nullptr)},
-                      {"step_time_error_fraction", u.step_time_error_fraction},
-                      {"step_time_error_source", u.step_time_error_source},
-                      {"price_error_fraction", u.price_error_fraction},
-                      {"dominant_assumption", u.dominant_assumption},
-                      {"text", u.text}});
+      list.push_back(
+          {{"instance_type", u.instance_type},
+           {"confidence", u.confidence},
+           {"num_instances", u.num_instances},
+           {"num_instances_low", u.num_instances_low},
+           {"num_instances_high", u.feasible_high ? json(u.num_instances_high) : json(nullptr)},
+           {"usd_per_hour", u.usd_per_hour},
+           {"usd_per_hour_low", u.usd_per_hour_low},
+           {"usd_per_hour_high", u.feasible_high ? json(u.usd_per_hour_high) : json(nullptr)},
+           {"step_time_error_fraction", u.step_time_error_fraction},
+           {"step_time_error_source", u.step_time_error_source},
+           {"price_error_fraction", u.price_error_fraction},
+           {"dominant_assumption", u.dominant_assumption},
+           {"text", u.text}});
     }
     out["uncertainty"] = std::move(list);
   }

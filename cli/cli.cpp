@@ -8,19 +8,19 @@
 #include <ctime>
 #include <exception>
 #include <filesystem>
-#include <stdexcept>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 
 #include "cli/audit.h"
 #include "cli/bench_sim.h"
 #include "cli/decoder_support.h"
 #include "cli/plan_output.h"
 #include "cli/plan_run.h"
+#include "cli/profile.h"
 #include "cli/report_cmd.h"
 #include "cli/runs_cmd.h"
-#include "cli/profile.h"
 #include "cli/serve_bench.h"
 #include "cli/sweep_cmd.h"
 #include "cli/validate.h"
@@ -70,8 +70,8 @@ struct PlanArgs {
   std::string data_dir;
   int threads = 0;
   bool quiet = false;
-  std::string db;         ///< --db: results database (default store::default_db_path)
-  bool no_store = false;  ///< --no-store
+  std::string db;            ///< --db: results database (default store::default_db_path)
+  bool no_store = false;     ///< --no-store
   bool no_analysis = false;  ///< --no-analysis
 };
 
@@ -110,9 +110,9 @@ struct CalibrateArgs {
   std::string json_out;
   std::string db_out;
   bool quiet = false;
-  bool test_sweep = false;  ///< hidden: tiny in-cache shapes, for the CLI tests
-  std::string results_db;   ///< --results-db: results database the run is stored in
-  bool no_store = false;    ///< --no-store
+  bool test_sweep = false;               ///< hidden: tiny in-cache shapes, for the CLI tests
+  std::string results_db;                ///< --results-db: results database the run is stored in
+  bool no_store = false;                 ///< --no-store
   std::string fit_statistic = "median";  ///< --fit-statistic: "median" or "min"
   std::vector<std::string> models;       ///< --model: model configs whose shapes are timed too
 };
@@ -128,8 +128,8 @@ void print_calibration(const model::CalibrationProfile& p, const kernels::Calibr
   const model::CalibrationMachine& m = p.machine;
   out << "Machine: " << m.cpu_model << ", " << m.num_cores << " logical CPUs\n"
       << "  ISA: " << m.isa << "\n"
-      << "  caches: L1d " << m.l1d_bytes / 1024 << " KiB, L2 " << m.l2_bytes / 1024
-      << " KiB, L3 " << m.l3_bytes / (1024 * 1024) << " MiB (as reported)\n"
+      << "  caches: L1d " << m.l1d_bytes / 1024 << " KiB, L2 " << m.l2_bytes / 1024 << " KiB, L3 "
+      << m.l3_bytes / (1024 * 1024) << " MiB (as reported)\n"
       << "  memory bandwidth (median of interleaved rounds):\n";
   for (const auto& [threads, read] : m.read_bandwidth_bytes_per_s) {
     const auto copy = m.copy_bandwidth_bytes_per_s.find(threads);
@@ -164,21 +164,23 @@ void print_calibration(const model::CalibrationProfile& p, const kernels::Calibr
          "a rate of 0 means the term was dropped):\n";
   const auto row = [&](const std::string& what, const model::RateFit& r) {
     out << "  " << std::left << std::setw(16) << what << std::right << "overhead "
-        << fixed(r.overhead_s * 1e6, 1) << " us, " << fixed(r.bytes_per_s / 1e9, 1)
-        << " GB/s, " << fixed(r.flops_per_s / 1e9, 1) << " GFLOP/s; " << r.num_samples
+        << fixed(r.overhead_s * 1e6, 1) << " us, " << fixed(r.bytes_per_s / 1e9, 1) << " GB/s, "
+        << fixed(r.flops_per_s / 1e9, 1) << " GFLOP/s; " << r.num_samples
         << " samples, error median " << fixed(100 * r.median_rel_error, 1) << "%, p95 "
         << fixed(100 * r.p95_rel_error, 1) << "%\n";
     if (!r.by_batch.empty()) {
-      out << "  " << std::setw(16) << "" << "per batch (used within batches " << r.by_batch.front().batch
-          << "-" << r.by_batch.back().batch << "): error median "
+      out << "  " << std::setw(16) << ""
+          << "per batch (used within batches " << r.by_batch.front().batch << "-"
+          << r.by_batch.back().batch << "): error median "
           << fixed(100 * r.by_batch_median_rel_error, 1) << "%, p95 "
           << fixed(100 * r.by_batch_p95_rel_error, 1) << "%\n";
     }
   };
   for (const auto& [format, r] : f.matmul) row("matmul " + format, r);
   for (const auto& [format, r] : f.attention) row("attention " + format, r);
-  out << "  fit error over all fitted samples (per-batch fits where kept): median " << fixed(100 * f.median_rel_error, 1)
-      << "%, p95 " << fixed(100 * f.p95_rel_error, 1) << "%\n";
+  out << "  fit error over all fitted samples (per-batch fits where kept): median "
+      << fixed(100 * f.median_rel_error, 1) << "%, p95 " << fixed(100 * f.p95_rel_error, 1)
+      << "%\n";
   if (run.contended_repetitions > 0) {
     out << "Timed again: " << run.contended_repetitions
         << " repetitions of cells whose median was over " << fixed(kernels::kContendedRatio, 0)
@@ -200,10 +202,9 @@ int run_calibrate(const CalibrateArgs& a, const std::string& command_line, std::
   options.extra_attention_layouts = model_attention_layouts(models);
   if (!a.quiet) options.progress = [&err](const std::string& line) { err << "  " << line << "\n"; };
   const kernels::CalibrationRun run = kernels::run_calibration(options);
-  const model::CalibrationProfile profile =
-      to_profile(run, command_line,
-                 a.fit_statistic == "min" ? model::FitStatistic::kMin
-                                          : model::FitStatistic::kMedian);
+  const model::CalibrationProfile profile = to_profile(
+      run, command_line,
+      a.fit_statistic == "min" ? model::FitStatistic::kMin : model::FitStatistic::kMedian);
   // Render first, so that nothing is written unless all of it succeeded.
   const std::string json = a.json_out.empty() ? "" : model::profile_to_json(profile);
   if (!a.json_out.empty()) write_file_atomically(a.json_out, json);
@@ -304,7 +305,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   plan_cmd->add_option("scenario", plan_args.scenario, "Scenario JSON file (docs/scenarios.md)")
       ->required()
       ->option_text("FILE");
-  plan_cmd->add_option("--json", plan_args.json_out, "Write the run document (docs/run-document.md) as JSON to FILE")
+  plan_cmd
+      ->add_option("--json", plan_args.json_out,
+                   "Write the run document (docs/run-document.md) as JSON to FILE")
       ->option_text("FILE");
   plan_cmd->add_option("--csv", plan_args.csv_out, "Write the results as CSV to FILE")
       ->option_text("FILE");
@@ -378,9 +381,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       "validate",
       "Time real decode steps of the reference decoder (random weights) and compare them with "
       "the calibrated predictor");
-  val_cmd->add_option("--model", val_args.models,
-                      "Hugging Face config.json of a Llama-architecture model (repeatable; "
-                      "default: Llama-3.2-1B and Qwen2.5-0.5B from the data folder)")
+  val_cmd
+      ->add_option("--model", val_args.models,
+                   "Hugging Face config.json of a Llama-architecture model (repeatable; "
+                   "default: Llama-3.2-1B and Qwen2.5-0.5B from the data folder)")
       ->option_text("FILE");
   CLI::Option* val_profile =
       val_cmd

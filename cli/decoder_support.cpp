@@ -11,8 +11,9 @@ namespace llmcap::cli {
 
 kernels::DecoderShape decoder_shape(const model::ModelSpec& m, const std::string& file) {
   if (m.architecture == model::Architecture::kGptNeox || !m.gated_mlp || m.parallel_residual) {
-    throw model::InputError(file + ": the reference decoder runs Llama-architecture models "
-                                   "(model_type llama, mistral, qwen2), got a GPT-NeoX layer");
+    throw model::InputError(file +
+                            ": the reference decoder runs Llama-architecture models "
+                            "(model_type llama, mistral, qwen2), got a GPT-NeoX layer");
   }
   kernels::DecoderShape s;
   s.hidden = m.hidden_size;
@@ -117,9 +118,10 @@ model::Deployment measured_machine(const model::CalibrationProfile& profile,
     read_bw = it->second;
   }
   if (!(read_bw > 0)) {
-    throw model::InputError("calibration profile: field \"machine.read_bandwidth_bytes_per_s\": "
-                            "no measurement at " +
-                            std::to_string(threads) + " threads");
+    throw model::InputError(
+        "calibration profile: field \"machine.read_bandwidth_bytes_per_s\": "
+        "no measurement at " +
+        std::to_string(threads) + " threads");
   }
   model::Deployment d;
   d.kind = model::DeviceKind::kCpu;

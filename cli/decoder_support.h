@@ -50,12 +50,12 @@ std::vector<kernels::AttentionLayout> model_attention_layouts(
 struct BenchmarkProfileOptions {
   std::string profile_file;  ///< --profile: read and checked against this machine; "" = calibrate
   std::string save_file;     ///< --save-profile: the quick calibration's profile, written (JSON)
-  std::vector<std::filesystem::path> models;  ///< their shapes join a quick calibration
-  std::vector<model::WeightFormat> formats;   ///< the formats those shapes are timed in
-  int threads = 0;                            ///< of a quick calibration (0: all)
+  std::vector<std::filesystem::path> models;            ///< their shapes join a quick calibration
+  std::vector<model::WeightFormat> formats;             ///< the formats those shapes are timed in
+  int threads = 0;                                      ///< of a quick calibration (0: all)
   kernels::SweepSize size = kernels::SweepSize::kFull;  ///< kTest for the CLI tests
-  std::string tool;                           ///< the profile's `tool` line
-  std::function<void(const std::string&)> progress;  ///< optional progress lines
+  std::string tool;                                     ///< the profile's `tool` line
+  std::function<void(const std::string&)> progress;     ///< optional progress lines
 };
 
 /// The calibration profile of a decoder benchmark and where it came from (`source`: the file,

@@ -11,9 +11,9 @@
 #include "model/calibration.h"
 #include "model/hardware.h"
 #include "plan/analysis.h"
-#include "plan/tco.h"
 #include "plan/planner.h"
 #include "plan/scenario.h"
+#include "plan/tco.h"
 
 namespace llmcap::cli {
 
@@ -35,7 +35,7 @@ struct PlanRun {
   /// One per result row (same order); default-constructed (num_instances 0) for infeasible
   /// rows. The scenario's "tco" section applied (docs/tco.md).
   std::vector<plan::TcoRow> tco;
-  nlohmann::json document;                 ///< docs/run-document.md
+  nlohmann::json document;  ///< docs/run-document.md
 };
 
 /// Plans `scenario` on `catalog`, runs the analyses (options.analysis) and the TCO of every

@@ -48,8 +48,8 @@ model::CalibrationProfile to_profile(const kernels::CalibrationRun& run, const s
   p.machine.copy_bandwidth_bytes_per_s = m.copy_bandwidth_bytes_per_s;
   for (const kernels::KernelSample& k : run.samples) p.kernels.push_back(to_model_sample(k));
   // The test sweep has only cache-resident shapes: fit those (the plumbing is what it checks).
-  p.fit = model::fit_calibration(p.kernels, run.max_threads, 0, run.rotation_bytes == 0,
-                                 statistic, p.machine.read_bandwidth_bytes_per_s);
+  p.fit = model::fit_calibration(p.kernels, run.max_threads, 0, run.rotation_bytes == 0, statistic,
+                                 p.machine.read_bandwidth_bytes_per_s);
   return p;
 }
 

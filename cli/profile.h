@@ -16,8 +16,7 @@ model::KernelSample to_model_sample(const kernels::KernelSample& k);
 
 /// The profile of a calibration run: machine, samples and their fit (of `statistic`). `tool` is
 /// the command line that produced it.
-model::CalibrationProfile to_profile(
-    const kernels::CalibrationRun& run, const std::string& tool,
-    model::FitStatistic statistic = model::FitStatistic::kMedian);
+model::CalibrationProfile to_profile(const kernels::CalibrationRun& run, const std::string& tool,
+                                     model::FitStatistic statistic = model::FitStatistic::kMedian);
 
 }  // namespace llmcap::cli

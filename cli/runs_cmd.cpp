@@ -438,8 +438,8 @@ namespace {
 /// Stores a run of `kind` whose document is the JSON its command writes with --json.
 void store_document_run(const char* kind, std::string name, std::string summary,
                         const std::string& document_json, const std::string& input_json,
-                        const std::string& db_flag, bool no_store,
-                        const std::string& command_line, std::ostream& err) {
+                        const std::string& db_flag, bool no_store, const std::string& command_line,
+                        std::ostream& err) {
   if (no_store) return;
   store::RunRecord record;
   record.kind = kind;

@@ -336,7 +336,7 @@ struct ServeBenchReport {
   double profile_read_bytes_per_s = 0;
   std::vector<ServeBenchRun> runs;
   std::vector<ServeBenchRow> rows;
-  std::vector<ServeBenchStep> steps;  ///< every step of every real run, in order
+  std::vector<ServeBenchStep> steps;        ///< every step of every real run, in order
   std::vector<ServeBenchRequest> requests;  ///< with --requests-csv: every request of every load
 };
 

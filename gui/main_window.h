@@ -148,7 +148,7 @@ class MainWindow : public QMainWindow {
   std::map<std::string, int64_t> last_sizes_;  ///< warm start
   std::map<std::string, double> last_costs_;   ///< search order of the next what-if run
   double last_sizes_load_ = 1.0;
-  VerdictBasis submitted_basis_;           ///< of the run in progress
+  VerdictBasis submitted_basis_;            ///< of the run in progress
   std::optional<VerdictBasis> last_basis_;  ///< what last_sizes_ were computed under
   std::shared_ptr<const nlohmann::json> last_document_;
   std::string last_document_scenario_text_;

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,8 +28,8 @@ namespace llmcap::gui {
 
 /// What a what-if answer was computed under, as far as whether a fleet meets the SLO goes.
 struct VerdictBasis {
-  std::string context;                    ///< ScenarioDraft::verdict_context()
-  const void* calibration = nullptr;      ///< the calibration profile used (identity), or null
+  std::string context;                ///< ScenarioDraft::verdict_context()
+  const void* calibration = nullptr;  ///< the calibration profile used (identity), or null
   double load_multiplier = 1.0;
   double ttft_p99_s = 0;  ///< the scenario's single SLO (0 with client classes: in the context)
   double tpot_p99_s = 0;

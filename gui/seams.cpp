@@ -39,9 +39,8 @@ nlohmann::json load_run_document(int64_t id) {
   store::ResultsStore db = store::ResultsStore::open(database_path());
   const store::RunRecord r = db.get_run(id);
   if (r.kind != "plan" && r.kind != "sweep_point") {
-    throw std::runtime_error(database_path().string() + ": run " + std::to_string(id) +
-                             " is a " + r.kind +
-                             " run; only plan runs (plan, sweep_point) open in the table");
+    throw std::runtime_error(database_path().string() + ": run " + std::to_string(id) + " is a " +
+                             r.kind + " run; only plan runs (plan, sweep_point) open in the table");
   }
   try {
     return nlohmann::json::parse(r.document_json);

@@ -130,21 +130,21 @@ inline void store_dots(const Shape& s, int64_t scalar_from, const void* k, int64
 /// dots[h * 128 + tt * 8 + lane]: per-lane partial q_h . k_{t + tt} (scalar tail in lane 0).
 template <bool kBf16, int NH, int TT>
 inline void qk_tile(const Shape& s, const void* k, int64_t t, const float* q, float* dots) {
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int j = 0; j < TT; ++j) prefetch_row(s, k, t + j);
   __m256 acc[NH][TT];
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) acc[h][j] = _mm256_setzero_ps();
   for (int64_t i = 0; i < s.dv; ++i) {
     __m256 kv[TT];
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < TT; ++j) kv[j] = load8<kBf16>(k, (t + j) * s.d + i * 8);
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int h = 0; h < NH; ++h) {
       const __m256 qv = _mm256_loadu_ps(q + h * s.d + i * 8);
-      #pragma GCC unroll 16
+#pragma GCC unroll 16
       for (int j = 0; j < TT; ++j) acc[h][j] = _mm256_fmadd_ps(qv, kv[j], acc[h][j]);
     }
   }
@@ -156,27 +156,27 @@ template <bool kBf16, int NH, int NV>
 inline void pv_tile(const Shape& s, const void* v, int64_t t0, int nb, int64_t c, const float* p,
                     float* acc) {
   __m256 a[NH][NV];
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < NV; ++j) a[h][j] = _mm256_loadu_ps(acc + h * s.d + (c + j) * 8);
   const int64_t pass = c / kMaxVecs;
   const int per = v_prefetch_rows_per_pass((s.dv + kMaxVecs - 1) / kMaxVecs);
   for (int tt = 0; tt < nb; ++tt) {
     if (tt < per && pass * per + tt < kBlock) prefetch_row(s, v, t0 + pass * per + tt);
     __m256 vv[NV];
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < NV; ++j) vv[j] = load8<kBf16>(v, (t0 + tt) * s.d + (c + j) * 8);
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int h = 0; h < NH; ++h) {
       const __m256 pb = _mm256_broadcast_ss(p + h * kBlock + tt);
-      #pragma GCC unroll 16
+#pragma GCC unroll 16
       for (int j = 0; j < NV; ++j) a[h][j] = _mm256_fmadd_ps(pb, vv[j], a[h][j]);
     }
   }
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int h = 0; h < NH; ++h)
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int j = 0; j < NV; ++j) _mm256_storeu_ps(acc + h * s.d + (c + j) * 8, a[h][j]);
 }
 

@@ -23,9 +23,9 @@ struct AttentionPiece {
   float scale = 1;
   bool bf16_dot = false;     ///< AVX-512 only: vdpbf16ps for q.k (bf16 KV)
   bool bf16_pv_dot = false;  ///< AVX-512 only: vdpbf16ps for p.V over token pairs (bf16 KV)
-  float* acc = nullptr;   ///< [group][head_dim], overwritten
-  float* max = nullptr;   ///< [group], overwritten
-  float* sum = nullptr;   ///< [group], overwritten
+  float* acc = nullptr;      ///< [group][head_dim], overwritten
+  float* max = nullptr;      ///< [group], overwritten
+  float* sum = nullptr;      ///< [group], overwritten
 };
 
 void attend_scalar(const AttentionPiece& piece);

@@ -1,6 +1,4 @@
 #include "kernels/decoder.h"
-#include "kernels/bf16.h"
-#include "kernels/scratch.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,8 +9,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/bf16.h"
 #include "kernels/elementwise.h"
 #include "kernels/elementwise_internal.h"
+#include "kernels/scratch.h"
 
 namespace llmcap::kernels {
 namespace {

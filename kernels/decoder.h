@@ -56,9 +56,9 @@ struct OpAccount {
 ///  - lm_head: embedding lookup, final RMSNorm, LM-head product and argmax (once per step).
 struct StepSections {
   static constexpr int kCount = 8;
-  static constexpr const char* kNames[kCount] = {
-      "input_norm", "qkv_proj", "rope_kv_append",      "attention",
-      "out_proj",   "post_attention_norm", "mlp", "lm_head"};
+  static constexpr const char* kNames[kCount] = {"input_norm", "qkv_proj", "rope_kv_append",
+                                                 "attention",  "out_proj", "post_attention_norm",
+                                                 "mlp",        "lm_head"};
   double seconds[kCount] = {};
 };
 

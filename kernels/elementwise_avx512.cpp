@@ -93,9 +93,9 @@ __m512i bf16_bits(__m512i u) {
 
 void to_bf16(const float* x, uint16_t* out, int64_t n) {
   // Word 2i+1 of the pair (a, b) is the top half of 32-bit lane i: lanes 0-15 from a, 16-31 b.
-  alignas(64) static constexpr uint16_t kHigh[32] = {
-      1,  3,  5,  7,  9,  11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31,
-      33, 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63};
+  alignas(64) static constexpr uint16_t kHigh[32] = {1,  3,  5,  7,  9,  11, 13, 15, 17, 19, 21,
+                                                     23, 25, 27, 29, 31, 33, 35, 37, 39, 41, 43,
+                                                     45, 47, 49, 51, 53, 55, 57, 59, 61, 63};
   const __m512i high = _mm512_load_si512(kHigh);
   for (int64_t i = 0; i < n; i += 32) {
     const __mmask16 m0 = tail_mask(n - i), m1 = n - i > 16 ? tail_mask(n - i - 16) : 0;

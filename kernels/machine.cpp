@@ -1,5 +1,4 @@
 #include "kernels/machine.h"
-#include "kernels/scratch.h"
 
 #include <immintrin.h>
 #include <sched.h>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "kernels/cpu_features.h"
+#include "kernels/scratch.h"
 #include "kernels/thread_pool.h"
 
 namespace llmcap::kernels {
@@ -180,10 +180,11 @@ double timed_parallel_sum(ThreadPool& pool, SumFn sum, const float* buf, int64_t
 }
 
 // The least time of timed_parallel_sum over the read loops `sums` (each adds to *total).
-double fastest_parallel_read_s(ThreadPool& pool, const std::vector<SumFn>& sums,
-                               const float* buf, int64_t blocks, double* total) {
+double fastest_parallel_read_s(ThreadPool& pool, const std::vector<SumFn>& sums, const float* buf,
+                               int64_t blocks, double* total) {
   double best = 1e300;
-  for (const SumFn sum : sums) best = std::min(best, timed_parallel_sum(pool, sum, buf, blocks, total));
+  for (const SumFn sum : sums)
+    best = std::min(best, timed_parallel_sum(pool, sum, buf, blocks, total));
   return best;
 }
 

@@ -11,9 +11,9 @@
 namespace llmcap::kernels {
 
 struct MachineInfo {
-  std::string cpu_model;      ///< "model name" of /proc/cpuinfo
-  std::string isa;            ///< CpuFeatures::flags()
-  int num_cores = 0;          ///< logical CPUs this process may use (sched_getaffinity)
+  std::string cpu_model;  ///< "model name" of /proc/cpuinfo
+  std::string isa;        ///< CpuFeatures::flags()
+  int num_cores = 0;      ///< logical CPUs this process may use (sched_getaffinity)
   int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;  ///< per core (L1, L2) / total L3; 0 unknown
   /// Measured STREAM-like bandwidth by thread count: "read" sums a buffer far beyond the last-
   /// level cache (bytes read / s; in each repetition the fastest of the read loops: one stream
@@ -29,8 +29,8 @@ MachineInfo describe_machine();
 
 /// Measures read and copy bandwidth for 1..max_threads threads on buffers of `buffer_bytes`
 /// (default 512 MiB, far beyond any L3 here), `repetitions` interleaved rounds, medians kept.
-void measure_bandwidth(MachineInfo& machine, int max_threads, int64_t buffer_bytes = int64_t{512}
-                       << 20, int repetitions = 5);
+void measure_bandwidth(MachineInfo& machine, int max_threads,
+                       int64_t buffer_bytes = int64_t{512} << 20, int repetitions = 5);
 
 /// A buffer far beyond the caches whose read time can be taken again and again (the same sum
 /// kernel as measure_bandwidth's "read"), so that benchmarks can interleave bandwidth probes

@@ -1,7 +1,5 @@
 // Weight formats, packing, the scalar reference product and the dispatch to the ISA paths.
 #include "kernels/matmul.h"
-#include "kernels/bf16.h"
-#include "kernels/scratch.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,6 +10,9 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+
+#include "kernels/bf16.h"
+#include "kernels/scratch.h"
 
 namespace llmcap::kernels {
 
@@ -195,7 +196,6 @@ WeightFormat parse_weight_format(std::string_view name) {
                               "\"; known: f32, bf16, int8, int4");
 }
 
-
 PackedWeights PackedWeights::pack(WeightFormat format, std::span<const float> w, int64_t rows,
                                   int64_t cols) {
   check_shape(format, rows, cols);
@@ -257,8 +257,7 @@ PackedWeights PackedWeights::random(WeightFormat format, int64_t rows, int64_t c
       z ^= z >> 31;
       v = static_cast<float>(z >> 40) * 0x1.0p-23f - 1.0f;
     }
-    pack_row(format, row.data(), r, cols, p.storage_.get(), p.scales_.data(),
-             p.sums_.data());
+    pack_row(format, row.data(), r, cols, p.storage_.get(), p.scales_.data(), p.sums_.data());
   }
   return p;
 }
@@ -280,10 +279,9 @@ PackedWeights PackedWeights::clone() const {
 
 void PackedWeights::dequantise_row(int64_t r, std::span<float> out) const {
   if (r < 0 || r >= rows_ || static_cast<int64_t>(out.size()) != cols_) {
-    throw std::invalid_argument("PackedWeights::dequantise_row: row " + std::to_string(r) +
-                                " of " + std::to_string(rows_) + " into " +
-                                std::to_string(out.size()) + " floats, expected cols " +
-                                std::to_string(cols_));
+    throw std::invalid_argument("PackedWeights::dequantise_row: row " + std::to_string(r) + " of " +
+                                std::to_string(rows_) + " into " + std::to_string(out.size()) +
+                                " floats, expected cols " + std::to_string(cols_));
   }
   llmcap::kernels::dequantise_row(*this, r, out.data());
 }
@@ -295,8 +293,8 @@ int64_t PackedWeights::bytes_for(WeightFormat format, int64_t rows, int64_t cols
 }
 
 int64_t PackedWeights::bytes() const {
-  return storage_bytes_ + static_cast<int64_t>(scales_.size() * sizeof(float) +
-                                              sums_.size() * sizeof(int32_t));
+  return storage_bytes_ +
+         static_cast<int64_t>(scales_.size() * sizeof(float) + sums_.size() * sizeof(int32_t));
 }
 
 float PackedWeights::at(int64_t r, int64_t c) const {
@@ -311,9 +309,8 @@ float PackedWeights::at(int64_t r, int64_t c) const {
     case WeightFormat::kBf16:
       return bf16_to_f32(reinterpret_cast<const uint16_t*>(storage_.get())[r * cols_ + c]);
     case WeightFormat::kInt8:
-      return scales_[static_cast<size_t>(r)] *
-             static_cast<float>(
-                 reinterpret_cast<const int8_t*>(storage_.get())[int8_offset(r, c, cols_)]);
+      return scales_[static_cast<size_t>(r)] * static_cast<float>(reinterpret_cast<const int8_t*>(
+                                                   storage_.get())[int8_offset(r, c, cols_)]);
     case WeightFormat::kInt4: {
       const Int4Location at = int4_location(r, c, cols_);
       uint16_t scale_bf16;

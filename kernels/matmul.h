@@ -94,9 +94,10 @@ class PackedWeights {
   void dequantise_row(int64_t r, std::span<float> out) const;
 
   // Raw storage for kernels: data() points at rows*cols elements (f32, uint16 bf16) or at the
-  // int8 / int4 tiles described at WeightFormat; row_scales() at rows f32 scales and row_sums() at rows int32 sums of
-  // the quantised values of each row (kInt8 only, else empty; the sums let VNNI kernels undo
-  // the +128 offset of unsigned activations without summing the weights at every call).
+  // int8 / int4 tiles described at WeightFormat; row_scales() at rows f32 scales and row_sums() at
+  // rows int32 sums of the quantised values of each row (kInt8 only, else empty; the sums let VNNI
+  // kernels undo the +128 offset of unsigned activations without summing the weights at every
+  // call).
   const void* data() const { return storage_.get(); }
   std::span<const float> row_scales() const { return scales_; }
   std::span<const int32_t> row_sums() const { return sums_; }

@@ -165,7 +165,7 @@ inline void store(const Ctx& c, int64_t r0, int64_t b0, int bt, const float* out
                   bool first) {
   for (int b = 0; b < bt; ++b) {
     float* yr = c.y + (b0 + b) * c.rows + r0;
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int r = 0; r < R; ++r) yr[r] = first ? out[b * R + r] : yr[r] + out[b * R + r];
   }
 }

@@ -31,7 +31,7 @@
 namespace llmcap::kernels::detail {
 namespace {
 
-constexpr int kR = 4;   // output rows per tile
+constexpr int kR = 4;  // output rows per tile
 // bf16 at batch 1 takes tiles of 8 rows: each row of a tile is a stream of its own from memory,
 // and a thread keeps more weights in flight with more of them. Back to back against 4-row tiles
 // (AMD EPYC Zen 5 VM, AVX-512, 2 threads, 11 rounds, weight copies rotated over 256 MiB,
@@ -400,8 +400,8 @@ struct MkI4Tile {
       const __m512i sc_raw = _mm512_load_si512(p);
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
-        const __m256i sc16 = h == 0 ? _mm512_castsi512_si256(sc_raw)
-                                    : _mm512_extracti64x4_epi64(sc_raw, 1);
+        const __m256i sc16 =
+            h == 0 ? _mm512_castsi512_si256(sc_raw) : _mm512_extracti64x4_epi64(sc_raw, 1);
         const __m512 scale =
             _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(sc16), 16));
         // Both nibbles unpacked once per block for all BT activation rows.

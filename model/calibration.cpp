@@ -161,8 +161,7 @@ CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int thr
     }
     // Kept only when they fit the samples better than the three-term line (median error):
     // the predictor uses them within their range, so the overall error is then theirs.
-    if (complete && !f.by_batch.empty() &&
-        quantile(batch_errors, 0.5) < f.median_rel_error) {
+    if (complete && !f.by_batch.empty() && quantile(batch_errors, 0.5) < f.median_rel_error) {
       f.by_batch_median_rel_error = quantile(batch_errors, 0.5);
       f.by_batch_p95_rel_error = quantile(batch_errors, 0.95);
       errors.insert(errors.end(), batch_errors.begin(), batch_errors.end());
@@ -180,8 +179,7 @@ CalibrationFit fit_calibration(const std::vector<KernelSample>& samples, int thr
       bw != read_bandwidth_bytes_per_s.end() && bw->second > 0 ? 1.0 / bw->second : 0.0;
   for (const auto& [format, list] : attention) {
     if (list.size() >= 2) {
-      fit.attention[format] =
-          fit_one(list, /*with_flops=*/true, statistic, errors, min_s_per_byte);
+      fit.attention[format] = fit_one(list, /*with_flops=*/true, statistic, errors, min_s_per_byte);
     }
   }
   fit.median_rel_error = quantile(errors, 0.5);
@@ -864,8 +862,8 @@ void sort_and_average(std::map<Key, std::vector<ShapeRatio>>& tables) {
     std::size_t n = 0;
     for (const ShapeRatio& r : table) {
       if (!merged.empty() && merged.back().tokens == r.tokens) {
-        merged.back().ratio = (merged.back().ratio * static_cast<double>(n) + r.ratio) /
-                              static_cast<double>(n + 1);
+        merged.back().ratio =
+            (merged.back().ratio * static_cast<double>(n) + r.ratio) / static_cast<double>(n + 1);
         ++n;
       } else {
         merged.push_back(r);

@@ -94,8 +94,8 @@ struct CalibrationFit {
   int threads = 0;       ///< the thread count whose samples were fitted (the largest measured)
   double min_bytes = 0;  ///< samples with fewer bytes (cache-resident) are not fitted
   FitStatistic statistic = FitStatistic::kMedian;  ///< the sample time fitted
-  bool cache_resident_fitted = false;  ///< cache-resident samples were fitted too (test sweeps)
-  std::map<std::string, RateFit> matmul;     ///< by weight format
+  bool cache_resident_fitted = false;     ///< cache-resident samples were fitted too (test sweeps)
+  std::map<std::string, RateFit> matmul;  ///< by weight format
   std::map<std::string, RateFit> attention;  ///< by KV type
   double median_rel_error = 0;               ///< over all fitted samples
   double p95_rel_error = 0;
@@ -193,6 +193,5 @@ Efficiency calibrated_efficiency(const CalibrationProfile& profile);
 /// measured read bandwidth.
 Efficiency transfer_efficiency(const CalibrationProfile& profile, const HardwareSpec& target_cpu,
                                double share = 1.0);
-
 
 }  // namespace llmcap::model

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -261,8 +261,7 @@ std::vector<PriceOffer> read_prices(const RecordReader& r, const InstanceType& i
   std::vector<PriceOffer> out;
   for (const std::string& key : prices.keys()) {
     if (!is_price_model(key)) {
-      prices.fail(key, "a price model (one of " + price_model_list() + ")",
-                  "\"" + key + "\"");
+      prices.fail(key, "a price model (one of " + price_model_list() + ")", "\"" + key + "\"");
     }
     if (key == inst.price_model) {
       prices.fail(key,
@@ -292,8 +291,8 @@ std::vector<PriceOffer> read_prices(const RecordReader& r, const InstanceType& i
       offer.interruption_source = o.string("interruption_source");
       offer.interruption_as_of = o.string("interruption_as_of");
     } else {
-      for (const char* f : {"interruption_rate_per_hour", "interruption_source",
-                            "interruption_as_of"}) {
+      for (const char* f :
+           {"interruption_rate_per_hour", "interruption_source", "interruption_as_of"}) {
         if (o.has(f)) o.fail(f, "no interruption figures on a \"" + model + "\" offer", o.got(f));
       }
     }
@@ -557,8 +556,8 @@ Catalog Catalog::load(const std::filesystem::path& data_dir) {
 }
 
 const std::vector<std::string>& price_model_names() {
-  static const std::vector<std::string> names = {"on_demand", "reserved_1y", "reserved_3y",
-                                                 "spot", "capacity_block"};
+  static const std::vector<std::string> names = {"on_demand", "reserved_1y", "reserved_3y", "spot",
+                                                 "capacity_block"};
   return names;
 }
 

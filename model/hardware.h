@@ -56,7 +56,7 @@ struct PriceOffer {
   /// Price per instance-hour in USD: as written ("usd_per_hour"), or "amount_per_hour" in
   /// `currency` divided by the catalog's dated rate USD -> currency (tco/exchange_rates.json).
   double usd_per_hour = 0;
-  double amount_per_hour = 0;   ///< as written, in `currency`
+  double amount_per_hour = 0;    ///< as written, in `currency`
   std::string currency = "USD";  ///< ISO 4217 code of amount_per_hour
   std::string source;
   std::string as_of;
@@ -121,8 +121,8 @@ struct ExchangeRate {
 /// A server one can buy instead of renting (data/tco/owned_hardware.json), with the catalog
 /// instance type whose performance it is taken to have.
 struct OwnedHardware {
-  std::string id;    ///< e.g. "dgx-h100"
-  std::string name;  ///< e.g. "NVIDIA DGX H100 (8x H100 SXM 80 GB)"
+  std::string id;                   ///< e.g. "dgx-h100"
+  std::string name;                 ///< e.g. "NVIDIA DGX H100 (8x H100 SXM 80 GB)"
   std::string equivalent_instance;  ///< catalog instance id, e.g. "aws-p5.48xlarge"
   double purchase_usd = 0;          ///< purchase price, converted like PriceOffer::usd_per_hour
   double purchase_amount = 0;       ///< as written, in `currency`

@@ -352,9 +352,9 @@ std::vector<CallShape> call_shapes(const std::vector<LinearMatrix>& matrices, We
 
 /// The features of a batch that the costs depend on.
 struct BatchTerms {
-  double tokens;     ///< T
-  double pairs;      ///< decode context + prefill attention pairs
-  double kv_tokens;  ///< decode context + prefill cached + prefill tokens
+  double tokens;          ///< T
+  double pairs;           ///< decode context + prefill attention pairs
+  double kv_tokens;       ///< decode context + prefill cached + prefill tokens
   double decode_seqs;     ///< attention: one call each
   double prefill_tokens;  ///< attention (calibrated): one call each
   double decode_pairs;    ///< decode context (the decode part of pairs)
@@ -437,7 +437,8 @@ struct RooflinePredictor::Impl {
       parallel_calls = std::max(1.0, cal.threads);
     }
     const auto stream = [&](OpCost& c) {
-      if (stream_s_per_byte > 0) apply_rates(c, CalibratedRates{0, 1 / stream_s_per_byte, 0, {}}, 1);
+      if (stream_s_per_byte > 0)
+        apply_rates(c, CalibratedRates{0, 1 / stream_s_per_byte, 0, {}}, 1);
     };
 
     const double h = static_cast<double>(m.hidden_size);
@@ -478,9 +479,9 @@ struct RooflinePredictor::Impl {
             c.shape_ratio = merged_ratios(e.calibrated->linear_shapes, calls);
             // The MLP's activation function runs between its products (with the down
             // projection's node when the MLP is split).
-            const bool has_down = std::any_of(
-                node.matrices.begin(), node.matrices.end(),
-                [](const LinearMatrix& mat) { return mat.name == "down_proj"; });
+            const bool has_down =
+                std::any_of(node.matrices.begin(), node.matrices.end(),
+                            [](const LinearMatrix& mat) { return mat.name == "down_proj"; });
             if (has_down && e.calibrated->activation_s_per_element > 0) {
               const double inter = static_cast<double>(m.intermediate_size) / tp;
               c.act_s_per_token = inter * e.calibrated->activation_s_per_element /
@@ -552,7 +553,8 @@ struct RooflinePredictor::Impl {
             static_cast<double>(b.num_decode_context_tokens + b.num_prefill_attention_pairs),
             static_cast<double>(b.num_decode_context_tokens + b.num_prefill_cached_tokens +
                                 b.num_prefill_tokens),
-            static_cast<double>(b.num_decode_seqs), static_cast<double>(b.num_prefill_tokens),
+            static_cast<double>(b.num_decode_seqs),
+            static_cast<double>(b.num_prefill_tokens),
             static_cast<double>(b.num_decode_context_tokens)};
   }
 
@@ -636,19 +638,18 @@ struct RooflinePredictor::Impl {
   }
 
   /// Calibrated time of `calls` uses of `c` moving `bytes` and doing `flops`; the datasheet
-  /// compute time at the full peak (floor_s_per_flop) is a floor. memory_bound: the bytes term is at least the flops terms.
-  /// `tokens`: the call's activation rows, for rates measured per batch (cal_by_batch), used
-  /// when tokens lies within the measured batches (interpolated linearly in tokens between the
-  /// two batches' times, each line at its own batch's bytes) and beyond
-  /// the largest one B (a prefill): there time(B) x tokens / B, with time(B) the largest
-  /// batch's line at its own bytes (bytes less bytes_per_token x (tokens - B)). Past a few
-  /// dozen rows the products are bound by their dot-product instructions, activation rows
-  /// taken in slices of 16 against a weight tile re-read from the L2, so their cost per row
-  /// stays that of the largest measured batch. Measured on the development VM (2026-11-30, 2
-  /// threads) against the 64-row time x T / 64: int8 4096x14336 at 256 and 512 rows 32.4 and
-  /// 64.5 ms (+2% predicted), int4 14336x4096 37.5 and 73.4 ms (-2% / +1%), int8 2048x2048
-  /// 2.84 and 5.38 ms (-11% / -6%); the three-term line (below) gave -11% / -12%, -5% / -3%
-  /// and -25% / -22%.
+  /// compute time at the full peak (floor_s_per_flop) is a floor. memory_bound: the bytes term is
+  /// at least the flops terms. `tokens`: the call's activation rows, for rates measured per batch
+  /// (cal_by_batch), used when tokens lies within the measured batches (interpolated linearly in
+  /// tokens between the two batches' times, each line at its own batch's bytes) and beyond the
+  /// largest one B (a prefill): there time(B) x tokens / B, with time(B) the largest batch's line
+  /// at its own bytes (bytes less bytes_per_token x (tokens - B)). Past a few dozen rows the
+  /// products are bound by their dot-product instructions, activation rows taken in slices of 16
+  /// against a weight tile re-read from the L2, so their cost per row stays that of the largest
+  /// measured batch. Measured on the development VM (2026-11-30, 2 threads) against the 64-row time
+  /// x T / 64: int8 4096x14336 at 256 and 512 rows 32.4 and 64.5 ms (+2% predicted), int4
+  /// 14336x4096 37.5 and 73.4 ms (-2% / +1%), int8 2048x2048 2.84 and 5.38 ms (-11% / -6%); the
+  /// three-term line (below) gave -11% / -12%, -5% / -3% and -25% / -22%.
   static double calibrated_s(const OpCost& c, double bytes, double flops, double calls,
                              bool& memory_bound, double tokens = 0) {
     const double floor_s = flops * c.floor_s_per_flop;
@@ -754,7 +755,7 @@ double RooflinePredictor::step_time_s(const BatchShape& batch) const {
   const Impl& impl = *impl_;
   const BatchTerms t = Impl::terms(batch);
   std::array<double, LayerOpGraph::kMaxOps> times;  // entries [0, n) are written below (no
-                                                   // zero-fill: it was a rep stos per step)
+                                                    // zero-fill: it was a rep stos per step)
   const std::size_t n = impl.graph.num_ops();
   OpTime scratch;
   for (std::size_t v = 0; v < n; ++v) {

@@ -212,8 +212,8 @@ struct OpTime {
 ///    writes T x out/tp (column-parallel) or T x out (row-parallel, partial sums) elements and
 ///    reads T x in (column-parallel) or T x in/tp (row-parallel) elements, an input shared
 ///    with the previous matrix of the node (fused QKV, fused gate/up) being read once; x 2 bytes.
-///    Compute dtype: compute_dtype(weight_format, on a GPU), falling back to "bf16" then "f32" if the device
-///    lacks it.
+///    Compute dtype: compute_dtype(weight_format, on a GPU), falling back to "bf16" then "f32" if
+///    the device lacks it.
 ///  - attention: flops = 4 x (num_decode_context_tokens + num_prefill_attention_pairs) x
 ///    num_heads x head_dim / tp (QK^T and PV, 2 FLOPs per multiply-add each);
 ///    bytes = (num_decode_context_tokens + num_prefill_cached_tokens + num_prefill_tokens) x

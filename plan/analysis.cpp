@@ -20,8 +20,12 @@ void scale_workload(WorkloadSpec& w, double m) {
     return;
   }
   switch (w.kind) {
-    case WorkloadSpec::Kind::kTrace: w.rate_multiplier *= m; break;
-    case WorkloadSpec::Kind::kArrivalProcess: w.rate_per_s *= m; break;
+    case WorkloadSpec::Kind::kTrace:
+      w.rate_multiplier *= m;
+      break;
+    case WorkloadSpec::Kind::kArrivalProcess:
+      w.rate_per_s *= m;
+      break;
     case WorkloadSpec::Kind::kClosedLoop:
       w.num_users = std::max<int64_t>(
           1, static_cast<int64_t>(std::llround(static_cast<double>(w.num_users) * m)));
@@ -39,7 +43,6 @@ Scenario with_slo_factor(const Scenario& scenario, double f) {
   }
   return s;
 }
-
 
 /// z with P(|N(0,1)| <= z) = confidence, by bisection on erf.
 double two_sided_z(double confidence) {
@@ -94,7 +97,7 @@ ServingChoice row_choice(const PlanSession& session, const PlanRow& row) {
 struct Variant {
   enum class Kind { kLoad, kSlo, kStepTime } kind = Kind::kLoad;
   double factor = 1;
-  std::vector<size_t> rows;  ///< indices into the analysed rows
+  std::vector<size_t> rows;      ///< indices into the analysed rows
   std::vector<PlanRow> results;  ///< parallel to rows
 };
 
@@ -150,15 +153,14 @@ StepTimeError step_time_error(const UncertaintySpec& spec, const PlanRow& row,
     return e;
   }
   e.fraction = std::min(0.9, kDatasheetStepTimeErrorFraction * scale);
-  e.source = "the datasheet roofline's assumed error (" +
-             percent(kDatasheetStepTimeErrorFraction) +
+  e.source = "the datasheet roofline's assumed error (" + percent(kDatasheetStepTimeErrorFraction) +
              " at 95%, from the H200 probe in docs/model.md)" +
              (spec.confidence == 0.95 ? "" : ", scaled to " + percent(spec.confidence));
   return e;
 }
 
-Analysis analyse(const Scenario& scenario, const model::Catalog& catalog,
-                 const PlanResult& result, const AnalysisOptions& options) {
+Analysis analyse(const Scenario& scenario, const model::Catalog& catalog, const PlanResult& result,
+                 const AnalysisOptions& options) {
   Analysis a;
   PlanOptions plan_options = options.plan;
   plan_options.observer = nullptr;
@@ -205,8 +207,8 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog,
             ? "The given fleet (" + r->instance_type + ") meets every SLO at " +
                   usd(r->usd_per_hour) + " per hour (" + usd(r->annual_usd) +
                   " per year); the analyses that replan fleet sizes apply to candidate searches."
-            : "The given fleet (" + r->instance_type + ") does not meet the SLO: " +
-                  r->infeasible_reason + ".";
+            : "The given fleet (" + r->instance_type +
+                  ") does not meet the SLO: " + r->infeasible_reason + ".";
     return a;
   }
 
@@ -308,10 +310,10 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog,
       task_sims[t] = 1;
     } else {
       const size_t r = i - rows.size();
-      rates[r] = max_sustainable_rate(
-          scenario, catalog, row.instance_type, choices[r], plan_options,
-          1.0 / static_cast<double>(std::max<int64_t>(row.num_instances, 1)),
-          options.max_rate_tolerance);
+      rates[r] =
+          max_sustainable_rate(scenario, catalog, row.instance_type, choices[r], plan_options,
+                               1.0 / static_cast<double>(std::max<int64_t>(row.num_instances, 1)),
+                               options.max_rate_tolerance);
       task_sims[t] = rates[r].num_simulations;
     }
   });
@@ -395,8 +397,7 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog,
                                 ? std::min(lo->num_instances, row.num_instances)
                                 : row.num_instances;
       u.feasible_high = hi != nullptr && hi->feasible;
-      u.num_instances_high =
-          u.feasible_high ? std::max(hi->num_instances, row.num_instances) : 0;
+      u.num_instances_high = u.feasible_high ? std::max(hi->num_instances, row.num_instances) : 0;
     }
     const double price = row.instance_usd_per_hour;
     const double p = uspec.price_error_fraction;
@@ -404,9 +405,8 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog,
     u.usd_per_hour_high =
         u.feasible_high ? static_cast<double>(u.num_instances_high) * price * (1 + p) : 0;
     const double step_width =
-        u.feasible_high
-            ? static_cast<double>(u.num_instances_high - u.num_instances_low) * price
-            : std::numeric_limits<double>::infinity();
+        u.feasible_high ? static_cast<double>(u.num_instances_high - u.num_instances_low) * price
+                        : std::numeric_limits<double>::infinity();
     const double price_width = static_cast<double>(row.num_instances) * price * 2 * p;
     const std::string conf = percent(u.confidence);
     if (step_width == 0 && price_width == 0) {
@@ -414,17 +414,17 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog,
     } else {
       u.dominant_assumption = step_width >= price_width ? "step_time" : "price";
     }
-    const std::string size_text =
-        !u.feasible_high ? "at least " + plural(u.num_instances_low, "instance") +
-                               " (no fleet meets the SLO with step times " +
-                               percent(u.step_time_error_fraction) + " slower)"
-        : u.num_instances_low == u.num_instances_high
-            ? plural(u.num_instances_low, "instance")
-            : std::to_string(u.num_instances_low) + " to " +
-                  plural(u.num_instances_high, "instance");
+    const std::string size_text = !u.feasible_high
+                                      ? "at least " + plural(u.num_instances_low, "instance") +
+                                            " (no fleet meets the SLO with step times " +
+                                            percent(u.step_time_error_fraction) + " slower)"
+                                  : u.num_instances_low == u.num_instances_high
+                                      ? plural(u.num_instances_low, "instance")
+                                      : std::to_string(u.num_instances_low) + " to " +
+                                            plural(u.num_instances_high, "instance");
     u.text = size_text + ", " + usd(u.usd_per_hour_low) +
-             (u.feasible_high ? " to " + usd(u.usd_per_hour_high) : " or more") +
-             " per hour (" + conf + ")";
+             (u.feasible_high ? " to " + usd(u.usd_per_hour_high) : " or more") + " per hour (" +
+             conf + ")";
     a.uncertainty.push_back(std::move(u));
   }
 
@@ -478,8 +478,8 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog,
   // The recommendation.
   std::string text;
   const WorkloadSummary& w = result.workload;
-  const std::string slo = "p99 TTFT <= " + num(scenario.slo.ttft_s) + " s and p99 TPOT <= " +
-                          num(scenario.slo.tpot_s) + " s" +
+  const std::string slo = "p99 TTFT <= " + num(scenario.slo.ttft_s) +
+                          " s and p99 TPOT <= " + num(scenario.slo.tpot_s) + " s" +
                           (scenario.workload.classes.empty() ? "" : " (the tightest class)");
   if (rows.empty()) {
     text = "No candidate instance type meets " + slo + " for " + result.model_id +
@@ -489,20 +489,18 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog,
     const PlanRow& best = *rows[0];
     const UncertaintyRow& u = a.uncertainty[0];
     text = "For " + result.model_id + " serving " +
-           (w.num_requests > 0 ? plural(w.num_requests, "request") + " over " +
-                                     num(w.span_s) + " s"
+           (w.num_requests > 0 ? plural(w.num_requests, "request") + " over " + num(w.span_s) + " s"
                                : std::string("a closed loop of users")) +
            " with " + slo + ", the cheapest fleet is " + std::to_string(best.num_instances) +
            " x " + best.instance_type + " (" + best.hardware_name + ") at " +
            usd(best.usd_per_hour) + " per hour (" + usd(best.annual_usd) + " per year, " +
            usd(best.usd_per_million_output_tokens) + " per million output tokens). ";
     text += "Allowing for a step-time error of " + percent(u.step_time_error_fraction) +
-            (u.price_error_fraction > 0
-                 ? " and a price error of " + percent(u.price_error_fraction)
-                 : std::string("")) +
+            (u.price_error_fraction > 0 ? " and a price error of " + percent(u.price_error_fraction)
+                                        : std::string("")) +
             ", it is " + u.text + "; the dominant assumption is " +
-            (u.dominant_assumption == "step_time" ? "the step-time prediction (" +
-                                                        u.step_time_error_source + ")"
+            (u.dominant_assumption == "step_time"
+                 ? "the step-time prediction (" + u.step_time_error_source + ")"
              : u.dominant_assumption == "price" ? std::string("the price")
                                                 : std::string("neither (both errors are 0)")) +
             ". ";
@@ -514,8 +512,7 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog,
               ", costs " + usd(other.usd_per_hour) + " per hour (" +
               num(other.usd_per_hour / best.usd_per_hour) + " times as much). ";
     } else {
-      text += std::string("No ") +
-              (best.device_kind == model::DeviceKind::kCpu ? "GPU" : "CPU") +
+      text += std::string("No ") + (best.device_kind == model::DeviceKind::kCpu ? "GPU" : "CPU") +
               " instance type meets the SLO. ";
     }
     const LoadPoint* doubled = nullptr;
@@ -523,11 +520,11 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog,
       if (p.load_multiplier == 2.0) doubled = &p;
     }
     if (doubled != nullptr) {
-      text += doubled->feasible ? "At twice the load it needs " +
-                                      plural(doubled->num_instances, "instance") + " (" +
-                                      usd(doubled->usd_per_hour) + " per hour). "
-                                : "At twice the load no fleet within max_instances meets the "
-                                  "SLO. ";
+      text += doubled->feasible
+                  ? "At twice the load it needs " + plural(doubled->num_instances, "instance") +
+                        " (" + usd(doubled->usd_per_hour) + " per hour). "
+                  : "At twice the load no fleet within max_instances meets the "
+                    "SLO. ";
     }
     if (run_search_section) {
       const TypeSearchResult* cheapest = nullptr;
@@ -539,9 +536,8 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog,
       }
       if (cheapest != nullptr) {
         text += "The configuration search finds " +
-                std::to_string(cheapest->best_row.num_instances) + " x " +
-                cheapest->instance_type + " with " +
-                cheapest->configs[static_cast<size_t>(cheapest->best)].label + " at " +
+                std::to_string(cheapest->best_row.num_instances) + " x " + cheapest->instance_type +
+                " with " + cheapest->configs[static_cast<size_t>(cheapest->best)].label + " at " +
                 usd(cheapest->best_row.usd_per_hour) + " per hour the cheapest of " +
                 plural(search.num_configs, "configuration") + ".";
       }

@@ -29,8 +29,8 @@ struct AnalysisOptions {
   /// sensitivity: load x (1 -/+ this), replanned; the default 0.5 reuses the cost-against-
   /// load points at 0.5 and 1.5 (no extra simulation)
   double load_change = 0.5;
-  double slo_change = 0.2;    ///< sensitivity: both SLO bounds x (1 -/+ this), replanned
-  int num_cdf_points = 100;   ///< latency CDF: points at fractions k / n (plus 0.995, 0.999)
+  double slo_change = 0.2;   ///< sensitivity: both SLO bounds x (1 -/+ this), replanned
+  int num_cdf_points = 100;  ///< latency CDF: points at fractions k / n (plus 0.995, 0.999)
   /// Run the scenario's "search" (when present) and the maximum sustainable rate per instance.
   bool search = true;
   bool max_rate = true;
@@ -74,13 +74,13 @@ struct SensitivityRow {
 struct UncertaintyRow {
   std::string instance_type;
   double confidence = 0.95;
-  int64_t num_instances = 0;       ///< as planned
-  int64_t num_instances_low = 0;   ///< replanned with step times x (1 - e)
-  int64_t num_instances_high = 0;  ///< replanned with step times x (1 + e); 0 if infeasible
-  bool feasible_high = true;       ///< whether a fleet meets the SLO at 1 + e
-  double usd_per_hour = 0;         ///< as planned
-  double usd_per_hour_low = 0;     ///< low size x price x (1 - p)
-  double usd_per_hour_high = 0;    ///< high size x price x (1 + p); 0 if infeasible
+  int64_t num_instances = 0;            ///< as planned
+  int64_t num_instances_low = 0;        ///< replanned with step times x (1 - e)
+  int64_t num_instances_high = 0;       ///< replanned with step times x (1 + e); 0 if infeasible
+  bool feasible_high = true;            ///< whether a fleet meets the SLO at 1 + e
+  double usd_per_hour = 0;              ///< as planned
+  double usd_per_hour_low = 0;          ///< low size x price x (1 - p)
+  double usd_per_hour_high = 0;         ///< high size x price x (1 + p); 0 if infeasible
   double step_time_error_fraction = 0;  ///< e
   std::string step_time_error_source;   ///< where e came from
   double price_error_fraction = 0;      ///< p
@@ -125,7 +125,7 @@ struct Analysis {
   std::vector<LatencyCdf> latency_cdf;
   std::vector<SensitivityRow> sensitivity;
   std::vector<UncertaintyRow> uncertainty;
-  std::string recommendation;  ///< one paragraph
+  std::string recommendation;   ///< one paragraph
   int64_t num_simulations = 0;  ///< run by the analysis (not the plan)
 };
 
@@ -133,8 +133,8 @@ struct Analysis {
 /// only the analysed rows, each fleet-size search starting from the planned size scaled, on
 /// options.plan.num_threads threads. A given fleet (Scenario::fleet) gets the price
 /// sensitivity and the recommendation only. Deterministic. Throws what plan() throws.
-Analysis analyse(const Scenario& scenario, const model::Catalog& catalog,
-                 const PlanResult& result, const AnalysisOptions& options = {});
+Analysis analyse(const Scenario& scenario, const model::Catalog& catalog, const PlanResult& result,
+                 const AnalysisOptions& options = {});
 
 /// The step-time error fraction the uncertainty analysis uses for `row` at `spec.confidence`,
 /// and its source (docs/search.md, "Uncertainty").

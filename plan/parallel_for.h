@@ -31,8 +31,9 @@ void parallel_for(size_t n, int num_threads, Task task) {
       }
     }
   };
-  int threads = num_threads > 0 ? num_threads
-                                : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = num_threads > 0
+                    ? num_threads
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads = std::min<int>(threads, static_cast<int>(std::max<size_t>(n, 1)));
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);

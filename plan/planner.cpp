@@ -435,8 +435,8 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
 
   model::Efficiency efficiency = model::default_efficiency(instance.kind);
   try {
-    c.deployment = deployment_for_tp(instance, ctx.catalog, ctx.model, weight_format,
-                                     sc.kv_format, efficiency, tp_degree);
+    c.deployment = deployment_for_tp(instance, ctx.catalog, ctx.model, weight_format, sc.kv_format,
+                                     efficiency, tp_degree);
   } catch (const model::InfeasibleError& e) {
     row.infeasible_reason = e.what();
     row.tp_degree = tp_degree;
@@ -559,13 +559,12 @@ PlanRow search_size_of(const Context& ctx, Candidate c, const SizeSearch& search
   const Scenario& sc = ctx.scenario;
   if (!c.ready()) return std::move(c.row);
   PlanRow& row = c.row;
-  const int64_t cap =
-      search.cap > 0 ? std::min(search.cap, sc.max_instances) : sc.max_instances;
+  const int64_t cap = search.cap > 0 ? std::min(search.cap, sc.max_instances) : sc.max_instances;
   const int64_t lower = std::max<int64_t>(search.lower_bound, 1);
   if (lower > cap) {
     row.infeasible_reason = "the fleet-size lower bound (" + std::to_string(lower) +
-                            " instances) is above the largest size tried (" +
-                            std::to_string(cap) + ")";
+                            " instances) is above the largest size tried (" + std::to_string(cap) +
+                            ")";
     return std::move(row);
   }
   const int64_t start = std::clamp<int64_t>(search.start > 0 ? search.start : lower, lower, cap);
@@ -646,8 +645,8 @@ PlanRow search_size_of(const Context& ctx, Candidate c, const SizeSearch& search
 /// Deploys and checks the floors of one configuration.
 Candidate prepare_candidate(const Context& ctx, const model::InstanceType& instance,
                             const ServingChoice& choice) {
-  Candidate c = make_candidate(ctx, instance, choice.tp_degree, choice.serving,
-                               choice.weight_format);
+  Candidate c =
+      make_candidate(ctx, instance, choice.tp_degree, choice.serving, choice.weight_format);
   if (c.ready()) check_floors(ctx, c);
   return c;
 }
@@ -960,9 +959,8 @@ FleetEvaluation evaluate_fleet(const Scenario& scenario, const model::Catalog& c
       [&](const Context& ctx) {
         const model::InstanceType& instance =
             catalog.instance(instance_type, scenario.file.string() + ": instance type");
-        Candidate c =
-            make_candidate(ctx, instance, chosen_tp(scenario, instance.id), scenario.serving,
-                           scenario.weight_format);
+        Candidate c = make_candidate(ctx, instance, chosen_tp(scenario, instance.id),
+                                     scenario.serving, scenario.weight_format);
         if (c.predictor == nullptr) throw model::InfeasibleError(c.row.infeasible_reason);
         return c.simulate(ctx, num_instances);
       });
@@ -980,7 +978,8 @@ FleetEvaluation evaluate_given_fleet(const Scenario& scenario, const model::Cata
       [&](const Context& ctx) {
         GivenFleet f = prepare_fleet(ctx);
         if (!f.row.infeasible_reason.empty()) throw model::InfeasibleError(f.row.infeasible_reason);
-        return evaluate(ctx, sim::simulate(ctx.workload, f.fleet, scenario.seed, ctx.sim_options()));
+        return evaluate(ctx,
+                        sim::simulate(ctx.workload, f.fleet, scenario.seed, ctx.sim_options()));
       });
 }
 
@@ -1007,7 +1006,8 @@ PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
   };
 
   return with_context(
-      scenario, catalog, options.calibration, resolve_candidates, [&](const Context& ctx) {
+      scenario, catalog, options.calibration, resolve_candidates,
+      [&](const Context& ctx) {
         PlanResult result;
         result.model_id = ctx.model.id;
         result.model_num_params = ctx.model.num_params();

@@ -18,16 +18,16 @@ model::Catalog catalog_with_price_overrides(const model::Catalog& catalog,
       throw InputError(field + ".instance\": unknown instance type \"" + o.instance + "\"");
     }
     if (std::find(names.begin(), names.end(), o.price_model) == names.end()) {
-      throw InputError(field + ".price_model\": unknown price model \"" + o.price_model +
-                             "\"");
+      throw InputError(field + ".price_model\": unknown price model \"" + o.price_model + "\"");
     }
     if (o.as_of.empty()) {
-      throw InputError(field + ".as_of\": missing; a price needs the date it was quoted "
+      throw InputError(field +
+                       ".as_of\": missing; a price needs the date it was quoted "
                        "(YYYY-MM-DD)");
     }
     if (!(o.usd_per_hour > 0) || !std::isfinite(o.usd_per_hour)) {
       throw InputError(field + ".usd_per_hour\": expected a positive number, got " +
-                             std::to_string(o.usd_per_hour));
+                       std::to_string(o.usd_per_hour));
     }
   }
   model::Catalog out;

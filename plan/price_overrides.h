@@ -12,10 +12,10 @@ namespace llmcap::plan {
 
 /// One instance type's price under one price model, as the scenario states it.
 struct PriceOverride {
-  std::string instance;     ///< catalog instance id
-  std::string price_model;  ///< one of model::price_model_names()
-  double usd_per_hour = 0;  ///< > 0
-  std::string as_of;        ///< date of the figure, YYYY-MM-DD (required)
+  std::string instance;                         ///< catalog instance id
+  std::string price_model;                      ///< one of model::price_model_names()
+  double usd_per_hour = 0;                      ///< > 0
+  std::string as_of;                            ///< date of the figure, YYYY-MM-DD (required)
   std::string source = "edited in llmcap-gui";  ///< where the figure comes from
 };
 

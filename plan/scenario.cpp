@@ -1,5 +1,4 @@
 #include "plan/scenario.h"
-#include "plan/spec_parsers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +7,7 @@
 #include <sstream>
 
 #include "model/input_error.h"
+#include "plan/spec_parsers.h"
 #include "sim/input_error.h"
 #include "sim/random.h"
 #include "sim/workload.h"
@@ -491,8 +491,10 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
   if (f.has("price_overrides")) {
     const json& list = f.at("price_overrides");
     if (!list.is_array()) {
-      f.fail("price_overrides", "a list of {\"instance\", \"price_model\", \"usd_per_hour\", "
-             "\"source\", \"as_of\"}", list.dump());
+      f.fail("price_overrides",
+             "a list of {\"instance\", \"price_model\", \"usd_per_hour\", "
+             "\"source\", \"as_of\"}",
+             list.dump());
     }
     for (size_t i = 0; i < list.size(); ++i) {
       const std::string key = "price_overrides[" + std::to_string(i) + "]";

@@ -5,11 +5,10 @@
 #include <cmath>
 #include <exception>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "model/input_error.h"
 #include "plan/analysis.h"
@@ -25,8 +24,7 @@ using nlohmann::json;
 
 std::string field_error(const std::filesystem::path& file, const std::string& field,
                         const std::string& expected, const json& got) {
-  return file.string() + ": field \"" + field + "\": expected " + expected + ", got " +
-         got.dump();
+  return file.string() + ": field \"" + field + "\": expected " + expected + ", got " + got.dump();
 }
 
 /// A non-empty array of distinct positive integers at `section.key`.
@@ -102,8 +100,8 @@ bool boolean(const json& section, const std::string& key, const std::string& pre
 }
 
 double fraction(const json& section, const std::string& key, const std::string& prefix,
-                const std::filesystem::path& file, double lo, double hi, bool open_lo,
-                bool open_hi, const std::string& expected) {
+                const std::filesystem::path& file, double lo, double hi, bool open_lo, bool open_hi,
+                const std::string& expected) {
   const json& v = section.at(key);
   const bool ok = v.is_number() && std::isfinite(v.get<double>()) &&
                   (open_lo ? v.get<double>() > lo : v.get<double>() >= lo) &&
@@ -139,18 +137,18 @@ SearchSpec parse_search_spec(const json& root, const std::filesystem::path& file
   }
   if (s.contains("weight_formats")) {
     spec.weight_formats = names<model::WeightFormat>(
-        s, "weight_formats", "search", file,
-        [](const std::string& n, const std::string& ctx) {
+        s, "weight_formats", "search", file, [](const std::string& n, const std::string& ctx) {
           return model::parse_weight_format(n, ctx);
         });
   }
   if (s.contains("batching")) {
-    spec.policies = names<sim::BatchingPolicy>(
-        s, "batching", "search", file, [](const std::string& n, const std::string& ctx) {
-          return sim::parse_batching_policy(n, ctx);
-        });
+    spec.policies = names<sim::BatchingPolicy>(s, "batching", "search", file,
+                                               [](const std::string& n, const std::string& ctx) {
+                                                 return sim::parse_batching_policy(n, ctx);
+                                               });
   }
-  if (s.contains("max_num_seqs")) spec.max_num_seqs = positive_ints(s, "max_num_seqs", "search", file);
+  if (s.contains("max_num_seqs"))
+    spec.max_num_seqs = positive_ints(s, "max_num_seqs", "search", file);
   if (s.contains("chunk_sizes_tokens")) {
     spec.chunk_sizes_tokens = positive_ints(s, "chunk_sizes_tokens", "search", file);
   }
@@ -171,9 +169,8 @@ UncertaintySpec parse_uncertainty_spec(const json& root, const std::filesystem::
                                "a number between 0 and 1 (exclusive), e.g. 0.95");
   }
   if (u.contains("step_time_error_fraction")) {
-    spec.step_time_error_fraction =
-        fraction(u, "step_time_error_fraction", "uncertainty", file, 0, 0.9, false, false,
-                 "a fraction in [0, 0.9]");
+    spec.step_time_error_fraction = fraction(u, "step_time_error_fraction", "uncertainty", file, 0,
+                                             0.9, false, false, "a fraction in [0, 0.9]");
   }
   if (u.contains("price_error_fraction")) {
     spec.price_error_fraction = fraction(u, "price_error_fraction", "uncertainty", file, 0, 0.9,
@@ -302,13 +299,13 @@ FleetBound fleet_lower_bound(const PlanSession& session, const PreparedType& typ
   double first = std::numeric_limits<double>::infinity();
   double last_deadline = -std::numeric_limits<double>::infinity();
   for (const sim::RequestSpec& r : w.open_loop) {
-    const size_t c = std::min<size_t>(static_cast<size_t>(std::max(r.client_class, 0)),
-                                      num_classes - 1);
+    const size_t c =
+        std::min<size_t>(static_cast<size_t>(std::max(r.client_class, 0)), num_classes - 1);
     const double arrival = r.arrival.seconds();
     first = std::min(first, arrival);
-    last_deadline = std::max(last_deadline,
-                             arrival + slos[c].ttft_s +
-                                 static_cast<double>(r.num_output_tokens - 1) * slos[c].tpot_s);
+    last_deadline =
+        std::max(last_deadline, arrival + slos[c].ttft_s +
+                                    static_cast<double>(r.num_output_tokens - 1) * slos[c].tpot_s);
     work[c].push_back(static_cast<double>(r.num_prompt_tokens) * bound.prefill_s_per_token +
                       static_cast<double>(r.num_output_tokens - 1) * bound.decode_s_per_token);
     if (r.num_output_tokens >= 2) ++num_multi[c];
@@ -331,17 +328,21 @@ FleetBound fleet_lower_bound(const PlanSession& session, const PreparedType& typ
   // Rounding guard: a relative 1e-9 below the exact quotient.
   const double replicas = std::ceil(bound.work_s / bound.horizon_s * (1 - 1e-9));
   const double per_instance = static_cast<double>(std::max(1, type.deployment.num_replicas));
-  bound.num_instances = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(replicas /
-                                                                            per_instance)));
+  bound.num_instances =
+      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(replicas / per_instance)));
   return bound;
 }
 
 const char* outcome_name(ConfigResult::Outcome outcome) {
   switch (outcome) {
-    case ConfigResult::Outcome::kFeasible: return "feasible";
-    case ConfigResult::Outcome::kInfeasible: return "infeasible";
-    case ConfigResult::Outcome::kPrunedBound: return "pruned_bound";
-    case ConfigResult::Outcome::kCut: return "cut";
+    case ConfigResult::Outcome::kFeasible:
+      return "feasible";
+    case ConfigResult::Outcome::kInfeasible:
+      return "infeasible";
+    case ConfigResult::Outcome::kPrunedBound:
+      return "pruned_bound";
+    case ConfigResult::Outcome::kCut:
+      return "cut";
   }
   return "?";
 }
@@ -357,8 +358,8 @@ TypeSearchResult search_type(const PlanSession& session, const model::InstanceTy
   out.device_kind = instance.kind;
   out.instance_usd_per_hour = instance.usd_per_hour;
   const ServingChoice base = session.default_choice(instance.id);
-  const std::vector<ServingChoice> choices = search_configs(
-      spec, base, tp_options(instance, session.catalog(), session.model()));
+  const std::vector<ServingChoice> choices =
+      search_configs(spec, base, tp_options(instance, session.catalog(), session.model()));
   const bool prune = spec.enabled ? spec.prune : false;
 
   std::vector<PreparedType> prepared;
@@ -457,7 +458,6 @@ TypeSearchResult search_type(const PlanSession& session, const model::InstanceTy
   return out;
 }
 
-
 }  // namespace
 
 SearchResult run_search(const Scenario& scenario, const model::Catalog& catalog,
@@ -472,15 +472,15 @@ SearchResult run_search(const Scenario& scenario, const model::Catalog& catalog,
     for (const auto& i : catalog.instances()) candidates.push_back(&i);
   } else {
     for (const std::string& id : scenario.candidates) {
-      candidates.push_back(&catalog.instance(id, scenario.file.string() + ": field \"candidates\""));
+      candidates.push_back(
+          &catalog.instance(id, scenario.file.string() + ": field \"candidates\""));
     }
   }
   const PlanSession session(scenario, catalog, options);
   SearchResult result;
   result.types.resize(candidates.size());
-  parallel_for(candidates.size(), options.num_threads, [&](size_t i) {
-    result.types[i] = search_type(session, *candidates[i], options);
-  });
+  parallel_for(candidates.size(), options.num_threads,
+               [&](size_t i) { result.types[i] = search_type(session, *candidates[i], options); });
   for (const TypeSearchResult& t : result.types) {
     result.num_configs += static_cast<int64_t>(t.configs.size());
     result.num_configs_tried += t.num_configs_tried;
@@ -498,8 +498,7 @@ SearchResult run_search(const Scenario& scenario, const model::Catalog& catalog,
 
 MaxRate max_sustainable_rate(const Scenario& scenario, const model::Catalog& catalog,
                              const std::string& instance_id, const ServingChoice& choice,
-                             const PlanOptions& options, double start,
-                             double relative_tolerance) {
+                             const PlanOptions& options, double start, double relative_tolerance) {
   MaxRate out;
   const model::InstanceType& instance =
       catalog.instance(instance_id, scenario.file.string() + ": instance type");

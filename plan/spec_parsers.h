@@ -3,7 +3,6 @@
 #pragma once
 
 #include <filesystem>
-
 #include <nlohmann/json_fwd.hpp>
 
 #include "plan/search_spec.h"

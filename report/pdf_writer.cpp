@@ -109,8 +109,8 @@ TableLayout layout_table(const Table& t) {
       max_chars = std::max(max_chars, text.size());
     }
     need[i] = static_cast<double>(min_chars) + kCellPaddingChars;
-    want[i] = std::max(need[i], static_cast<double>(std::min(max_chars, kMaxColumnWeight)) +
-                                    kCellPaddingChars);
+    want[i] = std::max(
+        need[i], static_cast<double>(std::min(max_chars, kMaxColumnWeight)) + kCellPaddingChars);
   }
   // Comfortable: the unbreakable widths, and for a wrapping column up to kComfortChars, so
   // that reasons and hardware names get a few words per line.
@@ -182,8 +182,9 @@ std::string write_pdf(const Report& report) {
         // line; a table too wide for that gets a smaller font. A <thead> row is repeated on
         // every page the table spans.
         const TableLayout layout = layout_table(*t);
-        html += QString("<table border=\"1\" cellspacing=\"0\" cellpadding=\"2\" width=\"100%\""
-                        " style=\"font-size: %1pt\"><thead><tr>")
+        html += QString(
+                    "<table border=\"1\" cellspacing=\"0\" cellpadding=\"2\" width=\"100%\""
+                    " style=\"font-size: %1pt\"><thead><tr>")
                     .arg(layout.point_size, 0, 'f', 1);
         for (size_t i = 0; i < t->columns.size(); ++i) {
           html += QString("<th width=\"%1%\">").arg(layout.width_percent[i], 0, 'f', 1) +

@@ -161,8 +161,7 @@ std::string describe_object(const json& obj) {
 /// "outer.inner"), columns in first-seen order after `lead` columns.
 Table open_table(const std::string& id, const std::string& title, const std::string& sheet,
                  const std::vector<Column>& lead, const std::vector<std::vector<Cell>>& lead_cells,
-                 const std::vector<Node>& objects,
-                 const std::vector<std::string>& only = {}) {
+                 const std::vector<Node>& objects, const std::vector<std::string>& only = {}) {
   std::vector<std::string> keys;
   std::set<std::string> seen;
   std::vector<std::map<std::string, Cell>> flat(objects.size());
@@ -615,17 +614,17 @@ std::optional<Section> tco_section(const std::vector<Row>& rows) {
   s.blocks.emplace_back(Paragraph{
       "Per fleet meeting the SLO, under the price model and service hours of the assumptions "
       "(arithmetic in docs/tco.md)."});
-  s.blocks.emplace_back(open_table("tco", "TCO per fleet", "TCO",
-                                   {{"instance_type", "Instance type", CellFormat::kText},
-                                    {"num_instances", "Instances", CellFormat::kInteger}},
-                                   lead, objects,
-                                   // The figures a buyer reads; the rest of each row's TCO
-                                   // (spot, owned, currency details) is in the JSON and XLSX
-                                   // documents and the Assumptions section.
-                                   {"price_model", "num_instances_billed", "usd_per_hour",
-                                    "annual_usd", "usd_per_million_input_tokens",
-                                    "usd_per_million_output_tokens", "usd_per_thousand_requests",
-                                    "usd_per_day", "cny_per_hour", "cny_per_year"}));
+  s.blocks.emplace_back(
+      open_table("tco", "TCO per fleet", "TCO",
+                 {{"instance_type", "Instance type", CellFormat::kText},
+                  {"num_instances", "Instances", CellFormat::kInteger}},
+                 lead, objects,
+                 // The figures a buyer reads; the rest of each row's TCO
+                 // (spot, owned, currency details) is in the JSON and XLSX
+                 // documents and the Assumptions section.
+                 {"price_model", "num_instances_billed", "usd_per_hour", "annual_usd",
+                  "usd_per_million_input_tokens", "usd_per_million_output_tokens",
+                  "usd_per_thousand_requests", "usd_per_day", "cny_per_hour", "cny_per_year"}));
   return s;
 }
 

@@ -27,9 +27,9 @@ namespace {
 template <typename T, typename ToSeconds>
 void select_quantiles(std::vector<T>& values, Distribution& d, ToSeconds to_s) {
   auto from = values.begin();
-  for (const auto& [percent, out] : {std::pair<int64_t, double*>{50, &d.p50_s},
-                                     std::pair<int64_t, double*>{90, &d.p90_s},
-                                     std::pair<int64_t, double*>{99, &d.p99_s}}) {
+  for (const auto& [percent, out] :
+       {std::pair<int64_t, double*>{50, &d.p50_s}, std::pair<int64_t, double*>{90, &d.p90_s},
+        std::pair<int64_t, double*>{99, &d.p99_s}}) {
     const auto at = values.begin() + nearest_rank_index(d.count, percent);
     std::nth_element(from, at, values.end());
     *out = to_s(*at);

@@ -64,9 +64,9 @@ Metrics compute_metrics(const SimResult& result, const Slo& slo);
 /// to.
 ///
 /// Throws std::invalid_argument for a run that stopped early; InputError when class_slos is
-/// empty, when a request's client_class is negative or >= class_slos.size() ("request i: client_class c: expected 0 to n-1"), or when the result
-/// does not belong to the workload (a different number of requests, or record i's arrival
-/// or prompt length differs from open_loop[i]).
+/// empty, when a request's client_class is negative or >= class_slos.size() ("request i:
+/// client_class c: expected 0 to n-1"), or when the result does not belong to the workload (a
+/// different number of requests, or record i's arrival or prompt length differs from open_loop[i]).
 std::vector<Metrics> compute_class_metrics(const SimResult& result, const Workload& workload,
                                            const std::vector<Slo>& class_slos);
 

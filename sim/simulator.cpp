@@ -721,8 +721,8 @@ class Simulation {
   /// Per class and metric: its bound and how many more values above it make the p99 exceed it.
   struct P99Watch {
     double bound_s = 0;
-    int64_t num_values = 0;       ///< values the run will produce (if nothing is rejected)
-    int64_t misses_to_fail = 0;   ///< n - rank + 1, rank = max(1, ceil(0.99 n))
+    int64_t num_values = 0;      ///< values the run will produce (if nothing is rejected)
+    int64_t misses_to_fail = 0;  ///< n - rank + 1, rank = max(1, ceil(0.99 n))
     int64_t num_misses = 0;
     bool watched = false;
   };
@@ -1586,11 +1586,11 @@ class Simulation {
   std::vector<int64_t> open_order_;  ///< open-loop request indices in arrival order
   std::vector<Sequence> sequences_;  ///< by request id, parallel to result_.requests
   static constexpr uint32_t kCancelPollEvents = 4096;  ///< SimOptions::cancel
-  bool watching_ = false;            ///< SimOptions::stop_at_certain_p99_miss is armed
+  bool watching_ = false;             ///< SimOptions::stop_at_certain_p99_miss is armed
   std::vector<P99Watch> ttft_watch_;  ///< by client class
   std::vector<P99Watch> tpot_watch_;  ///< by client class
   std::string stop_reason_;           ///< set: the run stops after the current event
-  int64_t num_emitted_tokens_ = 0;   ///< counted step by step, checked against the requests
+  int64_t num_emitted_tokens_ = 0;    ///< counted step by step, checked against the requests
   SimResult result_;
 };
 

@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "cli/cli.h"
-#include "store/results_store.h"
 #include "run_cli.h"
+#include "store/results_store.h"
 #include "test_util.h"
 
 namespace llmcap::cli {

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "cli/cli.h"
@@ -96,8 +96,7 @@ TEST(CliCalibrate, ModelShapesAreTimedInEveryFormatAndPriceThatModelsCalls) {
   }
   // Its attention layout, 4 query heads over 2 KV heads x 32, in both KV types.
   for (const char* kv : {"bf16", "f32"}) {
-    EXPECT_EQ(e.calibrated->attention_shapes.count(model::AttentionShapeKey{kv, 64, 4}), 1u)
-        << kv;
+    EXPECT_EQ(e.calibrated->attention_shapes.count(model::AttentionShapeKey{kv, 64, 4}), 1u) << kv;
   }
   // The layer's calls also at a prefill's 256 rows (the LM head's shape 512x128 is also the
   // fused gate/up call here, so it is timed there too); the ratio table then reaches 256
@@ -111,15 +110,14 @@ TEST(CliCalibrate, ModelShapesAreTimedInEveryFormatAndPriceThatModelsCalls) {
   }
   EXPECT_EQ(prefill_int8, shapes);
   EXPECT_DOUBLE_EQ(
-      e.calibrated->linear_shapes.at(model::MatmulShapeKey{"int8", 128, 128}).back().tokens,
-      256.0);
+      e.calibrated->linear_shapes.at(model::MatmulShapeKey{"int8", 128, 128}).back().tokens, 256.0);
 }
 
 TEST(ModelMatmulShapes, TheLayerCallsGetAPrefillBatchAndAnUnsharedLmHeadDoesNot) {
   TempDir dir;
   // hidden 128, MLP 256, vocab 1000: the LM head 1000x128 has a shape of its own.
-  const auto model_path = dir.write(
-      "m.json", R"({"model_type": "llama", "hidden_size": 128, "intermediate_size": 256,
+  const auto model_path =
+      dir.write("m.json", R"({"model_type": "llama", "hidden_size": 128, "intermediate_size": 256,
       "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
       "vocab_size": 1000, "max_position_embeddings": 2048})");
   std::map<std::pair<int64_t, int64_t>, int64_t> prefill;
@@ -127,9 +125,10 @@ TEST(ModelMatmulShapes, TheLayerCallsGetAPrefillBatchAndAnUnsharedLmHeadDoesNot)
     prefill[{m.rows, m.cols}] = m.prefill_batch;
   }
   const int64_t p = llmcap::cli::kPrefillCalibrationBatch;
-  EXPECT_EQ(prefill, (std::map<std::pair<int64_t, int64_t>, int64_t>{
-                         {{256, 128}, p}, {{128, 128}, p}, {{512, 128}, p}, {{128, 256}, p},
-                         {{1000, 128}, 0}}));
+  EXPECT_EQ(
+      prefill,
+      (std::map<std::pair<int64_t, int64_t>, int64_t>{
+          {{256, 128}, p}, {{128, 128}, p}, {{512, 128}, p}, {{128, 256}, p}, {{1000, 128}, 0}}));
 }
 
 TEST(CliCalibrate, AnUnreadableModelIsRefusedNamingTheFileAndWritesNothing) {
@@ -155,8 +154,8 @@ TEST(CliCalibrate, FitStatisticMinFitsTheFastestRepetitions) {
   TempDir dir;
   const auto json_path = dir.path() / "profile.json";
   std::ostringstream out, err;
-  ASSERT_EQ(run({"calibrate", "--test-sweep", "--threads", "1", "--fit-statistic", "min",
-                 "--out", json_path.string(), "--quiet", "--no-store"},
+  ASSERT_EQ(run({"calibrate", "--test-sweep", "--threads", "1", "--fit-statistic", "min", "--out",
+                 json_path.string(), "--quiet", "--no-store"},
                 out, err),
             kExitOk)
       << err.str();
@@ -170,8 +169,7 @@ TEST(CliCalibrate, FitStatisticMinFitsTheFastestRepetitions) {
 
 TEST(CliCalibrate, UnknownFitStatisticIsRefusedNamingTheChoices) {
   std::ostringstream out, err;
-  EXPECT_EQ(run({"calibrate", "--test-sweep", "--fit-statistic", "mean"}, out, err),
-            kExitBadInput);
+  EXPECT_EQ(run({"calibrate", "--test-sweep", "--fit-statistic", "mean"}, out, err), kExitBadInput);
   EXPECT_THAT(err.str(), HasSubstr("--fit-statistic: mean not in {median,min}"));
 }
 

@@ -586,8 +586,8 @@ TEST(CliServeBench, BadOptionsAreRefusedBeforeAnythingRuns) {
   const auto [code, err] = run_serve_bench({"--loads", "0.5", "--rate-multiplier", "2"});
   EXPECT_EQ(code, kExitBadInput);
   EXPECT_THAT(err, HasSubstr("excludes"));
-  const auto [code2, err2] =
-      run_serve_bench({"--profile", "/nonexistent/p.json", "--save-profile", "/nonexistent/q.json"});
+  const auto [code2, err2] = run_serve_bench(
+      {"--profile", "/nonexistent/p.json", "--save-profile", "/nonexistent/q.json"});
   EXPECT_EQ(code2, kExitBadInput);
   EXPECT_THAT(err2, HasSubstr("--profile excludes --save-profile"));
 }

@@ -24,8 +24,8 @@ using llmcap::cli::testing::run_cli;
 
 /// Stores one small bench-sim run (run 1) in a fresh database `db`.
 void store_bench_sim_run(const std::filesystem::path& db) {
-  const CliRun r = run_cli(
-      {"bench-sim", "--requests", "2000", "--instances", "2", "--results-db", db.string()});
+  const CliRun r =
+      run_cli({"bench-sim", "--requests", "2000", "--instances", "2", "--results-db", db.string()});
   ASSERT_EQ(r.code, kExitOk) << r.err;
 }
 

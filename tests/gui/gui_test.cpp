@@ -15,11 +15,11 @@
 #include <QTimer>
 #include <atomic>
 #include <cmath>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <memory>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "gui/audit_view.h"
 #include "gui/calibration_view.h"
@@ -384,16 +384,19 @@ TEST_F(GuiWindow, StaleRunIsDroppedWhenTheInputChangesAgain) {
 
 /// Runs `input` (generation 1) on a PlanWorker on this thread; `on_row` sees each row as it is
 /// emitted and may bump the generation (as a newer input would).
-PlanOutcome run_worker(PlanInput input, const std::function<void(size_t, std::atomic<uint64_t>&)>& on_row) {
+PlanOutcome run_worker(PlanInput input,
+                       const std::function<void(size_t, std::atomic<uint64_t>&)>& on_row) {
   std::atomic<uint64_t> latest{1};
   input.generation = 1;
   PlanWorker worker(&latest);
   size_t rows = 0;
   PlanOutcome outcome;
-  QObject::connect(&worker, &PlanWorker::rowReady, &worker,
-                   [&](const RowUpdate&) { on_row(++rows, latest); }, Qt::DirectConnection);
-  QObject::connect(&worker, &PlanWorker::finished, &worker,
-                   [&](const PlanOutcome& o) { outcome = o; }, Qt::DirectConnection);
+  QObject::connect(
+      &worker, &PlanWorker::rowReady, &worker, [&](const RowUpdate&) { on_row(++rows, latest); },
+      Qt::DirectConnection);
+  QObject::connect(
+      &worker, &PlanWorker::finished, &worker, [&](const PlanOutcome& o) { outcome = o; },
+      Qt::DirectConnection);
   worker.run(input);
   return outcome;
 }

@@ -5,8 +5,8 @@
 
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -219,19 +219,25 @@ uint16_t nearest_bf16(float f) {
 }
 
 TEST(ConvertToBf16, EveryIsaRoundsToNearestEvenBitForBitOnOddLengths) {
-  std::vector<float> special = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY,
-                                std::numeric_limits<float>::max(),   // rounds up to infinity
+  std::vector<float> special = {0.0f,
+                                -0.0f,
+                                1.0f,
+                                -1.0f,
+                                INFINITY,
+                                -INFINITY,
+                                std::numeric_limits<float>::max(),  // rounds up to infinity
                                 std::numeric_limits<float>::denorm_min(),
                                 -std::numeric_limits<float>::denorm_min(),
-                                std::numeric_limits<float>::min(),   // smallest normal
-                                3.0e-39f,                            // subnormal: not flushed
-                                std::nanf(""), -std::nanf("")};
-  for (const uint32_t bits : {0x3F808000u,    // tie, even below: rounds down
-                              0x3F818000u,    // tie, odd below: rounds up
-                              0x3F808001u,    // just above the tie
-                              0x3F807FFFu,    // just below the tie
-                              0x7F7FFFFFu,    // largest finite
-                              0x7FA00000u}) { // signalling NaN: made quiet
+                                std::numeric_limits<float>::min(),  // smallest normal
+                                3.0e-39f,                           // subnormal: not flushed
+                                std::nanf(""),
+                                -std::nanf("")};
+  for (const uint32_t bits : {0x3F808000u,     // tie, even below: rounds down
+                              0x3F818000u,     // tie, odd below: rounds up
+                              0x3F808001u,     // just above the tie
+                              0x3F807FFFu,     // just below the tie
+                              0x7F7FFFFFu,     // largest finite
+                              0x7FA00000u}) {  // signalling NaN: made quiet
     float f;
     std::memcpy(&f, &bits, 4);
     special.push_back(f);

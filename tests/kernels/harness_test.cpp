@@ -20,8 +20,8 @@ TEST(TimeKernel, RunsWarmupThenAtLeastMinRunsAndReportsMinAndMedian) {
 }
 
 TEST(TimeKernel, KeepsRunningUntilMinTotalSecondsUpToMaxRuns) {
-  const Timing t = time_kernel([] { std::this_thread::sleep_for(std::chrono::milliseconds(1)); },
-                               0, 2, 0.010, 1000);
+  const Timing t = time_kernel([] { std::this_thread::sleep_for(std::chrono::milliseconds(1)); }, 0,
+                               2, 0.010, 1000);
   EXPECT_GE(t.num_runs, 5);  // >= 10 ms of 1 ms sleeps (each at least 1 ms)
   EXPECT_LE(t.num_runs, 11);
   EXPECT_GE(t.median_s, 0.001);

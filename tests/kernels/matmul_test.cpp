@@ -164,8 +164,8 @@ TEST(PackedWeights, Bf16RoundsToNearestEven) {
 }
 
 TEST(PackedWeights, Int8PerRowScale) {
-  const std::vector<float> w = {-2.0f, 0.9f, 0.0f, 0.3f,  // row 0: scale 2/127
-                                0.0f,  0.0f, 0.0f, 0.0f}; // row 1: all zero -> scale 0
+  const std::vector<float> w = {-2.0f, 0.9f, 0.0f, 0.3f,   // row 0: scale 2/127
+                                0.0f,  0.0f, 0.0f, 0.0f};  // row 1: all zero -> scale 0
   const auto p = PackedWeights::pack(WeightFormat::kInt8, w, 2, 4);
   ASSERT_EQ(p.row_scales().size(), 2u);
   EXPECT_FLOAT_EQ(p.row_scales()[0], 2.0f / 127.0f);
@@ -223,7 +223,8 @@ TEST(PackedWeights, Int4BlockLayoutIsExact) {
   // 0.3 (rounds to 0.5 * 1) and -0.2 (rounds to 0).
   std::vector<float> w(64);
   for (int i = 0; i < 32; ++i) w[static_cast<size_t>(i)] = static_cast<float>(i % 15 - 7);
-  for (int i = 0; i < 32; ++i) w[static_cast<size_t>(32 + i)] = 0.5f * static_cast<float>(i % 15 - 7);
+  for (int i = 0; i < 32; ++i)
+    w[static_cast<size_t>(32 + i)] = 0.5f * static_cast<float>(i % 15 - 7);
   w[32 + 5] = 0.3f;
   w[32 + 6] = -0.2f;
   const auto p = PackedWeights::pack(WeightFormat::kInt4, w, 1, 64);
@@ -274,7 +275,8 @@ TEST(PackedWeights, Int4ZeroBlockAndError) {
       const float v = w[static_cast<size_t>(r * 96 + c)];
       // Error <= half a step of the block's scale (max|w| / 7, rounded to bf16: +2^-8).
       float max_abs = 0.0f;
-      for (int i = 0; i < 32; ++i) max_abs = std::max(max_abs, std::fabs(w[static_cast<size_t>(r * 96 + c / 32 * 32 + i)]));
+      for (int i = 0; i < 32; ++i)
+        max_abs = std::max(max_abs, std::fabs(w[static_cast<size_t>(r * 96 + c / 32 * 32 + i)]));
       EXPECT_LE(std::fabs(p.at(r, c) - v), 0.5f * max_abs / 7.0f * (1.0f + 0x1.0p-8f) + 1e-7f);
     }
   }
@@ -511,8 +513,8 @@ TEST(Matmul, Int8BatchesMatchTheReference) {
     for (size_t i = 0; i < y.size(); ++i) {
       double tol = (f32_sum_bound(sh.cols) + 8 * std::ldexp(1.0, -24)) * e.s[i] + 1e-30;
       if (quantised_acts) tol += kInt8ActivationStep * e.a[i];
-      ASSERT_NEAR(y[i], ref[i], tol) << sh.rows << "x" << sh.cols << " batch " << sh.batch
-                                     << " output " << i;
+      ASSERT_NEAR(y[i], ref[i], tol)
+          << sh.rows << "x" << sh.cols << " batch " << sh.batch << " output " << i;
     }
   }
 }

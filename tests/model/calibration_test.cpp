@@ -129,7 +129,7 @@ TEST(CalibrationFit, PerBatchRatesFollowStepsThatOneLineCannot) {
     EXPECT_NEAR(1 / b.bytes_per_s, s_per_byte.at(b.batch), 1e-15) << b.batch;
   }
   EXPECT_LT(f.by_batch_p95_rel_error, 1e-9);
-  EXPECT_GT(f.p95_rel_error, 0.05);  // the three-term line
+  EXPECT_GT(f.p95_rel_error, 0.05);    // the three-term line
   EXPECT_LT(fit.p95_rel_error, 1e-9);  // overall: the per-batch fits the predictor uses
 
   // The predictor interpolates between measured batches and is exact at them.
@@ -213,9 +213,8 @@ TEST(CalibrationFit, AttentionCannotReadFasterThanTheMachinesReadBandwidth) {
                         .attention.at("bf16");
   EXPECT_NEAR(a.bytes_per_s, p.fit.attention.at("bf16").bytes_per_s, 1e-6 * a.bytes_per_s);
   // Matrix products are not bounded (a cache-resident sweep may read faster than memory).
-  const RateFit m = fit_calibration(p.kernels, 0, 0, false, FitStatistic::kMedian,
-                                    {{2, 1e9}})
-                        .matmul.at("bf16");
+  const RateFit m =
+      fit_calibration(p.kernels, 0, 0, false, FitStatistic::kMedian, {{2, 1e9}}).matmul.at("bf16");
   EXPECT_NEAR(m.bytes_per_s, 30e9, 0.05 * 30e9);
 }
 
@@ -419,8 +418,7 @@ TEST(CalibratedPredictor, PerBatchRatesAreInterpolatedInTheTokenCount) {
     if (t.op != "qkv_proj") continue;
     seen = true;
     EXPECT_GT(t.bytes, bytes16);  // 16 more tokens' activations
-    EXPECT_NEAR(t.time_s, std::max((4e-6 + bytes16 / 20e9) * 32.0 / 16.0, t.flops / 4e11),
-                1e-15);
+    EXPECT_NEAR(t.time_s, std::max((4e-6 + bytes16 / 20e9) * 32.0 / 16.0, t.flops / 4e11), 1e-15);
   }
   EXPECT_TRUE(seen);
 }
@@ -566,7 +564,7 @@ TEST(CalibratedPredictor, PrefillAttentionIsOneCallPerNewTokenReadingItsPrefix) 
   b.num_prefill_seqs_completing = 1;
   b.num_decode_seqs = 1;
   b.num_decode_context_tokens = 200;
-  const double kv_bytes_per_pair = 2 * 2 * 128 * 2;  // K and V, 2 heads x 128, bf16
+  const double kv_bytes_per_pair = 2 * 2 * 128 * 2;   // K and V, 2 heads x 128, bf16
   const double io_bytes_per_token = 2 * 8 * 128 * 4;  // q in, output out, f32
   const double flops_per_pair = 4.0 * 8 * 128;
   const auto attention_of = [&](const Efficiency& e) {
@@ -764,8 +762,7 @@ TEST(CalibratedPredictor, MeasuredShapesScaleTheirCallsByTheMeasuredRatio) {
   cal.linear_shapes[{"bf16", 32000, 1024}] = {{1, 0.8}};
   cal.linear_shapes[{"int8", 1536, 1024}] = {{1, 3.0}};
   const RooflinePredictor with(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
-  const RooflinePredictor without(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(),
-                                  plain);
+  const RooflinePredictor without(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), plain);
   const auto time_of = [](const RooflinePredictor& p, int64_t seqs, const std::string& op) {
     BatchShape b;
     b.num_decode_seqs = seqs;
@@ -780,7 +777,8 @@ TEST(CalibratedPredictor, MeasuredShapesScaleTheirCallsByTheMeasuredRatio) {
   const auto near = [&](double a, double b) { EXPECT_NEAR(a / b, 1.0, kExact); };
   // At a measured batch, its ratio; between, linear in the tokens; beyond, the end ratio.
   near(time_of(with, 1, "out_proj"), 1.5 * time_of(without, 1, "out_proj"));
-  near(time_of(with, 8, "out_proj"), (1.5 + (1.1 - 1.5) * 7.0 / 15.0) * time_of(without, 8, "out_proj"));
+  near(time_of(with, 8, "out_proj"),
+       (1.5 + (1.1 - 1.5) * 7.0 / 15.0) * time_of(without, 8, "out_proj"));
   near(time_of(with, 32, "out_proj"), 1.1 * time_of(without, 32, "out_proj"));
   // qkv_proj has no bf16 measurement: the fit alone.
   near(time_of(with, 4, "qkv_proj"), time_of(without, 4, "qkv_proj"));
@@ -895,8 +893,7 @@ TEST(CalibratedPredictor, AMeasuredAttentionLayoutScalesByContextPerSequence) {
   e.calibrated->attention_shapes[{"bf16", 256, 8}] = {{128, 2.0}, {1024, 1.0}};
   e.calibrated->attention_shapes[{"f32", 256, 8}] = {{128, 5.0}};  // another KV type: not used
   const RooflinePredictor with(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), e);
-  const RooflinePredictor without(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(),
-                                  plain);
+  const RooflinePredictor without(m, WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(), plain);
   const auto attention_s = [](const RooflinePredictor& p, int64_t seqs, int64_t context) {
     BatchShape b;
     b.num_decode_seqs = seqs;

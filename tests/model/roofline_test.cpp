@@ -440,7 +440,8 @@ TEST(MakeDeployment, Llama70bDoesNotFitA128GiBCpuInstance) {
   // 123,695,058,124.8, rounded 123,695,058,125.
   EXPECT_EQ(infeasible_message("test-cpu-128g", "llama-3.1-70b", KvFormat::kBf16),
             "model \"llama-3.1-70b\" on instance \"test-cpu-128g\": weights need 141.1 GB, "
-            "123.7 GB usable: 141107412992 bytes (bf16), instance has 123695058125 bytes usable (0.9 x 137438953472) and "
+            "123.7 GB usable: 141107412992 bytes (bf16), instance has 123695058125 bytes usable "
+            "(0.9 x 137438953472) and "
             "keeps 1073741824 bytes for activations");
 }
 

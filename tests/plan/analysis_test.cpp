@@ -11,8 +11,8 @@
 namespace llmcap::plan {
 namespace {
 
-using ::testing::HasSubstr;
 using llmcap::testing::error_message;
+using ::testing::HasSubstr;
 
 model::Catalog test_catalog() {
   model::Catalog c;
@@ -86,13 +86,11 @@ TEST(StepTimeError, ComesFromTheScenarioTheProfileOrTheDatasheetDefault) {
   model::CalibrationProfile profile;
   profile.fit.p95_rel_error = 0.08;
   UncertaintySpec spec;
-  EXPECT_DOUBLE_EQ(step_time_error(spec, gpu, &profile).fraction,
-                   kDatasheetStepTimeErrorFraction);
+  EXPECT_DOUBLE_EQ(step_time_error(spec, gpu, &profile).fraction, kDatasheetStepTimeErrorFraction);
   EXPECT_THAT(step_time_error(spec, gpu, &profile).source, HasSubstr("datasheet"));
   EXPECT_DOUBLE_EQ(step_time_error(spec, cpu, &profile).fraction, 0.08);
   EXPECT_THAT(step_time_error(spec, cpu, &profile).source, HasSubstr("calibration profile"));
-  EXPECT_DOUBLE_EQ(step_time_error(spec, cpu, nullptr).fraction,
-                   kDatasheetStepTimeErrorFraction);
+  EXPECT_DOUBLE_EQ(step_time_error(spec, cpu, nullptr).fraction, kDatasheetStepTimeErrorFraction);
   // Another confidence scales the 95% half-width as a normal one: z(0.68) / z(0.95).
   spec.confidence = 0.6827;
   constexpr double kZTolerance = 1e-3;
@@ -207,8 +205,8 @@ TEST(Analyse, CostAgainstLoadCdfsAndSensitivity) {
       const PlanRow expected = plan(with_load_multiplier(s, 1.2), catalog).rows[0];
       ASSERT_TRUE(r.feasible);
       EXPECT_EQ(r.num_instances, expected.num_instances);
-      EXPECT_NEAR(r.relative_change_usd_per_hour,
-                  expected.usd_per_hour / row.usd_per_hour - 1, kSame);
+      EXPECT_NEAR(r.relative_change_usd_per_hour, expected.usd_per_hour / row.usd_per_hour - 1,
+                  kSame);
     }
   }
   EXPECT_EQ(price_rows, 2);

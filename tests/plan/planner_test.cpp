@@ -10,10 +10,10 @@
 namespace llmcap::plan {
 namespace {
 
-using testing::synthetic_gpu;
-using testing::synthetic_gpu_instance;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+using testing::synthetic_gpu;
+using testing::synthetic_gpu_instance;
 
 /// A GPU that fits Llama-3.1-8B, one that does not, and a small CPU slice.
 model::Catalog test_catalog() {
@@ -112,8 +112,8 @@ TEST(Plan, CancelHookStopsPlanningWithCancelled) {
   }
   // Inside a simulation: the session's fleet-size search stops at the simulator's first poll.
   const PlanSession session(s, catalog, options);
-  const PreparedType type = session.prepare(*catalog.find_instance("gpu-big"),
-                                            session.default_choice("gpu-big"));
+  const PreparedType type =
+      session.prepare(*catalog.find_instance("gpu-big"), session.default_choice("gpu-big"));
   ASSERT_TRUE(type.ready()) << type.row.infeasible_reason;
   try {
     (void)session.search_size(type, SizeSearch{});

@@ -866,8 +866,7 @@ TEST(PriceOverrides, AreReadFromTheScenarioAndReplaceTheCatalogPrice) {
   a.source = "list price";
   a.as_of = "2026-01-01";
   catalog.add_instance(a);
-  const model::Catalog priced =
-      catalog_with_price_overrides(catalog, s.price_overrides, "s.json");
+  const model::Catalog priced = catalog_with_price_overrides(catalog, s.price_overrides, "s.json");
   EXPECT_DOUBLE_EQ(priced.find_instance("gpu-a")->usd_per_hour, 1.25);
   EXPECT_EQ(priced.find_instance("gpu-a")->source, "our quote 42");
 }

@@ -16,10 +16,10 @@
 namespace llmcap::plan {
 namespace {
 
+using llmcap::testing::error_message;
+using ::testing::HasSubstr;
 using testing::synthetic_gpu;
 using testing::synthetic_gpu_instance;
-using ::testing::HasSubstr;
-using llmcap::testing::error_message;
 
 /// Two instance types: one 40 GB GPU at USD 1/h, and two of them at USD 1.9/h (tp 1 or 2).
 model::Catalog two_type_catalog() {
@@ -92,16 +92,17 @@ TEST(Search, FindsTheKnownOptimumOfExhaustiveEnumeration) {
   for (const TypeSearchResult& t : pruned.types) {
     SCOPED_TRACE(t.instance_type);
     const model::InstanceType& instance = catalog.instance(t.instance_type, "test");
-    const std::vector<ServingChoice> choices = search_configs(
-        s.search, session.default_choice(instance.id), tp_options(instance, catalog, session.model()));
+    const std::vector<ServingChoice> choices =
+        search_configs(s.search, session.default_choice(instance.id),
+                       tp_options(instance, catalog, session.model()));
     ASSERT_EQ(t.configs.size(), choices.size());
     const Exhaustive e = exhaustive(session, instance, choices);
     ASSERT_GE(e.best, 0) << "the case should have a feasible configuration";
     EXPECT_EQ(t.best, e.best) << t.configs[static_cast<size_t>(e.best)].label;
     EXPECT_EQ(t.best_row.num_instances, e.sizes[static_cast<size_t>(e.best)]);
-    EXPECT_DOUBLE_EQ(t.best_row.usd_per_hour,
-                     static_cast<double>(e.sizes[static_cast<size_t>(e.best)]) *
-                         instance.usd_per_hour);
+    EXPECT_DOUBLE_EQ(
+        t.best_row.usd_per_hour,
+        static_cast<double>(e.sizes[static_cast<size_t>(e.best)]) * instance.usd_per_hour);
     // Every configuration searched to the end found the exhaustive size; the analytic bound
     // never exceeds it.
     for (size_t i = 0; i < t.configs.size(); ++i) {
@@ -187,8 +188,8 @@ TEST(Search, SizeSearchFromAHintFindsTheSameFleet) {
       session.prepare(catalog.instance("one-gpu", "test"), session.default_choice("one-gpu"));
   const PlanRow plain = session.search_size(t);
   ASSERT_TRUE(plain.feasible);
-  for (const int64_t start : {int64_t{1}, plain.num_instances, plain.num_instances + 5,
-                              int64_t{30}}) {
+  for (const int64_t start :
+       {int64_t{1}, plain.num_instances, plain.num_instances + 5, int64_t{30}}) {
     SCOPED_TRACE("start " + std::to_string(start));
     SizeSearch h;
     h.start = start;
@@ -364,8 +365,8 @@ TEST(SearchSpecParser, RefusesBadInputWithTheFieldAndValue) {
 }
 
 TEST(SearchSpecParser, ScenarioFileCarriesTheSections) {
-  const Scenario s = load_scenario(llmcap::testing::data_dir() / "scenarios" /
-                                   "search-llama3.1-8b.json");
+  const Scenario s =
+      load_scenario(llmcap::testing::data_dir() / "scenarios" / "search-llama3.1-8b.json");
   EXPECT_TRUE(s.search.enabled);
   EXPECT_TRUE(s.search.tp_search);
   EXPECT_EQ(s.search.weight_formats.size(), 2u);

@@ -8,13 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "../cli/run_cli.h"
 #include "cli/cli.h"
 #include "cli/plan_run.h"
 #include "model/hardware.h"
 #include "plan/scenario.h"
 #include "report/report.h"
 #include "store/results_store.h"
-#include "../cli/run_cli.h"
 #include "test_util.h"
 
 namespace llmcap::cli {

@@ -3,8 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "test_util.h"
-
 #include <cmath>
 #include <cstdint>
 #include <numbers>
@@ -15,6 +13,7 @@
 #include "sim/input_error.h"
 #include "sim/random.h"
 #include "sim/workload.h"
+#include "test_util.h"
 
 namespace llmcap::sim {
 namespace {

@@ -3,12 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "test_util.h"
-
 #include <string>
 #include <vector>
 
 #include "sim/input_error.h"
+#include "test_util.h"
 
 namespace llmcap::sim {
 namespace {

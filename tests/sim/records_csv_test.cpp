@@ -93,9 +93,9 @@ TEST(RecordsCsvTest, DisaggregatedRowsCarryTheDecodeReplicaAndTheKvTransfer) {
   const std::string row = csv.substr(csv.find('\n') + 1);
   ASSERT_EQ(r.requests.size(), 1u);
   ASSERT_EQ(r.requests[0].decode_replica, 1);
-  EXPECT_EQ(row.substr(row.rfind(",1,") + 1),
-            "1," + seconds(r.requests[0].kv_transfer_start) + "," +
-                seconds(r.requests[0].kv_transfer_end) + "\n");
+  EXPECT_EQ(row.substr(row.rfind(",1,") + 1), "1," + seconds(r.requests[0].kv_transfer_start) +
+                                                  "," + seconds(r.requests[0].kv_transfer_end) +
+                                                  "\n");
   EXPECT_EQ(seconds(r.requests[0].kv_transfer_start), "0.110000000");
   EXPECT_EQ(seconds(r.requests[0].kv_transfer_end), "0.111100000");
 }

@@ -1,13 +1,12 @@
 #include "store/results_store.h"
 
 #include <gtest/gtest.h>
-
-#include <cstdio>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <set>
