@@ -4,6 +4,9 @@
 // Regenerate (only after a deliberate change of simulator semantics, explained in the commit):
 //   LLMCAP_PRINT_GOLDEN=1 build/tests/sim/sim_tests --gtest_filter='GoldenScenarioTest.*'
 // prints the rows of kGolden below for the current simulator.
+// LLMCAP_GOLDEN_RECORDS_DIR=DIR also writes every row's full request records to
+// DIR/<policy>-<router>.csv (sim/records_csv.h), which tests/behaviour_unchanged.sh compares
+// byte for byte between two builds.
 //
 // The scenario is loaded on purpose (25 requests/s on 3 replicas, mean TTFT of seconds): every
 // continuous and chunked-prefill row preempts (183 to 274 times); static batching, whose batches
@@ -21,10 +24,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "sim/random.h"
+#include "sim/records_csv.h"
 #include "sim/simulator.h"
 
 namespace llmcap::sim {
@@ -124,6 +129,12 @@ Golden measure(BatchingPolicy policy, RouterKind router) {
   w.open_loop = std::move(arrivals);
   LinearPredictor predictor;
   const SimResult r = simulate(w, golden_fleet(policy, router), predictor, 2024);
+  if (const char* dir = std::getenv("LLMCAP_GOLDEN_RECORDS_DIR")) {
+    std::ofstream out(
+        std::string(dir) + "/" + batching_policy_name(policy) + "-" + router_name(router) + ".csv",
+        std::ios::binary);
+    write_request_records_csv(r, out);
+  }
   Golden g{policy, router, r.end_time.ns(), r.num_steps, r.num_preemptions, 0, 0, 0, 0, 0};
   std::vector<int64_t> ttft;
   uint64_t hash = 14695981039346656037ULL;
