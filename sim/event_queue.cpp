@@ -21,7 +21,7 @@ Event EventQueue::to_event(const Entry& e) {
   return event;
 }
 
-uint64_t EventQueue::schedule(SimTime time, Phase phase, int32_t kind, int64_t target) {
+uint64_t EventQueue::schedule(SimTime time, Phase phase, EventKind kind, int64_t target) {
   const uint64_t sequence = next_sequence_++;
   if (sequence > kSequenceMask) throw std::length_error("EventQueue: more than 2^56 events");
   const uint64_t high = static_cast<uint64_t>(time.ns()) ^ kSignBit;

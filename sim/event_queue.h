@@ -13,13 +13,20 @@ namespace llmcap::sim {
 /// then scheduling decisions (so all arrivals of one instant are seen by one decision).
 enum class Phase : uint8_t { kStepComplete = 0, kArrival = 1, kSchedule = 2 };
 
-/// A scheduled event. `kind` and `target` are interpreted by the simulator (e.g. the replica
-/// index or the request index).
+/// What an event does, and what its `target` is.
+///  - kArrival: a request arrives (target: the open loop's position in arrival order, or the
+///    closed loop's user).
+///  - kSchedule: a replica decides its next step (target: the replica).
+///  - kStepDone: a replica's step ends (target: the replica).
+///  - kTransferDone: a KV transfer lands at its decode replica (target: the request id).
+enum class EventKind : uint8_t { kArrival, kSchedule, kStepDone, kTransferDone };
+
+/// A scheduled event.
 struct Event {
   SimTime time;
   Phase phase = Phase::kArrival;
   uint64_t sequence = 0;  ///< handed out by EventQueue::schedule, unique per queue
-  int32_t kind = 0;
+  EventKind kind = EventKind::kArrival;
   int64_t target = 0;
 };
 
@@ -28,7 +35,7 @@ struct Event {
 class EventQueue {
  public:
   /// Adds an event; returns its sequence number.
-  uint64_t schedule(SimTime time, Phase phase, int32_t kind, int64_t target);
+  uint64_t schedule(SimTime time, Phase phase, EventKind kind, int64_t target);
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
   /// The earliest event. Precondition: !empty().
@@ -44,7 +51,7 @@ class EventQueue {
     uint64_t high;
     uint64_t low;
     int64_t target;
-    int32_t kind;
+    EventKind kind;
     bool before(const Entry& o) const { return high < o.high || (high == o.high && low < o.low); }
   };
   static Event to_event(const Entry& e);

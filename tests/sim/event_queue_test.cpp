@@ -35,13 +35,14 @@ TEST(EventQueueTest, OrdersByTimeThenPhaseThenScheduleOrder) {
   const SimTime t1 = SimTime::MilliSeconds(1);
   const SimTime t2 = SimTime::MilliSeconds(2);
   // Scheduled deliberately out of order; `target` labels the expected pop position.
-  queue.schedule(t2, Phase::kStepComplete, 0, 4);
-  queue.schedule(t1, Phase::kSchedule, 0, 3);
-  queue.schedule(t1, Phase::kArrival, 0, 1);
-  queue.schedule(t1, Phase::kStepComplete, 0, 0);
-  queue.schedule(t1, Phase::kArrival, 0, 2);  // same time and phase as #1: after it
-  queue.schedule(t2, Phase::kArrival, 0, 5);
-  queue.schedule(t2, Phase::kArrival, 0, 6);
+  queue.schedule(t2, Phase::kStepComplete, EventKind::kArrival, 4);
+  queue.schedule(t1, Phase::kSchedule, EventKind::kArrival, 3);
+  queue.schedule(t1, Phase::kArrival, EventKind::kArrival, 1);
+  queue.schedule(t1, Phase::kStepComplete, EventKind::kArrival, 0);
+  queue.schedule(t1, Phase::kArrival, EventKind::kArrival,
+                 2);  // same time and phase as #1: after it
+  queue.schedule(t2, Phase::kArrival, EventKind::kArrival, 5);
+  queue.schedule(t2, Phase::kArrival, EventKind::kArrival, 6);
   EXPECT_EQ(queue.size(), 7u);
   std::vector<int64_t> order;
   while (!queue.empty()) order.push_back(queue.pop().target);
@@ -50,12 +51,12 @@ TEST(EventQueueTest, OrdersByTimeThenPhaseThenScheduleOrder) {
 
 TEST(EventQueueTest, SequenceNumbersAreUniqueAndIncreasing) {
   EventQueue queue;
-  const uint64_t a = queue.schedule(SimTime::Zero(), Phase::kArrival, 7, 8);
-  const uint64_t b = queue.schedule(SimTime::Zero(), Phase::kArrival, 7, 9);
+  const uint64_t a = queue.schedule(SimTime::Zero(), Phase::kArrival, EventKind::kTransferDone, 8);
+  const uint64_t b = queue.schedule(SimTime::Zero(), Phase::kArrival, EventKind::kTransferDone, 9);
   EXPECT_LT(a, b);
   const Event& top = queue.top();
   EXPECT_EQ(top.sequence, a);
-  EXPECT_EQ(top.kind, 7);
+  EXPECT_EQ(top.kind, EventKind::kTransferDone);
   EXPECT_EQ(top.target, 8);
   EXPECT_EQ(top.phase, Phase::kArrival);
 }
@@ -64,7 +65,7 @@ TEST(EventQueueTest, EqualTimeAndPhaseKeepsScheduleOrderAtScale) {
   EventQueue queue;
   for (int64_t i = 0; i < 1000; ++i) {
     // Interleave two times so that the heap has to reorder.
-    queue.schedule(SimTime::Nanoseconds(i % 2), Phase::kArrival, 0, i);
+    queue.schedule(SimTime::Nanoseconds(i % 2), Phase::kArrival, EventKind::kArrival, i);
   }
   int64_t previous_even = -2, previous_odd = -1;
   for (int64_t i = 0; i < 1000; ++i) {

@@ -1,0 +1,54 @@
+#include "sim/batch_policy.h"
+
+#include <array>
+
+#include "sim/engine.h"
+
+namespace llmcap::sim {
+
+// One accessor per file of sim/policies/.
+const BatchPolicy& static_batching_policy();
+const BatchPolicy& continuous_batching_policy();
+const BatchPolicy& chunked_prefill_policy();
+
+namespace {
+
+constexpr std::array kPolicies = {
+    BatchPolicyEntry{BatchingPolicy::kStatic, "static", static_batching_policy},
+    BatchPolicyEntry{BatchingPolicy::kContinuous, "continuous", continuous_batching_policy},
+    BatchPolicyEntry{BatchingPolicy::kChunkedPrefill, "chunked_prefill", chunked_prefill_policy},
+};
+
+}  // namespace
+
+std::span<const BatchPolicyEntry> batch_policy_registry() { return kPolicies; }
+
+const BatchPolicyEntry* find_batch_policy(BatchingPolicy kind) {
+  for (const BatchPolicyEntry& entry : kPolicies) {
+    if (entry.kind == kind) return &entry;
+  }
+  return nullptr;
+}
+
+void BatchPolicy::admit_whole_prefills(Engine& engine, Replica& replica, SimTime now,
+                                       model::BatchShape& shape) {
+  while (!replica.waiting.empty()) {
+    if (replica.num_running + replica.num_incoming >= replica.serving.max_num_seqs) break;
+    if (engine.front_is_migrating(replica)) {
+      if (!engine.try_pull_front(replica, now)) break;
+      continue;
+    }
+    const int64_t id = replica.waiting.front();
+    const int64_t num_tokens = Engine::prefill_tokens(engine.sequence(id));
+    if (shape.num_prefill_seqs > 0 &&
+        shape.num_prefill_tokens + num_tokens > replica.serving.max_num_batched_tokens) {
+      break;
+    }
+    const int64_t num_blocks = replica.kv.blocks_for(num_tokens);
+    if (num_blocks > replica.kv.num_free_blocks) break;
+    engine.admit_front(replica, now, num_tokens, num_blocks);
+    engine.add_chunk(replica, shape, id, 0, num_tokens);
+  }
+}
+
+}  // namespace llmcap::sim

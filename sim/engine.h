@@ -1,0 +1,136 @@
+// The state of one simulation run and the primitives that change it (internal to the
+// simulator; the door is sim/simulator.h). Its member functions live by concept:
+//   sim/simulator.cpp     the event loop: arrivals, routing, step start and step end, finishes
+//   sim/replica.cpp       queues, the running list, admission, the decoding aggregate, decode
+//                         steps with preemption, prefill chunks
+//   sim/kv_transfer.cpp   disaggregation: migration to a decode replica, pulls, transfers
+//   sim/conservation.cpp  the end-of-run conservation checks
+// Batching policies (sim/batch_policy.h) compose steps with the public primitives below;
+// routers (sim/router.h) choose replicas from the pools.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/step_time.h"
+#include "sim/early_stop.h"
+#include "sim/event_queue.h"
+#include "sim/fleet_config.h"
+#include "sim/random.h"
+#include "sim/replica.h"
+#include "sim/router.h"
+#include "sim/sim_options.h"
+#include "sim/sim_result.h"
+#include "sim/workload.h"
+
+namespace llmcap::sim {
+
+/// One run. All state lives here: simulations on different threads share nothing.
+class Engine {
+ public:
+  Engine(const Workload& workload, const FleetConfig& fleet,
+         const std::vector<ReplicaGroup>& groups, uint64_t seed, const SimOptions& options);
+
+  /// Runs every event and returns the result (the semantics are simulate()'s).
+  SimResult run();
+
+  // ---- primitives for the batching policies (sim/replica.cpp, sim/kv_transfer.cpp) ----------
+
+  Sequence& sequence(int64_t id) { return sequences_[id]; }
+  /// Preemptions so far in the run.
+  int64_t num_preemptions() const { return result_.num_preemptions; }
+  /// Tokens of a prefill of `seq`: its prompt plus, after a preemption, the tokens it emitted.
+  static int64_t prefill_tokens(const Sequence& seq) {
+    return seq.num_prompt_tokens + seq.num_emitted;
+  }
+  /// Whether the front of the queue is a migrating sequence (a decode replica's KV to pull).
+  bool front_is_migrating(const Replica& replica) const {
+    return sequences_[replica.waiting.front()].state == SeqState::kMigrating;
+  }
+  /// Moves the front waiting sequence to the back of the running list as a prefill of
+  /// prefill_tokens (its first chunk `num_tokens`), taking `num_blocks` free blocks (those of
+  /// the whole prefill).
+  void admit_front(Replica& replica, SimTime now, int64_t num_tokens, int64_t num_blocks);
+  /// Adds a prefill chunk of `num_tokens` after `num_cached` prefilled tokens of `id` to the
+  /// step in flight and to its shape.
+  void add_chunk(Replica& replica, model::BatchShape& shape, int64_t id, int64_t num_cached,
+                 int64_t num_tokens);
+  /// Every decoding sequence takes one token; those whose context crosses a block boundary
+  /// take a new block, the most recently admitted running sequences being preempted until the
+  /// blocks suffice. Equivalent to vLLM's oldest-first walk (each sequence short of a block
+  /// preempts from the back, possibly itself): both keep the longest prefix of the running
+  /// list whose new blocks fit in the free blocks plus those of the preempted suffix.
+  void schedule_decodes(SimTime now, Replica& replica, model::BatchShape& shape);
+  /// Pulls the migrating sequence at the front of the queue if a sequence slot (max_num_seqs,
+  /// counting transfers in flight) and the blocks of its KV are free: reserves the blocks and
+  /// starts the transfer of prompt x kv_bytes_per_token bytes. The transfer waits for both
+  /// links to be free (each link carries one transfer at a time, FIFO), holds them for bytes /
+  /// min(bandwidths) and lands max(latencies) later.
+  bool try_pull_front(Replica& replica, SimTime now);
+
+ private:
+  // ---- the event loop (sim/simulator.cpp) ---------------------------------------------------
+  void start_open_loop();
+  void schedule_open_arrival(size_t position);
+  void start_closed_loop();
+  void schedule_user_request(int64_t user, SimTime time);
+  void on_arrival(SimTime now, int64_t target);
+  void add_outstanding(Replica& replica, int64_t delta);
+  int64_t route(Pool& pool, int64_t tokens);
+  void maybe_schedule(int64_t r, SimTime now);
+  bool has_step_work(const Replica& replica) const;
+  void on_schedule(SimTime now, int64_t r);
+  void on_step_done(SimTime now, int64_t r);
+  void emit_decode_tokens(Replica& replica, SimTime now);
+  void emit_prefill_tokens(Replica& replica, SimTime now);
+  void finish(Replica& replica, int64_t id, SimTime now);
+  void user_done(int64_t user, SimTime now);
+  SimResult stop(SimTime now, std::string reason);
+
+  // ---- queues, running list, decoders (sim/replica.cpp) -------------------------------------
+  int64_t waiting_kv_tokens(const Sequence& seq) const;
+  void push_waiting(Replica& replica, int64_t id, SimTime now, bool front, SeqState state);
+  void link_running(Replica& replica, int64_t id);
+  void unlink_running(Replica& replica, int64_t id);
+  static int64_t phase_of(const Replica& replica, const Sequence& seq);
+  static int64_t needing_phase(const Replica& replica, int64_t k);
+  int64_t decoder_emitted(const Replica& replica, const Sequence& seq) const;
+  void join_decoders(Replica& replica, int64_t id);
+  int64_t leave_decoders(Replica& replica, int64_t id);
+  int64_t preempt_last(Replica& replica, SimTime now);
+  void drop_stale_gaps(Replica& replica);
+
+  // ---- disaggregation (sim/kv_transfer.cpp) -------------------------------------------------
+  void migrate(Replica& prefill, int64_t id, SimTime now);
+  void pull_transfers(Replica& replica, SimTime now);
+  void on_transfer_done(SimTime now, int64_t id);
+  void land(Replica& decode, int64_t id);
+
+  // ---- end of run (sim/conservation.cpp) ----------------------------------------------------
+  void check_conservation() const;
+
+  struct User {
+    LengthSample next;  ///< lengths of the request it will send at its pending arrival
+  };
+
+  const Workload& workload_;
+  const FleetConfig& fleet_;
+  const SimOptions& options_;
+  const bool disaggregated_;  ///< prefill and decode pools
+  RandomStream start_stream_;
+  RandomStream think_stream_;
+  RandomStream lengths_stream_;
+  EventQueue events_;
+  std::vector<Replica> replicas_;
+  std::vector<Pool> pools_;  ///< [0]: arrivals (all, or the prefill pool); [1]: decode pool
+  std::vector<User> users_;
+  std::vector<int64_t> open_order_;  ///< open-loop request indices in arrival order
+  std::vector<Sequence> sequences_;  ///< by request id, parallel to result_.requests
+  static constexpr uint32_t kCancelPollEvents = 4096;  ///< SimOptions::cancel
+  P99EarlyStop early_stop_;                            ///< SimOptions::stop_at_certain_p99_miss
+  int64_t num_emitted_tokens_ = 0;  ///< counted step by step, checked against the requests
+  SimResult result_;
+};
+
+}  // namespace llmcap::sim

@@ -1,0 +1,295 @@
+#include "sim/fleet_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <utility>
+
+#include "sim/batch_policy.h"
+#include "sim/input_error.h"
+#include "sim/router.h"
+
+namespace llmcap::sim {
+
+namespace {
+
+std::string describe(double x) {
+  std::ostringstream out;
+  out << x;
+  return out.str();
+}
+
+/// "a, b, c" (separator ", ") or "a, b or c" (last separator " or ") of a registry's names.
+template <typename Registry>
+std::string names_of(const Registry& registry, const char* last_separator) {
+  std::string out;
+  for (size_t i = 0; i < registry.size(); ++i) {
+    if (i > 0) out += i + 1 == registry.size() ? last_separator : ", ";
+    out += registry[i].name;
+  }
+  return out;
+}
+
+void validate_serving(const ServingConfig& serving, const std::string& prefix) {
+  auto positive = [&prefix](const char* name, int64_t value) {
+    if (value <= 0) {
+      throw InputError(prefix + name + ": expected a positive integer, got " +
+                       std::to_string(value));
+    }
+  };
+  if (find_batch_policy(serving.policy) == nullptr) {
+    throw InputError(prefix + "serving.policy: expected " +
+                     names_of(batch_policy_registry(), " or ") + ", got value " +
+                     std::to_string(static_cast<int>(serving.policy)));
+  }
+  positive("serving.max_num_seqs", serving.max_num_seqs);
+  if (serving.policy == BatchingPolicy::kChunkedPrefill) {
+    if (serving.max_num_batched_tokens < 1) {
+      throw InputError(
+          prefix +
+          "serving.max_num_batched_tokens: chunked_prefill needs a chunk budget of at least 1 "
+          "token per step, got " +
+          std::to_string(serving.max_num_batched_tokens));
+    }
+    if (serving.max_num_batched_tokens < serving.max_num_seqs) {
+      throw InputError(
+          prefix +
+          "serving.max_num_batched_tokens: chunked_prefill gives every running decode one token "
+          "of the step's budget, so it must be >= serving.max_num_seqs (" +
+          std::to_string(serving.max_num_seqs) + "), got " +
+          std::to_string(serving.max_num_batched_tokens));
+    }
+  }
+  positive("serving.max_num_batched_tokens", serving.max_num_batched_tokens);
+  positive("serving.block_size_tokens", serving.block_size_tokens);
+  positive("serving.num_kv_blocks", serving.num_kv_blocks);
+}
+
+void validate_router(RouterKind kind, const char* field) {
+  if (find_router(kind) == nullptr) {
+    throw InputError(std::string(field) + ": expected " + names_of(router_registry(), " or ") +
+                     ", got value " + std::to_string(static_cast<int>(kind)));
+  }
+}
+
+/// One group of a mixed or disaggregated fleet (`prefix` names it).
+void validate_group(const ReplicaGroup& g, const std::string& prefix, bool disaggregated) {
+  if (g.num_replicas <= 0) {
+    throw InputError(prefix + "num_replicas: expected a positive integer, got " +
+                     std::to_string(g.num_replicas));
+  }
+  validate_serving(g.serving, prefix);
+  if (g.predictor == nullptr) {
+    throw InputError(prefix + "predictor: expected a step-time predictor, got none");
+  }
+  const auto role = static_cast<int>(g.role);
+  if (role < static_cast<int>(ReplicaRole::kUnified) ||
+      role > static_cast<int>(ReplicaRole::kDecode)) {
+    throw InputError(prefix + "role: expected unified, prefill or decode, got value " +
+                     std::to_string(role));
+  }
+  if (!disaggregated) return;
+  if (!(g.network_bandwidth_bytes_per_s > 0) || !std::isfinite(g.network_bandwidth_bytes_per_s)) {
+    throw InputError(prefix +
+                     "network_bandwidth_bytes_per_s: a disaggregated fleet moves KV caches "
+                     "over the network, expected a positive number, got " +
+                     describe(g.network_bandwidth_bytes_per_s));
+  }
+  if (!(g.network_latency_s >= 0) || !std::isfinite(g.network_latency_s)) {
+    throw InputError(prefix + "network_latency_s: expected a non-negative number, got " +
+                     describe(g.network_latency_s));
+  }
+  if (g.role == ReplicaRole::kDecode && g.serving.policy == BatchingPolicy::kStatic) {
+    throw InputError(prefix +
+                     "serving.policy: static batching cannot serve a decode pool (requests "
+                     "arrive there one by one, prefilled, and would join a batch in "
+                     "progress); expected continuous or chunked_prefill");
+  }
+}
+
+}  // namespace
+
+BatchingPolicy parse_batching_policy(const std::string& name, const std::string& context) {
+  for (const BatchPolicyEntry& entry : batch_policy_registry()) {
+    if (name == entry.name) return entry.kind;
+  }
+  throw InputError(context + ": unknown batching policy \"" + name +
+                   "\"; known: " + names_of(batch_policy_registry(), ", "));
+}
+
+const char* batching_policy_name(BatchingPolicy policy) {
+  const BatchPolicyEntry* entry = find_batch_policy(policy);
+  return entry ? entry->name : "?";
+}
+
+RouterKind parse_router(const std::string& name, const std::string& context) {
+  for (const RouterEntry& entry : router_registry()) {
+    if (name == entry.name) return entry.kind;
+  }
+  throw InputError(context + ": unknown router \"" + name +
+                   "\"; known: " + names_of(router_registry(), ", "));
+}
+
+const char* router_name(RouterKind router) {
+  const RouterEntry* entry = find_router(router);
+  return entry ? entry->name : "?";
+}
+
+const char* replica_role_name(ReplicaRole role) {
+  switch (role) {
+    case ReplicaRole::kUnified:
+      return "unified";
+    case ReplicaRole::kPrefill:
+      return "prefill";
+    case ReplicaRole::kDecode:
+      return "decode";
+  }
+  return "?";
+}
+
+std::vector<ReplicaGroup> resolve_groups(const FleetConfig& fleet,
+                                         const model::StepTimePredictor* default_predictor) {
+  std::vector<ReplicaGroup> groups = fleet.groups;
+  if (groups.empty()) {
+    ReplicaGroup g;
+    g.num_replicas = fleet.num_replicas;
+    g.serving = fleet.serving;
+    groups.push_back(std::move(g));
+  }
+  for (ReplicaGroup& g : groups) {
+    if (g.predictor == nullptr) g.predictor = default_predictor;
+  }
+  return groups;
+}
+
+bool is_disaggregated(const std::vector<ReplicaGroup>& groups) {
+  return std::any_of(groups.begin(), groups.end(),
+                     [](const ReplicaGroup& g) { return g.role != ReplicaRole::kUnified; });
+}
+
+int64_t max_capacity_tokens(const std::vector<ReplicaGroup>& groups, ReplicaRole role) {
+  int64_t best = 0;
+  for (const ReplicaGroup& g : groups) {
+    if (g.role == role) {
+      best = std::max(best, g.serving.num_kv_blocks * g.serving.block_size_tokens);
+    }
+  }
+  return best;
+}
+
+bool request_fits(const std::vector<ReplicaGroup>& groups, bool disaggregated,
+                  int64_t num_prompt_tokens, int64_t num_output_tokens) {
+  if (!disaggregated) {
+    return num_prompt_tokens + num_output_tokens <=
+           max_capacity_tokens(groups, ReplicaRole::kUnified);
+  }
+  return num_prompt_tokens <= max_capacity_tokens(groups, ReplicaRole::kPrefill) &&
+         num_prompt_tokens + num_output_tokens <= max_capacity_tokens(groups, ReplicaRole::kDecode);
+}
+
+void validate_fleet(const FleetConfig& fleet, const std::vector<ReplicaGroup>& groups) {
+  validate_router(fleet.router, "fleet.router");
+  const bool disaggregated = is_disaggregated(groups);
+  if (fleet.groups.empty()) {
+    if (fleet.num_replicas <= 0) {
+      throw InputError("fleet.num_replicas: expected a positive integer, got " +
+                       std::to_string(fleet.num_replicas));
+    }
+    validate_serving(fleet.serving, "");
+    if (groups.front().predictor == nullptr) {
+      throw InputError("fleet: expected a step-time predictor, got none");
+    }
+    return;
+  }
+  int64_t num_replicas = 0;
+  bool any_unified = false;
+  bool any_prefill = false;
+  bool any_decode = false;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const ReplicaGroup& g = groups[i];
+    validate_group(g,
+                   "fleet.groups[" + std::to_string(i) + "] (\"" + g.name + "\"): ", disaggregated);
+    any_unified = any_unified || g.role == ReplicaRole::kUnified;
+    any_prefill = any_prefill || g.role == ReplicaRole::kPrefill;
+    any_decode = any_decode || g.role == ReplicaRole::kDecode;
+    num_replicas += g.num_replicas;
+    if (num_replicas > (int64_t{1} << 30)) {
+      throw InputError("fleet.groups: expected at most 2^30 replicas in all, got more");
+    }
+  }
+  if (!disaggregated) return;
+  if (any_unified) {
+    throw InputError(
+        "fleet.groups: a fleet is either all unified replicas or prefill and decode pools; "
+        "got unified groups beside prefill or decode ones");
+  }
+  if (!any_prefill || !any_decode) {
+    throw InputError(std::string("fleet.groups: a disaggregated fleet needs at least one "
+                                 "prefill and one decode group, got no ") +
+                     (any_prefill ? "decode" : "prefill") + " group");
+  }
+  validate_router(fleet.decode_router, "fleet.decode_router");
+  if (fleet.kv_bytes_per_token <= 0) {
+    throw InputError(
+        "fleet.kv_bytes_per_token: a disaggregated fleet moves each prompt's KV cache, "
+        "expected a positive integer, got " +
+        std::to_string(fleet.kv_bytes_per_token));
+  }
+}
+
+void validate_workload(const Workload& workload, const std::vector<ReplicaGroup>& groups) {
+  const bool disaggregated = is_disaggregated(groups);
+  if (workload.closed_loop) {
+    const ClosedLoopWorkload& closed = *workload.closed_loop;
+    if (closed.num_users < 0) {
+      throw InputError("closed_loop.num_users: expected a non-negative integer, got " +
+                       std::to_string(closed.num_users));
+    }
+    if (!(closed.think_time_s >= 0) || !std::isfinite(closed.think_time_s)) {
+      throw InputError("closed_loop.think_time_s: expected a non-negative number, got " +
+                       describe(closed.think_time_s));
+    }
+    if (!(closed.duration_s > 0) || !std::isfinite(closed.duration_s)) {
+      throw InputError("closed_loop.duration_s: expected a positive number, got " +
+                       describe(closed.duration_s));
+    }
+    if (closed.num_users > 0 && closed.lengths.empty()) {
+      throw InputError("closed_loop.lengths: expected at least one sample, got none");
+    }
+    for (size_t i = 0; i < closed.lengths.size(); ++i) {
+      const LengthSample& s = closed.lengths[i];
+      if (s.num_prompt_tokens < 1 || s.num_output_tokens < 1) {
+        throw InputError("closed_loop.lengths[" + std::to_string(i) +
+                         "]: expected prompt and output tokens >= 1, got " +
+                         std::to_string(s.num_prompt_tokens) + " and " +
+                         std::to_string(s.num_output_tokens));
+      }
+    }
+    if (closed.think_time_s == 0 && closed.num_users > 0) {
+      // With no think time, users whose requests are all rejected would loop forever at t=0.
+      const bool any_fits =
+          std::any_of(closed.lengths.begin(), closed.lengths.end(), [&](const LengthSample& s) {
+            return request_fits(groups, disaggregated, s.num_prompt_tokens, s.num_output_tokens);
+          });
+      if (!any_fits) {
+        const int64_t capacity_tokens = max_capacity_tokens(
+            groups, disaggregated ? ReplicaRole::kDecode : ReplicaRole::kUnified);
+        throw InputError("closed_loop.lengths: no request fits in a replica's KV cache (" +
+                         std::to_string(capacity_tokens) + " tokens) and think_time_s is 0");
+      }
+    }
+  } else {
+    for (size_t i = 0; i < workload.open_loop.size(); ++i) {
+      const RequestSpec& r = workload.open_loop[i];
+      if (r.arrival < SimTime::Zero() || r.num_prompt_tokens < 1 || r.num_output_tokens < 1) {
+        throw InputError("open_loop[" + std::to_string(i) +
+                         "]: expected arrival >= 0 and prompt and output tokens >= 1, got " +
+                         "arrival " + std::to_string(r.arrival.ns()) + " ns, " +
+                         std::to_string(r.num_prompt_tokens) + " and " +
+                         std::to_string(r.num_output_tokens) + " tokens");
+      }
+    }
+  }
+}
+
+}  // namespace llmcap::sim

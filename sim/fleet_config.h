@@ -1,0 +1,144 @@
+// What a fleet is: its replicas (in groups), their engine limits, batching policy, role and
+// network share, and the routers between them; and the validation of all of it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/step_time.h"
+#include "sim/workload.h"
+
+namespace llmcap::sim {
+
+/// How a replica forms each step, chosen by name (semantics in full at simulate() and in
+/// docs/simulator.md; each policy's code is sim/policies/<name>.cpp).
+///  - kStatic: request-level batching (Orca, Yu et al. OSDI 2022, calls it that): a batch of
+///    waiting requests is admitted (FCFS, the same limits as kContinuous) only when the
+///    replica is empty; it runs one prefill step and then decode steps until every member has
+///    finished; nothing joins a batch in progress.
+///  - kContinuous: iteration-level batching as vLLM v0's default scheduler does it (Kwon et
+///    al., SOSP 2023): prefill-first, new sequences join at any step.
+///  - kChunkedPrefill: Sarathi-Serve (Agrawal et al., OSDI 2024) / vLLM's chunked-prefill
+///    scheduler: each step has a budget of max_num_batched_tokens new tokens, taken first by
+///    one token per running decode, then by prefill chunks of partially prefilled sequences
+///    (oldest first), then by chunks of newly admitted waiting ones; decodes and prefill
+///    chunks share one step.
+enum class BatchingPolicy { kStatic, kContinuous, kChunkedPrefill };
+/// "static" | "continuous" | "chunked_prefill". Throws InputError("<context>: unknown batching
+/// policy "x"; known: static, continuous, chunked_prefill").
+BatchingPolicy parse_batching_policy(const std::string& name, const std::string& context);
+/// The name parse_batching_policy() reads ("static", "continuous", "chunked_prefill").
+const char* batching_policy_name(BatchingPolicy policy);
+
+/// Engine limits of one replica (the names are vLLM's).
+struct ServingConfig {
+  BatchingPolicy policy = BatchingPolicy::kContinuous;
+  int64_t max_num_seqs = 256;  ///< sequences running at once
+  /// New tokens per step: the prefill admission budget (kStatic, kContinuous), or the chunk
+  /// budget shared by decodes and prefill chunks (kChunkedPrefill, where it must be >=
+  /// max_num_seqs so that every running decode fits in a step).
+  int64_t max_num_batched_tokens = 16384;
+  int64_t block_size_tokens = 16;  ///< tokens per KV-cache block
+  int64_t num_kv_blocks = 0;       ///< KV-cache blocks of the replica (> 0)
+};
+
+/// Router across the replicas of a fleet, chosen by name (semantics at simulate(); each
+/// router's code is sim/routers/<name>.cpp).
+///  - kRoundRobin: replicas in turn.
+///  - kLeastOutstanding: the replica with the fewest requests routed to it and not finished.
+///  - kLeastKvLoad: the replica whose KV cache has the most free blocks after those its
+///    waiting requests' prompts need; ties go to the lowest index.
+///  - kPowerOfTwo: power of two choices (Mitzenmacher, IEEE TPDS 2001): two distinct replicas
+///    drawn at random (seeded stream Stream::kRouter), the one with fewer outstanding
+///    requests; ties go to the lower index.
+enum class RouterKind { kRoundRobin, kLeastOutstanding, kLeastKvLoad, kPowerOfTwo };
+/// "round_robin" | "least_outstanding" | "least_kv_load" | "power_of_two". Throws
+/// InputError("<context>: unknown router "x"; known: round_robin, least_outstanding,
+/// least_kv_load, power_of_two").
+RouterKind parse_router(const std::string& name, const std::string& context);
+/// The name parse_router() reads.
+const char* router_name(RouterKind router);
+
+/// The part a replica plays (docs/simulator.md, "Disaggregated prefill and decode").
+///  - kUnified: prefills and decodes its own requests (the usual engine).
+///  - kPrefill: a prefill pool member: runs prefills only; a request whose prefill finished
+///    (its first token emitted) moves, KV cache and all, to a decode replica.
+///  - kDecode: a decode pool member: pulls the KV caches of prefilled requests and decodes
+///    them (and recomputes, locally, those it preempts).
+/// A fleet is either all kUnified or prefill and decode pools (at least one of each):
+/// disaggregation as in DistServe (Zhong et al., OSDI 2024) and Splitwise (Patel et al.,
+/// ISCA 2024).
+enum class ReplicaRole { kUnified, kPrefill, kDecode };
+/// "unified" | "prefill" | "decode".
+const char* replica_role_name(ReplicaRole role);
+
+/// A group of identical replicas (e.g. the replicas of one instance type): their number,
+/// engine limits, step-time predictor, role and network share.
+struct ReplicaGroup {
+  std::string name;  ///< names the group in error messages, e.g. "aws-p5.48xlarge tp=2"
+  int64_t num_replicas = 1;
+  ServingConfig serving;
+  /// Step times of one replica of this group. Not owned; must outlive simulate(). Null: the
+  /// predictor passed to simulate() (an error for the overload without one).
+  const model::StepTimePredictor* predictor = nullptr;
+  ReplicaRole role = ReplicaRole::kUnified;
+  /// Disaggregated fleets only: each replica's share of its instance's network, bytes per
+  /// second per direction (> 0), and the one-way network latency in seconds (>= 0).
+  double network_bandwidth_bytes_per_s = 0;
+  double network_latency_s = 0;
+};
+
+struct FleetConfig {
+  /// Homogeneous fleet (`groups` empty): num_replicas replicas with `serving`, all using the
+  /// predictor passed to simulate().
+  int64_t num_replicas = 1;
+  ServingConfig serving;
+  /// Routes arrivals among every replica, or, in a disaggregated fleet, within the prefill
+  /// pool.
+  RouterKind router = RouterKind::kLeastOutstanding;
+  /// Mixed or disaggregated fleet: when non-empty, the fleet is these groups' replicas,
+  /// numbered in group order (group 0's replicas first), and num_replicas and serving above
+  /// are unused.
+  std::vector<ReplicaGroup> groups;
+  /// Disaggregated fleets: routes prefilled requests within the decode pool.
+  RouterKind decode_router = RouterKind::kLeastOutstanding;
+  /// Disaggregated fleets: KV-cache bytes per token of one replica's model (all layers, K and
+  /// V; model::ModelSpec::kv_cache_bytes_per_token), > 0. A prefilled prompt of p tokens moves
+  /// p x kv_bytes_per_token bytes.
+  int64_t kv_bytes_per_token = 0;
+};
+
+/// The fleet as groups: `fleet.groups`, or one group of fleet.num_replicas x fleet.serving.
+/// Groups without a predictor get `default_predictor` (which may be null).
+std::vector<ReplicaGroup> resolve_groups(const FleetConfig& fleet,
+                                         const model::StepTimePredictor* default_predictor);
+
+/// Whether any group is a prefill or decode pool member.
+bool is_disaggregated(const std::vector<ReplicaGroup>& groups);
+
+/// Largest KV capacity, in tokens, of the replicas of `role` (ceil(t / block) <= blocks
+/// exactly when t <= blocks x block).
+int64_t max_capacity_tokens(const std::vector<ReplicaGroup>& groups, ReplicaRole role);
+
+/// Whether a request of these lengths can be served somewhere (otherwise it is rejected).
+bool request_fits(const std::vector<ReplicaGroup>& groups, bool disaggregated,
+                  int64_t num_prompt_tokens, int64_t num_output_tokens);
+
+/// Checks `fleet` as resolved into `groups` (resolve_groups). Throws InputError naming the
+/// field (`fleet.num_replicas`, `serving.max_num_seqs`, `fleet.groups[i] ("name"): ...`, ...),
+/// the value and what was expected: non-positive limits, an unknown policy, router or role
+/// value, a chunked_prefill chunk budget below one token or below max_num_seqs, a missing
+/// predictor, unified groups beside prefill or decode ones, a disaggregated fleet without a
+/// prefill or a decode group, a non-positive kv_bytes_per_token or network bandwidth, a
+/// negative latency, static batching in a decode pool, more than 2^30 replicas.
+void validate_fleet(const FleetConfig& fleet, const std::vector<ReplicaGroup>& groups);
+
+/// Checks that `workload` can run on the fleet of `groups`. Throws InputError naming the field
+/// (`closed_loop.num_users`, `closed_loop.lengths[i]`, `open_loop[i]`, ...), the value and what
+/// was expected: a request with fewer than 1 prompt or output token or a negative arrival, a
+/// negative user count or think time, a non-positive duration, no length sample, or a closed
+/// loop without think time none of whose requests fits any replica (it would loop forever).
+void validate_workload(const Workload& workload, const std::vector<ReplicaGroup>& groups);
+
+}  // namespace llmcap::sim

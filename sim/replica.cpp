@@ -1,0 +1,227 @@
+// Engine primitives on one replica's state: the waiting queue, the running list, admission,
+// the decoding sequences in aggregate, decode steps with preemption, prefill chunks.
+#include <algorithm>
+
+#include "sim/check.h"
+#include "sim/engine.h"
+
+namespace llmcap::sim {
+
+/// Tokens of KV a waiting sequence needs when admitted: its prefill, or, migrating, the KV
+/// it brings (its prompt and every emitted token but the last).
+int64_t Engine::waiting_kv_tokens(const Sequence& seq) const {
+  return prefill_tokens(seq) - (seq.state == SeqState::kMigrating ? 1 : 0);
+}
+
+/// Queues `id` as kWaiting (needs a prefill) or kMigrating (KV to pull).
+void Engine::push_waiting(Replica& replica, int64_t id, SimTime now, bool front, SeqState state) {
+  Sequence& seq = sequences_[id];
+  seq.state = state;
+  if (front) {
+    replica.waiting.push_front(id);
+  } else {
+    replica.waiting.push_back(id);
+  }
+  replica.waiting_blocks += replica.kv.blocks_for(waiting_kv_tokens(seq));
+  replica.series.set(WindowRecorder::kWaiting, now, static_cast<int64_t>(replica.waiting.size()));
+}
+
+void Engine::admit_front(Replica& replica, SimTime now, int64_t num_tokens, int64_t num_blocks) {
+  const int64_t id = replica.waiting.front();
+  replica.waiting.pop_front();
+  Sequence& seq = sequences_[id];
+  replica.waiting_blocks -= replica.kv.blocks_for(prefill_tokens(seq));
+  replica.series.set(WindowRecorder::kWaiting, now, static_cast<int64_t>(replica.waiting.size()));
+  replica.kv.num_free_blocks -= num_blocks;
+  seq.state = SeqState::kPrefilling;
+  seq.prefill_target = prefill_tokens(seq);
+  seq.num_prefilled = num_tokens;
+  seq.admit_order = replica.next_admit_order++;
+  if (!seq.scheduled) {
+    seq.scheduled = true;
+    result_.requests[id].first_scheduled = now;
+  }
+  link_running(replica, id);
+}
+
+void Engine::link_running(Replica& replica, int64_t id) {
+  Sequence& seq = sequences_[id];
+  seq.prev = replica.running_tail;
+  seq.next = -1;
+  if (replica.running_tail >= 0) {
+    sequences_[replica.running_tail].next = id;
+  } else {
+    replica.running_head = id;
+  }
+  replica.running_tail = id;
+  ++replica.num_running;
+}
+
+void Engine::unlink_running(Replica& replica, int64_t id) {
+  Sequence& seq = sequences_[id];
+  if (seq.prev >= 0) {
+    sequences_[seq.prev].next = seq.next;
+  } else {
+    replica.running_head = seq.next;
+  }
+  if (seq.next >= 0) {
+    sequences_[seq.next].prev = seq.prev;
+  } else {
+    replica.running_tail = seq.prev;
+  }
+  seq.prev = seq.next = -1;
+  --replica.num_running;
+}
+
+int64_t Engine::phase_of(const Replica& replica, const Sequence& seq) {
+  return floor_mod(seq.offset(), replica.kv.block_size_tokens);
+}
+
+/// Phase of the decoders that need a new block in the decode step taking the counter from
+/// k to k + 1 (their context c = offset + k has c mod block == 1).
+int64_t Engine::needing_phase(const Replica& replica, int64_t k) {
+  return floor_mod(1 - k, replica.kv.block_size_tokens);
+}
+
+int64_t Engine::decoder_emitted(const Replica& replica, const Sequence& seq) const {
+  return seq.num_emitted + (replica.num_decode_steps - seq.join_step);
+}
+
+/// A sequence whose prefill has just finished (and which has output left) starts decoding.
+void Engine::join_decoders(Replica& replica, int64_t id) {
+  Sequence& seq = sequences_[id];
+  seq.state = SeqState::kDecoding;
+  seq.join_step = replica.num_decode_steps;
+  replica.phase_counts.add(phase_of(replica, seq), 1);
+  replica.decode_context_tokens += seq.num_prompt_tokens + seq.num_emitted;
+  ++replica.num_decoders;
+  replica.finishes.push(
+      Finish{seq.join_step + seq.num_output_tokens - seq.num_emitted, seq.admit_order, id});
+  replica.new_decoders.emplace_back(id, seq.admit_order);
+}
+
+/// Takes a decoding sequence out of the aggregate (finish or preemption at the current
+/// counter): fixes its num_emitted and last_token, folds the gaps since it joined into
+/// max_itl, and returns the KV blocks it holds.
+int64_t Engine::leave_decoders(Replica& replica, int64_t id) {
+  Sequence& seq = sequences_[id];
+  const int64_t k = replica.num_decode_steps;
+  const int64_t emitted = decoder_emitted(replica, seq);
+  const int64_t context = seq.num_prompt_tokens + emitted;
+  replica.phase_counts.add(phase_of(replica, seq), -1);
+  replica.decode_context_tokens -= context;
+  --replica.num_decoders;
+  if (k >= seq.join_step + 2) {
+    RequestRecord& record = result_.requests[id];
+    const SimTime gap = SimTime::Nanoseconds(replica.gaps.max_from(seq.join_step + 2));
+    record.max_itl = std::max(record.max_itl, gap);
+  }
+  if (k > seq.join_step) seq.last_token = replica.last_decode_end;
+  seq.num_emitted = emitted;
+  return replica.kv.blocks_for(context - 1);
+}
+
+/// Preempts the most recently admitted running sequence (vLLM's recompute preemption): all
+/// its blocks are freed and it goes back to the front of the waiting queue. Returns its id.
+int64_t Engine::preempt_last(Replica& replica, SimTime now) {
+  const int64_t id = replica.running_tail;
+  LLMCAP_SIM_CHECK(id >= 0);
+  Sequence& seq = sequences_[id];
+  int64_t blocks = 0;
+  if (seq.state == SeqState::kDecoding) {
+    blocks = leave_decoders(replica, id);
+  } else {  // a partial prefill holds the blocks of its whole prefill
+    LLMCAP_SIM_CHECK(seq.state == SeqState::kPrefilling && !seq.in_step);
+    blocks = replica.kv.blocks_for(seq.prefill_target);
+    std::erase(replica.prefilling, id);
+    seq.num_prefilled = 0;
+  }
+  unlink_running(replica, id);
+  replica.kv.num_free_blocks += blocks;
+  ++result_.requests[id].num_preemptions;
+  ++result_.num_preemptions;
+  push_waiting(replica, id, now, /*front=*/true, SeqState::kWaiting);
+  return id;
+}
+
+void Engine::add_chunk(Replica& replica, model::BatchShape& shape, int64_t id, int64_t num_cached,
+                       int64_t num_tokens) {
+  Sequence& seq = sequences_[id];
+  seq.in_step = true;
+  replica.step_prefills.push_back(id);
+  ++shape.num_prefill_seqs;
+  shape.num_prefill_tokens += num_tokens;
+  shape.num_prefill_attention_pairs += num_tokens * num_cached + num_tokens * (num_tokens + 1) / 2;
+  shape.num_prefill_cached_tokens += num_cached;
+  if (num_cached + num_tokens == seq.prefill_target) ++shape.num_prefill_seqs_completing;
+}
+
+void Engine::schedule_decodes(SimTime now, Replica& replica, model::BatchShape& shape) {
+  if (replica.num_decoders == 0) return;
+  const int64_t k = replica.num_decode_steps;
+  const int64_t phase = needing_phase(replica, k);
+  int64_t needed = replica.phase_counts.get(phase);
+  while (needed > replica.kv.num_free_blocks) {
+    const Sequence& victim = sequences_[replica.running_tail];
+    if (victim.state == SeqState::kDecoding && phase_of(replica, victim) == phase) --needed;
+    preempt_last(replica, now);
+  }
+  replica.kv.num_free_blocks -= needed;
+  if (replica.num_decoders == 0) return;
+  replica.step_has_decodes = true;
+  shape.num_decode_seqs = replica.num_decoders;
+  shape.num_decode_context_tokens = replica.decode_context_tokens;
+}
+
+/// Drops decode gaps that no running sequence can ask about any more.
+void Engine::drop_stale_gaps(Replica& replica) {
+  for (int64_t id = replica.running_head; id >= 0; id = sequences_[id].next) {
+    const Sequence& seq = sequences_[id];
+    if (seq.state == SeqState::kDecoding) {
+      replica.gaps.drop_below(seq.join_step + 2);  // the oldest decoder joined first
+      return;
+    }
+  }
+  replica.gaps.clear();
+}
+
+/// The end of a step with decodes: every decoding sequence emits its next token. Those that
+/// decoded in the previous decode step see the gap since its end; those that joined since (the
+/// most recently admitted decoders, so the end of the running order) see the gap since their
+/// prefill's token. Those done are added to replica.finishing.
+void Engine::emit_decode_tokens(Replica& replica, SimTime now) {
+  const int64_t k = replica.num_decode_steps + 1;
+  const SimTime common_gap = now - replica.last_decode_end;
+  replica.first_gaps.clear();
+  for (const auto& [id, admit_order] : replica.new_decoders) {
+    Sequence& seq = sequences_[id];
+    if (seq.state != SeqState::kDecoding || seq.admit_order != admit_order) continue;
+    LLMCAP_SIM_CHECK(seq.join_step == k - 1);
+    const SimTime gap = now - seq.last_token;
+    replica.first_gaps.push_back(gap.ns());
+    RequestRecord& record = result_.requests[id];
+    record.max_itl = std::max(record.max_itl, gap);
+  }
+  replica.new_decoders.clear();
+  if (options_.record_itl_ns) {
+    const auto num_old = replica.num_decoders - static_cast<int64_t>(replica.first_gaps.size());
+    result_.itl_ns.insert(result_.itl_ns.end(), static_cast<size_t>(num_old), common_gap.ns());
+    result_.itl_ns.insert(result_.itl_ns.end(), replica.first_gaps.begin(),
+                          replica.first_gaps.end());
+  }
+  replica.num_decode_steps = k;
+  if (k >= 2) replica.gaps.push(k, common_gap.ns());
+  replica.last_decode_end = now;
+  replica.decode_context_tokens += replica.num_decoders;
+  num_emitted_tokens_ += replica.num_decoders;
+  while (!replica.finishes.empty() && replica.finishes.top().finish_step <= k) {
+    const Finish f = replica.finishes.top();
+    replica.finishes.pop();
+    const Sequence& seq = sequences_[f.id];
+    if (seq.state != SeqState::kDecoding || seq.admit_order != f.admit_order) continue;
+    LLMCAP_SIM_CHECK(f.finish_step == k);
+    replica.finishing.emplace_back(f.admit_order, f.id);
+  }
+}
+
+}  // namespace llmcap::sim
