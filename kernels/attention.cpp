@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/attention_internal.h"
+#include "kernels/dispatch.h"
 
 namespace llmcap::kernels {
 
@@ -94,13 +95,8 @@ void attend_scalar_typed(const AttentionPiece& pc) {
 }
 }  // namespace
 
-void attend_scalar(const AttentionPiece& piece) {
-  if (piece.type == KvType::kF32) {
-    attend_scalar_typed<float>(piece);
-  } else {
-    attend_scalar_typed<uint16_t>(piece);
-  }
-}
+void attend_scalar_f32(const AttentionPiece& piece) { attend_scalar_typed<float>(piece); }
+void attend_scalar_bf16(const AttentionPiece& piece) { attend_scalar_typed<uint16_t>(piece); }
 
 }  // namespace detail
 
@@ -132,10 +128,7 @@ void decode_attention(std::span<const float> q, int64_t num_q_heads, const KvCac
 void decode_attention(std::span<const float> q, int64_t num_q_heads, const KvCacheView& kv,
                       float scale, std::span<float> out, ThreadPool& pool, Isa isa,
                       const AttentionOptions& options) {
-  if (!isa_supported(isa)) {
-    fail("isa " + std::string(to_string(isa)) + " is not supported by this CPU (" +
-         cpu_features().flags() + ")");
-  }
+  const KernelTable& table = kernel_table(isa, "decode_attention");
   if (kv.num_kv_heads < 1)
     fail("num_kv_heads must be >= 1, got " + std::to_string(kv.num_kv_heads));
   if (kv.head_dim < 1) fail("head_dim must be >= 1, got " + std::to_string(kv.head_dim));
@@ -163,11 +156,8 @@ void decode_attention(std::span<const float> q, int64_t num_q_heads, const KvCac
          std::to_string(options.min_tokens_per_thread));
   }
 
-  void (*attend)(const detail::AttentionPiece&) = detail::attend_scalar;
-  if (isa == Isa::kAvx2) attend = detail::attend_avx2;
-  if (isa == Isa::kAvx512) attend = detail::attend_avx512;
-  const bool bf16_ok =
-      isa == Isa::kAvx512 && kv.type == KvType::kBf16 && cpu_features().avx512_bf16;
+  AttendKernel* const attend = table.attend_for(kv.type);
+  const bool bf16_ok = table.attention_bf16_dots && kv.type == KvType::kBf16;
   const bool bf16_dot = options.bf16_qk_dot && bf16_ok;
   const bool bf16_pv_dot = options.bf16_pv_dot && bf16_ok;
 

@@ -454,12 +454,7 @@ void attend(const AttentionPiece& pc) {
 
 }  // namespace
 
-void attend_avx2(const AttentionPiece& piece) {
-  if (piece.type == KvType::kF32) {
-    attend<false>(piece);
-  } else {
-    attend<true>(piece);
-  }
-}
+void attend_avx2_f32(const AttentionPiece& piece) { attend<false>(piece); }
+void attend_avx2_bf16(const AttentionPiece& piece) { attend<true>(piece); }
 
 }  // namespace llmcap::kernels::detail

@@ -770,10 +770,8 @@ void attend_bf16_dv(const AttentionPiece& piece) {
 }
 }  // namespace
 
-void attend_avx512(const AttentionPiece& piece) {
-  if (piece.type == KvType::kF32) {
-    attend<false, false>(piece);
-  } else if (piece.bf16_dot) {
+void attend_avx512_bf16(const AttentionPiece& piece) {
+  if (piece.bf16_dot) {
     if (piece.bf16_pv_dot) {
       attend_bf16_dv<true, true>(piece);
     } else {
@@ -785,5 +783,10 @@ void attend_avx512(const AttentionPiece& piece) {
     attend_bf16_dv<false, false>(piece);
   }
 }
+
+// Defined after attend_avx512_bf16: in this order GCC 12 emits attend<false, false> and the bf16
+// kernels instruction for instruction as it did before the kernel tables (its interprocedural
+// register allocation follows the order in which functions are compiled).
+void attend_avx512_f32(const AttentionPiece& piece) { attend<false, false>(piece); }
 
 }  // namespace llmcap::kernels::detail

@@ -1,6 +1,6 @@
 // Private to the attention kernels: one (kv head, token range) piece of decode attention, with
-// one implementation per instruction set (attention.cpp, attention_avx2.cpp,
-// attention_avx512.cpp).
+// one implementation per instruction set and KV element type (attention.cpp, attention_avx2.cpp,
+// attention_avx512.cpp), put in the kernel tables by kernels/dispatch.cpp (AttendKernel).
 #pragma once
 
 #include <cstdint>
@@ -28,8 +28,13 @@ struct AttentionPiece {
   float* sum = nullptr;      ///< [group], overwritten
 };
 
-void attend_scalar(const AttentionPiece& piece);
-void attend_avx2(const AttentionPiece& piece);
-void attend_avx512(const AttentionPiece& piece);
+// piece.type must be the kernel's: kF32 for *_f32, kBf16 for *_bf16.
+void attend_scalar_f32(const AttentionPiece& piece);  ///< the reference (attention.cpp)
+void attend_scalar_bf16(const AttentionPiece& piece);
+void attend_avx2_f32(const AttentionPiece& piece);
+void attend_avx2_bf16(const AttentionPiece& piece);
+void attend_avx512_f32(const AttentionPiece& piece);
+/// Honours piece.bf16_dot and piece.bf16_pv_dot (which need AVX512_BF16).
+void attend_avx512_bf16(const AttentionPiece& piece);
 
 }  // namespace llmcap::kernels::detail

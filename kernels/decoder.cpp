@@ -10,8 +10,8 @@
 #include <string>
 
 #include "kernels/bf16.h"
+#include "kernels/dispatch.h"
 #include "kernels/elementwise.h"
-#include "kernels/elementwise_internal.h"
 #include "kernels/scratch.h"
 
 namespace llmcap::kernels {
@@ -141,7 +141,7 @@ void for_rows(ThreadPool& pool, int64_t batch, const Fn& fn) {
 /// product split its output rows, so each thread reads the lines its own product wrote.
 void swiglu_blocks(const float* gu, float* act, int64_t batch, int64_t intermediate,
                    ThreadPool& pool, Isa isa) {
-  const detail::ElementwiseKernels& k = detail::elementwise_kernels(isa, "swiglu");
+  const KernelTable& k = kernel_table(isa, "swiglu");
   const int64_t blocks = (intermediate + kGateUpBlock - 1) / kGateUpBlock;
   const auto run = [&](int64_t j0, int64_t j1) {
     for (int64_t b = 0; b < batch; ++b) {

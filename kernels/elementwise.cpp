@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "kernels/bf16.h"
+#include "kernels/dispatch.h"
 #include "kernels/elementwise_internal.h"
 
 namespace llmcap::kernels {
 
 namespace detail {
-namespace {
 
 void rms_norm_scalar(const float* x, const float* weight, int64_t rows, int64_t dim, float eps,
                      float* out) {
@@ -48,30 +48,6 @@ void to_bf16_scalar(const float* x, uint16_t* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = f32_to_bf16(x[i]);
 }
 
-}  // namespace
-
-const ElementwiseKernels kElementwiseScalar = {rms_norm_scalar, rope_scalar, swiglu_scalar,
-                                               to_bf16_scalar};
-
-}  // namespace detail
-
-namespace detail {
-
-const ElementwiseKernels& elementwise_kernels(Isa isa, const char* op) {
-  if (!isa_supported(isa)) {
-    throw std::invalid_argument(std::string(op) + ": isa " + std::string(to_string(isa)) +
-                                " is not supported by this CPU (" + cpu_features().flags() + ")");
-  }
-  switch (isa) {
-    case Isa::kAvx2:
-      return detail::kElementwiseAvx2;
-    case Isa::kAvx512:
-      return detail::kElementwiseAvx512;
-    default:
-      return detail::kElementwiseScalar;
-  }
-}
-
 }  // namespace detail
 
 namespace {
@@ -101,7 +77,7 @@ void rms_norm(std::span<const float> x, std::span<const float> weight, int64_t d
   if (!(eps >= 0) || !std::isfinite(eps)) {
     fail(op, "eps must be finite and >= 0, got " + std::to_string(eps));
   }
-  const auto& k = detail::elementwise_kernels(isa, op);
+  const KernelTable& k = kernel_table(isa, op);
   k.rms_norm(x.data(), weight.data(), static_cast<int64_t>(x.size()) / dim, dim, eps, out.data());
 }
 
@@ -122,7 +98,7 @@ void rope(std::span<float> x, int64_t num_heads, int64_t head_dim, int64_t rotar
   if (!(theta > 0) || !std::isfinite(theta)) {
     fail(op, "theta must be finite and > 0, got " + std::to_string(theta));
   }
-  const auto& k = detail::elementwise_kernels(isa, op);
+  const KernelTable& k = kernel_table(isa, op);
 
   // cos/sin of position * theta^(-2i/rotary_dim), cached for the next call at the same position
   // (q and k of every layer share it).
@@ -157,7 +133,7 @@ void swiglu(std::span<const float> gate, std::span<const float> up, std::span<fl
                  std::to_string(up.size()) + ") and out.size() (" + std::to_string(out.size()) +
                  ") must be equal");
   }
-  const auto& k = detail::elementwise_kernels(isa, op);
+  const KernelTable& k = kernel_table(isa, op);
   k.swiglu(gate.data(), up.data(), out.data(), static_cast<int64_t>(gate.size()));
 }
 
@@ -167,7 +143,7 @@ void convert_to_bf16(std::span<const float> x, std::span<uint16_t> out, Isa isa)
     fail(op, "out.size() (" + std::to_string(out.size()) + ") != x.size() (" +
                  std::to_string(x.size()) + ")");
   }
-  const auto& k = detail::elementwise_kernels(isa, op);
+  const KernelTable& k = kernel_table(isa, op);
   k.to_bf16(x.data(), out.data(), static_cast<int64_t>(x.size()));
 }
 

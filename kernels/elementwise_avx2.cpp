@@ -10,10 +10,8 @@
 
 namespace llmcap::kernels::detail {
 
-namespace {
-
-void rms_norm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps,
-              float* out) {
+void rms_norm_avx2(const float* x, const float* weight, int64_t rows, int64_t dim, float eps,
+                   float* out) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * dim;
     float* o = out + r * dim;
@@ -44,8 +42,8 @@ void rms_norm(const float* x, const float* weight, int64_t rows, int64_t dim, fl
   }
 }
 
-void rope(float* x, int64_t heads, int64_t head_dim, int64_t half, const float* cos,
-          const float* sin) {
+void rope_avx2(float* x, int64_t heads, int64_t head_dim, int64_t half, const float* cos,
+               const float* sin) {
   for (int64_t h = 0; h < heads; ++h) {
     float* xh = x + h * head_dim;
     int64_t i = 0;
@@ -63,7 +61,7 @@ void rope(float* x, int64_t heads, int64_t head_dim, int64_t half, const float* 
   }
 }
 
-void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+void swiglu_avx2(const float* gate, const float* up, float* out, int64_t n) {
   const __m256 one = _mm256_set1_ps(1.0f);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -75,7 +73,7 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
 }
 
 // f32 -> bf16 with integer arithmetic, as the AVX-512 path (and f32_to_bf16) does.
-void to_bf16(const float* x, uint16_t* out, int64_t n) {
+void to_bf16_avx2(const float* x, uint16_t* out, int64_t n) {
   const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000),
                 one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff),
                 quiet = _mm256_set1_epi32(0x40);
@@ -93,9 +91,5 @@ void to_bf16(const float* x, uint16_t* out, int64_t n) {
   }
   for (; i < n; ++i) out[i] = f32_to_bf16(x[i]);
 }
-
-}  // namespace
-
-const ElementwiseKernels kElementwiseAvx2 = {rms_norm, rope, swiglu, to_bf16};
 
 }  // namespace llmcap::kernels::detail

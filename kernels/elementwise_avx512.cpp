@@ -16,8 +16,10 @@ inline __mmask16 tail_mask(int64_t n) {
   return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
 }
 
-void rms_norm(const float* x, const float* weight, int64_t rows, int64_t dim, float eps,
-              float* out) {
+}  // namespace
+
+void rms_norm_avx512(const float* x, const float* weight, int64_t rows, int64_t dim, float eps,
+                     float* out) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * dim;
     float* o = out + r * dim;
@@ -48,8 +50,8 @@ void rms_norm(const float* x, const float* weight, int64_t rows, int64_t dim, fl
   }
 }
 
-void rope(float* x, int64_t heads, int64_t head_dim, int64_t half, const float* cos,
-          const float* sin) {
+void rope_avx512(float* x, int64_t heads, int64_t head_dim, int64_t half, const float* cos,
+                 const float* sin) {
   for (int64_t h = 0; h < heads; ++h) {
     float* xh = x + h * head_dim;
     for (int64_t i = 0; i < half; i += 16) {
@@ -65,7 +67,7 @@ void rope(float* x, int64_t heads, int64_t head_dim, int64_t half, const float* 
   }
 }
 
-void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+void swiglu_avx512(const float* gate, const float* up, float* out, int64_t n) {
   const __m512 one = _mm512_set1_ps(1.0f);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 m = tail_mask(n - i);
@@ -75,6 +77,8 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
     _mm512_mask_storeu_ps(out + i, m, _mm512_div_ps(_mm512_mul_ps(g, u), _mm512_add_ps(one, e)));
   }
 }
+
+namespace {
 
 // f32 -> bf16 with integer arithmetic (vcvtneps2bf16 would flush subnormal inputs to zero): add
 // 0x7fff plus the lowest kept bit and keep the top half; a NaN keeps its top half with the quiet
@@ -91,7 +95,9 @@ __m512i bf16_bits(__m512i u) {
   return _mm512_mask_mov_epi32(rounded, nan, _mm512_or_si512(u, quiet));
 }
 
-void to_bf16(const float* x, uint16_t* out, int64_t n) {
+}  // namespace
+
+void to_bf16_avx512(const float* x, uint16_t* out, int64_t n) {
   // Word 2i+1 of the pair (a, b) is the top half of 32-bit lane i: lanes 0-15 from a, 16-31 b.
   alignas(64) static constexpr uint16_t kHigh[32] = {1,  3,  5,  7,  9,  11, 13, 15, 17, 19, 21,
                                                      23, 25, 27, 29, 31, 33, 35, 37, 39, 41, 43,
@@ -109,9 +115,5 @@ void to_bf16(const float* x, uint16_t* out, int64_t n) {
     }
   }
 }
-
-}  // namespace
-
-const ElementwiseKernels kElementwiseAvx512 = {rms_norm, rope, swiglu, to_bf16};
 
 }  // namespace llmcap::kernels::detail

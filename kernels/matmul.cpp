@@ -1,4 +1,5 @@
-// Weight formats, packing, the scalar reference product and the dispatch to the ISA paths.
+// Weight formats, packing, the scalar reference product and the dispatch to the ISA paths
+// (through the kernel tables of dispatch.h).
 #include "kernels/matmul.h"
 
 #include <algorithm>
@@ -12,6 +13,8 @@
 #include <string>
 
 #include "kernels/bf16.h"
+#include "kernels/dispatch.h"
+#include "kernels/matmul_internal.h"
 #include "kernels/scratch.h"
 
 namespace llmcap::kernels {
@@ -21,6 +24,13 @@ namespace {
 using detail::bf16_to_f32;
 using detail::f32_to_bf16;
 
+// kInt8 / kInt4 tiles of kTileRows rows and their blocks per tile (matmul.h).
+int64_t tiles(int64_t rows) { return (rows + kTileRows - 1) / kTileRows; }
+int64_t int8_groups(int64_t cols) { return (cols + Int8Group::kCols - 1) / Int8Group::kCols; }
+int64_t int4_super_blocks(int64_t cols) {
+  return (cols + Int4SuperBlock::kCols - 1) / Int4SuperBlock::kCols;
+}
+
 int64_t storage_bytes_for(WeightFormat format, int64_t rows, int64_t cols) {
   switch (format) {
     case WeightFormat::kF32:
@@ -28,9 +38,9 @@ int64_t storage_bytes_for(WeightFormat format, int64_t rows, int64_t cols) {
     case WeightFormat::kBf16:
       return rows * cols * 2;
     case WeightFormat::kInt8:
-      return (rows + 15) / 16 * 16 * ((cols + 3) / 4 * 4);  // 16-row tiles, 4-column groups
+      return tiles(rows) * int8_groups(cols) * int64_t{sizeof(Int8Group)};
     case WeightFormat::kInt4:
-      return (rows + 15) / 16 * ((cols + 63) / 64) * 576;  // 16-row tiles of 64-column blocks
+      return tiles(rows) * int4_super_blocks(cols) * int64_t{sizeof(Int4SuperBlock)};
   }
   return 0;
 }
@@ -63,12 +73,13 @@ void pack_row(WeightFormat format, const float* src, int64_t r, int64_t cols, ui
       for (int64_t c = 0; c < cols; ++c) max_abs = std::max(max_abs, std::fabs(src[c]));
       const float scale = max_abs / 127.0f;
       scales[r] = scale;
-      auto* dst = reinterpret_cast<int8_t*>(storage);
+      Int8Group* tile = reinterpret_cast<Int8Group*>(storage) + (r / kTileRows) * int8_groups(cols);
+      const int64_t i = r % kTileRows;
       int32_t sum = 0;
       for (int64_t c = 0; c < cols; ++c) {
         const float q = scale > 0.0f ? std::round(src[c] / scale) : 0.0f;
         const auto v = static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
-        dst[int8_offset(r, c, cols)] = v;
+        tile[c / Int8Group::kCols].q[i][c % Int8Group::kCols] = v;
         sum += v;
       }
       sums[r] = sum;
@@ -76,18 +87,24 @@ void pack_row(WeightFormat format, const float* src, int64_t r, int64_t cols, ui
     }
     case WeightFormat::kInt4: {
       // storage is zeroed: nibbles are OR-ed into place.
-      for (int64_t j = 0; j < cols / 32; ++j) {
-        const float* v = src + j * 32;
+      Int4SuperBlock* tile =
+          reinterpret_cast<Int4SuperBlock*>(storage) + (r / kTileRows) * int4_super_blocks(cols);
+      const int64_t row = r % kTileRows;
+      for (int64_t j = 0; j < cols / Int4SuperBlock::kBlockCols; ++j) {
+        const float* v = src + j * Int4SuperBlock::kBlockCols;
         float max_abs = 0.0f;
         for (int i = 0; i < 32; ++i) max_abs = std::max(max_abs, std::fabs(v[i]));
         const uint16_t scale_bf16 = f32_to_bf16(max_abs / 7.0f);
         const float scale = bf16_to_f32(scale_bf16);  // quantise against the stored scale
-        std::memcpy(storage + int4_location(r, j * 32, cols).scale_byte, &scale_bf16, 2);
+        Int4SuperBlock& sb = tile[j / 2];
+        const int64_t h = j % 2;
+        sb.scale[h][row] = scale_bf16;
         for (int i = 0; i < 32; ++i) {
           const float qi = scale > 0.0f ? std::round(v[i] / scale) + 8.0f : 8.0f;
           const auto q = static_cast<uint8_t>(std::clamp(qi, 0.0f, 15.0f));
-          const Int4Location at = int4_location(r, j * 32 + i, cols);
-          storage[at.byte] = static_cast<uint8_t>(storage[at.byte] | (q << at.shift));
+          // Columns i and i + 16 of the block share a byte: low and high nibble.
+          uint8_t& byte = sb.q[4 * h + (i % 16) / 4][row][i % 4];
+          byte = static_cast<uint8_t>(byte | (q << (i < 16 ? 0 : 4)));
         }
       }
       return;
@@ -109,26 +126,30 @@ void dequantise_row(const PackedWeights& w, int64_t r, float* out) {
       return;
     }
     case WeightFormat::kInt8: {
-      const auto* src = static_cast<const int8_t*>(w.data());
+      const Int8Group* tile =
+          static_cast<const Int8Group*>(w.data()) + (r / kTileRows) * int8_groups(cols);
+      const int64_t i = r % kTileRows;
       const float scale = w.row_scales()[static_cast<size_t>(r)];
       for (int64_t c = 0; c < cols; ++c) {
-        out[c] = scale * static_cast<float>(src[int8_offset(r, c, cols)]);
+        out[c] = scale * static_cast<float>(tile[c / Int8Group::kCols].q[i][c % Int8Group::kCols]);
       }
       return;
     }
     case WeightFormat::kInt4: {
-      const auto* raw = static_cast<const uint8_t*>(w.data());
-      for (int64_t j = 0; j < cols / 32; ++j) {
-        const Int4Location first = int4_location(r, j * 32, cols);
-        uint16_t scale_bf16;
-        std::memcpy(&scale_bf16, raw + first.scale_byte, 2);
-        const float scale = bf16_to_f32(scale_bf16);
+      const Int4SuperBlock* tile =
+          static_cast<const Int4SuperBlock*>(w.data()) + (r / kTileRows) * int4_super_blocks(cols);
+      const int64_t row = r % kTileRows;
+      for (int64_t j = 0; j < cols / Int4SuperBlock::kBlockCols; ++j) {
+        const Int4SuperBlock& sb = tile[j / 2];
+        const int64_t h = j % 2;
+        const float scale = bf16_to_f32(sb.scale[h][row]);
+        float* o = out + j * Int4SuperBlock::kBlockCols;
         // Group g of the block: row r's 4 bytes, columns 4g..4g+3 (low) and 16+4g.. (high).
         for (int g = 0; g < 4; ++g) {
-          const uint8_t* b = raw + first.byte + g * 64;
+          const uint8_t* b = sb.q[4 * h + g][row];
           for (int k = 0; k < 4; ++k) {
-            out[j * 32 + 4 * g + k] = scale * static_cast<float>((b[k] & 0x0f) - 8);
-            out[j * 32 + 16 + 4 * g + k] = scale * static_cast<float>((b[k] >> 4) - 8);
+            o[4 * g + k] = scale * static_cast<float>((b[k] & 0x0f) - 8);
+            o[16 + 4 * g + k] = scale * static_cast<float>((b[k] >> 4) - 8);
           }
         }
       }
@@ -136,6 +157,22 @@ void dequantise_row(const PackedWeights& w, int64_t r, float* out) {
     }
   }
 }
+
+std::atomic<bool> g_avx512_extensions{true};
+
+std::string isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar:
+    case Isa::kAvx2:
+    case Isa::kAvx512:
+      return std::string(to_string(isa));
+  }
+  return "#" + std::to_string(static_cast<int>(isa));
+}
+
+}  // namespace
+
+namespace detail {
 
 // The reference: each weight row is dequantised once and dotted with every activation row in
 // double precision, then rounded to f32.
@@ -159,19 +196,7 @@ void matmul_scalar(const PackedWeights& w, const float* x, int64_t batch, float*
   });
 }
 
-std::atomic<bool> g_avx512_extensions{true};
-
-std::string isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::kScalar:
-    case Isa::kAvx2:
-    case Isa::kAvx512:
-      return std::string(to_string(isa));
-  }
-  return "#" + std::to_string(static_cast<int>(isa));
-}
-
-}  // namespace
+}  // namespace detail
 
 std::string_view to_string(WeightFormat format) {
   switch (format) {
@@ -347,22 +372,10 @@ void matmul(const PackedWeights& w, std::span<const float> x, int64_t batch, std
     throw std::invalid_argument("matmul: isa " + isa_name(isa) + " is not supported by this CPU");
   }
   constexpr int64_t kMaxSlice = 64;
-  const bool extensions = detail::avx512_extensions_enabled();
+  MatmulKernel* const kernel = kernel_table(isa).matmul_for(w.format());
   for (int64_t b0 = 0; b0 < batch; b0 += kMaxSlice) {
     const int64_t nb = std::min(kMaxSlice, batch - b0);
-    const float* xs = x.data() + b0 * cols;
-    float* ys = y.data() + b0 * rows;
-    switch (isa) {
-      case Isa::kScalar:
-        matmul_scalar(w, xs, nb, ys, pool);
-        break;
-      case Isa::kAvx2:
-        detail::matmul_avx2(w, xs, nb, ys, pool);
-        break;
-      case Isa::kAvx512:
-        detail::matmul_avx512(w, xs, nb, ys, pool, extensions);
-        break;
-    }
+    kernel(w, x.data() + b0 * cols, nb, y.data() + b0 * rows, pool);
   }
 }
 

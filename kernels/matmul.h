@@ -1,6 +1,7 @@
 // Weight-streaming matrix products of decode: y = x W^T for 1..64 activation rows.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -19,8 +20,8 @@ namespace llmcap::kernels {
 ///    w[r][c] = scale[r] * q[r][c]. Stored in tiles of 16 rows (the layout of VNNI dot
 ///    products, which read 16 output rows per instruction, so that the weights stream
 ///    sequentially): tile t holds rows [16t, 16t + 16) as groups of 4 columns, 64 bytes per
-///    group, row 16t + i at bytes [4i, 4i + 4) of each group (see int8_offset). Rows are padded
-///    to a multiple of 16 and columns to a multiple of 4 with zeros.
+///    group, row 16t + i at bytes [4i, 4i + 4) of each group (Int8Group, int8_offset). Rows are
+///    padded to a multiple of 16 and columns to a multiple of 4 with zeros.
 ///  - kInt4: 4-bit weights in blocks of 32 consecutive weights of a row with one bf16 scale
 ///    each: w = scale * (q - 8), q in [0, 15] (the quantisation of GGML's Q4_0, with a bf16
 ///    scale: 0.5625 bytes per weight). cols must be a multiple of 32. Stored, like kInt8, in
@@ -28,17 +29,50 @@ namespace llmcap::kernels {
 ///    64 columns (the last one padded with zero weights and scales): 64 bytes of scales (block
 ///    h = columns [32h, 32h + 32) of the super-block: row i's bf16 scale at byte 32h + 2i),
 ///    then 8 groups of 64 bytes; group 4h + g holds, for row i at bytes [4i, 4i + 4), columns
-///    32h + 4g + k (k = 0..3) in the low nibbles and 32h + 16 + 4g + k in the high nibbles (see
-///    int4_location). Rows are padded to a multiple of 16 with zeros.
+///    32h + 4g + k (k = 0..3) in the low nibbles and 32h + 16 + 4g + k in the high nibbles
+///    (Int4SuperBlock, int4_location). Rows are padded to a multiple of 16 with zeros.
 enum class WeightFormat { kF32, kBf16, kInt8, kInt4 };
 std::string_view to_string(WeightFormat format);  ///< "f32" | "bf16" | "int8" | "int4"
 /// Throws std::invalid_argument("unknown weight format \"x\"; known: f32, bf16, int8, int4").
 WeightFormat parse_weight_format(std::string_view name);
 
+/// Packed weight blocks of the kInt8 and kInt4 formats. data() of a kInt8 matrix is an array of
+/// Int8Group: tile t (rows [16t, 16t + 16)) holds groups [t * G, (t + 1) * G), G = ceil(cols / 4),
+/// group g of a tile covering columns [4g, 4g + 4). data() of a kInt4 matrix is an array of
+/// Int4SuperBlock: tile t holds super-blocks [t * S, (t + 1) * S), S = ceil(cols / 64),
+/// super-block s of a tile covering columns [64s, 64s + 64). Both are 64-byte aligned (data() is,
+/// and every block is a whole number of 64-byte lines): the kernels load them with aligned vector
+/// loads.
+inline constexpr int64_t kTileRows = 16;  ///< output rows per kInt8 / kInt4 tile
+
+/// 4 consecutive columns of the 16 rows of a kInt8 tile: row i's 4 weights at bytes [4i, 4i + 4),
+/// the 16 output rows a VNNI dot product of 4-byte words reads at once.
+struct alignas(64) Int8Group {
+  static constexpr int64_t kCols = 4;
+  int8_t q[kTileRows][kCols];  ///< [row in tile][column in group]
+};
+static_assert(sizeof(Int8Group) == 64 && alignof(Int8Group) == 64);
+
+/// 64 consecutive columns of the 16 rows of a kInt4 tile: two blocks h of 32 columns
+/// [32h, 32h + 32) with one bf16 scale per row, w = scale * (q - 8). 576 bytes.
+struct alignas(64) Int4SuperBlock {
+  static constexpr int64_t kCols = 64;       ///< columns per super-block
+  static constexpr int64_t kBlockCols = 32;  ///< columns per block (one scale)
+  /// [block h][row i]: bf16 scale of row i over the block's 32 columns (bytes 32h + 2i).
+  uint16_t scale[2][kTileRows];
+  /// [group 4h + g][row i][k] (byte 64 + 64(4h + g) + 4i + k): the low nibble is column
+  /// 32h + 4g + k of the super-block, the high nibble column 32h + 16 + 4g + k.
+  uint8_t q[8][kTileRows][4];
+};
+static_assert(sizeof(Int4SuperBlock) == 576 && alignof(Int4SuperBlock) == 64);
+static_assert(offsetof(Int4SuperBlock, q) == 64);
+
 /// Byte offset of weight (r, c) in the kInt8 layout of a matrix with `cols` columns.
 constexpr int64_t int8_offset(int64_t r, int64_t c, int64_t cols) {
-  const int64_t groups = (cols + 3) / 4;
-  return ((r / 16) * groups + c / 4) * 64 + (r % 16) * 4 + c % 4;
+  const int64_t groups = (cols + Int8Group::kCols - 1) / Int8Group::kCols;
+  const int64_t group = (r / kTileRows) * groups + c / Int8Group::kCols;
+  return group * int64_t{sizeof(Int8Group)} + (r % kTileRows) * Int8Group::kCols +
+         c % Int8Group::kCols;
 }
 
 /// Where weight (r, c) of a kInt4 matrix with `cols` columns lives: the byte holding its
@@ -50,12 +84,16 @@ struct Int4Location {
   int64_t scale_byte = 0;
 };
 constexpr Int4Location int4_location(int64_t r, int64_t c, int64_t cols) {
-  const int64_t super_blocks = (cols + 63) / 64;
-  const int64_t base = ((r / 16) * super_blocks + c / 64) * 576;
-  const int64_t h = (c % 64) / 32, in_block = c % 32;
+  constexpr int64_t kQ = offsetof(Int4SuperBlock, q), kGroupBytes = sizeof(Int4SuperBlock::q[0]);
+  const int64_t super_blocks = (cols + Int4SuperBlock::kCols - 1) / Int4SuperBlock::kCols;
+  const int64_t base = ((r / kTileRows) * super_blocks + c / Int4SuperBlock::kCols) *
+                       int64_t{sizeof(Int4SuperBlock)};
+  const int64_t h = (c % Int4SuperBlock::kCols) / Int4SuperBlock::kBlockCols;
+  const int64_t in_block = c % Int4SuperBlock::kBlockCols;
   const int64_t group = 4 * h + (in_block % 16) / 4;
-  return {base + 64 + group * 64 + (r % 16) * 4 + in_block % 4, in_block < 16 ? 0 : 4,
-          base + 32 * h + (r % 16) * 2};
+  return {base + kQ + group * kGroupBytes + (r % kTileRows) * 4 + in_block % 4,
+          in_block < 16 ? 0 : 4,
+          base + h * int64_t{sizeof(Int4SuperBlock::scale[0])} + (r % kTileRows) * 2};
 }
 
 /// A weight matrix of `rows` output features x `cols` input features, stored row-major in one
@@ -126,14 +164,8 @@ void matmul(const PackedWeights& w, std::span<const float> x, int64_t batch, std
             ThreadPool& pool, Isa isa = best_isa());
 
 namespace detail {
-// Per-ISA kernels, each in its own translation unit compiled with that ISA's flags
-// (matmul_avx2.cpp, matmul_avx512.cpp). Called by matmul() after its argument checks with
-// 1 <= batch <= 64; x is batch x cols f32 (any alignment), y batch x rows f32.
-void matmul_avx2(const PackedWeights& w, const float* x, int64_t batch, float* y, ThreadPool& pool);
-/// `use_extensions`: use AVX512_BF16 (bf16) and AVX512_VNNI (int8, int4) where the CPU has them;
-/// false forces the plain AVX-512 f32-FMA path these fall back to on CPUs without them.
-void matmul_avx512(const PackedWeights& w, const float* x, int64_t batch, float* y,
-                   ThreadPool& pool, bool use_extensions);
+// The per-ISA kernels are in matmul_internal.h; matmul() reaches them through the kernel
+// tables of dispatch.h.
 
 /// Test and benchmark hook: whether matmul(..., Isa::kAvx512) may use AVX512_BF16 / AVX512_VNNI
 /// (default true; they are used only when cpu_features() reports them). With false it runs the

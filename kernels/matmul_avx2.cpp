@@ -19,12 +19,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
 #include "kernels/matmul.h"
+#include "kernels/matmul_internal.h"
 #include "kernels/scratch.h"
 
 namespace llmcap::kernels::detail {
@@ -43,6 +45,15 @@ constexpr int kBT = 2;  // activation rows per micro-kernel call (8 accumulators
 constexpr int kRBf16Batch1 = 8;
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// The packed weight blocks of matmul.h (Int8Group, Int4SuperBlock) in bytes: the kernels walk
+// them with char-typed pointers (as matmul_avx512.cpp does, where struct-typed pointers changed
+// GCC 12's code for some int8 kernels).
+constexpr int64_t kI8Group = sizeof(Int8Group);                  // one group of 4 columns
+constexpr int64_t kI4SuperBlock = sizeof(Int4SuperBlock);        // one super-block of 64 columns
+constexpr int64_t kI4Nibbles = offsetof(Int4SuperBlock, q);      // its nibble groups
+constexpr int64_t kI4Group = sizeof(Int4SuperBlock::q[0]);       // one nibble group
+constexpr int64_t kI4Scales = sizeof(Int4SuperBlock::scale[0]);  // one block's 16 bf16 scales
 
 thread_local ScratchBuffer t_act;
 thread_local ScratchBuffer t_tile;
@@ -292,9 +303,10 @@ inline __m256i bcast4(const int8_t* p) {
 // Software prefetch distance of the int8 / int4 weight streams, in bytes ahead in each tile.
 constexpr int kIntPrefetch = 1024;
 
-// int8: NT 16-row tiles (matmul.h layout: group g of 4 columns is the 64 bytes w + 64 g, byte
-// 4i + j = row i, column 4g + j) against BT activation rows, ngroups groups. acc[(2t + h) * BT
-// + b] lane i += row 8h + i of tile t . activation row b (int32, exact: 4 x 127^2 per group).
+// int8: NT 16-row tiles (matmul.h layout: group g of 4 columns is the Int8Group at
+// w + kI8Group g, byte 4i + j = row i, column 4g + j) against BT activation rows, ngroups groups.
+// acc[(2t + h) * BT + b] lane i += row 8h + i of tile t . activation row b (int32, exact:
+// 4 x 127^2 per group).
 template <int NT, int BT>
 void mk_i8(const int8_t* const* w, int64_t ngroups, const int8_t* a, int64_t lda, bool prefetch,
            __m256i* acc_io) {
@@ -309,10 +321,10 @@ void mk_i8(const int8_t* const* w, int64_t ngroups, const int8_t* a, int64_t lda
     __m256i wv[NV], aw[NV];
 #pragma GCC unroll 4
     for (int t = 0; t < NT; ++t) {
-      const int8_t* p = w[t] + g * 64;
+      const int8_t* p = w[t] + g * kI8Group;
       if (prefetch) _mm_prefetch(reinterpret_cast<const char*>(p) + kIntPrefetch, _MM_HINT_T0);
-      wv[2 * t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
-      wv[2 * t + 1] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 32));
+      wv[2 * t] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));           // rows 0-7
+      wv[2 * t + 1] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 32));  // 8-15
     }
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) aw[v] = _mm256_abs_epi8(wv[v]);
@@ -352,29 +364,29 @@ void call_i8(int bt, const int8_t* w, int64_t ngroups, const int8_t* a, int64_t 
 // no side effect; docs/architecture.md).
 [[gnu::always_inline]] inline void prefetch_i4_superblock(const uint8_t* p) {
 #pragma GCC unroll 9
-  for (int line = 0; line < 9; ++line) {
+  for (int line = 0; line < kI4SuperBlock / 64; ++line) {
     _mm_prefetch(reinterpret_cast<const char*>(p) + kIntPrefetch + 64 * line, _MM_HINT_T0);
   }
 }
 
 // int4 super-block at p: the f32 scales of rows 8k..8k+7 of block h (bf16, widened exactly).
 inline __m256 i4_scales(const uint8_t* p, int h, int k) {
-  const __m128i sc16 = _mm_load_si128(reinterpret_cast<const __m128i*>(p + 32 * h + 16 * k));
+  const __m128i sc16 = _mm_load_si128(reinterpret_cast<const __m128i*>(p + kI4Scales * h + 16 * k));
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(sc16), 16));
 }
 
-// int4: one 16-row tile (matmul.h layout: 576-byte super-blocks of 64 columns; block h's
-// 16 bf16 scales at 32 h; its nibbles in groups 4h + q, 64 bytes apart, bytes 4i..4i+3 of row i
-// whose low nibbles are columns 4q.., high nibbles 16 + 4q..) against bt activation rows.
-// acc[b * 16 + i] += row i's dot product (scaled per block) with activation row b. The nibbles
-// are unpacked once per 8-row half and block for all bt rows; the eight u8 x s8 products of a
-// block are summed in int16 (8 x 2 x 15 x 127 < 2^15) before one vpmaddwd.
+// int4: one 16-row tile (matmul.h layout: an Int4SuperBlock per 64 columns; block h's 16 bf16
+// scales at kI4Scales h; its nibbles in groups 4h + q, kI4Group bytes apart from kI4Nibbles,
+// bytes 4i..4i+3 of row i whose low nibbles are columns 4q.., high nibbles 16 + 4q..) against bt
+// activation rows. acc[b * 16 + i] += row i's dot product (scaled per block) with activation row b.
+// The nibbles are unpacked once per 8-row half and block for all bt rows; the eight u8 x s8
+// products of a block are summed in int16 (8 x 2 x 15 x 127 < 2^15) before one vpmaddwd.
 void mk_i4(int bt, const uint8_t* w, int64_t nsb, const int8_t* a, int64_t lda, const int32_t* corr,
            int64_t ldc, bool prefetch, float* acc) {
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t sb = 0; sb < nsb; ++sb) {
-    const uint8_t* p = w + sb * 576;
+    const uint8_t* p = w + sb * kI4SuperBlock;
     if (prefetch) prefetch_i4_superblock(p);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
@@ -386,7 +398,7 @@ void mk_i4(int bt, const uint8_t* w, int64_t nsb, const int8_t* a, int64_t lda, 
 #pragma GCC unroll 4
         for (int q = 0; q < 4; ++q) {
           const __m256i z = _mm256_load_si256(
-              reinterpret_cast<const __m256i*>(p + 64 + (4 * h + q) * 64 + 32 * k));
+              reinterpret_cast<const __m256i*>(p + kI4Nibbles + (4 * h + q) * kI4Group + 32 * k));
           lo[q] = _mm256_and_si256(z, low4);
           hi[q] = _mm256_and_si256(_mm256_srli_epi16(z, 4), low4);
         }
@@ -424,7 +436,7 @@ void mk_i4_row(const uint8_t* w, int64_t nsb, const int8_t* a, const int32_t* co
   const __m256i low4 = _mm256_set1_epi8(0x0f);
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t sb = 0; sb < nsb; ++sb) {
-    const uint8_t* p = w + sb * 576;
+    const uint8_t* p = w + sb * kI4SuperBlock;
     prefetch_i4_superblock(p);
 #pragma GCC unroll 2
     for (int h = 0; h < 2; ++h) {
@@ -437,7 +449,7 @@ void mk_i4_row(const uint8_t* w, int64_t nsb, const int8_t* a, const int32_t* co
 #pragma GCC unroll 2
         for (int k = 0; k < 2; ++k) {
           const __m256i z = _mm256_load_si256(
-              reinterpret_cast<const __m256i*>(p + 64 + (4 * h + q) * 64 + 32 * k));
+              reinterpret_cast<const __m256i*>(p + kI4Nibbles + (4 * h + q) * kI4Group + 32 * k));
           const __m256i lo = _mm256_maddubs_epi16(_mm256_and_si256(z, low4), alo);
           const __m256i hi =
               _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(z, 4), low4), ahi);
@@ -492,8 +504,8 @@ void i8_tiles(const Ctx& c, int64_t t0, int64_t t1) {
       std::fill(sums, sums + 32, 0.0f);
       for (int64_t g0 = 0; g0 < groups; g0 += kg) {
         const int64_t ng = std::min(kg, groups - g0);
-        const int8_t* w[2] = {base + t * 16 * groups * 4 + g0 * 64,
-                              base + (t + 1) * 16 * groups * 4 + g0 * 64};
+        const int8_t* w[2] = {base + t * groups * kI8Group + g0 * kI8Group,
+                              base + (t + 1) * groups * kI8Group + g0 * kI8Group};
         __m256i acc[4] = {};
         mk_i8<2, 1>(w, ng, act + g0 * 4, c.lda, true, acc);
         add_i8(acc, 1, sums);
@@ -504,14 +516,14 @@ void i8_tiles(const Ctx& c, int64_t t0, int64_t t1) {
     }
   }
   for (; t < t1; ++t) {
-    const int8_t* w = base + t * 16 * groups * 4;
+    const int8_t* w = base + t * groups * kI8Group;
     std::fill(sums, sums + c.batch * 16, 0.0f);
     for (int64_t g0 = 0; g0 < groups; g0 += kg) {
       const int64_t ng = std::min(kg, groups - g0);
       for (int64_t b0 = 0; b0 < c.batch; b0 += kI8Slice) {
         const int bt = static_cast<int>(std::min<int64_t>(kI8Slice, c.batch - b0));
         __m256i acc[2 * kI8Slice] = {};
-        call_i8(bt, w + g0 * 64, ng, act + b0 * c.lda + g0 * 4, c.lda, b0 == 0, acc);
+        call_i8(bt, w + g0 * kI8Group, ng, act + b0 * c.lda + g0 * 4, c.lda, b0 == 0, acc);
         for (int b = 0; b < bt; ++b) add_i8(acc + b, bt, sums + (b0 + b) * 16);
       }
     }
@@ -529,7 +541,7 @@ void i4_tiles(const Ctx& c, int64_t t0, int64_t t1) {
     const __m256 sx = _mm256_set1_ps(c.sx[0]);
     for (int64_t t = t0; t < t1; ++t) {
       __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-      mk_i4_row(base + t * nsb * 576, nsb, act, c.corr, acc);
+      mk_i4_row(base + t * nsb * kI4SuperBlock, nsb, act, c.corr, acc);
       alignas(32) float out[16];
       _mm256_store_ps(out, _mm256_mul_ps(acc[0], sx));
       _mm256_store_ps(out + 8, _mm256_mul_ps(acc[1], sx));
@@ -540,7 +552,7 @@ void i4_tiles(const Ctx& c, int64_t t0, int64_t t1) {
   }
   alignas(32) float acc[kI4Slice * 16];
   for (int64_t t = t0; t < t1; ++t) {
-    const uint8_t* w = base + t * nsb * 576;
+    const uint8_t* w = base + t * nsb * kI4SuperBlock;
     const int64_t r0 = t * 16;
     const int nr = static_cast<int>(std::min<int64_t>(16, c.rows - r0));
     for (int64_t b0 = 0; b0 < c.batch; b0 += kI4Slice) {
@@ -555,47 +567,53 @@ void i4_tiles(const Ctx& c, int64_t t0, int64_t t1) {
   }
 }
 
-}  // namespace
-
-void matmul_avx2(const PackedWeights& w, const float* x, int64_t batch, float* y,
-                 ThreadPool& pool) {
+// The common part of a call's context: one extra 64-element block per activation row: with rows
+// a multiple of 4 KiB apart (4096 int8 columns, 2048 bf16, 1024 f32), the rows of a batch all map
+// to the same L1 sets and evict each other (int8, 14336 x 4096 at batch 16: 4.1 ms without, vs
+// 2.6 ms for the 4096 x 14336 shape of equal size).
+Ctx make_ctx(const PackedWeights& w, int64_t batch, float* y) {
   Ctx c;
   c.w = &w;
   c.rows = w.rows();
   c.cols = w.cols();
   c.batch = batch;
   c.y = y;
-  // One extra 64-element block per activation row: with rows a multiple of 4 KiB apart (4096
-  // int8 columns, 2048 bf16, 1024 f32), the rows of a batch all map to the same L1 sets and
-  // evict each other (int8, 14336 x 4096 at batch 16: 4.1 ms without, vs 2.6 ms for the
-  // 4096 x 14336 shape of equal size).
   c.lda = round_up(c.cols, 64) + 64;
-  if (w.format() == WeightFormat::kInt8 || w.format() == WeightFormat::kInt4) {
-    const bool int4 = w.format() == WeightFormat::kInt4;
-    const int64_t act_bytes = round_up(batch * c.lda, 64);
-    c.ldc = c.lda / 32;
-    auto* base =
-        static_cast<uint8_t*>(t_act.get(act_bytes + (int4 ? batch * c.ldc * 4 : 0) + batch * 4));
-    auto* corr = reinterpret_cast<int32_t*>(base + act_bytes);  // int4: batch x lda / 32
-    auto* sx = reinterpret_cast<float*>(base + act_bytes + (int4 ? batch * c.ldc * 4 : 0));
-    prep_int8(x, batch, c.cols, c.lda, reinterpret_cast<int8_t*>(base), sx, int4 ? corr : nullptr,
-              c.ldc);
-    c.act = base;
-    c.sx = sx;
-    c.corr = int4 ? corr : nullptr;
-    // One slice: a chunk as long as int32 stays exact (4 x 127^2 per group, < 2^31 up to
-    // 32,768 columns); several: chunks of 1,024 columns (16 KiB of a tile) stay in L1.
-    c.kc = batch <= kI8Slice ? 32768 : 1024;
-    const int64_t tiles = (c.rows + 15) / 16;
-    pool.parallel_for(tiles, [&c, int4](int64_t begin, int64_t end, int) {
-      if (int4) {
-        i4_tiles(c, begin, end);
-      } else {
-        i8_tiles(c, begin, end);
-      }
-    });
-    return;
-  }
+  return c;
+}
+
+// int8 / int4 weights: quantised activations, integer dot products over 16-row tiles.
+void int_weights(const PackedWeights& w, const float* x, int64_t batch, float* y, ThreadPool& pool,
+                 bool int4) {
+  Ctx c = make_ctx(w, batch, y);
+  const int64_t act_bytes = round_up(batch * c.lda, 64);
+  c.ldc = c.lda / 32;
+  auto* base =
+      static_cast<uint8_t*>(t_act.get(act_bytes + (int4 ? batch * c.ldc * 4 : 0) + batch * 4));
+  auto* corr = reinterpret_cast<int32_t*>(base + act_bytes);  // int4: batch x lda / 32
+  auto* sx = reinterpret_cast<float*>(base + act_bytes + (int4 ? batch * c.ldc * 4 : 0));
+  prep_int8(x, batch, c.cols, c.lda, reinterpret_cast<int8_t*>(base), sx, int4 ? corr : nullptr,
+            c.ldc);
+  c.act = base;
+  c.sx = sx;
+  c.corr = int4 ? corr : nullptr;
+  // One slice: a chunk as long as int32 stays exact (4 x 127^2 per group, < 2^31 up to
+  // 32,768 columns); several: chunks of 1,024 columns (16 KiB of a tile) stay in L1.
+  c.kc = batch <= kI8Slice ? 32768 : 1024;
+  const int64_t tiles = (c.rows + 15) / 16;
+  pool.parallel_for(tiles, [&c, int4](int64_t begin, int64_t end, int) {
+    if (int4) {
+      i4_tiles(c, begin, end);
+    } else {
+      i8_tiles(c, begin, end);
+    }
+  });
+}
+
+// f32 / bf16 weights: f32 FMAs (tile()).
+void float_weights(const PackedWeights& w, const float* x, int64_t batch, float* y,
+                   ThreadPool& pool) {
+  Ctx c = make_ctx(w, batch, y);
   auto* a = static_cast<float*>(t_act.get(batch * c.lda * 4));
   for (int64_t b = 0; b < batch; ++b) {
     std::memcpy(a + b * c.lda, x + b * c.cols, static_cast<size_t>(c.cols) * 4);
@@ -615,6 +633,26 @@ void matmul_avx2(const PackedWeights& w, const float* x, int64_t batch, float* y
         }
       },
       wide ? kRBf16Batch1 : kR);
+}
+
+}  // namespace
+
+// The entries of the AVX2 kernel table (dispatch.cpp), one per weight format.
+void matmul_avx2_f32(const PackedWeights& w, const float* x, int64_t batch, float* y,
+                     ThreadPool& pool) {
+  float_weights(w, x, batch, y, pool);
+}
+void matmul_avx2_bf16(const PackedWeights& w, const float* x, int64_t batch, float* y,
+                      ThreadPool& pool) {
+  float_weights(w, x, batch, y, pool);
+}
+void matmul_avx2_int8(const PackedWeights& w, const float* x, int64_t batch, float* y,
+                      ThreadPool& pool) {
+  int_weights(w, x, batch, y, pool, false);
+}
+void matmul_avx2_int4(const PackedWeights& w, const float* x, int64_t batch, float* y,
+                      ThreadPool& pool) {
+  int_weights(w, x, batch, y, pool, true);
 }
 
 }  // namespace llmcap::kernels::detail

@@ -15,12 +15,14 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
 #include "kernels/matmul.h"
+#include "kernels/matmul_internal.h"
 #include "kernels/scratch.h"
 
 // GCC 12's AVX-512 reduction / conversion intrinsics start from _mm512_undefined_*(), which it
@@ -39,6 +41,16 @@ constexpr int kR = 4;  // output rows per tile
 // (6 rows: 1.03-1.10x; f32 with 8 rows 0.97-1.04x, so f32 keeps 4).
 constexpr int kRBf16Batch1 = 8;
 constexpr int kBT = 4;  // activation rows per micro-kernel call
+
+// The packed weight blocks of matmul.h (Int8Group, Int4SuperBlock) in bytes: the kernels walk
+// them with char-typed pointers. (With struct-typed pointers GCC 12 compiled some int8 tile
+// kernels differently: one loop testing `prefetch` per group instead of two loops.)
+constexpr int64_t kI8Group = sizeof(Int8Group);                  // one group of 4 columns
+constexpr int64_t kI4SuperBlock = sizeof(Int4SuperBlock);        // one super-block of 64 columns
+constexpr int64_t kI4Nibbles = offsetof(Int4SuperBlock, q);      // its nibble groups
+constexpr int64_t kI4Group = sizeof(Int4SuperBlock::q[0]);       // one nibble group
+constexpr int64_t kI4Scales = sizeof(Int4SuperBlock::scale[0]);  // one block's 16 bf16 scales
+constexpr int kI4Lines = kI4SuperBlock / 64;                     // cache lines of a super-block
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
@@ -300,10 +312,10 @@ inline void dpbusd_bcast(__m512i& acc, __m512i u8, const int8_t* s8x4) {
       : "v"(u8), "m"(*reinterpret_cast<const AliasedWord*>(s8x4)));
 }
 
-// int8 tile kernel over one 16-row tile (matmul.h layout: group g of 4 columns is the 64 bytes
-// w + 64 g, lane i = row i): u8 weights (w + 128, one vpxord per 16 products) x s8 activations
-// broadcast from memory (vpdpbusd's signed operand is the one that can be a {1to16} memory
-// operand; a separate vpbroadcastd per product ran at 65% of the rate in a loop of the two).
+// int8 tile kernel over one 16-row tile (matmul.h layout: group g of 4 columns is the Int8Group
+// at w + kI8Group g, lane i = row i): u8 weights (w + 128, one vpxord per 16 products) x s8
+// activations broadcast from memory (vpdpbusd's signed operand is the one that can be a {1to16}
+// memory operand; a separate vpbroadcastd per product ran at 65% of the rate in a loop of the two).
 // acc[b] gets, for BT activation rows, lane i += sum over the groups of
 // (a[b][4g..4g+3] . (w[i][4g..] + 128)); the caller takes off 128 x the row's activation sum.
 // U interleaved accumulators per activation row hide the vpdpbusd latency when BT is small.
@@ -329,12 +341,13 @@ struct MkI8Tile {
     int64_t g = 0;
     for (; g + U <= ngroups; g += U) {
       if (prefetch) {
-        _mm_prefetch(reinterpret_cast<const char*>(w + g * 64) + kI8TilePrefetch, _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(w + g * kI8Group) + kI8TilePrefetch,
+                     _MM_HINT_T0);
       }
       __m512i wv[U];
 #pragma GCC unroll 4
       for (int u = 0; u < U; ++u)
-        wv[u] = _mm512_xor_si512(_mm512_load_si512(w + (g + u) * 64), flip);
+        wv[u] = _mm512_xor_si512(_mm512_load_si512(w + (g + u) * kI8Group), flip);
 #pragma GCC unroll 16
       for (int b = 0; b < BT; ++b) {
 #pragma GCC unroll 4
@@ -342,7 +355,7 @@ struct MkI8Tile {
       }
     }
     for (; g < ngroups; ++g) {
-      const __m512i wv = _mm512_xor_si512(_mm512_load_si512(w + g * 64), flip);
+      const __m512i wv = _mm512_xor_si512(_mm512_load_si512(w + g * kI8Group), flip);
 #pragma GCC unroll 16
       for (int b = 0; b < BT; ++b) dpbusd_bcast(acc[b][0], wv, word(g, b));
     }
@@ -368,7 +381,7 @@ void call_i8_tile(int bt, const int8_t* w, int64_t ngroups, const uint8_t* at, b
   }
 }
 
-// int4 tile kernel over one 16-row tile (matmul.h layout: 576-byte super-blocks of 64 columns,
+// int4 tile kernel over one 16-row tile (matmul.h layout: an Int4SuperBlock per 64 columns,
 // scales first). s8 activations x u8 nibbles q with vpdpbusd; per block of 32 columns the
 // int32 sum starts from corr = -8 * sum(activations) (so it is sum (q - 8) a), is converted to
 // f32 and multiplied by the 16 rows' scales into acc[b]. The weights are unpacked once per
@@ -390,14 +403,14 @@ struct MkI4Tile {
 #pragma GCC unroll 16
     for (int b = 0; b < BT; ++b) acc[b] = acc_io[b];
     for (int64_t sb = 0; sb < nsb; ++sb) {
-      const uint8_t* p = w + sb * 576;
+      const uint8_t* p = w + sb * kI4SuperBlock;
       if (prefetch) {
 #pragma GCC unroll 9
-        for (int line = 0; line < 9; ++line) {
+        for (int line = 0; line < kI4Lines; ++line) {
           _mm_prefetch(reinterpret_cast<const char*>(p) + kI4TilePrefetch + 64 * line, _MM_HINT_T0);
         }
       }
-      const __m512i sc_raw = _mm512_load_si512(p);
+      const __m512i sc_raw = _mm512_load_si512(p);  // both blocks' scales
 #pragma GCC unroll 2
       for (int h = 0; h < 2; ++h) {
         const __m256i sc16 =
@@ -408,7 +421,7 @@ struct MkI4Tile {
         __m512i lo[4], hi[4];
 #pragma GCC unroll 4
         for (int q = 0; q < 4; ++q) {
-          const __m512i z = _mm512_load_si512(p + 64 + (4 * h + q) * 64);
+          const __m512i z = _mm512_load_si512(p + kI4Nibbles + (4 * h + q) * kI4Group);
           lo[q] = _mm512_and_si512(z, low4);
           hi[q] = _mm512_and_si512(_mm512_srli_epi16(z, 4), low4);
         }
@@ -461,7 +474,8 @@ void i8_row_tiles(const int8_t* const* w, int64_t ngroups, const uint8_t* a, __m
       const __m512i av = _mm512_set1_epi32(a4);
 #pragma GCC unroll 4
       for (int t = 0; t < NT; ++t) {
-        acc[t][u] = _mm512_dpbusd_epi32(acc[t][u], av, _mm512_load_si512(w[t] + (g + u) * 64));
+        acc[t][u] =
+            _mm512_dpbusd_epi32(acc[t][u], av, _mm512_load_si512(w[t] + (g + u) * kI8Group));
       }
     }
   }
@@ -471,7 +485,7 @@ void i8_row_tiles(const int8_t* const* w, int64_t ngroups, const uint8_t* a, __m
     const __m512i av = _mm512_set1_epi32(a4);
 #pragma GCC unroll 4
     for (int t = 0; t < NT; ++t) {
-      acc[t][0] = _mm512_dpbusd_epi32(acc[t][0], av, _mm512_load_si512(w[t] + g * 64));
+      acc[t][0] = _mm512_dpbusd_epi32(acc[t][0], av, _mm512_load_si512(w[t] + g * kI8Group));
     }
   }
 #pragma GCC unroll 4
@@ -499,20 +513,20 @@ void i4_row_tiles(const uint8_t* const* w, int64_t nsb, const int8_t* a, const i
       const __m512i c = _mm512_set1_epi32(corr[blk]);
 #pragma GCC unroll 4
       for (int t = 0; t < NT; ++t) {
-        const uint8_t* p = w[t] + sb * 576;
+        const uint8_t* p = w[t] + sb * kI4SuperBlock;
         if (h == 0) {
 #pragma GCC unroll 9
-          for (int line = 0; line < 9; ++line) {
+          for (int line = 0; line < kI4Lines; ++line) {
             _mm_prefetch(reinterpret_cast<const char*>(p) + kPrefetch + 64 * line, _MM_HINT_T0);
           }
         }
-        const __m256i sc16 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 32 * h));
+        const __m256i sc16 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + kI4Scales * h));
         const __m512 scale =
             _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(sc16), 16));
         __m512i d0 = c, d1 = _mm512_setzero_si512();
 #pragma GCC unroll 4
         for (int q = 0; q < 4; ++q) {
-          const __m512i z = _mm512_load_si512(p + 64 + (4 * h + q) * 64);
+          const __m512i z = _mm512_load_si512(p + kI4Nibbles + (4 * h + q) * kI4Group);
           d0 = _mm512_dpbusd_epi32(d0, _mm512_and_si512(z, low4), alo[q]);
           d1 = _mm512_dpbusd_epi32(d1, _mm512_andnot_si512(low4, z), ahi[q]);
         }
@@ -574,39 +588,41 @@ void dequant_segment(const PackedWeights& w, int64_t r, int64_t k0, int64_t kl, 
       break;
     }
     case WeightFormat::kInt8: {
-      // 16-row tiles of 4-column groups, 64 bytes apart (matmul.h); k0 is a multiple of 4.
-      // A gather of 4 groups gives 16 consecutive weights of the row.
+      // 16-row tiles of 4-column groups (Int8Group, matmul.h); k0 is a multiple of 4. A gather
+      // of 4 groups gives 16 consecutive weights of the row.
       const int64_t groups = (cols + 3) / 4;
-      const int8_t* src = static_cast<const int8_t*>(w.data()) + (r / 16) * groups * 64 +
-                          (r % 16) * 4 + (k0 / 4) * 64;
+      const int8_t* src = static_cast<const int8_t*>(w.data()) + (r / 16) * groups * kI8Group +
+                          (r % 16) * 4 + (k0 / 4) * kI8Group;
       const __m512 scale = _mm512_set1_ps(w.row_scales()[static_cast<size_t>(r)]);
+      static_assert(kI8Group == 64);  // the gather's stride
       const __m128i idx = _mm_setr_epi32(0, 64, 128, 192);
       for (int64_t c = 0; c < kl; c += 16) {
         const int64_t left_groups = (kl - c + 3) / 4;
         const __mmask8 m = left_groups >= 4 ? 0xf : static_cast<__mmask8>((1u << left_groups) - 1);
         const __m128i b =
-            _mm_mmask_i32gather_epi32(_mm_setzero_si128(), m, idx, src + (c / 4) * 64, 1);
+            _mm_mmask_i32gather_epi32(_mm_setzero_si128(), m, idx, src + (c / 4) * kI8Group, 1);
         _mm512_store_ps(dst + c, _mm512_mul_ps(scale, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b))));
       }
       break;
     }
     case WeightFormat::kInt4: {
-      // 576-byte super-blocks of 16-row tiles (matmul.h int4_location); a gather of row r's 4
-      // bytes from the 4 groups of block j gives its 16 nibble bytes in Q4_0 order. k0 is a
-      // multiple of 32.
-      const int64_t tile = (r / 16) * ((cols + 63) / 64) * 576;
+      // Int4SuperBlocks of 16-row tiles (matmul.h); a gather of row r's 4 bytes from the 4
+      // groups of block j gives its 16 nibble bytes in Q4_0 order. k0 is a multiple of 32.
+      const int64_t tile = (r / 16) * ((cols + 63) / 64) * kI4SuperBlock;
       const auto* bytes = static_cast<const uint8_t*>(w.data()) + tile;
+      static_assert(kI4Group == 64);  // the gather's stride
       const __m128i idx = _mm_setr_epi32(0, 64, 128, 192);
       const __m128i low4 = _mm_set1_epi8(0x0f);
       const __m512 eight = _mm512_set1_ps(8.0f);
       for (int64_t j = 0; j < kl / 32; ++j) {
-        const int64_t blk = k0 / 32 + j, sb = (blk / 2) * 576, h = blk % 2;
+        const int64_t blk = k0 / 32 + j, sb = (blk / 2) * kI4SuperBlock, h = blk % 2;
         uint16_t scale_bf16;
-        std::memcpy(&scale_bf16, bytes + sb + 32 * h + (r % 16) * 2, 2);
+        std::memcpy(&scale_bf16, bytes + sb + kI4Scales * h + (r % 16) * 2, 2);
         const __m512 scale =
             _mm512_castsi512_ps(_mm512_set1_epi32(static_cast<int32_t>(scale_bf16) << 16));
         const __m128i n = _mm_i32gather_epi32(
-            reinterpret_cast<const int*>(bytes + sb + 64 + 4 * h * 64 + (r % 16) * 4), idx, 1);
+            reinterpret_cast<const int*>(bytes + sb + kI4Nibbles + 4 * h * kI4Group + (r % 16) * 4),
+            idx, 1);
         const __m128i lo = _mm_and_si128(n, low4);
         const __m128i hi = _mm_and_si128(_mm_srli_epi16(n, 4), low4);
         const __m512 flo = _mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(lo)), eight);
@@ -687,7 +703,7 @@ struct I8Tiles {
   static constexpr int kSlice = 16;
   static void tile(const Ctx& c, int64_t t) {
     const int64_t groups = (c.cols + 3) / 4;
-    const int8_t* w = static_cast<const int8_t*>(c.w->data()) + t * 16 * groups * 4;
+    const int8_t* w = static_cast<const int8_t*>(c.w->data()) + t * groups * kI8Group;
     const int64_t r0 = t * 16;
     const int nr = static_cast<int>(std::min<int64_t>(16, c.rows - r0));
     const __mmask16 rmask = tail16(nr);
@@ -701,8 +717,8 @@ struct I8Tiles {
         const int64_t ng = std::min(kg, groups - g0);
         __m512i acc[kSlice];
         for (int b = 0; b < bt; ++b) acc[b] = _mm512_setzero_si512();
-        call_i8_tile(bt, w + g0 * 64, ng, c.act_t + b0 / 16 * c.slice_bytes + g0 * kGroupBytes,
-                     b0 == 0, acc);
+        call_i8_tile(bt, w + g0 * kI8Group, ng,
+                     c.act_t + b0 / 16 * c.slice_bytes + g0 * kGroupBytes, b0 == 0, acc);
         for (int b = 0; b < bt; ++b) yf[b] = _mm512_add_ps(yf[b], _mm512_cvtepi32_ps(acc[b]));
       }
       for (int b = 0; b < bt; ++b) {
@@ -719,7 +735,7 @@ struct I4Tiles {
   static constexpr int kSlice = 16;
   static void tile(const Ctx& c, int64_t t) {
     const int64_t nsb = (c.cols + 63) / 64;
-    const uint8_t* w = static_cast<const uint8_t*>(c.w->data()) + t * nsb * 576;
+    const uint8_t* w = static_cast<const uint8_t*>(c.w->data()) + t * nsb * kI4SuperBlock;
     const int64_t r0 = t * 16;
     const __mmask16 rmask = tail16(c.rows - r0);
     for (int64_t b0 = 0; b0 < c.batch; b0 += kSlice) {
@@ -750,7 +766,8 @@ struct RowTiles {
       const int8_t* w[kStreams];
       __m512i acc[kStreams];
       for (int i = 0; i < nt; ++i) {
-        w[i] = static_cast<const int8_t*>(c.w->data()) + (t0 + i) * 16 * groups * 4 + g0 * 64;
+        w[i] =
+            static_cast<const int8_t*>(c.w->data()) + (t0 + i) * groups * kI8Group + g0 * kI8Group;
         acc[i] = _mm512_setzero_si512();
       }
       if (nt == kStreams) {
@@ -772,7 +789,7 @@ struct RowTiles {
     const uint8_t* w[kStreams];
     __m512 acc[kStreams];
     for (int i = 0; i < nt; ++i) {
-      w[i] = static_cast<const uint8_t*>(c.w->data()) + (t0 + i) * nsb * 576;
+      w[i] = static_cast<const uint8_t*>(c.w->data()) + (t0 + i) * nsb * kI4SuperBlock;
       acc[i] = _mm512_setzero_ps();
     }
     const int8_t* act = static_cast<const int8_t*>(c.act);
@@ -821,105 +838,110 @@ void run(const Ctx& c, ThreadPool& pool) {
       R);
 }
 
-}  // namespace
-
-void matmul_avx512(const PackedWeights& w, const float* x, int64_t batch, float* y,
-                   ThreadPool& pool, bool use_extensions) {
-  const CpuFeatures& f = cpu_features();
+// The common part of a call's context. One extra 64-element block per activation row: with rows
+// a multiple of 4 KiB apart (4096 int8 columns, 2048 bf16, 1024 f32), the rows of a batch all map
+// to the same L1 sets and evict each other (int8, 14336 x 4096 at batch 16: 4.1 ms without, vs
+// 2.6 ms for the 4096 x 14336 shape of equal size).
+Ctx make_ctx(const PackedWeights& w, int64_t batch, float* y) {
   Ctx c;
   c.w = &w;
   c.rows = w.rows();
   c.cols = w.cols();
   c.batch = batch;
   c.y = y;
-  // One extra 64-element block per activation row: with rows a multiple of 4 KiB apart (4096
-  // int8 columns, 2048 bf16, 1024 f32), the rows of a batch all map to the same L1 sets and
-  // evict each other (int8, 14336 x 4096 at batch 16: 4.1 ms without, vs 2.6 ms for the
-  // 4096 x 14336 shape of equal size).
   c.lda = round_up(c.cols, 64) + 64;
-  const bool one_slice = batch <= kBT;
-  switch (w.format()) {
-    case WeightFormat::kF32: {
-      auto* a = static_cast<float*>(t_act.get(batch * c.lda * 4));
-      prep_f32(x, batch, c.cols, c.lda, a);
-      c.act = a;
-      c.kc = one_slice ? c.cols : 1024;
-      run<F32Direct>(c, pool);
-      return;
-    }
-    case WeightFormat::kBf16:
-      if (use_extensions && f.avx512_bf16) {
-        auto* a = static_cast<uint16_t*>(t_act.get(batch * c.lda * 2));
-        prep_bf16(x, batch, c.cols, c.lda, a);
-        c.act = a;
-        c.kc = one_slice ? c.cols : 2048;
-        if (batch == 1) {
-          run<Bf16Dot, kRBf16Batch1>(c, pool);
-        } else {
-          run<Bf16Dot>(c, pool);
-        }
-        return;
-      }
-      break;
-    case WeightFormat::kInt8:
-      if (use_extensions && f.avx512_vnni) {
-        const int64_t act_bytes = round_up(batch * c.lda, 64);
-        const int64_t groups = (c.cols + 3) / 4;
-        c.slice_bytes = groups * kGroupBytes;
-        const int64_t at_bytes = batch > 1 ? (batch + 15) / 16 * c.slice_bytes : 0;
-        auto* base = static_cast<uint8_t*>(t_act.get(act_bytes + at_bytes + batch * 8));
-        auto* sx = reinterpret_cast<float*>(base + act_bytes + at_bytes);
-        // Batch 1: u8 activations (xq + 128) against s8 weights (i8_row_tiles); larger batches:
-        // s8 activations against u8 weights (MkI8Tile), by group.
-        prep_int8(x, batch, c.cols, c.lda, batch == 1, base, sx, static_cast<int32_t*>(nullptr), 0);
-        if (batch > 1) {
-          auto* sums = reinterpret_cast<int32_t*>(sx + batch);
-          row_sums_s8(base, batch, c.lda, sums);
-          transpose_groups(base, batch, c.lda, groups, c.slice_bytes, base + act_bytes);
-          c.act_t = base + act_bytes;
-          c.act_sums = sums;
-        }
-        c.act = base;
-        c.sx = sx;
-        // int32 sums stay exact for chunks of <= 32768 columns (255 * 127 * 32768 < 2^31);
-        // chunks are summed in f32.
-        c.kc = 32768;
-        run_tiles(c, pool, batch == 1, I8Tiles::tile, RowTiles::i8);
-        return;
-      }
-      break;
-    case WeightFormat::kInt4:
-      if (use_extensions && f.avx512_vnni) {
-        const int64_t act_bytes = round_up(batch * c.lda, 64);
-        c.ldc = c.lda / 32;
-        const int64_t corr_bytes = round_up(batch * c.ldc * 4, 64);
-        // Batches > 1: activations and corrections also by group (transpose_groups).
-        const int64_t groups = c.lda / 4, blocks = c.ldc, slices = (batch + 15) / 16;
-        c.slice_bytes = groups * kGroupBytes;
-        c.corr_slice = blocks * 16;
-        const int64_t t_bytes = batch > 1 ? slices * (c.slice_bytes + c.corr_slice * 4) : 0;
-        auto* base = static_cast<uint8_t*>(t_act.get(act_bytes + corr_bytes + t_bytes + batch * 4));
-        auto* corr = reinterpret_cast<int32_t*>(base + act_bytes);  // batch x lda/32 int32
-        auto* sx = reinterpret_cast<float*>(base + act_bytes + corr_bytes + t_bytes);
-        prep_int8(x, batch, c.cols, c.lda, false, base, sx, corr, c.ldc);
-        if (batch > 1) {
-          uint8_t* at = base + act_bytes + corr_bytes;
-          uint8_t* ct = at + slices * c.slice_bytes;
-          transpose_groups(base, batch, c.lda, groups, c.slice_bytes, at);
-          transpose_groups(reinterpret_cast<const uint8_t*>(corr), batch, c.ldc * 4, blocks,
-                           c.corr_slice * 4, ct);
-          c.act_t = at;
-          c.corr_t = reinterpret_cast<const int32_t*>(ct);
-        }
-        c.act = base;
-        c.sx = sx;
-        c.corr = corr;
-        run_tiles(c, pool, batch == 1, I4Tiles::tile, RowTiles::i4);
-        return;
-      }
-      break;
+  return c;
+}
+
+}  // namespace
+
+// The entries of the AVX-512 kernel tables (dispatch.cpp): one per weight format and path.
+
+void matmul_avx512_f32(const PackedWeights& w, const float* x, int64_t batch, float* y,
+                       ThreadPool& pool) {
+  Ctx c = make_ctx(w, batch, y);
+  auto* a = static_cast<float*>(t_act.get(batch * c.lda * 4));
+  prep_f32(x, batch, c.cols, c.lda, a);
+  c.act = a;
+  c.kc = batch <= kBT ? c.cols : 1024;
+  run<F32Direct>(c, pool);
+}
+
+void matmul_avx512_bf16_dot(const PackedWeights& w, const float* x, int64_t batch, float* y,
+                            ThreadPool& pool) {
+  Ctx c = make_ctx(w, batch, y);
+  auto* a = static_cast<uint16_t*>(t_act.get(batch * c.lda * 2));
+  prep_bf16(x, batch, c.cols, c.lda, a);
+  c.act = a;
+  c.kc = batch <= kBT ? c.cols : 2048;
+  if (batch == 1) {
+    run<Bf16Dot, kRBf16Batch1>(c, pool);
+  } else {
+    run<Bf16Dot>(c, pool);
   }
-  // Fallback: dequantise tiles to f32, f32 FMA.
+}
+
+void matmul_avx512_int8_vnni(const PackedWeights& w, const float* x, int64_t batch, float* y,
+                             ThreadPool& pool) {
+  Ctx c = make_ctx(w, batch, y);
+  const int64_t act_bytes = round_up(batch * c.lda, 64);
+  const int64_t groups = (c.cols + 3) / 4;
+  c.slice_bytes = groups * kGroupBytes;
+  const int64_t at_bytes = batch > 1 ? (batch + 15) / 16 * c.slice_bytes : 0;
+  auto* base = static_cast<uint8_t*>(t_act.get(act_bytes + at_bytes + batch * 8));
+  auto* sx = reinterpret_cast<float*>(base + act_bytes + at_bytes);
+  // Batch 1: u8 activations (xq + 128) against s8 weights (i8_row_tiles); larger batches:
+  // s8 activations against u8 weights (MkI8Tile), by group.
+  prep_int8(x, batch, c.cols, c.lda, batch == 1, base, sx, static_cast<int32_t*>(nullptr), 0);
+  if (batch > 1) {
+    auto* sums = reinterpret_cast<int32_t*>(sx + batch);
+    row_sums_s8(base, batch, c.lda, sums);
+    transpose_groups(base, batch, c.lda, groups, c.slice_bytes, base + act_bytes);
+    c.act_t = base + act_bytes;
+    c.act_sums = sums;
+  }
+  c.act = base;
+  c.sx = sx;
+  // int32 sums stay exact for chunks of <= 32768 columns (255 * 127 * 32768 < 2^31);
+  // chunks are summed in f32.
+  c.kc = 32768;
+  run_tiles(c, pool, batch == 1, I8Tiles::tile, RowTiles::i8);
+}
+
+void matmul_avx512_int4_vnni(const PackedWeights& w, const float* x, int64_t batch, float* y,
+                             ThreadPool& pool) {
+  Ctx c = make_ctx(w, batch, y);
+  const int64_t act_bytes = round_up(batch * c.lda, 64);
+  c.ldc = c.lda / 32;
+  const int64_t corr_bytes = round_up(batch * c.ldc * 4, 64);
+  // Batches > 1: activations and corrections also by group (transpose_groups).
+  const int64_t groups = c.lda / 4, blocks = c.ldc, slices = (batch + 15) / 16;
+  c.slice_bytes = groups * kGroupBytes;
+  c.corr_slice = blocks * 16;
+  const int64_t t_bytes = batch > 1 ? slices * (c.slice_bytes + c.corr_slice * 4) : 0;
+  auto* base = static_cast<uint8_t*>(t_act.get(act_bytes + corr_bytes + t_bytes + batch * 4));
+  auto* corr = reinterpret_cast<int32_t*>(base + act_bytes);  // batch x lda/32 int32
+  auto* sx = reinterpret_cast<float*>(base + act_bytes + corr_bytes + t_bytes);
+  prep_int8(x, batch, c.cols, c.lda, false, base, sx, corr, c.ldc);
+  if (batch > 1) {
+    uint8_t* at = base + act_bytes + corr_bytes;
+    uint8_t* ct = at + slices * c.slice_bytes;
+    transpose_groups(base, batch, c.lda, groups, c.slice_bytes, at);
+    transpose_groups(reinterpret_cast<const uint8_t*>(corr), batch, c.ldc * 4, blocks,
+                     c.corr_slice * 4, ct);
+    c.act_t = at;
+    c.corr_t = reinterpret_cast<const int32_t*>(ct);
+  }
+  c.act = base;
+  c.sx = sx;
+  c.corr = corr;
+  run_tiles(c, pool, batch == 1, I4Tiles::tile, RowTiles::i4);
+}
+
+void matmul_avx512_dequant(const PackedWeights& w, const float* x, int64_t batch, float* y,
+                           ThreadPool& pool) {
+  // Dequantise tiles to f32, f32 FMA.
+  Ctx c = make_ctx(w, batch, y);
   auto* a = static_cast<float*>(t_act.get(batch * c.lda * 4));
   prep_f32(x, batch, c.cols, c.lda, a);
   c.act = a;
