@@ -6,9 +6,12 @@
 // and every inter-token gap of SimResult::itl_ns, in order).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iostream>
 #include <iterator>
+#include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -28,19 +31,26 @@ namespace {
 using sim::SimTime;
 
 /// A step time that depends on every BatchShape field (distinct weights, in nanoseconds), so
-/// that a difference in any field moves every later event. Records every shape it is asked
-/// for, in call order (the simulator asks once per step, in step order). Not thread-safe.
+/// that a difference in any field moves every later event; with `whole_ms`, 1 to 3 whole
+/// milliseconds chosen by the same sum, so that steps end exactly when requests arrive (ties).
+/// Records every shape it is asked for, in call order (the simulator asks once per step, in
+/// step order). Not thread-safe.
 class ShapeRecordingPredictor final : public model::StepTimePredictor {
  public:
+  explicit ShapeRecordingPredictor(bool whole_ms) : whole_ms_(whole_ms) {}
   double step_time_s(const model::BatchShape& b) const override {
     shapes.push_back(b);
     const int64_t ns = 2'000'000 + 10'007 * b.num_prefill_seqs + 1'009 * b.num_prefill_tokens +
                        3 * b.num_prefill_attention_pairs + 7 * b.num_prefill_cached_tokens +
                        20'011 * b.num_prefill_seqs_completing + 30'011 * b.num_decode_seqs +
                        13 * b.num_decode_context_tokens;
+    if (whole_ms_) return 1e-3 * static_cast<double>(1 + ns % 3);
     return static_cast<double>(ns) * 1e-9;
   }
   mutable std::vector<model::BatchShape> shapes;
+
+ private:
+  bool whole_ms_;
 };
 
 std::string describe(const model::BatchShape& s) {
@@ -62,10 +72,18 @@ bool same_shape(const model::BatchShape& a, const model::BatchShape& b) {
 }
 
 /// An arrival pattern: the engine limits and the arrivals of one seed.
+/// One case: engine limits (the policy is set by the test) and arrivals.
+struct Case {
+  ServeConfig limits;
+  std::vector<sim::RequestSpec> arrivals;
+  bool whole_ms = false;  ///< ShapeRecordingPredictor's whole-millisecond steps
+};
+
+/// An arrival pattern: its cases, one per seed 1..num_seeds.
 struct Pattern {
   const char* name;
-  ServeConfig limits;  ///< policy set by the test
-  std::vector<sim::RequestSpec> (*arrivals)(uint64_t seed);
+  Case (*make)(uint64_t seed);
+  uint64_t num_seeds;
 };
 
 ServeConfig limits(int64_t seqs, int64_t batched, int64_t block, int64_t blocks) {
@@ -78,48 +96,68 @@ ServeConfig limits(int64_t seqs, int64_t batched, int64_t block, int64_t blocks)
 }
 
 /// Light load: a few short requests at a time, an ample KV cache.
-std::vector<sim::RequestSpec> light(uint64_t seed) {
-  return sim::poisson_arrivals(4, 60, {{20, 10}, {50, 5}, {8, 30}, {100, 3}, {1, 1}}, seed);
+Case light(uint64_t seed) {
+  return {limits(8, 256, 16, 1000),
+          sim::poisson_arrivals(4, 60, {{20, 10}, {50, 5}, {8, 30}, {100, 3}, {1, 1}}, seed)};
 }
 
 /// Heavy load on a small KV cache (30 blocks of 8 tokens): decodes preempt, and the 200 + 50
 /// token request never fits and is rejected.
-std::vector<sim::RequestSpec> heavy(uint64_t seed) {
-  return sim::poisson_arrivals(
-      150, 80, {{10, 40}, {30, 20}, {60, 60}, {5, 80}, {1, 1}, {200, 50}, {17, 9}}, seed);
+Case heavy(uint64_t seed) {
+  return {limits(8, 128, 8, 30),
+          sim::poisson_arrivals(
+              150, 80, {{10, 40}, {30, 20}, {60, 60}, {5, 80}, {1, 1}, {200, 50}, {17, 9}}, seed)};
 }
 
 /// Long prompts, most over the 256-token step budget: chunked prefill splits them over steps.
-std::vector<sim::RequestSpec> long_prompts(uint64_t seed) {
-  return sim::poisson_arrivals(
-      12, 40, {{300, 20}, {700, 5}, {1500, 12}, {90, 40}, {256, 1}, {513, 30}}, seed);
+Case long_prompts(uint64_t seed) {
+  return {limits(6, 256, 16, 400),
+          sim::poisson_arrivals(
+              12, 40, {{300, 20}, {700, 5}, {1500, 12}, {90, 40}, {256, 1}, {513, 30}}, seed)};
 }
 
 /// Bursts: groups of requests arriving at the same instant (ties in input order), moderate KV.
-std::vector<sim::RequestSpec> bursts(uint64_t seed) {
-  std::vector<sim::RequestSpec> out;
-  const std::vector<sim::RequestSpec> base =
-      sim::poisson_arrivals(1, 48, {{40, 25}, {7, 3}, {120, 16}, {64, 64}, {2, 2}}, seed);
-  for (size_t i = 0; i < base.size(); ++i) {
-    sim::RequestSpec r = base[i];
-    r.arrival = SimTime::MilliSeconds(static_cast<double>(40 * (i / 6)));
-    out.push_back(r);
+Case bursts(uint64_t seed) {
+  Case c{limits(12, 160, 16, 40),
+         sim::poisson_arrivals(1, 48, {{40, 25}, {7, 3}, {120, 16}, {64, 64}, {2, 2}}, seed)};
+  for (size_t i = 0; i < c.arrivals.size(); ++i) {
+    c.arrivals[i].arrival = SimTime::MilliSeconds(static_cast<double>(40 * (i / 6)));
   }
-  return out;
+  return c;
+}
+
+/// Random limits (down to one sequence, one-token blocks, a one-token budget) and arrivals on
+/// whole milliseconds, with whole-millisecond steps on odd seeds: the corners and the ties.
+/// Under chunked_prefill the test raises the budget to max_num_seqs.
+Case random_limits(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const auto uniform = [&rng](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  Case c{
+      limits(uniform(1, 12), uniform(1, 200), uniform(1, 16), uniform(1, 120)), {}, seed % 2 == 1};
+  int64_t ms = 0;
+  for (int64_t i = uniform(1, 100); i > 0; --i) {
+    if (uniform(0, 2) > 0) ms += uniform(0, 6);
+    sim::RequestSpec r;
+    r.arrival = SimTime::MilliSeconds(static_cast<double>(ms));
+    r.num_prompt_tokens = uniform(0, 4) == 0 ? uniform(100, 600) : uniform(1, 60);
+    r.num_output_tokens = uniform(1, 50);
+    c.arrivals.push_back(r);
+  }
+  return c;
 }
 
 const Pattern kPatterns[] = {
-    {"light", limits(8, 256, 16, 1000), light},
-    {"heavy_preempting", limits(8, 128, 8, 30), heavy},
-    {"long_prompts", limits(6, 256, 16, 400), long_prompts},
-    {"bursts", limits(12, 160, 16, 40), bursts},
+    {"light", light, 4},   {"heavy_preempting", heavy, 4},        {"long_prompts", long_prompts, 4},
+    {"bursts", bursts, 4}, {"random_limits", random_limits, 200},
 };
-constexpr uint64_t kSeeds[] = {1, 2, 3, 4};
 
 /// What the cases cover, summed over seeds (printed, and checked per pattern).
 struct Coverage {
   int64_t steps = 0, requests = 0, gaps = 0, preemptions = 0, rejected = 0, chunk_steps = 0,
           mixed_steps = 0;
+  int64_t ties = 0;  ///< arrivals at the very end of a step
 };
 
 void expect_same_records(const sim::SimResult& loop, const sim::SimResult& simulated) {
@@ -152,20 +190,25 @@ class TwinTest : public ::testing::TestWithParam<std::tuple<std::string, int>> {
 TEST_P(TwinTest, ReferenceSchedulerAndSimulatorTakeTheSameStepsAndGiveTheSameRecords) {
   const auto& [policy_name, pattern_index] = GetParam();
   const Pattern& pattern = kPatterns[pattern_index];
-  ServeConfig config = pattern.limits;
-  config.policy = sim::parse_batching_policy(policy_name, "twin test");
-  ASSERT_EQ(sim::batching_policy_name(config.policy), policy_name);
+  const sim::BatchingPolicy policy = sim::parse_batching_policy(policy_name, "twin test");
+  ASSERT_EQ(sim::batching_policy_name(policy), policy_name);
   Coverage cover;
-  for (const uint64_t seed : kSeeds) {
+  for (uint64_t seed = 1; seed <= pattern.num_seeds; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    const std::vector<sim::RequestSpec> arrivals = pattern.arrivals(seed);
+    const Case c = pattern.make(seed);
+    const std::vector<sim::RequestSpec>& arrivals = c.arrivals;
+    ServeConfig config = c.limits;
+    config.policy = policy;
+    if (policy == sim::BatchingPolicy::kChunkedPrefill) {
+      config.max_num_batched_tokens = std::max(config.max_num_batched_tokens, config.max_num_seqs);
+    }
 
-    ShapeRecordingPredictor loop_predictor;
+    ShapeRecordingPredictor loop_predictor(c.whole_ms);
     VirtualServeClock clock;
     PredictedStepExecutor executor(clock, loop_predictor);
     const ServeResult loop = serve(arrivals, config, executor, clock);
 
-    ShapeRecordingPredictor sim_predictor;
+    ShapeRecordingPredictor sim_predictor(c.whole_ms);
     sim::Workload workload;
     workload.open_loop = arrivals;
     sim::FleetConfig fleet;
@@ -190,6 +233,9 @@ TEST_P(TwinTest, ReferenceSchedulerAndSimulatorTakeTheSameStepsAndGiveTheSameRec
     cover.gaps += static_cast<int64_t>(loop.records.itl_ns.size());
     cover.preemptions += loop.records.num_preemptions;
     cover.rejected += loop.records.num_rejected;
+    std::set<SimTime> step_ends;
+    for (const ServeStepLog& step : loop.steps) step_ends.insert(step.end);
+    for (const sim::RequestSpec& r : arrivals) cover.ties += step_ends.count(r.arrival);
     for (const ServeStepLog& step : loop.steps) {
       cover.chunk_steps += step.shape.num_prefill_cached_tokens > 0 ||
                            step.shape.num_prefill_seqs_completing < step.shape.num_prefill_seqs;
@@ -200,16 +246,21 @@ TEST_P(TwinTest, ReferenceSchedulerAndSimulatorTakeTheSameStepsAndGiveTheSameRec
             << " steps, " << cover.requests << " requests, " << cover.gaps << " gaps, "
             << cover.preemptions << " preemptions, " << cover.rejected << " rejected, "
             << cover.chunk_steps << " steps with partial chunks, " << cover.mixed_steps
-            << " mixed steps\n";
+            << " mixed steps, " << cover.ties << " arrivals at a step's end\n";
   // The patterns do what their names say.
   const std::string name = pattern.name;
-  if (name == "heavy_preempting") {
+  if (name == "heavy_preempting" || name == "random_limits") {
     EXPECT_GT(cover.preemptions, 0);
     EXPECT_GT(cover.rejected, 0);
   }
+  if (name == "random_limits") {
+    EXPECT_GT(cover.ties, 0);
+  }
   if (policy_name == "chunked_prefill") {
     EXPECT_GT(cover.mixed_steps, 0);
-    if (name == "long_prompts") EXPECT_GT(cover.chunk_steps, 0);
+    if (name == "long_prompts") {
+      EXPECT_GT(cover.chunk_steps, 0);
+    }
   } else {
     EXPECT_EQ(cover.mixed_steps + cover.chunk_steps, 0);
   }
