@@ -1,7 +1,9 @@
 // `llmcap serve-bench`: the reference decoder run as a real continuous-batching server on this
 // CPU, fed a scaled real trace in real time, beside the simulator replaying the same arrivals
 // with the calibrated predictor (issue 4, item 5; docs/simulator.md, "Validation against a real
-// serving loop (serve-bench)").
+// serving loop (serve-bench)"). The serving loop itself is the serve/ library; this is the
+// command: options, workload scaling, probes and reports (printed, JSON, CSV:
+// cli/serve_bench_report.cpp).
 #pragma once
 
 #include <algorithm>
@@ -12,6 +14,9 @@
 #include <vector>
 
 #include "model/step_time.h"
+#include "serve/config.h"
+#include "serve/decoder_step_executor.h"
+#include "serve/serving_loop.h"
 #include "sim/sim_time.h"
 #include "sim/simulator.h"
 #include "sim/workload.h"
@@ -20,166 +25,24 @@ namespace CLI {
 class App;
 }
 
-namespace llmcap::kernels {
-class ReferenceDecoder;
-class ThreadPool;
-}  // namespace llmcap::kernels
-
 namespace llmcap::cli {
 
-// ---- The serving loop ---------------------------------------------------------------------
+// ---- The serving loop (serve/) ------------------------------------------------------------
 
-/// Engine limits of the serving loop: those of sim::ServingConfig with policy kContinuous, so
-/// that the loop and the simulator are configured by the same numbers (names are vLLM's).
-struct ServeConfig {
-  int64_t max_num_seqs = 16;              ///< sequences running at once (= decoder slots)
-  int64_t max_num_batched_tokens = 1024;  ///< prompt tokens admitted per prefill step
-  int64_t block_size_tokens = 16;         ///< tokens per KV-cache block
-  int64_t num_kv_blocks = 0;              ///< KV-cache blocks (> 0)
-
-  /// The simulator's configuration of the same engine (continuous batching).
-  sim::ServingConfig serving() const;
-};
-
-/// One sequence of a step, as the executor needs it.
-struct ServeStepItem {
-  int64_t request = 0;            ///< request id (index in arrival order)
-  int64_t slot = 0;               ///< decoder slot, 0..max_num_seqs-1
-  int64_t num_prompt_tokens = 0;  ///< the request's prompt
-  /// Output tokens emitted before the step. A prefill processes num_prompt_tokens +
-  /// num_emitted tokens (more than the prompt only when recomputing after a preemption); a
-  /// decode consumes the last emitted token at position num_prompt_tokens + num_emitted - 1.
-  int64_t num_emitted = 0;
-};
-
-/// What one engine step runs: the admitted prefills (a prefill-only step) or one decode token
-/// for every running sequence, in admission order, with the shape the simulator gives the
-/// same step (model/step_time.h).
-struct ServeStep {
-  bool prefill = false;
-  std::vector<ServeStepItem> items;
-  model::BatchShape shape;
-};
-
-/// Carries out a step. The real one runs the reference decoder; tests use stand-ins.
-class StepExecutor {
- public:
-  virtual ~StepExecutor() = default;
-  /// Runs `step` to completion (its output tokens exist when it returns).
-  virtual void execute(const ServeStep& step) = 0;
-};
-
-/// The loop's time: offsets from the start of the run.
-class ServeClock {
- public:
-  virtual ~ServeClock() = default;
-  virtual sim::SimTime now() = 0;
-  /// Returns at time `t` or later (at once if t <= now()).
-  virtual void wait_until(sim::SimTime t) = 0;
-};
-
-/// std::chrono::steady_clock from construction; wait_until sleeps to 1 ms before the target,
-/// then spins (yielding) so that an arrival is seen within microseconds.
-class SteadyServeClock final : public ServeClock {
- public:
-  SteadyServeClock();
-  sim::SimTime now() override;
-  void wait_until(sim::SimTime t) override;
-
- private:
-  int64_t start_ns_ = 0;
-};
-
-/// A clock that moves only when told: for replaying the loop in simulated time (tests, and
-/// PredictedStepExecutor).
-class VirtualServeClock final : public ServeClock {
- public:
-  sim::SimTime now() override { return now_; }
-  void wait_until(sim::SimTime t) override { now_ = std::max(now_, t); }
-  void advance(sim::SimTime d) { now_ += d; }
-
- private:
-  sim::SimTime now_;
-};
-
-/// Executes a step by advancing a virtual clock by SimTime::Seconds(predictor.step_time_s(
-/// shape)) (what the simulator charges), after running `inner` (if given) for real: the loop
-/// then makes exactly the simulator's decisions, which tests compare.
-class PredictedStepExecutor final : public StepExecutor {
- public:
-  PredictedStepExecutor(VirtualServeClock& clock, const model::StepTimePredictor& predictor,
-                        StepExecutor* inner = nullptr)
-      : clock_(clock), predictor_(predictor), inner_(inner) {}
-  void execute(const ServeStep& step) override;
-
- private:
-  VirtualServeClock& clock_;
-  const model::StepTimePredictor& predictor_;
-  StepExecutor* inner_;
-};
-
-/// Runs steps on a ReferenceDecoder (slots = ServeStepItem::slot; needs max_batch >=
-/// max_num_seqs and max_context >= the longest prompt + output). A prefill calls
-/// ReferenceDecoder::prefill with cached_tokens 0 over the request's prompt token ids (drawn
-/// from `seed`, the request id and the position, uniform over the vocabulary) followed by the
-/// tokens it has emitted (a recompute); a decode calls step_slots over the items' slots. After
-/// each step the token each item emitted (the greedy argmax) is kept for a later recompute.
-/// Throws std::logic_error when the loop and the decoder disagree (a bug): before a decode, a
-/// slot's KV does not hold num_prompt_tokens + num_emitted - 1 tokens; before a prefill, the
-/// tokens kept for a request are not num_emitted.
-class DecoderStepExecutor final : public StepExecutor {
- public:
-  DecoderStepExecutor(kernels::ReferenceDecoder& decoder, kernels::ThreadPool& pool, uint64_t seed);
-  void execute(const ServeStep& step) override;
-  /// The tokens request `id` has emitted so far (empty for an unknown id).
-  std::vector<int64_t> emitted(int64_t id) const;
-
- private:
-  kernels::ReferenceDecoder& decoder_;
-  kernels::ThreadPool& pool_;
-  uint64_t seed_;
-  std::vector<std::vector<int64_t>> emitted_;  ///< by request id: tokens emitted so far
-};
-
-/// One step of a run, as the loop took it.
-struct ServeStepLog {
-  sim::SimTime start;       ///< the decision (admission) time
-  sim::SimTime exec_start;  ///< when execute() was called
-  sim::SimTime end;         ///< when execute() returned: the step's tokens are emitted then
-  bool prefill = false;
-  std::vector<int64_t> requests;  ///< the items' request ids, in step order
-  model::BatchShape shape;
-};
-
-struct ServeResult {
-  /// Records in the simulator's form (sim/simulator.h: requests by id in arrival order,
-  /// end_time, num_steps, num_preemptions, num_rejected; itl_ns is left empty), so that
-  /// sim::compute_metrics gives the real run's metrics by the same definitions.
-  sim::SimResult records;
-  std::vector<ServeStepLog> steps;
-  /// Mean over steps that started as soon as the previous one ended (no idle wait between) of
-  /// (next start - this start - this step's execute() time): the loop's own per-step
-  /// scheduling and bookkeeping, the simulator's step_overhead_s. 0 with a virtual clock.
-  double loop_overhead_s = 0;
-};
-
-/// Serves `arrivals` (sorted by arrival; ids follow that order) on one replica with continuous
-/// batching exactly as sim::simulate() with BatchingPolicy::kContinuous (vLLM v0's
-/// prefill-first scheduler, Kwon et al., SOSP 2023; the semantics at sim/simulator.h): a
-/// request whose prompt + output needs more blocks than num_kv_blocks is rejected on arrival;
-/// at each decision (when idle and a request arrives, or when a step ends), every request that
-/// has arrived by now() joins the FCFS waiting queue, then waiting requests are admitted
-/// (running < max_num_seqs, admitted prompt tokens <= max_num_batched_tokens unless the first,
-/// ceil(prefill / block) blocks free; stop at the first that does not fit) and, if any were,
-/// the step is a prefill of exactly those; otherwise every running sequence decodes one token,
-/// a sequence needing a new block preempting (recompute) the most recently admitted ones until
-/// the blocks suffice. Tokens are emitted at the step's end (clock.now() after execute()).
-/// An admitted sequence takes the lowest free decoder slot. With a VirtualServeClock and a
-/// PredictedStepExecutor the records equal simulate()'s for the same predictor
-/// (tests/cli/serve_bench_test.cpp). Throws sim::InputError for a non-positive limit or a
-/// request with arrival < 0, fewer than 1 prompt or output token, or out of order.
-ServeResult serve(const std::vector<sim::RequestSpec>& arrivals, const ServeConfig& config,
-                  StepExecutor& executor, ServeClock& clock);
+// The serving loop moved to serve/ (namespace llmcap::serve); the names the command's API and
+// its callers use stay available here.
+using serve::DecoderStepExecutor;
+using serve::PredictedStepExecutor;
+using serve::serve;
+using serve::ServeClock;
+using serve::ServeConfig;
+using serve::ServeResult;
+using serve::ServeStep;
+using serve::ServeStepItem;
+using serve::ServeStepLog;
+using serve::SteadyServeClock;
+using serve::StepExecutor;
+using serve::VirtualServeClock;
 
 // ---- The benchmark ------------------------------------------------------------------------
 

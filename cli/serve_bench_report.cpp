@@ -1,0 +1,228 @@
+// `llmcap serve-bench`'s outputs: the JSON document, the steps and requests CSVs and the
+// printed side-by-side table (cli/serve_bench.h).
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "cli/serve_bench.h"
+#include "sim/records_csv.h"
+
+namespace llmcap::cli {
+namespace {
+
+// Private copies of cli/serve_bench.cpp's helpers of the same names (to be replaced by the
+// shared text and stats helpers of base/ when they land).
+
+std::string fixed(double v, int precision) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
+
+/// Signed error of a prediction: predicted / measured - 1 (0 when measured is 0).
+double relative(double predicted, double measured) {
+  return measured > 0 ? predicted / measured - 1.0 : 0.0;
+}
+
+}  // namespace
+
+std::string serve_bench_to_json(const ServeBenchReport& r) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  nlohmann::ordered_json probed = nlohmann::ordered_json::array();
+  nlohmann::ordered_json corrected = nlohmann::ordered_json::array();
+  nlohmann::ordered_json faster = nlohmann::ordered_json::array();
+  nlohmann::ordered_json slower = nlohmann::ordered_json::array();
+  for (const ServeBenchRow& row : r.rows) {
+    nlohmann::ordered_json j;
+    j["load"] = row.load;
+    j["metric"] = row.metric;
+    j["quantile"] = row.quantile;
+    j["measured_s"] = row.measured_s;
+    j["simulated_s"] = row.simulated_s;
+    rows.push_back(j);
+    j["simulated_s"] = row.probe_rescaled_s;
+    probed.push_back(j);
+    j["simulated_s"] = row.step_corrected_s;
+    corrected.push_back(j);
+    j["simulated_s"] = row.steps_faster_s;
+    faster.push_back(j);
+    j["simulated_s"] = row.steps_slower_s;
+    slower.push_back(j);
+  }
+  nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+  for (const ServeBenchRun& run : r.runs) {
+    nlohmann::ordered_json j;
+    j["load"] = run.load;
+    j["offered_requests_per_s"] = run.offered_requests_per_s;
+    j["rate_multiplier"] = run.rate_multiplier;
+    j["num_requests"] = run.num_requests;
+    j["read_bandwidth_bytes_per_s"] = run.read_bytes_per_s;
+    j["other_cpu_cores"] = run.other_cpu_cores;
+    j["steal_cpu_cores"] = run.steal_cpu_cores;
+    j["loop_overhead_s"] = run.loop_overhead_s;
+    j["measured_steps"] = run.measured_steps;
+    j["simulated_steps"] = run.simulated_steps;
+    j["measured_preemptions"] = run.measured_preemptions;
+    j["simulated_preemptions"] = run.simulated_preemptions;
+    j["measured_end_s"] = run.measured_end_s;
+    j["simulated_end_s"] = run.simulated_end_s;
+    j["measured_mean_decode_batch"] = run.measured_mean_batch;
+    j["num_prefill_steps"] = run.num_prefill_steps;
+    j["num_decode_steps"] = run.num_decode_steps;
+    j["probe_prefill_ratio"] = run.probe_prefill_ratio;
+    j["probe_decode_ratio"] = run.probe_decode_ratio;
+    j["prefill_step_ratio"] = run.prefill_step_ratio;
+    j["decode_step_ratio"] = run.decode_step_ratio;
+    j["prefill_step_error_median"] = run.prefill_step_error_median;
+    j["decode_step_error_median"] = run.decode_step_error_median;
+    j["prefill_measured_total_s"] = run.prefill_measured_total_s;
+    j["prefill_predicted_total_s"] = run.prefill_predicted_total_s;
+    j["decode_measured_total_s"] = run.decode_measured_total_s;
+    j["decode_predicted_total_s"] = run.decode_predicted_total_s;
+    runs.push_back(j);
+  }
+  nlohmann::ordered_json doc;
+  doc["rows"] = rows;
+  doc["rows_probe_rescaled"] = probed;
+  doc["rows_step_corrected"] = corrected;
+  doc["rows_steps_5pct_faster"] = faster;
+  doc["rows_steps_5pct_slower"] = slower;
+  doc["runs"] = runs;
+  doc["saturation_requests_per_s"] = r.saturation_requests_per_s;
+  doc["model"] = r.model;
+  doc["format"] = r.format;
+  doc["workload"] = r.workload;
+  doc["profile"] = r.profile;
+  doc["threads"] = r.threads;
+  doc["config"] = {{"policy", "continuous"},
+                   {"max_num_seqs", r.config.max_num_seqs},
+                   {"max_num_batched_tokens", r.config.max_num_batched_tokens},
+                   {"block_size_tokens", r.config.block_size_tokens},
+                   {"num_kv_blocks", r.config.num_kv_blocks}};
+  return doc.dump(2) + "\n";
+}
+
+std::string serve_bench_steps_csv(const ServeBenchReport& r) {
+  std::ostringstream out;
+  out << "load,kind,start_s,exec_start_s,end_s,num_seqs,num_new_tokens,num_context_tokens,"
+         "num_attention_pairs,measured_s,predicted_s\n";
+  out << std::setprecision(9);
+  for (const ServeBenchStep& step : r.steps) {
+    const model::BatchShape& b = step.log.shape;
+    out << step.load << "," << (step.log.prefill ? "prefill" : "decode") << ","
+        << step.log.start.seconds() << "," << step.log.exec_start.seconds() << ","
+        << step.log.end.seconds() << "," << (b.num_prefill_seqs + b.num_decode_seqs) << ","
+        << b.num_new_tokens() << "," << b.num_decode_context_tokens << ","
+        << b.num_prefill_attention_pairs << "," << (step.log.end - step.log.exec_start).seconds()
+        << "," << step.predicted_s << "\n";
+  }
+  return out.str();
+}
+
+std::string serve_bench_requests_csv(const ServeBenchReport& r) {
+  std::ostringstream out;
+  out << "load,id,arrival_s,prompt_tokens,output_tokens,measured_ttft_s,measured_tpot_s,"
+         "measured_e2e_s,simulated_ttft_s,simulated_tpot_s,simulated_e2e_s,corrected_ttft_s,"
+         "corrected_tpot_s,corrected_e2e_s\n";
+  out << std::setprecision(9);  // the load, as in the steps CSV
+  const auto times = [&out](const sim::RequestRecord& q) {
+    out << ",";
+    if (q.rejected) {
+      out << ",,";
+    } else {
+      sim::write_latencies(out, q);
+    }
+  };
+  for (const ServeBenchRequest& q : r.requests) {
+    out << q.load << "," << q.measured.id << ",";
+    sim::write_seconds(out, q.measured.arrival);
+    out << "," << q.measured.num_prompt_tokens << "," << q.measured.num_output_tokens;
+    times(q.measured);
+    times(q.simulated);
+    times(q.step_corrected);
+    out << "\n";
+  }
+  return out.str();
+}
+
+void print_serve_bench(const ServeBenchReport& r, std::ostream& out) {
+  out << "serve-bench: " << r.model << ", " << r.format << " weights, bf16 KV cache, " << r.threads
+      << " threads; continuous batching (max_num_seqs " << r.config.max_num_seqs
+      << ", max_num_batched_tokens " << r.config.max_num_batched_tokens << ", "
+      << r.config.num_kv_blocks << " KV blocks of " << r.config.block_size_tokens << " tokens)\n"
+      << "  workload: " << r.workload << "\n"
+      << "  predictor: calibrated roofline (" << r.profile << "); estimated saturation "
+      << fixed(r.saturation_requests_per_s, 3) << " requests/s\n";
+  for (const ServeBenchRun& run : r.runs) {
+    out << "\nload " << fixed(run.load, 2) << ": " << run.num_requests << " requests, "
+        << fixed(run.offered_requests_per_s, 3) << " requests/s offered";
+    if (run.rate_multiplier > 0) out << " (trace x" << fixed(run.rate_multiplier, 3) << ")";
+    out << "; read bandwidth " << fixed(run.read_bytes_per_s / 1e9, 1) << " GB/s (profile "
+        << fixed(r.profile_read_bytes_per_s / 1e9, 1) << "); other processes "
+        << fixed(run.other_cpu_cores, 2) << " cores busy on average, steal "
+        << fixed(run.steal_cpu_cores, 2) << "\n"
+        << "  steps: measured " << run.measured_steps << ", simulated " << run.simulated_steps
+        << "; preemptions " << run.measured_preemptions << " / " << run.simulated_preemptions
+        << "; last completion " << fixed(run.measured_end_s, 2) << " s / "
+        << fixed(run.simulated_end_s, 2) << " s; mean decode batch "
+        << fixed(run.measured_mean_batch, 2) << "; loop overhead "
+        << fixed(run.loop_overhead_s * 1e6, 1) << " us/step\n"
+        << "  step-time probe before the run, measured / predicted: prefill "
+        << fixed(run.probe_prefill_ratio, 2) << ", decode " << fixed(run.probe_decode_ratio, 2)
+        << "\n"
+        << "  step time, predicted / measured - 1: prefill median "
+        << fixed(100 * run.prefill_step_error_median, 1) << "% over " << run.num_prefill_steps
+        << " steps (total " << fixed(run.prefill_predicted_total_s, 2) << " s predicted, "
+        << fixed(run.prefill_measured_total_s, 2) << " s measured), decode median "
+        << fixed(100 * run.decode_step_error_median, 1) << "% over " << run.num_decode_steps
+        << " steps (total " << fixed(run.decode_predicted_total_s, 2) << " s / "
+        << fixed(run.decode_measured_total_s, 2) << " s)\n";
+  }
+  out << "\n"
+      << std::left << std::setw(5) << "load" << std::setw(7) << "metric" << std::setw(4) << "q"
+      << std::right << std::setw(11) << "measured s" << std::setw(12) << "simulated s"
+      << std::setw(9) << "error"
+      << "  target    " << std::setw(11) << "probe-resc." << std::setw(9) << "error"
+      << std::setw(11) << "run-corr." << std::setw(9) << "error"
+      << "\n";
+  const auto pct = [](double v) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%+.1f%%", 100 * v);
+    return std::string(buffer);
+  };
+  for (const ServeBenchRow& row : r.rows) {
+    const double err = relative(row.simulated_s, row.measured_s);
+    const double target = row.quantile == "p99" ? 0.15 : 0.10;
+    out << std::left << std::setw(5) << fixed(row.load, 2) << std::setw(7) << row.metric
+        << std::setw(4) << row.quantile << std::right << std::setw(11) << fixed(row.measured_s, 4)
+        << std::setw(12) << fixed(row.simulated_s, 4) << std::setw(9) << pct(err) << "  "
+        << (std::fabs(err) <= target ? "within " : "MISSES ") << std::setw(2)
+        << fixed(100 * target, 0) << "%" << std::setw(11) << fixed(row.probe_rescaled_s, 4)
+        << std::setw(9) << pct(relative(row.probe_rescaled_s, row.measured_s)) << std::setw(11)
+        << fixed(row.step_corrected_s, 4) << std::setw(9)
+        << pct(relative(row.step_corrected_s, row.measured_s)) << "\n";
+  }
+  out << "simulated: the calibrated predictor (profile). probe-resc.: its prefill and decode step "
+         "times scaled by a step-time probe of the\nmachine just before the load. run-corr.: a "
+         "diagnostic, not a prediction: scaled by the run's own measured / predicted time of "
+         "each\n(summed over its steps; what is left is step-time variance and scheduling).\n";
+  out << "\nsensitivity: simulated again with every predicted step " << fixed(100 * kSensitivity, 0)
+      << "% shorter / longer (the change of each quantile)\n"
+      << std::left << std::setw(5) << "load" << std::setw(7) << "metric" << std::setw(4) << "q"
+      << std::right << std::setw(12) << "simulated s" << std::setw(12) << "steps -5%"
+      << std::setw(9) << "change" << std::setw(12) << "steps +5%" << std::setw(9) << "change"
+      << "\n";
+  for (const ServeBenchRow& row : r.rows) {
+    out << std::left << std::setw(5) << fixed(row.load, 2) << std::setw(7) << row.metric
+        << std::setw(4) << row.quantile << std::right << std::setw(12) << fixed(row.simulated_s, 4)
+        << std::setw(12) << fixed(row.steps_faster_s, 4) << std::setw(9)
+        << pct(relative(row.steps_faster_s, row.simulated_s)) << std::setw(12)
+        << fixed(row.steps_slower_s, 4) << std::setw(9)
+        << pct(relative(row.steps_slower_s, row.simulated_s)) << "\n";
+  }
+}
+
+}  // namespace llmcap::cli
