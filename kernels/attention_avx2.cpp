@@ -89,7 +89,7 @@ struct Shape {
 /// confirm it.)
 // always_inline: when a variant of a prefetch-only helper like this was not forced inline,
 // GCC 12 -O3 left no prefetch at all in the object (apparently its ipa-modref analysis sees
-// no side effect; docs/architecture.md).
+// no side effect; docs/kernels.md).
 [[gnu::always_inline]] inline void prefetch_row(const Shape& s, const void* base, int64_t t) {
   const int64_t ahead = std::max<int64_t>(1, 4096 / s.row_bytes);
   if (t + ahead >= s.tokens) return;

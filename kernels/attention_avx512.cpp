@@ -136,7 +136,7 @@ template <int DV>
 /// and memory time adding up).
 // always_inline: when a variant of a prefetch-only helper like this was not forced inline,
 // GCC 12 -O3 left no prefetch at all in the object (apparently its ipa-modref analysis sees
-// no side effect; docs/architecture.md).
+// no side effect; docs/kernels.md).
 //
 // Rows ahead: 16 for f32 KV; 24 for bf16 KV, whose loops issue a row's prefetches spread over
 // their chunks and passes (qk_tile_eo, qk_tile_dp, prefetch_pass). Measured with the bf16 loops

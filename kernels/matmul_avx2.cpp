@@ -361,7 +361,7 @@ void call_i8(int bt, const int8_t* w, int64_t ngroups, const int8_t* a, int64_t 
 // int4 super-block at p: prefetch its lines kIntPrefetch bytes ahead.
 // always_inline: when a variant of a prefetch-only helper like this was not forced inline,
 // GCC 12 -O3 left no prefetch at all in the object (apparently its ipa-modref analysis sees
-// no side effect; docs/architecture.md).
+// no side effect; docs/kernels.md).
 [[gnu::always_inline]] inline void prefetch_i4_superblock(const uint8_t* p) {
 #pragma GCC unroll 9
   for (int line = 0; line < kI4SuperBlock / 64; ++line) {
