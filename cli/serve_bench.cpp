@@ -18,6 +18,8 @@
 #include <thread>
 #include <tuple>
 
+#include "base/stats.h"
+#include "base/text.h"
 #include "cli/cli.h"
 #include "cli/decoder_support.h"
 #include "cli/plan_output.h"
@@ -50,17 +52,9 @@ uint64_t splitmix64(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-std::string describe(double x) {
-  std::ostringstream out;
-  out << x;
-  return out.str();
-}
+using base::describe;
 
-std::string fixed(double v, int precision) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
+using base::fixed;
 
 }  // namespace
 
@@ -514,8 +508,7 @@ double median_time_s(int runs, const Fn& fn) {
     times.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return base::upper_median(std::move(times));
 }
 
 /// The step-time probe (ServeBenchRun::probe_prefill_ratio, probe_decode_ratio): real
@@ -560,11 +553,8 @@ double relative(double predicted, double measured) {
   return measured > 0 ? predicted / measured - 1.0 : 0.0;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[(v.size() - 1) / 2];
-}
+/// The nearest-rank median (docs/metrics.md); 0 for an empty vector.
+double median(const std::vector<double>& v) { return base::median(v); }
 
 }  // namespace
 

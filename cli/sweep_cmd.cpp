@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "base/error.h"
 #include "cli/cli.h"
 #include "cli/plan_run.h"
 #include "cli/runs_cmd.h"
@@ -127,8 +128,7 @@ const ordered_json& member(const ordered_json& doc, const std::string& key, cons
                            bool (ordered_json::*is_type)() const noexcept, const char* expected) {
   const ordered_json& v = doc.at(key);
   if (!(v.*is_type)()) {
-    throw plan::InputError(file + ": field " + in_quotes(key) + ": expected " + expected +
-                           ", got " + v.dump());
+    throw base::InputError::bad_field(file, key, v.dump(), expected);
   }
   return v;
 }
@@ -145,9 +145,11 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
   try {
     doc = ordered_json::parse(text.str());
   } catch (const ordered_json::parse_error& e) {
-    throw plan::InputError(file + ": malformed JSON: " + e.what());
+    throw base::InputError::malformed_json(file, e.what());
   }
-  if (!doc.is_object()) throw plan::InputError(file + ": expected a JSON object at the top level");
+  if (!doc.is_object()) {
+    throw base::InputError::bad_document(file, "a JSON object at the top level");
+  }
   const std::vector<std::string> known = {"name", "scenario", "grid", "analysis", "profile"};
   for (const auto& [key, value] : doc.items()) {
     if (std::find(known.begin(), known.end(), key) == known.end()) {
@@ -169,7 +171,7 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
     spec.name = member(doc, "name", file, &ordered_json::is_string, "a non-empty string")
                     .get<std::string>();
     if (spec.name.empty()) {
-      throw plan::InputError(file + ": field \"name\": expected a non-empty string, got \"\"");
+      throw base::InputError::bad_field(file, "name", "\"\"", "a non-empty string");
     }
   }
   const std::filesystem::path folder = path.parent_path();
@@ -204,15 +206,14 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
   const ordered_json& grid =
       member(doc, "grid", file, &ordered_json::is_object, "an object of field: [values]");
   if (grid.empty()) {
-    throw plan::InputError(file +
-                           ": field \"grid\": expected at least one field with values, "
-                           "got {}");
+    throw base::InputError::bad_field(file, "grid", "{}", "at least one field with values");
   }
   int64_t num_points = 1;
   for (const auto& [field, values] : grid.items()) {
     const std::string where = file + ": field " + in_quotes("grid." + field);
     if (!values.is_array() || values.empty()) {
-      throw plan::InputError(where + ": expected a non-empty list of values, got " + values.dump());
+      throw base::InputError::bad_field(file, "grid." + field, values.dump(),
+                                        "a non-empty list of values");
     }
     for (size_t i = 0; i < values.size(); ++i) {
       for (size_t j = 0; j < i; ++j) {
@@ -315,13 +316,7 @@ struct PointRunner {
       options.plan.calibration = profile;
       options.analysis = spec.analysis;
       o.document = make_plan_run(scenario, catalog, options).document.dump();
-    } catch (const plan::InputError& e) {
-      o.error = e.what();
-      o.bad_input = true;
-    } catch (const model::InputError& e) {
-      o.error = e.what();
-      o.bad_input = true;
-    } catch (const sim::InputError& e) {
+    } catch (const base::InputError& e) {  // model::, sim:: and plan::InputError are this type
       o.error = e.what();
       o.bad_input = true;
     } catch (const std::exception& e) {
