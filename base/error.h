@@ -37,8 +37,10 @@ class InputError : public std::runtime_error {
   static InputError missing_field(const std::string& file, const std::string& field_path,
                                   const std::string& note = "");
 
-  /// `<file>: field "<field_path>": <reason>`: a field that is present but not allowed (or
-  /// not allowed with another), e.g. reason `not allowed with kind "trace"`.
+  /// `<file>: field "<field_path>": <reason>`: any other message about one field, e.g. a field
+  /// that is not allowed (reason `not allowed with kind "trace"`), an unknown name (reason
+  /// `unsupported model type "mamba"; known: ...`) or a value another reader refused. The
+  /// reason is free text; value() and expected() stay empty.
   static InputError refused_field(const std::string& file, const std::string& field_path,
                                   const std::string& reason);
 

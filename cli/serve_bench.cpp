@@ -53,7 +53,6 @@ uint64_t splitmix64(uint64_t& state) {
 }
 
 using base::describe;
-
 using base::fixed;
 
 }  // namespace

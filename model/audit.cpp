@@ -53,8 +53,7 @@ std::string printf_text(const char* format, double v) {
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
 }
-/// Decimal gigabytes, 4 significant digits: 39716622336 -> "39.72 GB".
-using base::gb;
+using base::gb;  // decimal gigabytes, 4 significant digits: 39716622336 -> "39.72 GB"
 using base::gb_per_s;
 std::string tflop(double flops) { return printf_text("%.4g TFLOP", flops / 1e12); }
 std::string tflop_per_s(double flops_per_s) {

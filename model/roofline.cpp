@@ -55,10 +55,8 @@ Efficiency default_efficiency(DeviceKind kind) {
 
 namespace {
 
+using base::gb;  // decimal gigabytes for text, e.g. 141107412992 -> "141.1 GB"
 using base::gb_per_s;
-
-/// Decimal gigabytes for text, e.g. 141107412992 -> "141.1 GB".
-using base::gb;
 
 std::string fraction_text(double f) {
   char buf[32];

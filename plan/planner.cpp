@@ -96,10 +96,8 @@ int64_t max_request_tokens(const sim::Workload& w) {
   return m;
 }
 
-using base::gb_per_s;
-
 using base::gb;
-
+using base::gb_per_s;
 using base::plural;
 
 /// vCPUs of one socket of a CPU instance (as model::make_deployment counts them).
