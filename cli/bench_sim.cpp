@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/text.h"
 #include "cli/cli.h"
 #include "cli/plan_output.h"
 #include "cli/runs_cmd.h"
@@ -39,11 +40,7 @@ int64_t peak_rss_bytes() {
   return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
-std::string fixed(double v, int precision) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
+using base::fixed;
 
 /// "expected a positive integer, got "x"" unless the whole value is an integer >= 1.
 std::string check_positive_integer(std::string& value) {

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/error.h"
+#include "base/text.h"
 #include "cli/audit.h"
 #include "cli/bench_sim.h"
 #include "cli/decoder_support.h"
@@ -36,9 +38,7 @@
 namespace llmcap::cli {
 namespace {
 
-std::string plural(int64_t n, const std::string& noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
+using base::plural;
 
 /// Prints one progress line per finished instance type to the error stream.
 class ProgressPrinter final : public plan::PlanObserver {
@@ -117,11 +117,7 @@ struct CalibrateArgs {
   std::vector<std::string> models;       ///< --model: model configs whose shapes are timed too
 };
 
-std::string fixed(double v, int precision) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
+using base::fixed;
 
 void print_calibration(const model::CalibrationProfile& p, const kernels::CalibrationRun& run,
                        std::ostream& out) {
@@ -498,13 +494,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (cal_cmd->parsed()) {
       return run_calibrate(cal_args, command_line, out, err);
     }
-  } catch (const plan::InputError& e) {
-    err << "llmcap: error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const model::InputError& e) {
-    err << "llmcap: error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const sim::InputError& e) {
+  } catch (const base::InputError& e) {  // model::, sim:: and plan::InputError are this type
     err << "llmcap: error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::invalid_argument& e) {  // a kernel or decoder refusing its arguments

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/text.h"
 #include "cli/bench_sim.h"
 #include "cli/cli.h"
 #include "cli/plan_run.h"
@@ -22,11 +23,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string fixed(double v, int precision) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
+using base::fixed;
 
 /// `text` padded with spaces to `width` (left-aligned, or right-aligned numbers).
 std::string pad(const std::string& text, size_t width, bool right = false) {

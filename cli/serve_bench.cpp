@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "base/stats.h"
+#include "base/text.h"
 #include "cli/cli.h"
 #include "cli/decoder_support.h"
 #include "cli/plan_output.h"
@@ -40,24 +42,8 @@ using sim::SimTime;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-std::string describe(double x) {
-  std::ostringstream out;
-  out << x;
-  return out.str();
-}
-
-std::string fixed(double v, int precision) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
+using base::describe;
+using base::fixed;
 
 }  // namespace
 
@@ -137,8 +123,7 @@ double median_time_s(int runs, const Fn& fn) {
     times.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  return base::upper_median(std::move(times));
 }
 
 /// The step-time probe (ServeBenchRun::probe_prefill_ratio, probe_decode_ratio): real
@@ -178,16 +163,7 @@ std::pair<double, double> probe_step_ratios(kernels::ReferenceDecoder& decoder,
   return {prefill_sum / 2, decode_sum / 2};
 }
 
-/// Signed error of a prediction: predicted / measured - 1 (0 when measured is 0).
-double relative(double predicted, double measured) {
-  return measured > 0 ? predicted / measured - 1.0 : 0.0;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[(v.size() - 1) / 2];
-}
+using base::median;  // the nearest-rank median (docs/metrics.md)
 
 }  // namespace
 
@@ -651,11 +627,11 @@ int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path
       const double predicted_s = predictor.step_time_s(step.shape);
       if (!a.steps_csv.empty()) report.steps.push_back({run.load, step, predicted_s});
       if (step.prefill) {
-        prefill_errors.push_back(relative(predicted_s, measured_s));
+        prefill_errors.push_back(base::relative_error(predicted_s, measured_s));
         run.prefill_measured_total_s += measured_s;
         run.prefill_predicted_total_s += predicted_s;
       } else {
-        decode_errors.push_back(relative(predicted_s, measured_s));
+        decode_errors.push_back(base::relative_error(predicted_s, measured_s));
         run.decode_measured_total_s += measured_s;
         run.decode_predicted_total_s += predicted_s;
         decode_seqs += static_cast<double>(step.shape.num_decode_seqs);

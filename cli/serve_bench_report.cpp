@@ -7,25 +7,15 @@
 #include <sstream>
 #include <string>
 
+#include "base/stats.h"
+#include "base/text.h"
 #include "cli/serve_bench.h"
 #include "sim/records_csv.h"
 
 namespace llmcap::cli {
 namespace {
 
-// Private copies of cli/serve_bench.cpp's helpers of the same names (to be replaced by the
-// shared text and stats helpers of base/ when they land).
-
-std::string fixed(double v, int precision) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
-
-/// Signed error of a prediction: predicted / measured - 1 (0 when measured is 0).
-double relative(double predicted, double measured) {
-  return measured > 0 ? predicted / measured - 1.0 : 0.0;
-}
+using base::fixed;
 
 }  // namespace
 
@@ -194,16 +184,16 @@ void print_serve_bench(const ServeBenchReport& r, std::ostream& out) {
     return std::string(buffer);
   };
   for (const ServeBenchRow& row : r.rows) {
-    const double err = relative(row.simulated_s, row.measured_s);
+    const double err = base::relative_error(row.simulated_s, row.measured_s);
     const double target = row.quantile == "p99" ? 0.15 : 0.10;
     out << std::left << std::setw(5) << fixed(row.load, 2) << std::setw(7) << row.metric
         << std::setw(4) << row.quantile << std::right << std::setw(11) << fixed(row.measured_s, 4)
         << std::setw(12) << fixed(row.simulated_s, 4) << std::setw(9) << pct(err) << "  "
         << (std::fabs(err) <= target ? "within " : "MISSES ") << std::setw(2)
         << fixed(100 * target, 0) << "%" << std::setw(11) << fixed(row.probe_rescaled_s, 4)
-        << std::setw(9) << pct(relative(row.probe_rescaled_s, row.measured_s)) << std::setw(11)
-        << fixed(row.step_corrected_s, 4) << std::setw(9)
-        << pct(relative(row.step_corrected_s, row.measured_s)) << "\n";
+        << std::setw(9) << pct(base::relative_error(row.probe_rescaled_s, row.measured_s))
+        << std::setw(11) << fixed(row.step_corrected_s, 4) << std::setw(9)
+        << pct(base::relative_error(row.step_corrected_s, row.measured_s)) << "\n";
   }
   out << "simulated: the calibrated predictor (profile). probe-resc.: its prefill and decode step "
          "times scaled by a step-time probe of the\nmachine just before the load. run-corr.: a "
@@ -219,9 +209,9 @@ void print_serve_bench(const ServeBenchReport& r, std::ostream& out) {
     out << std::left << std::setw(5) << fixed(row.load, 2) << std::setw(7) << row.metric
         << std::setw(4) << row.quantile << std::right << std::setw(12) << fixed(row.simulated_s, 4)
         << std::setw(12) << fixed(row.steps_faster_s, 4) << std::setw(9)
-        << pct(relative(row.steps_faster_s, row.simulated_s)) << std::setw(12)
+        << pct(base::relative_error(row.steps_faster_s, row.simulated_s)) << std::setw(12)
         << fixed(row.steps_slower_s, 4) << std::setw(9)
-        << pct(relative(row.steps_slower_s, row.simulated_s)) << "\n";
+        << pct(base::relative_error(row.steps_slower_s, row.simulated_s)) << "\n";
   }
 }
 

@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "base/error.h"
 #include "cli/cli.h"
 #include "cli/plan_run.h"
 #include "cli/runs_cmd.h"
@@ -81,15 +82,16 @@ std::string shown(const ordered_json& value) {
 /// InputError naming the sweep file and the grid field when the path crosses a non-object.
 void set_field(ordered_json& doc, const std::string& field, const ordered_json& value,
                const std::string& file) {
-  const std::string where = file + ": field " + in_quotes("grid." + field);
+  const std::string grid_field = "grid." + field;
   std::vector<std::string> parts;
   std::string part;
   std::istringstream in(field);
   while (std::getline(in, part, '.')) parts.push_back(part);
   if (parts.empty() || field.back() == '.' ||
       std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); })) {
-    throw plan::InputError(where + ": expected a dotted scenario field like " +
-                           in_quotes("slo.tpot_p99_s") + ", got " + in_quotes(field));
+    throw base::InputError::bad_field(
+        file, grid_field, in_quotes(field),
+        "a dotted scenario field like " + in_quotes("slo.tpot_p99_s"));
   }
   ordered_json* node = &doc;
   std::string walked;
@@ -100,9 +102,11 @@ void set_field(ordered_json& doc, const std::string& field, const ordered_json& 
       const bool digits =
           std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; });
       if (!digits || p.size() > 9 || std::stoul(p) >= node->size()) {
-        throw plan::InputError(where + ": " + in_quotes(walked) + " is a list of " +
-                               std::to_string(node->size()) + " entries, expected an index below " +
-                               std::to_string(node->size()) + ", got " + in_quotes(p));
+        throw base::InputError::refused_field(
+            file, grid_field,
+            in_quotes(walked) + " is a list of " + std::to_string(node->size()) +
+                " entries, expected an index below " + std::to_string(node->size()) + ", got " +
+                in_quotes(p));
       }
       node = &(*node)[std::stoul(p)];
     } else if (node->is_object()) {
@@ -113,9 +117,10 @@ void set_field(ordered_json& doc, const std::string& field, const ordered_json& 
       if (!node->contains(p)) (*node)[p] = ordered_json::object();
       node = &(*node)[p];
     } else {
-      throw plan::InputError(where + ": the scenario's " + in_quotes(walked) + " is " +
-                             node->dump() + ", not an object or list, so it has no field " +
-                             in_quotes(p));
+      throw base::InputError::refused_field(
+          file, grid_field,
+          "the scenario's " + in_quotes(walked) + " is " + node->dump() +
+              ", not an object or list, so it has no field " + in_quotes(p));
     }
     walked += (walked.empty() ? "" : ".") + p;
     if (last) *node = value;
@@ -127,8 +132,7 @@ const ordered_json& member(const ordered_json& doc, const std::string& key, cons
                            bool (ordered_json::*is_type)() const noexcept, const char* expected) {
   const ordered_json& v = doc.at(key);
   if (!(v.*is_type)()) {
-    throw plan::InputError(file + ": field " + in_quotes(key) + ": expected " + expected +
-                           ", got " + v.dump());
+    throw base::InputError::bad_field(file, key, v.dump(), expected);
   }
   return v;
 }
@@ -145,20 +149,21 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
   try {
     doc = ordered_json::parse(text.str());
   } catch (const ordered_json::parse_error& e) {
-    throw plan::InputError(file + ": malformed JSON: " + e.what());
+    throw base::InputError::malformed_json(file, e.what());
   }
-  if (!doc.is_object()) throw plan::InputError(file + ": expected a JSON object at the top level");
+  if (!doc.is_object()) {
+    throw base::InputError::bad_document(file, "a JSON object at the top level");
+  }
   const std::vector<std::string> known = {"name", "scenario", "grid", "analysis", "profile"};
   for (const auto& [key, value] : doc.items()) {
     if (std::find(known.begin(), known.end(), key) == known.end()) {
-      throw plan::InputError(file + ": field " + in_quotes(key) +
-                             ": unknown field; expected one of name, scenario, grid, analysis, "
-                             "profile");
+      throw base::InputError::refused_field(
+          file, key, "unknown field; expected one of name, scenario, grid, analysis, profile");
     }
   }
   for (const char* required : {"scenario", "grid"}) {
     if (!doc.contains(required)) {
-      throw plan::InputError(file + ": field " + in_quotes(required) + ": missing (required)");
+      throw base::InputError::refused_field(file, required, "missing (required)");
     }
   }
 
@@ -169,7 +174,7 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
     spec.name = member(doc, "name", file, &ordered_json::is_string, "a non-empty string")
                     .get<std::string>();
     if (spec.name.empty()) {
-      throw plan::InputError(file + ": field \"name\": expected a non-empty string, got \"\"");
+      throw base::InputError::bad_field(file, "name", "\"\"", "a non-empty string");
     }
   }
   const std::filesystem::path folder = path.parent_path();
@@ -204,21 +209,21 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
   const ordered_json& grid =
       member(doc, "grid", file, &ordered_json::is_object, "an object of field: [values]");
   if (grid.empty()) {
-    throw plan::InputError(file +
-                           ": field \"grid\": expected at least one field with values, "
-                           "got {}");
+    throw base::InputError::bad_field(file, "grid", "{}", "at least one field with values");
   }
   int64_t num_points = 1;
   for (const auto& [field, values] : grid.items()) {
-    const std::string where = file + ": field " + in_quotes("grid." + field);
+    const std::string grid_field = "grid." + field;
     if (!values.is_array() || values.empty()) {
-      throw plan::InputError(where + ": expected a non-empty list of values, got " + values.dump());
+      throw base::InputError::bad_field(file, grid_field, values.dump(),
+                                        "a non-empty list of values");
     }
     for (size_t i = 0; i < values.size(); ++i) {
       for (size_t j = 0; j < i; ++j) {
         if (values[i] == values[j]) {
-          throw plan::InputError(where + ": value " + values[i].dump() +
-                                 " appears twice; expected distinct values");
+          throw base::InputError::refused_field(
+              file, grid_field,
+              "value " + values[i].dump() + " appears twice; expected distinct values");
         }
       }
     }
@@ -233,10 +238,11 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
       read = true;
     }
     if (!read) {
-      throw plan::InputError(where + ": the scenario " + spec.scenario_path.string() +
-                             " does not read " + in_quotes(field) +
-                             " (unknown field, or one its workload kind ignores); expected a "
-                             "scenario field (docs/scenarios.md)");
+      throw base::InputError::refused_field(
+          file, grid_field,
+          "the scenario " + spec.scenario_path.string() + " does not read " + in_quotes(field) +
+              " (unknown field, or one its workload kind ignores); expected a scenario field "
+              "(docs/scenarios.md)");
     }
     for (const ordered_json& value : values) {
       ordered_json one = base;
@@ -244,15 +250,17 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
       try {
         plan::load_scenario_text(one.dump(), spec.scenario_path);
       } catch (const plan::InputError& e) {
-        throw plan::InputError(where + ": value " + value.dump() +
-                               " refused by the scenario reader: " + e.what());
+        throw base::InputError::refused_field(
+            file, grid_field,
+            "value " + value.dump() + " refused by the scenario reader: " + e.what());
       }
     }
     spec.fields.push_back(field);
     num_points *= static_cast<int64_t>(values.size());
     if (num_points > kMaxPoints) {
-      throw plan::InputError(file + ": field \"grid\": " + std::to_string(num_points) +
-                             "+ points, expected at most " + std::to_string(kMaxPoints));
+      throw base::InputError::refused_field(
+          file, "grid",
+          std::to_string(num_points) + "+ points, expected at most " + std::to_string(kMaxPoints));
     }
   }
 
@@ -315,13 +323,7 @@ struct PointRunner {
       options.plan.calibration = profile;
       options.analysis = spec.analysis;
       o.document = make_plan_run(scenario, catalog, options).document.dump();
-    } catch (const plan::InputError& e) {
-      o.error = e.what();
-      o.bad_input = true;
-    } catch (const model::InputError& e) {
-      o.error = e.what();
-      o.bad_input = true;
-    } catch (const sim::InputError& e) {
+    } catch (const base::InputError& e) {  // model::, sim:: and plan::InputError are this type
       o.error = e.what();
       o.bad_input = true;
     } catch (const std::exception& e) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 
+#include "base/stats.h"
 #include "cli/decoder_support.h"
 #include "cli/profile.h"
 #include "kernels/calibrate.h"
@@ -24,12 +25,8 @@ namespace llmcap::cli {
 namespace {
 
 /// Nearest-rank quantile of |values| (docs/metrics.md).
-double abs_quantile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  for (double& v : values) v = std::fabs(v);
-  std::sort(values.begin(), values.end());
-  const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(values.size())));
-  return values[std::max<size_t>(rank, 1) - 1];
+double abs_quantile(const std::vector<double>& values, double q) {
+  return base::abs_nearest_rank_quantile(values, q);
 }
 
 /// Predicted seconds per decoder section (kernels::StepSections): the layer operators of
@@ -123,10 +120,8 @@ ValidationResult run_validation(const ValidationOptions& options,
 
   kernels::ReadProbe probe(int64_t{256} << 20);
   std::vector<double> all_probes;
-  const auto median_of = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
+  // The upper median (value[n / 2] of the sorted values), as validate has always reported.
+  const auto median_of = [](const std::vector<double>& v) { return base::upper_median(v); };
 
   for (const auto& path : options.models) {
     const model::ModelSpec spec = model::load_model_spec(path);

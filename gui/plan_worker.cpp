@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/error.h"
 #include "cli/plan_run.h"
 #include "model/input_error.h"
 #include "plan/search.h"
@@ -60,11 +61,7 @@ void guarded(PlanOutcome& outcome, Body body) {
     body();
   } catch (const plan::Cancelled&) {
     outcome.cancelled = true;
-  } catch (const plan::InputError& e) {
-    outcome.error = QString::fromStdString(e.what());
-  } catch (const model::InputError& e) {
-    outcome.error = QString::fromStdString(e.what());
-  } catch (const sim::InputError& e) {
+  } catch (const base::InputError& e) {  // model::, sim:: and plan::InputError are this type
     outcome.error = QString::fromStdString(e.what());
   } catch (const std::exception& e) {
     outcome.error = QString::fromStdString(e.what());

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "base/error.h"
 #include "model/input_error.h"
 #include "plan/price_overrides.h"
 
@@ -55,10 +56,9 @@ ScenarioDraft ScenarioDraft::from_text(const std::string& text, const std::files
   if (d.json_.contains(kOverridesKey)) {
     const Json& list = d.json_[kOverridesKey];
     if (!list.is_array()) {
-      throw plan::InputError(path.string() + ": field \"" + kOverridesKey +
-                             "\": expected a list of {\"instance\", \"price_model\", "
-                             "\"usd_per_hour\", \"as_of\"}, got " +
-                             list.dump());
+      throw base::InputError::bad_field(
+          path.string(), kOverridesKey, list.dump(),
+          "a list of {\"instance\", \"price_model\", \"usd_per_hour\", \"as_of\"}");
     }
     for (size_t i = 0; i < list.size(); ++i) {
       const Json& o = list[i];
@@ -67,10 +67,10 @@ ScenarioDraft ScenarioDraft::from_text(const std::string& text, const std::files
           !o.contains("price_model") || !o["price_model"].is_string() ||
           !o.contains("usd_per_hour") || !o["usd_per_hour"].is_number() ||
           !(o["usd_per_hour"].get<double>() > 0)) {
-        throw plan::InputError(path.string() + ": field \"" + field +
-                               "\": expected {\"instance\": id, \"price_model\": name, "
-                               "\"usd_per_hour\": a positive number, \"as_of\": date}, got " +
-                               o.dump());
+        throw base::InputError::bad_field(path.string(), field, o.dump(),
+                                          "{\"instance\": id, \"price_model\": name, "
+                                          "\"usd_per_hour\": a positive number, \"as_of\": "
+                                          "date}");
       }
     }
   }
@@ -273,8 +273,8 @@ double parse_price_text(const std::string& text, const std::string& file,
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (t.empty() || ec != std::errc() || end != t.data() + t.size() || !(v > 0) ||
       !std::isfinite(v)) {
-    throw plan::InputError(file + ": field \"price_overrides." + instance + "." + price_model +
-                           "\": expected a positive number of USD per hour, got \"" + text + "\"");
+    throw base::InputError::bad_field(file, "price_overrides." + instance + "." + price_model,
+                                      "\"" + text + "\"", "a positive number of USD per hour");
   }
   return v;
 }

@@ -4,11 +4,15 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <utility>
 
+#include "base/json_reader.h"
+#include "base/text.h"
 #include "model/input_error.h"
 #include "model/roofline.h"
 
@@ -49,9 +53,8 @@ std::string printf_text(const char* format, double v) {
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
 }
-/// Decimal gigabytes, 4 significant digits: 39716622336 -> "39.72 GB".
-std::string gb(double bytes) { return printf_text("%.4g GB", bytes / 1e9); }
-std::string gb_per_s(double bytes_per_s) { return printf_text("%.4g GB/s", bytes_per_s / 1e9); }
+using base::gb;  // decimal gigabytes, 4 significant digits: 39716622336 -> "39.72 GB"
+using base::gb_per_s;
 std::string tflop(double flops) { return printf_text("%.4g TFLOP", flops / 1e12); }
 std::string tflop_per_s(double flops_per_s) {
   return printf_text("%.4g TFLOP/s", flops_per_s / 1e12);
@@ -149,65 +152,24 @@ std::string joined(const std::set<std::string>& names) {
 }
 
 /// Reads the fields of one claim; every error names file, claim and field.
-class ClaimReader {
+class ClaimReader : public base::JsonReader {
  public:
-  ClaimReader(const json& rec, std::string source, std::string claim)
-      : rec_(rec), source_(std::move(source)), claim_(std::move(claim)) {}
+  ClaimReader(const json& rec, const std::string& source, const std::string& claim)
+      : base::JsonReader(rec, source, "", claim_style(), claim), rec_(rec) {}
 
-  void rename(std::string claim) { claim_ = std::move(claim); }
-  std::string where() const { return source_ + ": " + claim_; }
+  void rename(std::string claim) { set_record(std::move(claim)); }
+  std::string where() const { return file() + ": " + record(); }
   std::string field_context(const std::string& field) const {
     return where() + ": field \"" + field + "\"";
   }
 
-  [[noreturn]] void fail(const std::string& field, const std::string& expected,
-                         const std::string& got) const {
-    throw InputError(field_context(field) + ": expected " + expected + ", got " + got);
-  }
-
-  bool has(const std::string& field) const { return rec_.contains(field); }
-
-  std::string got(const std::string& field) const {
-    if (!has(field)) return "nothing (missing)";
-    return rec_.at(field).dump();
-  }
-
-  std::string string(const std::string& field) const {
-    if (!has(field) || !rec_.at(field).is_string() || rec_.at(field).get<std::string>().empty()) {
-      fail(field, "a non-empty string", got(field));
-    }
-    return rec_.at(field).get<std::string>();
-  }
-
+  std::string string(const std::string& field) const { return non_empty_string(field); }
   std::string string_or(const std::string& field, const std::string& fallback) const {
-    return has(field) ? string(field) : fallback;
-  }
-
-  double positive_number(const std::string& field) const {
-    if (!has(field) || !rec_.at(field).is_number() || !(rec_.at(field).get<double>() > 0) ||
-        !std::isfinite(rec_.at(field).get<double>())) {
-      fail(field, "a positive number", got(field));
-    }
-    return rec_.at(field).get<double>();
+    return non_empty_string_or(field, fallback);
   }
 
   /// A positive whole number (an integer, or a number with no fraction such as 1.28e11).
-  int64_t positive_integer(const std::string& field) const {
-    const char* expected = "a positive integer";
-    if (!has(field) || !rec_.at(field).is_number()) fail(field, expected, got(field));
-    const json& v = rec_.at(field);
-    if (v.is_number_integer() || v.is_number_unsigned()) {
-      if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
-        fail(field, expected, got(field));
-      }
-      const int64_t n = v.get<int64_t>();
-      if (n < 1) fail(field, expected, got(field));
-      return n;
-    }
-    const double d = v.get<double>();
-    if (!(d >= 1) || d > 9e18 || std::floor(d) != d) fail(field, expected, got(field));
-    return static_cast<int64_t>(d);
-  }
+  int64_t positive_integer(const std::string& field) const { return positive_int(field); }
 
   void reject_unknown_fields() const {
     for (const auto& [key, value] : rec_.items()) {
@@ -219,9 +181,18 @@ class ClaimReader {
   }
 
  private:
+  /// A claim's style: an absent field is "nothing (missing)", whole numbers up to 9e18 may be
+  /// written with a zero fraction.
+  static base::JsonReaderStyle claim_style() {
+    base::JsonReaderStyle style;
+    style.missing_names_expected = true;
+    style.missing_text = "nothing (missing)";
+    style.whole_floats = true;
+    style.whole_floats_below = std::nextafter(9e18, std::numeric_limits<double>::infinity());
+    return style;
+  }
+
   const json& rec_;
-  std::string source_;
-  std::string claim_;
 };
 
 Claim read_claim(const ClaimReader& r, const std::string& id, const Catalog& catalog,
@@ -352,9 +323,7 @@ struct Resources {
   double share = 1.0;                 ///< CPU: fraction of the socket the prediction gets
 };
 
-std::string plural(int64_t n, const std::string& noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
+using base::plural;
 
 Resources resources_of(const Claim& claim, const Catalog& catalog, const ModelSpec& model,
                        WeightFormat wf, KvFormat kf, const std::string& context) {
@@ -614,12 +583,7 @@ std::vector<ModelSpec> load_models(const std::filesystem::path& models_dir) {
 
 std::vector<Claim> parse_claims(const std::string& text, const std::string& source,
                                 const Catalog& catalog, const std::vector<ModelSpec>& models) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(source + ": malformed JSON: " + e.what());
-  }
+  const json doc = base::parse_json_text(text, source);
   if (!doc.is_object() || !doc.contains("claims") || !doc.at("claims").is_array()) {
     throw InputError(source + ": field \"claims\": expected an array of claims, got " +
                      (doc.is_object() && doc.contains("claims") ? doc.at("claims").dump()
@@ -651,7 +615,7 @@ std::vector<Claim> parse_claims(const std::string& text, const std::string& sour
 std::vector<Claim> read_claims(const std::filesystem::path& path, const Catalog& catalog,
                                const std::vector<ModelSpec>& models) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot open file");
+  if (!in) throw InputError::unreadable_file(path.string());
   std::stringstream text;
   text << in.rdbuf();
   return parse_claims(text.str(), path.string(), catalog, models);

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/json_reader.h"
+#include "base/stats.h"
 #include "model/input_error.h"
 
 namespace llmcap::model {
@@ -19,12 +21,9 @@ namespace llmcap::model {
 
 namespace {
 
-/// Nearest-rank quantile of `v` (sorted in place); 0 for an empty vector.
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
-  return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
+/// Nearest-rank quantile of `v` (docs/metrics.md); 0 for an empty vector.
+double quantile(const std::vector<double>& v, double q) {
+  return base::nearest_rank_quantile(v, q);
 }
 
 /// Non-negative weighted least squares of t ~= offset + X c, rows weighted by 1 / t (relative
@@ -245,78 +244,58 @@ json fit_to_json(const CalibrationFit& fit) {
           {"p95_rel_error", fit.p95_rel_error}};
 }
 
-/// Reads typed fields of one JSON object, with errors that name the file and the field path.
-class Reader {
+/// Reads typed fields of one JSON object, with errors that name the file and the field path:
+/// base::JsonReader with values cut to 60 characters in messages. The object must be an object.
+class Reader : public base::JsonReader {
  public:
-  Reader(const json& object, std::string source, std::string path)
-      : j_(object), source_(std::move(source)), path_(std::move(path)) {
-    if (!j_.is_object()) fail("", "an object", j_);
+  Reader(const json& object, const std::string& source, const std::string& path)
+      : base::JsonReader(object, source, path, profile_style()) {
+    if (!object.is_object()) {
+      throw InputError::bad_field(source, path, shown(object), "an object");
+    }
   }
 
+  using base::JsonReader::fail;
   [[noreturn]] void fail(const std::string& key, const std::string& expected,
                          const json& got) const {
-    std::string shown = got.dump();
-    if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
-    throw InputError(source_ + ": field \"" + field(key) + "\": expected " + expected + ", got " +
-                     shown);
+    fail(key, expected, shown(got));
   }
 
-  const json& at(const std::string& key) const {
-    const auto it = j_.find(key);
-    if (it == j_.end()) {
-      throw InputError(source_ + ": field \"" + field(key) + "\": missing");
-    }
-    return *it;
-  }
-  bool has(const std::string& key) const { return j_.contains(key); }
-
-  std::string str(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_string()) fail(key, "a string", v);
-    return v.get<std::string>();
-  }
+  std::string str(const std::string& key) const { return string(key); }
+  /// A finite number, >= 0 unless `non_negative` is false.
   double number(const std::string& key, bool non_negative = true) const {
-    const json& v = at(key);
-    if (!v.is_number() || (non_negative && v.get<double>() < 0) ||
-        !std::isfinite(v.get<double>())) {
-      fail(key, non_negative ? "a non-negative number" : "a number", v);
-    }
-    return v.get<double>();
+    if (non_negative) return non_negative_number(key);
+    return base::JsonReader::number(
+        key, [](double) { return true; }, "a number");
   }
-  int64_t integer(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_number_integer() || v.get<int64_t>() < 0) fail(key, "a non-negative integer", v);
-    return v.get<int64_t>();
-  }
-  Reader object(const std::string& key) const { return Reader(at(key), source_, field(key)); }
+  int64_t integer(const std::string& key) const { return non_negative_int(key); }
+  Reader object(const std::string& key) const { return Reader(at(key), file(), name(key)); }
   std::map<int, double> bandwidth(const std::string& key) const {
     const Reader r = object(key);
     std::map<int, double> out;
-    for (const auto& [k, v] : r.j_.items()) {
+    for (const auto& [k, v] : r.raw().items()) {
       int threads = 0;
       try {
         std::size_t used = 0;
         threads = std::stoi(k, &used);
         if (used != k.size() || threads < 1) throw std::invalid_argument(k);
       } catch (const std::exception&) {
-        throw InputError(source_ + ": field \"" + field(key) +
-                         "\": expected thread counts as keys, got \"" + k + "\"");
+        throw InputError::bad_field(file(), name(key), "\"" + k + "\"", "thread counts as keys");
       }
       out[threads] = r.number(k);
       if (!(out[threads] > 0)) r.fail(k, "a positive bandwidth in bytes/s", v);
     }
     return out;
   }
-  const json& raw() const { return j_; }
-  std::string field(const std::string& key) const {
-    return key.empty() ? path_ : path_.empty() ? key : path_ + "." + key;
-  }
-  const std::string& source() const { return source_; }
+  std::string field(const std::string& key) const { return name(key); }
+  const std::string& source() const { return file(); }
 
  private:
-  const json& j_;
-  std::string source_;
-  std::string path_;
+  static base::JsonReaderStyle profile_style() {
+    base::JsonReaderStyle style;
+    style.max_shown_chars = 60;
+    return style;
+  }
 };
 
 RateFit rate_fit_from(const Reader& r) {
@@ -380,11 +359,11 @@ CalibrationFit fit_from(const Reader& r) {
 
 void check_schema_version(int64_t version, const std::string& source) {
   if (version != kCalibrationSchemaVersion) {
-    throw InputError(source + ": field \"schema_version\": expected " +
-                     std::to_string(kCalibrationSchemaVersion) + ", got " +
-                     std::to_string(version) +
-                     " (a profile of another llmcap version; "
-                     "run llmcap calibrate again)");
+    throw InputError::bad_field(source, "schema_version",
+                                std::to_string(version) +
+                                    " (a profile of another llmcap version; run llmcap "
+                                    "calibrate again)",
+                                std::to_string(kCalibrationSchemaVersion));
   }
 }
 
@@ -428,12 +407,7 @@ std::string profile_to_json(const CalibrationProfile& p) {
 }
 
 CalibrationProfile profile_from_json(const std::string& text, const std::string& source) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(source + ": malformed JSON: " + e.what());
-  }
+  const json doc = base::parse_json_text(text, source);
   const Reader r(doc, source, "");
   CalibrationProfile p;
   p.schema_version = static_cast<int>(r.integer("schema_version"));
@@ -492,7 +466,7 @@ CalibrationProfile profile_from_json(const std::string& text, const std::string&
 
 CalibrationProfile read_profile_json(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot open file");
+  if (!in) throw InputError::unreadable_file(path.string());
   std::stringstream buffer;
   buffer << in.rdbuf();
   return profile_from_json(buffer.str(), path.string());
@@ -508,7 +482,7 @@ class Db {
  public:
   Db(const std::filesystem::path& path, bool create) : path_(path.string()) {
     if (!create && !std::filesystem::exists(path)) {
-      throw InputError(path_ + ": cannot open file");
+      throw InputError::unreadable_file(path_);
     }
     const int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
     if (sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr) != SQLITE_OK) {

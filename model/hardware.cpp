@@ -9,96 +9,47 @@
 #include <set>
 #include <string>
 
+#include "base/json_reader.h"
 #include "model/input_error.h"
-#include "model/json_file.h"
 
 namespace llmcap::model {
 namespace {
 
 using nlohmann::json;
 
-/// Reads the fields of one catalog record; every error names file, record and field.
-class RecordReader {
+/// Reads the fields of one catalog record: base::JsonReader in the catalog style (a null field
+/// is absent, an absent required field reads "expected ..., got nothing (field missing)",
+/// integers may be written 4.0); every error names file, record and field. Its strings are
+/// non-empty.
+class RecordReader : public base::JsonReader {
  public:
-  /// `record` is e.g. `instance "aws-x"` or `record 3` (before the id is known); `prefix`
-  /// names an enclosing object in messages (e.g. "network").
-  RecordReader(const json& rec, std::string file, std::string record, std::string prefix = "")
-      : rec_(rec), file_(std::move(file)), record_(std::move(record)), prefix_(std::move(prefix)) {}
-
-  std::string where() const { return file_ + ": " + record_; }
-
-  [[noreturn]] void fail(const std::string& field, const std::string& expected,
-                         const std::string& got) const {
-    const std::string name = prefix_.empty() ? field : prefix_ + "." + field;
-    throw InputError(where() + ": field \"" + name + "\": expected " + expected + ", got " + got);
-  }
+  /// `record` is e.g. `instance "aws-x"` or `record 3` (before the id is known).
+  RecordReader(const json& rec, std::string file, std::string record)
+      : base::JsonReader(rec, std::move(file), "", catalog_style(), std::move(record)) {}
 
   /// The object `field` read by a reader whose messages name "field.<key>".
-  RecordReader nested(const std::string& field) const {
-    if (!has(field) || !rec_.at(field).is_object()) fail(field, "an object", got(field));
-    return RecordReader(rec_.at(field), file_, record_,
-                        prefix_.empty() ? field : prefix_ + "." + field);
-  }
+  RecordReader nested(const std::string& field) const { return RecordReader(object(field)); }
 
-  double non_negative_number(const std::string& field) const {
-    if (!has(field) || !rec_.at(field).is_number() || !(rec_.at(field).get<double>() >= 0) ||
-        !std::isfinite(rec_.at(field).get<double>())) {
-      fail(field, "a non-negative number", got(field));
-    }
-    return rec_.at(field).get<double>();
+  std::string string(const std::string& field) const { return non_empty_string(field); }
+  std::string string_or(const std::string& field, const std::string& fallback) const {
+    return non_empty_string_or(field, fallback);
   }
 
   /// The object's keys, in the order nlohmann::json keeps them (sorted).
   std::vector<std::string> keys() const {
     std::vector<std::string> out;
-    for (const auto& [key, value] : rec_.items()) out.push_back(key);
+    for (const auto& [key, value] : raw().items()) out.push_back(key);
     return out;
-  }
-
-  bool has(const std::string& field) const {
-    return rec_.contains(field) && !rec_.at(field).is_null();
-  }
-  std::string got(const std::string& field) const {
-    return has(field) ? rec_.at(field).dump() : std::string("nothing (field missing)");
-  }
-
-  std::string string(const std::string& field) const {
-    if (!has(field) || !rec_.at(field).is_string() || rec_.at(field).get<std::string>().empty()) {
-      fail(field, "a non-empty string", got(field));
-    }
-    return rec_.at(field).get<std::string>();
-  }
-  std::string string_or(const std::string& field, std::string fallback) const {
-    return has(field) ? string(field) : fallback;
-  }
-
-  double positive_number(const std::string& field) const {
-    if (!has(field) || !rec_.at(field).is_number() || !(rec_.at(field).get<double>() > 0) ||
-        !std::isfinite(rec_.at(field).get<double>())) {
-      fail(field, "a positive number", got(field));
-    }
-    return rec_.at(field).get<double>();
-  }
-  double positive_number_or(const std::string& field, double fallback) const {
-    return has(field) ? positive_number(field) : fallback;
-  }
-
-  int64_t positive_int(const std::string& field) const { return integer(field, 1); }
-  int64_t positive_int_or(const std::string& field, int64_t fallback) const {
-    return has(field) ? positive_int(field) : fallback;
-  }
-  int64_t non_negative_int_or(const std::string& field, int64_t fallback) const {
-    return has(field) ? integer(field, 0) : fallback;
   }
 
   /// An object of positive numbers, e.g. "peak_flops_per_s": {"bf16": 9.89e14}.
   std::map<std::string, double> positive_number_map(const std::string& field) const {
     const std::string expected = "an object of positive numbers by dtype, e.g. {\"bf16\": 1e15}";
-    if (!has(field) || !rec_.at(field).is_object() || rec_.at(field).empty()) {
+    if (!has(field) || !at(field).is_object() || at(field).empty()) {
       fail(field, expected, got(field));
     }
     std::map<std::string, double> out;
-    for (const auto& [key, value] : rec_.at(field).items()) {
+    for (const auto& [key, value] : at(field).items()) {
       if (!value.is_number() || !(value.get<double>() > 0) || !std::isfinite(value.get<double>())) {
         fail(field + "." + key, "a positive number", value.dump());
       }
@@ -108,31 +59,15 @@ class RecordReader {
   }
 
  private:
-  int64_t integer(const std::string& field, int64_t min) const {
-    const std::string expected = min > 0 ? "a positive integer" : "a non-negative integer";
-    if (!has(field)) fail(field, expected, got(field));
-    const json& v = rec_.at(field);
-    if (v.is_number_unsigned()) {
-      const auto u = v.get<uint64_t>();
-      if (u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) &&
-          static_cast<int64_t>(u) >= min) {
-        return static_cast<int64_t>(u);
-      }
-    } else if (v.is_number_integer()) {
-      if (v.get<int64_t>() >= min) return v.get<int64_t>();
-    } else if (v.is_number_float()) {
-      const double d = v.get<double>();
-      if (d >= static_cast<double>(min) && d < 9.2e18 && std::floor(d) == d) {
-        return static_cast<int64_t>(d);
-      }
-    }
-    fail(field, expected, v.dump());
-  }
+  explicit RecordReader(base::JsonReader reader) : base::JsonReader(std::move(reader)) {}
 
-  const json& rec_;
-  std::string file_;
-  std::string record_;
-  std::string prefix_;
+  static base::JsonReaderStyle catalog_style() {
+    base::JsonReaderStyle style;
+    style.null_is_missing = true;
+    style.missing_names_expected = true;
+    style.whole_floats = true;
+    return style;
+  }
 };
 
 /// A link figure with its own provenance: {"bandwidth_bytes_per_s", "latency_s", "source",
@@ -159,7 +94,7 @@ const json& record_array(const json& doc, const std::string& file, const std::st
     const std::string got = !doc.is_object()     ? doc.dump().substr(0, 40)
                             : !doc.contains(key) ? std::string("nothing (field missing)")
                                                  : doc.at(key).dump().substr(0, 40);
-    throw InputError(file + ": field \"" + key + "\": expected an array of records, got " + got);
+    throw InputError::bad_field(file, key, got, "an array of records");
   }
   return doc.at(key);
 }
@@ -317,7 +252,7 @@ std::optional<json> optional_tco_file(const std::filesystem::path& data_dir,
                                       const std::string& name) {
   const std::filesystem::path p = data_dir / "tco" / name;
   if (!std::filesystem::exists(p)) return std::nullopt;
-  return read_json_file(p);
+  return base::read_json_file(p);
 }
 
 HardwareSpec read_cpu(const RecordReader& r, const std::string& id) {
@@ -379,7 +314,7 @@ Catalog Catalog::load(const std::filesystem::path& data_dir) {
        {std::tuple<std::string, std::string, std::string>{"cpu", "cpus", "hardware/cpus.json"},
         {"gpu", "gpus", "hardware/gpus.json"}}) {
     const std::string file = (data_dir / rel).string();
-    const json doc = read_json_file(data_dir / rel);
+    const json doc = base::read_json_file(data_dir / rel);
     const json& records = record_array(doc, file, key);
     for (std::size_t i = 0; i < records.size(); ++i) {
       const std::string id = record_id(records[i], file, kind, i);
@@ -413,7 +348,7 @@ Catalog Catalog::load(const std::filesystem::path& data_dir) {
   }
 
   const std::string file = (data_dir / "instances/instances.json").string();
-  const json doc = read_json_file(data_dir / "instances/instances.json");
+  const json doc = base::read_json_file(data_dir / "instances/instances.json");
   const json& records = record_array(doc, file, "instances");
   std::set<std::string> instance_ids;
   for (std::size_t i = 0; i < records.size(); ++i) {

@@ -4,16 +4,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/error.h"
+
 namespace llmcap::model {
 
-/// Thrown when a file, field or value given by the user cannot be used.
-/// The message is one line that names the file, the field (or line and column), the value
-/// and what was expected, e.g.
-///   `data/models/x.json: field "num_hidden_layers": expected a positive integer, got -3`.
-class InputError : public std::runtime_error {
- public:
-  explicit InputError(const std::string& message) : std::runtime_error(message) {}
-};
+/// Thrown when a file, field or value given by the user cannot be used: the tree's one input
+/// error type (base/error.h), the same type as sim::InputError and plan::InputError.
+using InputError = base::InputError;
 
 /// Thrown when a deployment is physically impossible (the model does not fit, an SLO is
 /// below the roofline floor). The message states the numbers, e.g.

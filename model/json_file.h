@@ -1,14 +1,13 @@
 // Internal to the readers of model/ (not a public header): one JSON file read with errors that
-// name it.
+// name it. The reader is base::read_json_file (base/json_reader.h).
 #pragma once
 
-#include <filesystem>
-#include <nlohmann/json.hpp>
+#include "base/json_reader.h"
 
 namespace llmcap::model {
 
 /// Parses the JSON file at `path`. Throws InputError "<path>: cannot open file" or
 /// "<path>: malformed JSON: <parser message>".
-nlohmann::json read_json_file(const std::filesystem::path& path);
+using base::read_json_file;
 
 }  // namespace llmcap::model

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/json_reader.h"
 #include "model/input_error.h"
 #include "model/json_file.h"
 
@@ -16,69 +17,20 @@ using nlohmann::json;
 
 constexpr const char* kKnownModelTypes = "llama, mistral, qwen2, gpt_neox";
 
-/// Reads the fields of one config.json, naming the file in every error.
-class ConfigReader {
- public:
-  ConfigReader(const json& doc, std::string file) : doc_(doc), file_(std::move(file)) {}
+/// `field` as true or false, or `fallback` when absent or null.
+bool optional_boolean(const base::JsonReader& r, const std::string& field, bool fallback) {
+  return r.has_value(field) ? r.boolean(field) : fallback;
+}
 
-  [[noreturn]] void fail(const std::string& field, const std::string& expected,
-                         const std::string& got) const {
-    throw InputError(file_ + ": field \"" + field + "\": expected " + expected + ", got " + got);
-  }
-
-  bool has(const std::string& field) const { return doc_.contains(field); }
-
-  /// The value's JSON text, or "nothing (field missing)".
-  std::string got(const std::string& field) const {
-    return has(field) ? doc_.at(field).dump() : std::string("nothing (field missing)");
-  }
-
-  int64_t positive_int(const std::string& field) const {
-    if (!has(field)) fail(field, "a positive integer", got(field));
-    const json& v = doc_.at(field);
-    if (v.is_number_integer()) {
-      if (v.is_number_unsigned()) {
-        const auto u = v.get<uint64_t>();
-        if (u > 0 && u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-          return static_cast<int64_t>(u);
-        }
-      } else if (v.get<int64_t>() > 0) {
-        return v.get<int64_t>();
-      }
-    } else if (v.is_number_float()) {
-      const double d = v.get<double>();
-      if (d > 0 && d < 9.2e18 && std::floor(d) == d) return static_cast<int64_t>(d);
-    }
-    fail(field, "a positive integer", v.dump());
-  }
-
-  int64_t positive_int_or(const std::string& field, int64_t fallback) const {
-    return has(field) && !doc_.at(field).is_null() ? positive_int(field) : fallback;
-  }
-
-  bool boolean_or(const std::string& field, bool fallback) const {
-    if (!has(field) || doc_.at(field).is_null()) return fallback;
-    const json& v = doc_.at(field);
-    if (!v.is_boolean()) fail(field, "true or false", v.dump());
-    return v.get<bool>();
-  }
-
-  std::string string_or(const std::string& field, std::string fallback) const {
-    if (!has(field)) return fallback;
-    const json& v = doc_.at(field);
-    if (!v.is_string() || v.get<std::string>().empty()) fail(field, "a non-empty string", v.dump());
-    return v.get<std::string>();
-  }
-
-  std::string required_string(const std::string& field) const {
-    if (!has(field)) fail(field, "a non-empty string", got(field));
-    return string_or(field, "");
-  }
-
- private:
-  const json& doc_;
-  std::string file_;
-};
+/// Reads the fields of one config.json, naming the file in every error: an absent required
+/// field reads "expected ..., got nothing (field missing)", integers may be written 4096.0, and
+/// null stands for an absent optional number or boolean (the caller checks has_value).
+base::JsonReader config_reader(const json& doc, const std::string& file) {
+  base::JsonReaderStyle style;
+  style.missing_names_expected = true;
+  style.whole_floats = true;
+  return base::JsonReader(doc, file, "", style);
+}
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -167,13 +119,13 @@ ModelSpec load_model_spec(const std::filesystem::path& config_json) {
   const std::string file = config_json.string();
   const json doc = read_json_file(config_json);
   if (!doc.is_object()) {
-    throw InputError(file + ": expected a JSON object (a Hugging Face config.json), got " +
-                     std::string(doc.type_name()));
+    throw InputError::bad_document(file, "a JSON object (a Hugging Face config.json)",
+                                   std::string(doc.type_name()));
   }
-  const ConfigReader r(doc, file);
+  const base::JsonReader r = config_reader(doc, file);
 
   ModelSpec m;
-  const std::string model_type = r.required_string("model_type");
+  const std::string model_type = r.non_empty_string("model_type");
   if (model_type == "llama") {
     m.architecture = Architecture::kLlama;
   } else if (model_type == "mistral") {
@@ -183,31 +135,33 @@ ModelSpec load_model_spec(const std::filesystem::path& config_json) {
   } else if (model_type == "gpt_neox") {
     m.architecture = Architecture::kGptNeox;
   } else {
-    throw InputError(file + ": field \"model_type\": unsupported model type \"" + model_type +
-                     "\"; known: " + kKnownModelTypes);
+    throw InputError::refused_field(
+        file, "model_type",
+        "unsupported model type \"" + model_type + "\"; known: " + kKnownModelTypes);
   }
 
-  m.id = r.string_or("llmcap_id", config_json.stem().string());
-  m.source = r.string_or("source", "");
+  m.id = r.non_empty_string_or("llmcap_id", config_json.stem().string());
+  m.source = r.non_empty_string_or("source", "");
   m.hidden_size = r.positive_int("hidden_size");
   m.intermediate_size = r.positive_int("intermediate_size");
   m.num_layers = r.positive_int("num_hidden_layers");
   m.num_attention_heads = r.positive_int("num_attention_heads");
   m.vocab_size = r.positive_int("vocab_size");
   m.max_position_embeddings = r.positive_int("max_position_embeddings");
-  m.tie_word_embeddings = r.boolean_or("tie_word_embeddings", false);
+  m.tie_word_embeddings = optional_boolean(r, "tie_word_embeddings", false);
 
   if (m.architecture == Architecture::kGptNeox) {
     // GPT-NeoX (HF GPTNeoXLayer): fused QKV with bias, dense (out) with bias, GELU MLP
     // (dense_h_to_4h, dense_4h_to_h) with biases, LayerNorm, no GQA.
     m.num_kv_heads = m.num_attention_heads;
     m.gated_mlp = false;
-    m.parallel_residual = r.boolean_or("use_parallel_residual", true);
+    m.parallel_residual = optional_boolean(r, "use_parallel_residual", true);
     m.qkv_bias = true;
     m.mlp_bias = true;
     m.norm_bias = true;
   } else {
-    m.num_kv_heads = r.positive_int_or("num_key_value_heads", m.num_attention_heads);
+    m.num_kv_heads = r.has_value("num_key_value_heads") ? r.positive_int("num_key_value_heads")
+                                                        : m.num_attention_heads;
     m.qkv_bias = m.architecture == Architecture::kQwen2;
   }
 
@@ -216,8 +170,7 @@ ModelSpec load_model_spec(const std::filesystem::path& config_json) {
            "a divisor of num_attention_heads " + std::to_string(m.num_attention_heads),
            std::to_string(m.num_kv_heads));
   }
-  if (r.has("head_dim") && !doc.at("head_dim").is_null() &&
-      m.architecture != Architecture::kGptNeox) {
+  if (r.has_value("head_dim") && m.architecture != Architecture::kGptNeox) {
     m.head_dim = r.positive_int("head_dim");
   } else {
     if (m.hidden_size % m.num_attention_heads != 0) {

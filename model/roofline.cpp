@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "base/text.h"
 #include "model/input_error.h"
 #include "model/op_graph.h"
 
@@ -54,18 +55,8 @@ Efficiency default_efficiency(DeviceKind kind) {
 
 namespace {
 
-std::string gb_per_s(double bytes_per_s) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4g GB/s", bytes_per_s / 1e9);
-  return buf;
-}
-
-/// Decimal gigabytes for text, e.g. 141107412992 -> "141.1 GB".
-std::string gb(int64_t bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4g GB", static_cast<double>(bytes) / 1e9);
-  return buf;
-}
+using base::gb;  // decimal gigabytes for text, e.g. 141107412992 -> "141.1 GB"
+using base::gb_per_s;
 
 std::string fraction_text(double f) {
   char buf[32];

@@ -9,7 +9,8 @@
 #include <mutex>
 #include <thread>
 
-#include "plan/parallel_for.h"
+#include "base/parallel_for.h"
+#include "base/text.h"
 
 namespace llmcap::plan {
 namespace {
@@ -79,9 +80,7 @@ std::string num(double v) {
   return buf;
 }
 
-std::string plural(int64_t n, const std::string& noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
+using base::plural;
 
 /// The serving configuration a planned row used.
 ServingChoice row_choice(const PlanSession& session, const PlanRow& row) {
@@ -274,7 +273,7 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog, const 
     if (k < num_rates + variants.size()) return k - num_rates;
     return k - num_rates + 0;  // the CDF tasks keep their index (variants.size() + i)
   };
-  parallel_for(num_tasks, plan_options.num_threads, [&](size_t k) {
+  base::parallel_for(num_tasks, plan_options.num_threads, [&](size_t k) {
     const size_t t = task_at(k);
     if (t < variants.size()) {
       Variant& v = variants[t];

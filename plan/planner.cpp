@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/text.h"
 #include "model/input_error.h"
 #include "model/roofline.h"
 #include "sim/simulator.h"
@@ -95,21 +96,9 @@ int64_t max_request_tokens(const sim::Workload& w) {
   return m;
 }
 
-std::string gb_per_s(double bytes_per_s) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4g GB/s", bytes_per_s / 1e9);
-  return buf;
-}
-
-std::string gb(int64_t bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4g GB", static_cast<double>(bytes) / 1e9);
-  return buf;
-}
-
-std::string plural(int64_t n, const std::string& noun) {
-  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
+using base::gb;
+using base::gb_per_s;
+using base::plural;
 
 /// vCPUs of one socket of a CPU instance (as model::make_deployment counts them).
 int socket_threads_of(const model::InstanceType& instance, const model::HardwareSpec& cpu) {

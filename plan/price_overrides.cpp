@@ -13,21 +13,22 @@ model::Catalog catalog_with_price_overrides(const model::Catalog& catalog,
   const std::vector<std::string>& names = model::price_model_names();
   for (size_t i = 0; i < overrides.size(); ++i) {
     const PriceOverride& o = overrides[i];
-    const std::string field = file + ": field \"price_overrides[" + std::to_string(i) + "]";
+    const std::string field = "price_overrides[" + std::to_string(i) + "]";
     if (catalog.find_instance(o.instance) == nullptr) {
-      throw InputError(field + ".instance\": unknown instance type \"" + o.instance + "\"");
+      throw InputError::refused_field(file, field + ".instance",
+                                      "unknown instance type \"" + o.instance + "\"");
     }
     if (std::find(names.begin(), names.end(), o.price_model) == names.end()) {
-      throw InputError(field + ".price_model\": unknown price model \"" + o.price_model + "\"");
+      throw InputError::refused_field(file, field + ".price_model",
+                                      "unknown price model \"" + o.price_model + "\"");
     }
     if (o.as_of.empty()) {
-      throw InputError(field +
-                       ".as_of\": missing; a price needs the date it was quoted "
-                       "(YYYY-MM-DD)");
+      throw InputError::missing_field(file, field + ".as_of",
+                                      "a price needs the date it was quoted (YYYY-MM-DD)");
     }
     if (!(o.usd_per_hour > 0) || !std::isfinite(o.usd_per_hour)) {
-      throw InputError(field + ".usd_per_hour\": expected a positive number, got " +
-                       std::to_string(o.usd_per_hour));
+      throw InputError::bad_field(file, field + ".usd_per_hour", std::to_string(o.usd_per_hour),
+                                  "a positive number");
     }
   }
   model::Catalog out;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/json_reader.h"
 #include "model/input_error.h"
 #include "plan/spec_parsers.h"
 #include "sim/input_error.h"
@@ -17,85 +18,14 @@ namespace {
 
 using nlohmann::json;
 
-/// Typed access to one JSON object with messages that name the file and the dotted field.
-class Fields {
- public:
-  Fields(const json& object, std::string file, std::string prefix)
-      : object_(object), file_(std::move(file)), prefix_(std::move(prefix)) {}
-
-  [[noreturn]] void fail(const std::string& key, const std::string& expected,
-                         const std::string& got) const {
-    throw InputError(file_ + ": field \"" + name(key) + "\": expected " + expected + ", got " +
-                     got);
-  }
-  std::string name(const std::string& key) const {
-    return prefix_.empty() ? key : prefix_ + "." + key;
-  }
-  bool has(const std::string& key) const { return object_.contains(key); }
-  const json& at(const std::string& key) const {
-    if (!object_.contains(key)) {
-      throw InputError(file_ + ": field \"" + name(key) + "\": missing");
-    }
-    return object_.at(key);
-  }
-
-  std::string string(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_string()) fail(key, "a string", v.dump());
-    return v.get<std::string>();
-  }
-  std::string string_or(const std::string& key, const std::string& fallback) const {
-    return has(key) ? string(key) : fallback;
-  }
-  double positive(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) {
-      fail(key, "a positive number", v.dump());
-    }
-    return v.get<double>();
-  }
-  double non_negative(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_number() || !(v.get<double>() >= 0) || !std::isfinite(v.get<double>())) {
-      fail(key, "a non-negative number", v.dump());
-    }
-    return v.get<double>();
-  }
-  int64_t positive_int(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_number_integer() || v.get<int64_t>() <= 0) {
-      fail(key, "a positive integer", v.dump());
-    }
-    return v.get<int64_t>();
-  }
-  Fields object(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_object()) fail(key, "an object", v.dump());
-    return Fields(v, file_, name(key));
-  }
-  /// Element i of the array `key` (which the caller has checked), as an object.
-  Fields element(const std::string& key, size_t i) const {
-    const std::string item = key + "[" + std::to_string(i) + "]";
-    const json& v = object_.at(key).at(i);
-    if (!v.is_object()) fail(item, "an object", v.dump());
-    return Fields(v, file_, name(item));
-  }
-  /// Refuses `key` when present: `file: field "<name>": <reason>`.
-  void refuse(const std::string& key, const std::string& reason) const {
-    if (has(key)) throw InputError(file_ + ": field \"" + name(key) + "\": " + reason);
-  }
-  const std::string& file() const { return file_; }
-
- private:
-  const json& object_;
-  std::string file_;
-  std::string prefix_;
-};
+/// Typed access to one JSON object with messages that name the file and the dotted field
+/// (base::JsonReader in its default style: a missing field reads `field "x": missing`).
+using Fields = base::JsonReader;
 
 sim::Slo parse_slo(const Fields& slo) {
   sim::Slo s;
-  s.ttft_s = slo.positive("ttft_p99_s");
-  s.tpot_s = slo.positive("tpot_p99_s");
+  s.ttft_s = slo.positive_number("ttft_p99_s");
+  s.tpot_s = slo.positive_number("tpot_p99_s");
   return s;
 }
 
@@ -152,9 +82,7 @@ std::vector<ClientClassSpec> parse_classes(const Fields& w, const std::filesyste
     }
     spec.workload = parse_workload(c, base, /*in_class=*/true);
     if (!c.has("slo")) {
-      throw InputError(c.file() + ": field \"" + c.name("slo") +
-                       "\": missing; every client class needs its own SLO (ttft_p99_s, "
-                       "tpot_p99_s)");
+      c.fail_missing("slo", "every client class needs its own SLO (ttft_p99_s, tpot_p99_s)");
     }
     spec.slo = parse_slo(c.object("slo"));
     classes.push_back(std::move(spec));
@@ -191,33 +119,32 @@ WorkloadSpec parse_workload(const Fields& w, const std::filesystem::path& base, 
   if (kind == "trace") {
     spec.kind = WorkloadSpec::Kind::kTrace;
     spec.path = base / w.string("path");
-    if (w.has("rate_multiplier")) spec.rate_multiplier = w.positive("rate_multiplier");
-    if (w.has("window_s")) spec.window_s = w.positive("window_s");
+    if (w.has("rate_multiplier")) spec.rate_multiplier = w.positive_number("rate_multiplier");
+    if (w.has("window_s")) spec.window_s = w.positive_number("window_s");
   } else if (process) {
     spec.kind = WorkloadSpec::Kind::kArrivalProcess;
     spec.arrival.kind = *process;
     spec.path = base / w.string("lengths_path");
-    spec.rate_per_s = w.positive("rate_per_s");
+    spec.rate_per_s = w.positive_number("rate_per_s");
     if (spec.rate_per_s > 1e9) {
       w.fail("rate_per_s", "a positive number up to 1e9 (one request per ns)",
              w.at("rate_per_s").dump());
     }
     if (!w.has("num_requests") && !w.has("duration_s")) {
-      throw InputError(w.file() + ": field \"" + w.name("num_requests") +
-                       "\": missing; expected num_requests (an integer > 0), duration_s (a "
-                       "number > 0) or both");
+      w.fail_missing("num_requests",
+                     "expected num_requests (an integer > 0), duration_s (a number > 0) or both");
     }
     if (w.has("num_requests")) spec.num_requests = w.positive_int("num_requests");
     if (w.has("duration_s")) {
-      spec.duration_s = w.positive("duration_s");
+      spec.duration_s = w.positive_number("duration_s");
       if (spec.duration_s >= 9.2e9) {
         w.fail("duration_s", "a positive number below 9.2e9 (the end of simulated time)",
                w.at("duration_s").dump());
       }
     }
-    if (*process == sim::ArrivalProcessKind::kGamma) spec.arrival.cv = w.positive("cv");
+    if (*process == sim::ArrivalProcessKind::kGamma) spec.arrival.cv = w.positive_number("cv");
     if (*process == sim::ArrivalProcessKind::kWeibull) {
-      spec.arrival.weibull_shape = w.positive("shape");
+      spec.arrival.weibull_shape = w.positive_number("shape");
       if (spec.arrival.weibull_shape < 0.006) {  // Gamma(1 + 1/shape) overflows below
         w.fail("shape", "a number >= 0.006", w.at("shape").dump());
       }
@@ -227,8 +154,8 @@ WorkloadSpec parse_workload(const Fields& w, const std::filesystem::path& base, 
     spec.kind = WorkloadSpec::Kind::kClosedLoop;
     spec.path = base / w.string("lengths_path");
     spec.num_users = w.positive_int("num_users");
-    spec.think_time_s = w.non_negative("think_time_s");
-    spec.duration_s = w.positive("duration_s");
+    spec.think_time_s = w.non_negative_number("think_time_s");
+    spec.duration_s = w.positive_number("duration_s");
   } else {  // "classes"
     spec.classes = parse_classes(w, base);
     spec.kind = spec.classes.front().workload.kind;
@@ -245,22 +172,15 @@ void parse_serving_limits(const Fields& sv, sim::ServingConfig& serving) {
     serving.max_num_batched_tokens = sv.positive_int("max_num_batched_tokens");
   }
   if (sv.has("block_size_tokens")) serving.block_size_tokens = sv.positive_int("block_size_tokens");
-  if (sv.has("batching")) {
-    try {
-      serving.policy = sim::parse_batching_policy(
-          sv.string("batching"), sv.file() + ": field \"" + sv.name("batching") + "\"");
-    } catch (const sim::InputError& e) {
-      throw InputError(e.what());
-    }
+  if (sv.has("batching")) {  // sim::InputError is plan::InputError: it passes through
+    serving.policy = sim::parse_batching_policy(
+        sv.string("batching"), sv.file() + ": field \"" + sv.name("batching") + "\"");
   }
 }
 
 sim::RouterKind parse_router_field(const Fields& f, const std::string& key) {
-  try {
-    return sim::parse_router(f.string(key), f.file() + ": field \"" + f.name(key) + "\"");
-  } catch (const sim::InputError& e) {
-    throw InputError(e.what());
-  }
+  // sim::InputError is plan::InputError: it passes through.
+  return sim::parse_router(f.string(key), f.file() + ": field \"" + f.name(key) + "\"");
 }
 
 /// "serving.tensor_parallel": "auto", "search", or {"instance id": degree, ...}.
@@ -329,10 +249,11 @@ void parse_fleet_groups(const Fields& fleet, const std::string& key, sim::Replic
       const std::string where = g.has("serving") && g.object("serving").has("batching")
                                     ? g.name("serving.batching")
                                     : std::string("serving.batching");
-      throw InputError(fleet.file() + ": field \"" + where +
-                       "\": \"static\" cannot serve the decode pool (" + spec.field +
-                       "): prefilled requests arrive there one by one and would join a batch in "
-                       "progress; expected continuous or chunked_prefill");
+      throw InputError::refused_field(
+          fleet.file(), where,
+          "\"static\" cannot serve the decode pool (" + spec.field +
+              "): prefilled requests arrive there one by one and would join a batch in "
+              "progress; expected continuous or chunked_prefill");
     }
     spec.role = role;
     out.groups.push_back(std::move(spec));
@@ -355,14 +276,13 @@ FleetSpec parse_fleet(const Fields& f, const sim::ServingConfig& serving, sim::R
     return spec;
   }
   if (!fleet.has("prefill") && !fleet.has("decode")) {
-    throw InputError(f.file() +
-                     ": field \"fleet\": expected \"groups\" (a mixed fleet) or "
-                     "\"prefill\" and \"decode\" (disaggregated pools), got neither");
+    throw InputError::bad_field(
+        f.file(), "fleet", "neither",
+        "\"groups\" (a mixed fleet) or \"prefill\" and \"decode\" (disaggregated pools)");
   }
   if (!fleet.has("prefill") || !fleet.has("decode")) {
     const std::string missing = fleet.has("prefill") ? "decode" : "prefill";
-    throw InputError(f.file() + ": field \"" + fleet.name(missing) +
-                     "\": missing; a disaggregated fleet needs both a prefill and a decode pool");
+    fleet.fail_missing(missing, "a disaggregated fleet needs both a prefill and a decode pool");
   }
   spec.disaggregated = true;
   parse_fleet_groups(fleet, "prefill", sim::ReplicaRole::kPrefill, serving, spec);
@@ -382,28 +302,21 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path);
 Scenario load_scenario(const std::filesystem::path& path) {
   const std::string file = path.string();
   std::ifstream in(path);
-  if (!in) throw InputError(file + ": cannot open file");
+  if (!in) throw InputError::unreadable_file(file);
   std::ostringstream text;
   text << in.rdbuf();
   return load_scenario_text(text.str(), path);
 }
 
 Scenario load_scenario_text(const std::string& text, const std::filesystem::path& path) {
-  const std::string file = path.string();
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(file + ": malformed JSON: " + e.what());
-  }
-  return scenario_from_json(doc, path);
+  return scenario_from_json(base::parse_json_text(text, path.string()), path);
 }
 
 namespace {
 
 Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) {
   const std::string file = path.string();
-  if (!doc.is_object()) throw InputError(file + ": expected a JSON object at the top level");
+  if (!doc.is_object()) throw InputError::bad_document(file, "a JSON object at the top level");
 
   const Fields f(doc, file, "");
   const std::filesystem::path base = path.parent_path();
@@ -412,14 +325,11 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
   s.name = f.string("name");
   s.description = f.string_or("description", "");
   s.model_config = base / f.string("model");
-  try {
-    s.weight_format = model::parse_weight_format(f.string_or("weight_format", "bf16"),
-                                                 file + ": field \"weight_format\"");
-    s.kv_format = model::parse_kv_format(f.string_or("kv_cache_format", "bf16"),
-                                         file + ": field \"kv_cache_format\"");
-  } catch (const model::InputError& e) {
-    throw InputError(e.what());
-  }
+  // model::InputError is plan::InputError: it passes through.
+  s.weight_format = model::parse_weight_format(f.string_or("weight_format", "bf16"),
+                                               file + ": field \"weight_format\"");
+  s.kv_format = model::parse_kv_format(f.string_or("kv_cache_format", "bf16"),
+                                       file + ": field \"kv_cache_format\"");
   s.workload = parse_workload(f.object("workload"), base, /*in_class=*/false);
 
   if (s.workload.classes.empty()) {
@@ -461,7 +371,7 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
     s.seed = v.get<uint64_t>();
   }
   if (f.has("hours_per_year")) {
-    s.hours_per_year = f.positive("hours_per_year");
+    s.hours_per_year = f.positive_number("hours_per_year");
     if (s.hours_per_year > 8784) {
       f.fail("hours_per_year", "at most 8784 (hours in a leap year)",
              f.at("hours_per_year").dump());
@@ -473,19 +383,19 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
              "not allowed beside \"fleet\" (a given fleet is evaluated as it is; candidates are "
              "for the fleet-size search)");
     if (s.tensor_parallel.mode == TensorParallelSpec::Mode::kSearch) {
-      throw InputError(file +
-                       ": field \"serving.tensor_parallel\": \"search\" is for the fleet-size "
-                       "search over candidates; with a \"fleet\", give each group its "
-                       "\"tensor_parallel\" (or leave \"auto\")");
+      throw InputError::refused_field(
+          file, "serving.tensor_parallel",
+          "\"search\" is for the fleet-size search over candidates; with a \"fleet\", give "
+          "each group its \"tensor_parallel\" (or leave \"auto\")");
     }
     s.fleet = parse_fleet(f, s.serving, s.router);
   }
   s.tco = parse_tco_spec(doc, path);
   s.search = parse_search_spec(doc, path);
   if (s.search.enabled && s.fleet) {
-    throw InputError(file +
-                     ": field \"search\": not allowed beside \"fleet\" (a given fleet is "
-                     "evaluated as it is; the configuration search is over candidates)");
+    throw InputError::refused_field(file, "search",
+                                    "not allowed beside \"fleet\" (a given fleet is evaluated "
+                                    "as it is; the configuration search is over candidates)");
   }
   s.uncertainty = parse_uncertainty_spec(doc, path);
   if (f.has("price_overrides")) {
@@ -503,7 +413,7 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
       PriceOverride p;
       p.instance = o.string("instance");
       p.price_model = o.string("price_model");
-      p.usd_per_hour = o.positive("usd_per_hour");
+      p.usd_per_hour = o.positive_number("usd_per_hour");
       p.source = o.string_or("source", p.source);
       p.as_of = o.string("as_of");
       s.price_overrides.push_back(std::move(p));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "model/formats.h"
 #include "plan/price_overrides.h"
 #include "plan/search_spec.h"
@@ -20,11 +21,10 @@
 namespace llmcap::plan {
 
 /// Bad scenario input. One line naming the file, the field, the value and what was expected,
-/// e.g. `s.json: field "workload.rate_multiplier": expected a positive number, got -2`.
-class InputError : public std::runtime_error {
- public:
-  explicit InputError(const std::string& message) : std::runtime_error(message) {}
-};
+/// e.g. `s.json: field "workload.rate_multiplier": expected a positive number, got -2`. The
+/// tree's one input error type (base/error.h), the same type as model::InputError and
+/// sim::InputError.
+using InputError = base::InputError;
 
 struct ClientClassSpec;
 

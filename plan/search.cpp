@@ -10,9 +10,9 @@
 #include <set>
 #include <thread>
 
+#include "base/parallel_for.h"
 #include "model/input_error.h"
 #include "plan/analysis.h"
-#include "plan/parallel_for.h"
 #include "plan/scenario.h"
 #include "plan/spec_parsers.h"
 #include "sim/input_error.h"
@@ -22,9 +22,10 @@ namespace {
 
 using nlohmann::json;
 
-std::string field_error(const std::filesystem::path& file, const std::string& field,
-                        const std::string& expected, const json& got) {
-  return file.string() + ": field \"" + field + "\": expected " + expected + ", got " + got.dump();
+/// `<file>: field "<field>": expected <expected>, got <JSON text of got>`.
+InputError field_error(const std::filesystem::path& file, const std::string& field,
+                       const std::string& expected, const json& got) {
+  return InputError::bad_field(file.string(), field, got.dump(), expected);
 }
 
 /// A non-empty array of distinct positive integers at `section.key`.
@@ -33,17 +34,17 @@ std::vector<int64_t> positive_ints(const json& section, const std::string& key,
   const json& v = section.at(key);
   const std::string field = prefix + "." + key;
   if (!v.is_array() || v.empty()) {
-    throw InputError(field_error(file, field, "a non-empty list of positive integers", v));
+    throw field_error(file, field, "a non-empty list of positive integers", v);
   }
   std::vector<int64_t> out;
   for (size_t i = 0; i < v.size(); ++i) {
     const json& e = v[i];
     const std::string item = field + "[" + std::to_string(i) + "]";
     if (!e.is_number_integer() || e.get<int64_t>() <= 0) {
-      throw InputError(field_error(file, item, "a positive integer", e));
+      throw field_error(file, item, "a positive integer", e);
     }
     if (std::find(out.begin(), out.end(), e.get<int64_t>()) != out.end()) {
-      throw InputError(field_error(file, item, "a value not listed before", e));
+      throw field_error(file, item, "a value not listed before", e);
     }
     out.push_back(e.get<int64_t>());
   }
@@ -57,23 +58,17 @@ std::vector<T> names(const json& section, const std::string& key, const std::str
   const json& v = section.at(key);
   const std::string field = prefix + "." + key;
   if (!v.is_array() || v.empty()) {
-    throw InputError(field_error(file, field, "a non-empty list of names", v));
+    throw field_error(file, field, "a non-empty list of names", v);
   }
   std::vector<T> out;
   for (size_t i = 0; i < v.size(); ++i) {
     const json& e = v[i];
     const std::string item = field + "[" + std::to_string(i) + "]";
-    if (!e.is_string()) throw InputError(field_error(file, item, "a name (string)", e));
-    T value{};
-    try {
-      value = parse(e.get<std::string>(), file.string() + ": field \"" + item + "\"");
-    } catch (const model::InputError& err) {
-      throw InputError(err.what());
-    } catch (const sim::InputError& err) {
-      throw InputError(err.what());
-    }
+    if (!e.is_string()) throw field_error(file, item, "a name (string)", e);
+    // parse throws model:: or sim::InputError, the same type as plan::InputError.
+    const T value = parse(e.get<std::string>(), file.string() + ": field \"" + item + "\"");
     if (std::find(out.begin(), out.end(), value) != out.end()) {
-      throw InputError(field_error(file, item, "a name not listed before", e));
+      throw field_error(file, item, "a name not listed before", e);
     }
     out.push_back(value);
   }
@@ -86,8 +81,8 @@ void refuse_unknown(const json& section, const std::string& prefix,
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::string list;
       for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw InputError(file.string() + ": field \"" + prefix + "." + key +
-                       "\": unknown field; known: " + list);
+      throw InputError::refused_field(file.string(), prefix + "." + key,
+                                      "unknown field; known: " + list);
     }
   }
 }
@@ -95,7 +90,7 @@ void refuse_unknown(const json& section, const std::string& prefix,
 bool boolean(const json& section, const std::string& key, const std::string& prefix,
              const std::filesystem::path& file) {
   const json& v = section.at(key);
-  if (!v.is_boolean()) throw InputError(field_error(file, prefix + "." + key, "true or false", v));
+  if (!v.is_boolean()) throw field_error(file, prefix + "." + key, "true or false", v);
   return v.get<bool>();
 }
 
@@ -106,7 +101,7 @@ double fraction(const json& section, const std::string& key, const std::string& 
   const bool ok = v.is_number() && std::isfinite(v.get<double>()) &&
                   (open_lo ? v.get<double>() > lo : v.get<double>() >= lo) &&
                   (open_hi ? v.get<double>() < hi : v.get<double>() <= hi);
-  if (!ok) throw InputError(field_error(file, prefix + "." + key, expected, v));
+  if (!ok) throw field_error(file, prefix + "." + key, expected, v);
   return v.get<double>();
 }
 
@@ -116,7 +111,7 @@ SearchSpec parse_search_spec(const json& root, const std::filesystem::path& file
   SearchSpec spec;
   if (!root.contains("search")) return spec;
   const json& s = root.at("search");
-  if (!s.is_object()) throw InputError(field_error(file, "search", "an object", s));
+  if (!s.is_object()) throw field_error(file, "search", "an object", s);
   refuse_unknown(s, "search",
                  {"tensor_parallel", "weight_formats", "batching", "max_num_seqs",
                   "chunk_sizes_tokens", "prune", "max_rate"},
@@ -131,8 +126,8 @@ SearchSpec parse_search_spec(const json& root, const std::filesystem::path& file
         spec.tp_degrees.push_back(static_cast<int>(std::min<int64_t>(d, 1 << 20)));
       }
     } else {
-      throw InputError(field_error(file, "search.tensor_parallel",
-                                   "\"search\" or a non-empty list of positive integers", tp));
+      throw field_error(file, "search.tensor_parallel",
+                        "\"search\" or a non-empty list of positive integers", tp);
     }
   }
   if (s.contains("weight_formats")) {
@@ -161,7 +156,7 @@ UncertaintySpec parse_uncertainty_spec(const json& root, const std::filesystem::
   UncertaintySpec spec;
   if (!root.contains("uncertainty")) return spec;
   const json& u = root.at("uncertainty");
-  if (!u.is_object()) throw InputError(field_error(file, "uncertainty", "an object", u));
+  if (!u.is_object()) throw field_error(file, "uncertainty", "an object", u);
   refuse_unknown(u, "uncertainty",
                  {"confidence", "step_time_error_fraction", "price_error_fraction"}, file);
   if (u.contains("confidence")) {
@@ -479,8 +474,9 @@ SearchResult run_search(const Scenario& scenario, const model::Catalog& catalog,
   const PlanSession session(scenario, catalog, options);
   SearchResult result;
   result.types.resize(candidates.size());
-  parallel_for(candidates.size(), options.num_threads,
-               [&](size_t i) { result.types[i] = search_type(session, *candidates[i], options); });
+  base::parallel_for(candidates.size(), options.num_threads, [&](size_t i) {
+    result.types[i] = search_type(session, *candidates[i], options);
+  });
   for (const TypeSearchResult& t : result.types) {
     result.num_configs += static_cast<int64_t>(t.configs.size());
     result.num_configs_tried += t.num_configs_tried;

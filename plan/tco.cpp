@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/json_reader.h"
 #include "plan/scenario.h"
 #include "plan/spec_parsers.h"
 
@@ -27,75 +28,15 @@ std::string number_text(double v) {
   return j.dump();
 }
 
-/// Reads one object of the "tco" section; messages name the file and "tco.<key>".
-class TcoFields {
- public:
-  TcoFields(const json& obj, std::string file, std::string prefix)
-      : obj_(obj), file_(std::move(file)), prefix_(std::move(prefix)) {}
+/// Reads one object of the "tco" section; messages name the file and "tco.<key>". A null
+/// field counts as absent.
+using TcoFields = base::JsonReader;
 
-  std::string name(const std::string& key) const { return prefix_ + "." + key; }
-
-  [[noreturn]] void fail(const std::string& key, const std::string& expected,
-                         const std::string& got) const {
-    throw InputError(file_ + ": field \"" + name(key) + "\": expected " + expected + ", got " +
-                     got);
-  }
-
-  bool has(const std::string& key) const { return obj_.contains(key) && !obj_.at(key).is_null(); }
-  const json& at(const std::string& key) const { return obj_.at(key); }
-
-  /// Refuses keys outside `known` (a misspelt key would otherwise be ignored silently).
-  void only(const std::vector<std::string>& known) const {
-    for (const auto& [key, value] : obj_.items()) {
-      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-      std::string list;
-      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw InputError(file_ + ": field \"" + name(key) + "\": unknown; known fields: " + list);
-    }
-  }
-
-  std::string string(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_string() || v.get<std::string>().empty()) fail(key, "a non-empty string", v.dump());
-    return v.get<std::string>();
-  }
-
-  /// A finite number in the range described by `ok` / `expected`.
-  template <typename Ok>
-  double number(const std::string& key, Ok ok, const std::string& expected) const {
-    const json& v = at(key);
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || !ok(v.get<double>())) {
-      fail(key, expected, v.dump());
-    }
-    return v.get<double>();
-  }
-
-  int64_t non_negative_int(const std::string& key) const {
-    const json& v = at(key);
-    if (v.is_number_unsigned() && v.get<uint64_t>() < (uint64_t{1} << 62)) {
-      return static_cast<int64_t>(v.get<uint64_t>());
-    }
-    if (v.is_number_integer() && v.get<int64_t>() >= 0) return v.get<int64_t>();
-    fail(key, "a non-negative integer", v.dump());
-  }
-
-  bool boolean(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_boolean()) fail(key, "true or false", v.dump());
-    return v.get<bool>();
-  }
-
-  TcoFields object(const std::string& key) const {
-    const json& v = at(key);
-    if (!v.is_object()) fail(key, "an object", v.dump());
-    return TcoFields(v, file_, name(key));
-  }
-
- private:
-  const json& obj_;
-  std::string file_;
-  std::string prefix_;
-};
+base::JsonReaderStyle tco_style() {
+  base::JsonReaderStyle style;
+  style.null_is_missing = true;
+  return style;
+}
 
 std::vector<double> read_multipliers(const TcoFields& f, const std::string& key) {
   const json& v = f.at(key);
@@ -170,13 +111,13 @@ TcoSpec parse_tco_spec(const nlohmann::json& root, const std::filesystem::path& 
   const std::string file = path.string();
   if (!root.is_object() || !root.contains("tco") || root.at("tco").is_null()) return spec;
   if (!root.at("tco").is_object()) {
-    throw InputError(file + ": field \"tco\": expected an object, got " + root.at("tco").dump());
+    throw InputError::bad_field(file, "tco", root.at("tco").dump(), "an object");
   }
-  const TcoFields t(root.at("tco"), file, "tco");
+  const TcoFields t(root.at("tco"), file, "tco", tco_style());
   t.only({"price_model", "hours_per_day", "autoscaling", "spot", "currency", "owned"});
 
   if (t.has("price_model")) {
-    spec.price_model = t.string("price_model");
+    spec.price_model = t.non_empty_string("price_model");
     const auto& names = model::price_model_names();
     if (std::find(names.begin(), names.end(), spec.price_model) == names.end()) {
       t.fail("price_model", "one of " + price_model_list(), t.at("price_model").dump());
@@ -233,7 +174,7 @@ TcoSpec parse_tco_spec(const nlohmann::json& root, const std::filesystem::path& 
     }
   }
   if (t.has("currency")) {
-    spec.currency = t.string("currency");
+    spec.currency = t.non_empty_string("currency");
     const bool code =
         spec.currency.size() == 3 && std::all_of(spec.currency.begin(), spec.currency.end(),
                                                  [](char c) { return c >= 'A' && c <= 'Z'; });
@@ -248,14 +189,14 @@ TcoSpec parse_tco_spec(const nlohmann::json& root, const std::filesystem::path& 
     for (size_t i = 0; i < list.size(); ++i) {
       const std::string key = "owned[" + std::to_string(i) + "]";
       if (!list[i].is_object()) t.fail(key, "an object", list[i].dump());
-      const TcoFields o(list[i], file, "tco." + key);
+      const TcoFields o(list[i], file, "tco." + key, tco_style());
       o.only({"hardware", "years", "utilisation", "pue", "usd_per_kwh"});
       OwnedSpec os;
       os.field = "tco." + key;
       for (const char* required : {"hardware", "years", "utilisation"}) {
         if (!o.has(required)) o.fail(required, "a value (required)", "nothing (field missing)");
       }
-      os.hardware = o.string("hardware");
+      os.hardware = o.non_empty_string("hardware");
       os.years = o.number(
           "years", [](double v) { return v > 0 && v <= 100; }, "years in (0, 100]");
       os.utilisation = o.number(
@@ -278,7 +219,7 @@ ResolvedTco resolve_tco(const Scenario& sc, const model::Catalog& catalog) {
   const std::string file = sc.file.string();
   auto fail = [&file](const std::string& field, const std::string& expected,
                       const std::string& got) {
-    throw InputError(file + ": field \"" + field + "\": expected " + expected + ", got " + got);
+    throw InputError::bad_field(file, field, got, expected);
   };
   ResolvedTco r;
   r.spec = sc.tco;
@@ -315,10 +256,10 @@ ResolvedTco resolve_tco(const Scenario& sc, const model::Catalog& catalog) {
       const model::InstanceType* inst = catalog.find_instance(id);
       if (inst == nullptr) continue;  // the planner names unknown ids itself
       if (inst->find_price(spec.price_model) == nullptr) {
-        throw InputError(
-            file + ": field \"tco.price_model\": instance \"" + id + "\" offers no " +
-            quote_text(spec.price_model) +
-            " price in instances/instances.json; it offers: " + inst->offered_price_models());
+        throw InputError::refused_field(
+            file, "tco.price_model",
+            "instance \"" + id + "\" offers no " + quote_text(spec.price_model) +
+                " price in instances/instances.json; it offers: " + inst->offered_price_models());
       }
     }
   }
@@ -427,10 +368,10 @@ TcoRow compute_tco(const PlanRow& row, const Scenario& sc, const model::Catalog&
     const model::PriceOffer* offer =
         spec.price_model_given ? inst.find_price(spec.price_model) : &inst.prices.front();
     if (offer == nullptr) {  // resolve_tco checked the costed types; a row may differ
-      throw InputError(
-          file + ": field \"tco.price_model\": instance \"" + id + "\" offers no " +
-          quote_text(spec.price_model) +
-          " price in instances/instances.json; it offers: " + inst.offered_price_models());
+      throw InputError::refused_field(
+          file, "tco.price_model",
+          "instance \"" + id + "\" offers no " + quote_text(spec.price_model) +
+              " price in instances/instances.json; it offers: " + inst.offered_price_models());
     }
     if (std::find(models.begin(), models.end(), offer->price_model) == models.end()) {
       models.push_back(offer->price_model);

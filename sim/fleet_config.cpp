@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <utility>
 
+#include "base/text.h"
 #include "sim/batch_policy.h"
 #include "sim/input_error.h"
 #include "sim/router.h"
@@ -13,11 +13,7 @@ namespace llmcap::sim {
 
 namespace {
 
-std::string describe(double x) {
-  std::ostringstream out;
-  out << x;
-  return out.str();
-}
+using base::describe;
 
 /// "a, b, c" (separator ", ") or "a, b or c" (last separator " or ") of a registry's names.
 template <typename Registry>

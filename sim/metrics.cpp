@@ -6,19 +6,10 @@
 #include <string>
 #include <utility>
 
+#include "base/stats.h"
 #include "sim/input_error.h"
 
 namespace llmcap::sim {
-namespace {
-
-/// 0-based index of the nearest-rank quantile q = percent/100 among n sorted values, in exact
-/// integer arithmetic: rank ceil(percent * n / 100), 1-based, at least 1.
-int64_t nearest_rank_index(int64_t n, int64_t percent) {
-  return std::max<int64_t>(1, (percent * n + 99) / 100) - 1;
-}
-
-}  // namespace
-
 namespace {
 
 /// Nearest-rank p50/p90/p99 and max of `values` (reordered in place; non-empty) into `d`,
@@ -30,7 +21,7 @@ void select_quantiles(std::vector<T>& values, Distribution& d, ToSeconds to_s) {
   for (const auto& [percent, out] :
        {std::pair<int64_t, double*>{50, &d.p50_s}, std::pair<int64_t, double*>{90, &d.p90_s},
         std::pair<int64_t, double*>{99, &d.p99_s}}) {
-    const auto at = values.begin() + nearest_rank_index(d.count, percent);
+    const auto at = values.begin() + base::nearest_rank_index(d.count, percent);
     std::nth_element(from, at, values.end());
     *out = to_s(*at);
     from = at;

@@ -81,7 +81,7 @@ std::string read_whole_file(const std::filesystem::path& path) {
     throw InputError(path.string() + ": cannot read file: it is a directory");
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string() + ": cannot open file");
+  if (!in) throw InputError::unreadable_file(path.string());
   try {
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (in.bad()) throw InputError(path.string() + ": cannot read file");

@@ -221,6 +221,23 @@ TEST_F(CatalogErrors, MistypedPrice) {
                               "a positive number, got \"abc\"");
 }
 
+TEST_F(CatalogErrors, RecordErrorsCarryFileRecordAndFieldPath) {
+  instances = replace_once(instances, "\"usd_per_hour\": 1.006", "\"usd_per_hour\": \"abc\"");
+  write_text(dir / "hardware/cpus.json", cpus);
+  write_text(dir / "hardware/gpus.json", gpus);
+  write_text(dir / "instances/instances.json", instances);
+  try {
+    Catalog::load(dir);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), instances_path());
+    EXPECT_EQ(e.record(), "instance \"test-gpu-1xa10g\"");
+    EXPECT_EQ(e.field_path(), "usd_per_hour");
+    EXPECT_EQ(e.value(), "\"abc\"");
+    EXPECT_EQ(e.expected(), "a positive number");
+  }
+}
+
 TEST_F(CatalogErrors, VcpusPerSocketOnAGpuInstance) {
   instances = replace_once(instances, "\"usd_per_hour\": 1.006",
                            "\"vcpus_per_socket\": 8, \"usd_per_hour\": 1.006");

@@ -254,6 +254,20 @@ TEST(ModelSpecErrors, NegativeLayers) {
             path.string() + ": field \"num_hidden_layers\": expected a positive integer, got -3");
 }
 
+TEST(ModelSpecErrors, TheErrorCarriesFileFieldValueAndExpectation) {
+  const auto path = write_config(
+      replace_once(kBaseConfig, "\"num_hidden_layers\": 32", "\"num_hidden_layers\": -3"));
+  try {
+    load_model_spec(path);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), path.string());
+    EXPECT_EQ(e.field_path(), "num_hidden_layers");
+    EXPECT_EQ(e.value(), "-3");
+    EXPECT_EQ(e.expected(), "a positive integer");
+  }
+}
+
 TEST(ModelSpecErrors, MissingField) {
   const auto path = write_config(replace_once(kBaseConfig, "\"hidden_size\": 4096,", ""));
   const std::string msg = load_error(path);

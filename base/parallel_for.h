@@ -1,4 +1,4 @@
-// Internal to plan/: a parallel loop over independent tasks (the search and the analyses).
+// A parallel loop over independent tasks (the planner's search and analyses use it).
 #pragma once
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-namespace llmcap::plan {
+namespace llmcap::base {
 
 /// Runs `task(i)` for i in [0, n) on up to `num_threads` threads (0: one per hardware thread),
 /// the calling thread included; each index runs once. Rethrows the first failure after every
@@ -42,4 +42,4 @@ void parallel_for(size_t n, int num_threads, Task task) {
   if (failure) std::rethrow_exception(failure);
 }
 
-}  // namespace llmcap::plan
+}  // namespace llmcap::base

@@ -1,0 +1,142 @@
+// One JSON field reader for every reader of input files: typed, required or optional fields,
+// with InputError messages that name the file, the dotted field path, the value and what was
+// expected.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/error.h"
+
+namespace llmcap::base {
+
+/// Parses the JSON file at `path` (read as a stream). Throws InputError::unreadable_file
+/// ("<path>: cannot open file") or InputError::malformed_json ("<path>: malformed JSON:
+/// <parser message>").
+nlohmann::json read_json_file(const std::filesystem::path& path);
+
+/// Parses JSON `text` that stands for the file `file` (named in the message). Throws
+/// InputError::malformed_json ("<file>: malformed JSON: <parser message>").
+nlohmann::json parse_json_text(const std::string& text, const std::string& file);
+
+/// How a reader's messages and checks differ between the input formats of the tree. The
+/// defaults are those of the scenario reader.
+struct JsonReaderStyle {
+  /// A field whose value is null counts as absent (has() is false, a required read reports it
+  /// as missing).
+  bool null_is_missing = false;
+  /// A required read of an absent field says `expected <what>, got nothing (field missing)`
+  /// (InputError::bad_field) instead of `missing` (InputError::missing_field).
+  bool missing_names_expected = false;
+  /// Integer reads also accept numbers written with a zero fraction (3.0, 1e3) that are below
+  /// whole_floats_below.
+  bool whole_floats = false;
+  double whole_floats_below = 9.2e18;
+  /// What an absent field is shown as (got()).
+  std::string missing_text = "nothing (field missing)";
+  /// Values whose JSON text is longer than this are shown as their first max - 3 characters and
+  /// "..." (0: always in full).
+  size_t max_shown_chars = 0;
+};
+
+/// Typed access to one JSON object. Every failure throws InputError naming the file (and the
+/// record, when given), the field path `<prefix>.<key>` (`<key>` with an empty prefix), the
+/// value as JSON text and what was expected, e.g.
+///   `s.json: field "workload.rate_per_s": expected a positive number, got -1`.
+/// The reader refers to the JSON value it was given, which must outlive it. Numbers are
+/// read as doubles and must be finite; integers are int64_t.
+class JsonReader {
+ public:
+  /// `object` is the JSON object read; `file` names it in messages; `prefix` is the field path
+  /// of the object itself ("" at the top level); `record` (e.g. `instance "aws-x"`) is put
+  /// between the file and the field in messages when non-empty.
+  JsonReader(const nlohmann::json& object, std::string file, std::string prefix,
+             JsonReaderStyle style = {}, std::string record = "");
+
+  const std::string& file() const { return file_; }
+  const std::string& record() const { return record_; }
+  /// Names another record in later messages (e.g. once the record's id is read).
+  void set_record(std::string record) { record_ = std::move(record); }
+  /// The JSON object read.
+  const nlohmann::json& raw() const { return object_; }
+  /// The field path of `key` in messages: "<prefix>.<key>", or "<key>" at the top level.
+  std::string name(const std::string& key) const;
+
+  /// Whether `key` is present (and, with null_is_missing, not null).
+  bool has(const std::string& key) const;
+  /// Whether `key` is present and not null, whatever the style.
+  bool has_value(const std::string& key) const;
+  /// The value of `key`; throws the reader's "missing" error when has(key) is false.
+  const nlohmann::json& at(const std::string& key) const;
+  /// The value of `key` as shown in messages, or "nothing (field missing)" when absent.
+  std::string got(const std::string& key) const;
+  /// `value` as shown in messages (its JSON text, cut to max_shown_chars).
+  std::string shown(const nlohmann::json& value) const;
+
+  /// Throws InputError::bad_field (or bad_record_field) for `key`.
+  [[noreturn]] void fail(const std::string& key, const std::string& expected,
+                         const std::string& got) const;
+  /// Throws InputError::missing_field for `key`, with an optional note after "missing; ".
+  [[noreturn]] void fail_missing(const std::string& key, const std::string& note = "") const;
+  /// Throws InputError::refused_field (`<file>: field "<name>": <reason>`) when `key` is
+  /// present (has()).
+  void refuse(const std::string& key, const std::string& reason) const;
+  /// Throws InputError::unknown_field for the first key of the object not in `known`.
+  void only(const std::vector<std::string>& known) const;
+
+  /// A string (may be empty).
+  std::string string(const std::string& key) const;
+  std::string string_or(const std::string& key, const std::string& fallback) const;
+  /// A string of at least one character.
+  std::string non_empty_string(const std::string& key) const;
+  std::string non_empty_string_or(const std::string& key, const std::string& fallback) const;
+  /// true or false.
+  bool boolean(const std::string& key) const;
+  bool boolean_or(const std::string& key, bool fallback) const;
+
+  /// A finite number for which `ok` holds; `expected` describes the range in messages.
+  double number(const std::string& key, const std::function<bool(double)>& ok,
+                const std::string& expected) const;
+  /// A finite number > 0.
+  double positive_number(const std::string& key) const;
+  double positive_number_or(const std::string& key, double fallback) const;
+  /// A finite number >= 0.
+  double non_negative_number(const std::string& key) const;
+
+  /// An integer >= `min` (and <= INT64_MAX); `expected` describes it in messages.
+  int64_t integer(const std::string& key, int64_t min, const std::string& expected) const;
+  /// An integer >= 1 ("a positive integer").
+  int64_t positive_int(const std::string& key) const;
+  int64_t positive_int_or(const std::string& key, int64_t fallback) const;
+  /// An integer >= 0 ("a non-negative integer").
+  int64_t non_negative_int(const std::string& key) const;
+  int64_t non_negative_int_or(const std::string& key, int64_t fallback) const;
+
+  /// The object `key`, read by a reader whose field path is name(key) ("an object").
+  JsonReader object(const std::string& key) const;
+  /// Element `i` of the array `key` (the caller has checked the array), as an object with the
+  /// field path name(key) + "[i]" ("an object").
+  JsonReader element(const std::string& key, size_t i) const;
+
+ private:
+  /// The value of `key` for a typed read that expects `expected`: absent fields fail as the
+  /// style says.
+  const nlohmann::json& required(const std::string& key, const std::string& expected) const;
+
+  /// The message prefix before the field: the file, and the record when given.
+  std::string where() const;
+
+  const nlohmann::json& object_;
+  std::string file_;
+  std::string prefix_;
+  JsonReaderStyle style_;
+  std::string record_;
+};
+
+}  // namespace llmcap::base

@@ -1,0 +1,170 @@
+#include "base/json_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace llmcap::base {
+namespace {
+
+using nlohmann::json;
+
+/// The message of the InputError that `f` throws ("" when it throws none).
+template <typename F>
+std::string message_of(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(JsonReaderTest, ReadsTypedFields) {
+  const json doc =
+      json::parse(R"({"name": "x", "rate": 2.5, "n": 3, "on": true, "zero": 0, "sub": {"k": 1}})");
+  const JsonReader r(doc, "s.json", "");
+  EXPECT_EQ(r.string("name"), "x");
+  EXPECT_EQ(r.positive_number("rate"), 2.5);
+  EXPECT_EQ(r.positive_int("n"), 3);
+  EXPECT_EQ(r.non_negative_int("zero"), 0);
+  EXPECT_EQ(r.non_negative_number("zero"), 0);
+  EXPECT_TRUE(r.boolean("on"));
+  EXPECT_EQ(r.object("sub").positive_int("k"), 1);
+  EXPECT_EQ(r.string_or("absent", "fallback"), "fallback");
+  EXPECT_EQ(r.positive_int_or("absent", 7), 7);
+}
+
+TEST(JsonReaderTest, MessagesNameFileFieldPathValueAndExpected) {
+  const json doc = json::parse(R"({"workload": {"rate_per_s": -1, "kind": 3}})");
+  const JsonReader r(doc, "s.json", "");
+  EXPECT_EQ(message_of([&] { r.object("workload").positive_number("rate_per_s"); }),
+            "s.json: field \"workload.rate_per_s\": expected a positive number, got -1");
+  EXPECT_EQ(message_of([&] { r.object("workload").string("kind"); }),
+            "s.json: field \"workload.kind\": expected a string, got 3");
+  try {
+    r.object("workload").positive_number("rate_per_s");
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.field_path(), "workload.rate_per_s");
+    EXPECT_EQ(e.value(), "-1");
+    EXPECT_EQ(e.expected(), "a positive number");
+  }
+}
+
+TEST(JsonReaderTest, MissingFieldsSayMissingByDefault) {
+  const json doc = json::parse(R"({"slo": {}})");
+  const JsonReader r(doc, "s.json", "");
+  EXPECT_EQ(message_of([&] { r.object("slo").positive_number("ttft_p99_s"); }),
+            "s.json: field \"slo.ttft_p99_s\": missing");
+  EXPECT_EQ(message_of([&] { r.at("nothing"); }), "s.json: field \"nothing\": missing");
+  EXPECT_EQ(message_of([&] { r.fail_missing("x", "give one"); }),
+            "s.json: field \"x\": missing; give one");
+}
+
+TEST(JsonReaderTest, MissingFieldsCanNameWhatWasExpected) {
+  const json doc = json::parse(R"({"hidden_size": null})");
+  JsonReaderStyle style;
+  style.missing_names_expected = true;
+  const JsonReader r(doc, "config.json", "", style);
+  EXPECT_EQ(message_of([&] { r.positive_int("vocab_size"); }),
+            "config.json: field \"vocab_size\": expected a positive integer, got nothing (field "
+            "missing)");
+  // Without null_is_missing a null is a value of the wrong type.
+  EXPECT_EQ(message_of([&] { r.positive_int("hidden_size"); }),
+            "config.json: field \"hidden_size\": expected a positive integer, got null");
+  EXPECT_FALSE(r.has_value("hidden_size"));
+  EXPECT_TRUE(r.has("hidden_size"));
+}
+
+TEST(JsonReaderTest, NullCanCountAsAbsent) {
+  const json doc = json::parse(R"({"id": null, "cores": 4.0})");
+  JsonReaderStyle style;
+  style.null_is_missing = true;
+  style.missing_names_expected = true;
+  style.whole_floats = true;
+  const JsonReader r(doc, "cpus.json", "", style, "cpu record 0");
+  EXPECT_FALSE(r.has("id"));
+  EXPECT_EQ(r.got("id"), "nothing (field missing)");
+  EXPECT_EQ(message_of([&] { r.non_empty_string("id"); }),
+            "cpus.json: cpu record 0: field \"id\": expected a non-empty string, got nothing "
+            "(field missing)");
+  EXPECT_EQ(r.positive_int("cores"), 4);
+}
+
+TEST(JsonReaderTest, IntegersAreStrictUnlessWholeFloatsAreAllowed) {
+  const json doc = json::parse(R"({"a": 4.0, "b": 4.5, "c": 18446744073709551615, "d": 0})");
+  const JsonReader strict(doc, "f.json", "");
+  EXPECT_EQ(message_of([&] { strict.positive_int("a"); }),
+            "f.json: field \"a\": expected a positive integer, got 4.0");
+  EXPECT_EQ(message_of([&] { strict.positive_int("c"); }),
+            "f.json: field \"c\": expected a positive integer, got 18446744073709551615");
+  EXPECT_EQ(message_of([&] { strict.positive_int("d"); }),
+            "f.json: field \"d\": expected a positive integer, got 0");
+  JsonReaderStyle style;
+  style.whole_floats = true;
+  const JsonReader whole(doc, "f.json", "", style);
+  EXPECT_EQ(whole.positive_int("a"), 4);
+  EXPECT_EQ(message_of([&] { whole.positive_int("b"); }),
+            "f.json: field \"b\": expected a positive integer, got 4.5");
+}
+
+TEST(JsonReaderTest, NumbersMeetTheirRange) {
+  const json doc = json::parse(R"({"pue": 0.5})");
+  const JsonReader r(doc, "s.json", "tco.owned[0]");
+  EXPECT_EQ(message_of([&] {
+              r.number(
+                  "pue", [](double v) { return v >= 1 && v <= 10; }, "a PUE in [1, 10]");
+            }),
+            "s.json: field \"tco.owned[0].pue\": expected a PUE in [1, 10], got 0.5");
+}
+
+TEST(JsonReaderTest, RefuseAndOnly) {
+  const json doc = json::parse(R"({"cv": 1, "spto": 2})");
+  const JsonReader r(doc, "s.json", "workload");
+  EXPECT_EQ(message_of([&] { r.refuse("cv", "not allowed with kind \"trace\""); }),
+            "s.json: field \"workload.cv\": not allowed with kind \"trace\"");
+  EXPECT_EQ(message_of([&] { r.refuse("shape", "never"); }), "");
+  EXPECT_EQ(message_of([&] {
+              r.only({"cv", "spot"});
+            }),
+            "s.json: field \"workload.spto\": unknown; known fields: cv, spot");
+}
+
+TEST(JsonReaderTest, ElementsOfAnArrayAreObjects) {
+  const json doc = json::parse(R"({"groups": [{"count": 2}, 3]})");
+  const JsonReader r(doc, "s.json", "fleet");
+  EXPECT_EQ(r.element("groups", 0).positive_int("count"), 2);
+  EXPECT_EQ(message_of([&] { r.element("groups", 1); }),
+            "s.json: field \"fleet.groups[1]\": expected an object, got 3");
+}
+
+TEST(JsonReaderTest, LongValuesCanBeCut) {
+  const json doc = {{"v", std::string(100, 'a')}};
+  JsonReaderStyle style;
+  style.max_shown_chars = 10;
+  const JsonReader r(doc, "p.json", "", style);
+  EXPECT_EQ(r.shown(doc.at("v")), "\"aaaaaa...");
+}
+
+TEST(JsonReaderTest, FilesThatCannotBeReadOrParsed) {
+  EXPECT_EQ(message_of([] { read_json_file("/nonexistent/x.json"); }),
+            "/nonexistent/x.json: cannot open file");
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "llmcap_base_json_reader_test.json";
+  {
+    std::ofstream out(path);
+    out << "{\"a\": 1,}";
+  }
+  const std::string message = message_of([&] { read_json_file(path); });
+  EXPECT_EQ(message.rfind(path.string() + ": malformed JSON: [json.exception.parse_error", 0), 0u)
+      << message;
+  std::filesystem::remove(path);
+  const std::string text_message = message_of([] { parse_json_text("[1,", "t.json"); });
+  EXPECT_EQ(text_message.rfind("t.json: malformed JSON: [json.exception.parse_error", 0), 0u)
+      << text_message;
+}
+
+}  // namespace
+}  // namespace llmcap::base
