@@ -4,6 +4,7 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
+#include <QHashFunctions>
 #include <QTimer>
 #include <cstdio>
 #include <cstdlib>
@@ -106,6 +107,9 @@ std::optional<AppArgs> parse_app_args(const QStringList& arguments, QString* err
 }
 
 int run_app(int argc, char** argv) {
+  // A fixed hash seed: exported PDFs are the same bytes from one session to the next
+  // (report/pdf_writer.cpp says why).
+  QHashSeed::setDeterministicGlobalSeed();
   QApplication app(argc, argv);
   QCoreApplication::setOrganizationName("llmcap");
   QCoreApplication::setApplicationName("llmcap-gui");

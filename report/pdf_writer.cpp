@@ -6,6 +6,7 @@
 #include <QCoreApplication>
 #include <QFont>
 #include <QGuiApplication>
+#include <QHashFunctions>
 #include <QImage>
 #include <QMarginsF>
 #include <QPageLayout>
@@ -68,6 +69,9 @@ void ensure_gui_application() {
   // while the application is constructed only.
   const QtMessageHandler previous =
       qInstallMessageHandler([](QtMsgType, const QMessageLogContext&, const QString&) {});
+  // Qt's hashes are seeded per process by default, and the PDF writer's order of embedded font
+  // objects follows one: with a fixed seed two runs write the same bytes (but the date).
+  QHashSeed::setDeterministicGlobalSeed();
   // Deliberately never destroyed: Qt objects may outlive any scope of ours.
   new QGuiApplication(argc, argv);
   qInstallMessageHandler(previous);
