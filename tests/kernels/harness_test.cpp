@@ -38,7 +38,8 @@ TEST(TimeKernel, KeepsRunningUntilMinTotalSecondsUpToMaxRuns) {
   EXPECT_LE(t.num_runs, 11);  // >= 1 ms each: 10 reach 10 ms
   const double before_last_s = std::accumulate(run_s.begin(), run_s.end() - 1, 0.0);
   const double all_s = before_last_s + run_s.back();
-  EXPECT_LT(before_last_s, 0.010);                // it did not run past the threshold
+  // It did not run past the threshold (unless the two runs min_runs asks for did).
+  if (t.num_runs > 2) EXPECT_LT(before_last_s, 0.010);
   constexpr double kOverheadToleranceS = 0.001;   // the harness's own timing around each call
   EXPECT_GT(all_s, 0.010 - kOverheadToleranceS);  // nor stop before it
   EXPECT_GE(t.median_s, 0.001);
