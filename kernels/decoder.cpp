@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/random.h"
 #include "kernels/bf16.h"
 #include "kernels/dispatch.h"
 #include "kernels/elementwise.h"
@@ -17,19 +18,12 @@
 namespace llmcap::kernels {
 namespace {
 
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 /// A seed for item `index` of stream `stream` derived from the decoder's seed.
 uint64_t derive_seed(uint64_t seed, uint64_t stream, uint64_t index) {
   uint64_t s = seed ^ (stream * 0xD1B54A32D192ED03ull);
-  splitmix64(s);
+  base::splitmix64_next(s);
   s ^= index * 0x8CB92BA72F3D8DD7ull;
-  return splitmix64(s);
+  return base::splitmix64_next(s);
 }
 
 /// Uniform in [lo, hi) from 24 random bits.
@@ -40,7 +34,7 @@ float uniform(uint64_t bits24, float lo, float hi) {
 std::vector<float> random_vector(int64_t n, uint64_t seed, float lo, float hi) {
   std::vector<float> v(static_cast<size_t>(n));
   uint64_t state = seed;
-  for (auto& x : v) x = uniform(splitmix64(state) >> 40, lo, hi);
+  for (auto& x : v) x = uniform(base::splitmix64_next(state) >> 40, lo, hi);
   return v;
 }
 
@@ -323,14 +317,14 @@ void ReferenceDecoder::fill_random_kv(int64_t seq, int64_t begin, int64_t end) {
           if (kv_type_ == KvType::kF32) {
             float* dst = reinterpret_cast<float*>(base) + offset;
             for (int64_t d = 0; d < hd; d += 2) {
-              const uint64_t r = splitmix64(state);
+              const uint64_t r = base::splitmix64_next(state);
               dst[d] = uniform(r >> 40, -1, 1);
               dst[d + 1] = uniform(r >> 8, -1, 1);
             }
           } else {
             uint16_t* dst = reinterpret_cast<uint16_t*>(base) + offset;
             for (int64_t d = 0; d < hd; d += 2) {
-              const uint64_t r = splitmix64(state);
+              const uint64_t r = base::splitmix64_next(state);
               dst[d] = f32_to_bf16(uniform(r >> 40, -1, 1));
               dst[d + 1] = f32_to_bf16(uniform(r >> 8, -1, 1));
             }

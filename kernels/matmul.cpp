@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/random.h"
 #include "kernels/bf16.h"
 #include "kernels/dispatch.h"
 #include "kernels/matmul_internal.h"
@@ -274,13 +275,8 @@ PackedWeights PackedWeights::random(WeightFormat format, int64_t rows, int64_t c
   uint64_t state = seed;
   for (int64_t r = 0; r < rows; ++r) {
     for (auto& v : row) {
-      // splitmix64, top 24 bits -> [-1, 1)
-      state += 0x9e3779b97f4a7c15ull;
-      uint64_t z = state;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-      z ^= z >> 31;
-      v = static_cast<float>(z >> 40) * 0x1.0p-23f - 1.0f;
+      // SplitMix64, top 24 bits -> [-1, 1)
+      v = static_cast<float>(base::splitmix64_next(state) >> 40) * 0x1.0p-23f - 1.0f;
     }
     pack_row(format, row.data(), r, cols, p.storage_.get(), p.scales_.data(), p.sums_.data());
   }

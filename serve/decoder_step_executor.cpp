@@ -3,22 +3,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/random.h"
 #include "kernels/decoder.h"
 #include "kernels/thread_pool.h"
 
 namespace llmcap::serve {
-namespace {
-
-/// A private copy of cli/serve_bench.cpp's splitmix64 (the prompt token ids must stay those
-/// serve-bench has always drawn).
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 DecoderStepExecutor::DecoderStepExecutor(kernels::ReferenceDecoder& decoder,
                                          kernels::ThreadPool& pool, uint64_t seed)
@@ -42,7 +32,7 @@ std::vector<int64_t> DecoderStepExecutor::prefill_tokens(const ServeStepItem& it
     }
     uint64_t state = seed_ ^ (static_cast<uint64_t>(item.request) * 0xD1B54A32D192ED03ull) ^
                      (static_cast<uint64_t>(p) * 0x8CB92BA72F3D8DD7ull);
-    t.push_back(static_cast<int64_t>(splitmix64(state) % vocab));
+    t.push_back(static_cast<int64_t>(base::splitmix64_next(state) % vocab));
   }
   return t;
 }

@@ -11,15 +11,11 @@
 #include <cstdint>
 #include <random>
 
+#include "base/random.h"
+
 namespace llmcap::sim {
 
-/// SplitMix64 finaliser (Steele, Lea, Flood 2014): a bijective 64-bit mixer.
-inline uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
+using base::splitmix64;  // SplitMix64 (base/random.h)
 
 /// The seed of the `index`-th of several independent sources drawn from one scenario seed
 /// (e.g. client classes): `seed` itself for index 0, so a single source draws exactly what it

@@ -18,6 +18,11 @@
 #include "sim_test_helpers.h"
 
 namespace llmcap::sim {
+
+// gtest prints a test's parameters with these (found by argument-dependent lookup).
+void PrintTo(const BatchPolicyEntry& e, std::ostream* out) { *out << e.name; }
+void PrintTo(const RouterEntry& e, std::ostream* out) { *out << e.name; }
+
 namespace {
 
 /// Step time linear in the shape, so every field moves the results.
@@ -120,8 +125,6 @@ FleetConfig fleet_of(FleetShape shape, BatchingPolicy policy, RouterKind router,
 
 using Case = std::tuple<BatchPolicyEntry, RouterEntry, FleetShape>;
 
-void PrintTo(const BatchPolicyEntry& e, std::ostream* out) { *out << e.name; }
-void PrintTo(const RouterEntry& e, std::ostream* out) { *out << e.name; }
 void PrintTo(FleetShape shape, std::ostream* out) { *out << shape_name(shape); }
 
 class EveryPolicyAndRouter : public ::testing::TestWithParam<Case> {};
