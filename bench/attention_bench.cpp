@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/stats.h"
 #include "kernels/attention.h"
 #include "kernels/cpu_features.h"
 #include "kernels/harness.h"
@@ -46,10 +47,7 @@ using namespace llmcap::kernels;
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+double median(std::vector<double> v) { return llmcap::base::upper_median(std::move(v)); }
 
 /// std::allocator that asks for transparent huge pages (--huge): 2 MiB-aligned blocks with
 /// madvise(MADV_HUGEPAGE), as an engine that allocates its KV cache pool up front would.

@@ -37,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/stats.h"
 #include "kernels/bf16.h"
 #include "kernels/cpu_features.h"
 #include "kernels/machine.h"
@@ -112,11 +113,8 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+/// The mean of the middle pair for an even count (base/stats.h).
+double median(std::vector<double> v) { return llmcap::base::midpoint_median(std::move(v)); }
 
 struct Backend {
   std::string format;  // weight format it reads

@@ -6,16 +6,14 @@
 #include <utility>
 #include <vector>
 
+#include "base/stats.h"
+
 namespace llmcap::kernels {
 
 namespace {
 
 /// Median of `v` (the mean of the middle two for an even count); 0 when empty.
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using base::midpoint_median;  // the mean of the middle pair for an even count
 
 }  // namespace
 
@@ -40,7 +38,7 @@ Timing time_kernel(const std::function<void()>& fn, int warmup, int min_runs, do
   Timing t;
   t.num_runs = static_cast<int64_t>(runs.size());
   t.min_s = *std::min_element(runs.begin(), runs.end());
-  t.median_s = median_of(std::move(runs));
+  t.median_s = midpoint_median(std::move(runs));
   return t;
 }
 
@@ -49,7 +47,7 @@ void RepeatedTiming::add(const Timing& t) {
   medians.push_back(t.median_s);
 }
 
-double RepeatedTiming::median_s() const { return median_of(medians); }
+double RepeatedTiming::median_s() const { return midpoint_median(medians); }
 
 int remeasure_contended(const std::vector<RepeatedTiming*>& cells,
                         const std::function<Timing(std::size_t)>& measure, double ratio,

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/stats.h"
 #include "kernels/cpu_features.h"
 #include "kernels/scratch.h"
 #include "kernels/thread_pool.h"
@@ -51,11 +52,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n == 0 ? 0 : n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+/// The mean of the middle pair for an even count (base/stats.h).
+double median(std::vector<double> v) { return base::midpoint_median(std::move(v)); }
 
 using Buffer = std::unique_ptr<float, detail::FreeDeleter>;
 
