@@ -3,22 +3,20 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <map>
-#include <nlohmann/json.hpp>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <utility>
 
-#include "base/json_reader.h"
 #include "base/text.h"
+#include "model/audit_lookup.h"
+#include "model/calibrated_predictor.h"
 #include "model/input_error.h"
 #include "model/roofline.h"
 
 namespace llmcap::model {
-
-using nlohmann::json;
 
 std::string_view to_string(ClaimKind kind) {
   switch (kind) {
@@ -46,6 +44,10 @@ std::string_view to_string(Verdict verdict) {
 
 namespace {
 
+using audit_lookup::find_model;
+using audit_lookup::id_list;
+using audit_lookup::known_hardware;
+
 // ---- Text ------------------------------------------------------------------------------------
 
 std::string printf_text(const char* format, double v) {
@@ -65,27 +67,6 @@ std::string times(double f) { return printf_text("%.3gx", f); }
 std::string percent(double f) { return printf_text("%.1f%%", 100 * f); }
 std::string number(double v) { return printf_text("%.4g", v); }
 
-/// "a, b, c" of the ids of `records`.
-template <typename Records>
-std::string id_list(const Records& records) {
-  std::string out;
-  for (const auto& r : records) out += (out.empty() ? "" : ", ") + r.id;
-  return out.empty() ? "none" : out;
-}
-
-std::string known_hardware(const Catalog& catalog) {
-  return "known CPUs: " + id_list(catalog.hardware_of_kind(DeviceKind::kCpu)) +
-         "; GPUs: " + id_list(catalog.hardware_of_kind(DeviceKind::kGpu)) +
-         "; instances: " + id_list(catalog.instances());
-}
-
-const ModelSpec* find_model(const std::vector<ModelSpec>& models, const std::string& id) {
-  for (const ModelSpec& m : models) {
-    if (m.id == id) return &m;
-  }
-  return nullptr;
-}
-
 /// The highest peak FLOP/s of a device and its data type ("", 0 when it lists none).
 std::pair<std::string, double> highest_peak(const HardwareSpec& hw) {
   std::pair<std::string, double> best{"", 0.0};
@@ -95,214 +76,11 @@ std::pair<std::string, double> highest_peak(const HardwareSpec& hw) {
   return best;
 }
 
-/// "DDR5-5600" -> 5600; 0 when `type` is not (LP)DDR<digit>[X]-<MT/s>.
-int64_t parse_memory_type(const std::string& type) {
-  std::size_t i = 0;
-  if (type.rfind("LP", 0) == 0) i = 2;
-  if (type.compare(i, 3, "DDR") != 0) return 0;
-  i += 3;
-  if (i >= type.size() || !std::isdigit(static_cast<unsigned char>(type[i]))) return 0;
-  ++i;
-  if (i < type.size() && type[i] == 'X') ++i;
-  if (i >= type.size() || type[i] != '-') return 0;
-  ++i;
-  if (i >= type.size() || type.size() - i > 6) return 0;
-  int64_t mts = 0;
-  for (; i < type.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(type[i]))) return 0;
-    mts = mts * 10 + (type[i] - '0');
-  }
-  return mts;
-}
-
 /// MT/s of a CPU's memory from its catalog peak: peak / (channels x 8 bytes).
 double cpu_transfer_rate_mts(const HardwareSpec& cpu) {
   return cpu.memory_channels > 0
              ? cpu.peak_memory_bandwidth_bytes_per_s / (cpu.memory_channels * 8.0 * 1e6)
              : 0.0;
-}
-
-// ---- Reading claims --------------------------------------------------------------------------
-
-const std::set<std::string>& known_claim_fields() {
-  static const std::set<std::string> fields = {"id",
-                                               "hardware",
-                                               "num_cores",
-                                               "memory_bytes",
-                                               "model",
-                                               "weight_format",
-                                               "kv_format",
-                                               "batch",
-                                               "context_tokens",
-                                               "tpot_s",
-                                               "output_tokens_per_s",
-                                               "memory_type",
-                                               "memory_bandwidth_bytes_per_s",
-                                               "num_channels",
-                                               "source",
-                                               "as_of",
-                                               "note"};
-  return fields;
-}
-
-std::string joined(const std::set<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-/// Reads the fields of one claim; every error names file, claim and field.
-class ClaimReader : public base::JsonReader {
- public:
-  ClaimReader(const json& rec, const std::string& source, const std::string& claim)
-      : base::JsonReader(rec, source, "", claim_style(), claim), rec_(rec) {}
-
-  void rename(std::string claim) { set_record(std::move(claim)); }
-  std::string where() const { return file() + ": " + record(); }
-  std::string field_context(const std::string& field) const {
-    return where() + ": field \"" + field + "\"";
-  }
-
-  std::string string(const std::string& field) const { return non_empty_string(field); }
-  std::string string_or(const std::string& field, const std::string& fallback) const {
-    return non_empty_string_or(field, fallback);
-  }
-
-  /// A positive whole number (an integer, or a number with no fraction such as 1.28e11).
-  int64_t positive_integer(const std::string& field) const { return positive_int(field); }
-
-  void reject_unknown_fields() const {
-    for (const auto& [key, value] : rec_.items()) {
-      if (known_claim_fields().count(key) == 0) {
-        throw InputError(where() + ": unknown field \"" + key +
-                         "\"; known: " + joined(known_claim_fields()));
-      }
-    }
-  }
-
- private:
-  /// A claim's style: an absent field is "nothing (missing)", whole numbers up to 9e18 may be
-  /// written with a zero fraction.
-  static base::JsonReaderStyle claim_style() {
-    base::JsonReaderStyle style;
-    style.missing_names_expected = true;
-    style.missing_text = "nothing (missing)";
-    style.whole_floats = true;
-    style.whole_floats_below = std::nextafter(9e18, std::numeric_limits<double>::infinity());
-    return style;
-  }
-
-  const json& rec_;
-};
-
-Claim read_claim(const ClaimReader& r, const std::string& id, const Catalog& catalog,
-                 const std::vector<ModelSpec>& models) {
-  r.reject_unknown_fields();
-  Claim c;
-  c.id = id;
-  c.source = r.string("source");
-  c.as_of = r.string("as_of");
-  c.note = r.string_or("note", "");
-
-  const std::vector<std::string> figures = {"tpot_s", "output_tokens_per_s",
-                                            "memory_bandwidth_bytes_per_s"};
-  int num_figures = 0;
-  for (const std::string& f : figures) num_figures += r.has(f) ? 1 : 0;
-  if (num_figures != 1) {
-    throw InputError(r.where() +
-                     ": expected exactly one of the fields \"tpot_s\" (seconds per output token), "
-                     "\"output_tokens_per_s\" (throughput over the batch) or "
-                     "\"memory_bandwidth_bytes_per_s\", got " +
-                     std::to_string(num_figures));
-  }
-  if (r.has("tpot_s")) {
-    c.kind = ClaimKind::kTpot;
-    c.tpot_s = r.positive_number("tpot_s");
-  } else if (r.has("output_tokens_per_s")) {
-    c.kind = ClaimKind::kThroughput;
-    c.output_tokens_per_s = r.positive_number("output_tokens_per_s");
-  } else {
-    c.kind = ClaimKind::kMemoryBandwidth;
-    c.memory_bandwidth_bytes_per_s = r.positive_number("memory_bandwidth_bytes_per_s");
-  }
-  const bool bandwidth = c.kind == ClaimKind::kMemoryBandwidth;
-
-  // Hardware: a CPU/GPU id or an instance id (optional for a bandwidth claim).
-  const HardwareSpec* hw = nullptr;
-  const InstanceType* instance = nullptr;
-  if (!bandwidth || r.has("hardware")) {
-    c.hardware = r.string("hardware");
-    hw = catalog.find_hardware(c.hardware);
-    instance = hw == nullptr ? catalog.find_instance(c.hardware) : nullptr;
-    if (hw == nullptr && instance == nullptr) {
-      throw InputError(r.field_context("hardware") + ": unknown hardware or instance \"" +
-                       c.hardware + "\"; " + known_hardware(catalog));
-    }
-  }
-  if (r.has("num_cores")) {
-    const int64_t cores = r.positive_integer("num_cores");
-    if (hw == nullptr || hw->kind != DeviceKind::kCpu) {
-      r.fail("num_cores",
-             "no such field unless \"hardware\" is a CPU id (an instance's cores come from "
-             "its catalog record, a GPU has none)",
-             r.got("num_cores") + " with hardware \"" + c.hardware + "\"");
-    }
-    if (cores > hw->num_cores) {
-      r.fail(
-          "num_cores",
-          "at most the " + std::to_string(hw->num_cores) + " cores of one " + hw->name + " socket",
-          std::to_string(cores));
-    }
-    c.num_cores = static_cast<int>(cores);
-  }
-  if (r.has("memory_bytes")) c.memory_bytes = r.positive_integer("memory_bytes");
-
-  if (bandwidth) {
-    for (const char* f : {"model", "weight_format", "kv_format", "batch", "context_tokens"}) {
-      if (r.has(f)) {
-        r.fail(f, "no such field on a memory-bandwidth claim", r.got(f));
-      }
-    }
-    c.memory_type = r.string("memory_type");
-    c.memory_transfer_rate_mts = parse_memory_type(c.memory_type);
-    if (c.memory_transfer_rate_mts <= 0) {
-      r.fail("memory_type", "a DDR memory type with its transfer rate, e.g. \"DDR5-5600\"",
-             r.got("memory_type"));
-    }
-    if (r.has("num_channels")) {
-      const int64_t channels = r.positive_integer("num_channels");
-      if (channels > 64) r.fail("num_channels", "at most 64", std::to_string(channels));
-      c.num_channels = static_cast<int>(channels);
-    }
-    if (instance != nullptr && instance->kind != DeviceKind::kCpu) {
-      r.fail("hardware", "a CPU or a CPU instance (a DDR memory-bandwidth claim)",
-             "\"" + c.hardware + "\" (a GPU instance)");
-    }
-    if (hw != nullptr && hw->kind != DeviceKind::kCpu) {
-      r.fail("hardware", "a CPU or a CPU instance (a DDR memory-bandwidth claim)",
-             "\"" + c.hardware + "\" (a GPU)");
-    }
-    return c;
-  }
-
-  for (const char* f : {"memory_type", "num_channels"}) {
-    if (r.has(f)) r.fail(f, "no such field on a latency or throughput claim", r.got(f));
-  }
-  c.model = r.string("model");
-  if (find_model(models, c.model) == nullptr) {
-    throw InputError(r.field_context("model") + ": unknown model \"" + c.model +
-                     "\"; known: " + id_list(models));
-  }
-  if (r.has("weight_format")) {
-    c.weight_format =
-        parse_weight_format(r.string("weight_format"), r.field_context("weight_format"));
-  }
-  if (r.has("kv_format")) {
-    c.kv_format = parse_kv_format(r.string("kv_format"), r.field_context("kv_format"));
-  }
-  c.batch = r.positive_integer("batch");
-  c.context_tokens = r.positive_integer("context_tokens");
-  return c;
 }
 
 // ---- Resources of a claim --------------------------------------------------------------------
@@ -563,63 +341,49 @@ ClaimAudit audit_bandwidth(const Claim& claim, const Catalog& catalog) {
   return a;
 }
 
+/// The predicted step of `claim` on res.deployment (the planner's placement rule) into `a`
+/// (predictor, predicted_s, factor), its sentences appended to `e`.
+void predict_step(const Claim& claim, const ModelSpec& m, WeightFormat wf, KvFormat kf,
+                  const Resources& res, const AuditOptions& options, ClaimAudit& a,
+                  std::ostringstream& e) {
+  if (res.deployment) {
+    Efficiency eff = default_efficiency(res.deployment->kind);
+    a.predictor = std::string("the roofline with the ") +
+                  (res.deployment->kind == DeviceKind::kCpu ? "CPU" : "GPU") +
+                  " datasheet defaults: " + percent(eff.memory_bandwidth_fraction) +
+                  " of peak bandwidth, " + percent(eff.compute_fraction) + " of peak FLOP/s, " +
+                  ms(eff.step_overhead_s) + " per step";
+    std::string by = a.predictor;
+    if (options.profile != nullptr && res.cpu != nullptr) {
+      eff = transfer_efficiency(*options.profile, *res.cpu, std::min(1.0, res.share));
+      a.predictor = "calibrated: " + eff.calibrated->source;
+      by = "the roofline with rates " + eff.calibrated->source;
+    } else if (options.profile != nullptr) {
+      a.predictor += "; the calibration profile covers CPUs only";
+      by = a.predictor;
+    }
+    const std::shared_ptr<const StepTimePredictor> predictor =
+        make_step_time_predictor(m, wf, kf, *res.deployment, eff);
+    BatchShape step;
+    step.num_decode_seqs = claim.batch;
+    step.num_decode_context_tokens = claim.batch * claim.context_tokens;
+    a.predicted_s = predictor->step_time_s(step);
+    a.factor = *a.predicted_s / *a.claimed_s;
+    e << " Predicted: " << ms(*a.predicted_s) << ", by " << by << "; on " << res.deployment->rule
+      << ".";
+    if (*a.predicted_s < *a.lower_bound_s) {
+      e << " The prediction is below the physical bound: its rates exceed this hardware's peak "
+           "(a profile measured on data that fit the caches, or transferred too far?), so it "
+           "cannot be trusted here.";
+    }
+  } else {
+    a.predictor = "none";
+    e << " No prediction: the planner's placement rule does not place the model here ("
+      << res.no_deployment_reason << ").";
+  }
+}
+
 }  // namespace
-
-std::vector<ModelSpec> load_models(const std::filesystem::path& models_dir) {
-  std::error_code ec;
-  std::vector<std::filesystem::path> files;
-  for (std::filesystem::directory_iterator it(models_dir, ec), end; !ec && it != end;
-       it.increment(ec)) {
-    if (it->path().extension() == ".json") files.push_back(it->path());
-  }
-  if (ec) {
-    throw InputError(models_dir.string() + ": cannot read the models folder: " + ec.message());
-  }
-  std::sort(files.begin(), files.end());
-  std::vector<ModelSpec> models;
-  for (const auto& f : files) models.push_back(load_model_spec(f));
-  return models;
-}
-
-std::vector<Claim> parse_claims(const std::string& text, const std::string& source,
-                                const Catalog& catalog, const std::vector<ModelSpec>& models) {
-  const json doc = base::parse_json_text(text, source);
-  if (!doc.is_object() || !doc.contains("claims") || !doc.at("claims").is_array()) {
-    throw InputError(source + ": field \"claims\": expected an array of claims, got " +
-                     (doc.is_object() && doc.contains("claims") ? doc.at("claims").dump()
-                                                                : std::string("nothing")));
-  }
-  for (const auto& [key, value] : doc.items()) {
-    if (key != "claims" && key != "source" && key != "as_of" && key != "note") {
-      throw InputError(source + ": unknown top-level field \"" + key +
-                       "\"; known: claims, source, as_of, note");
-    }
-  }
-  std::vector<Claim> claims;
-  std::set<std::string> ids;
-  const json& array = doc.at("claims");
-  for (std::size_t k = 0; k < array.size(); ++k) {
-    const json& rec = array[k];
-    ClaimReader r(rec, source, "claim " + std::to_string(k));
-    if (!rec.is_object()) r.fail("claims[" + std::to_string(k) + "]", "an object", rec.dump());
-    const std::string id = r.string("id");
-    r.rename("claim \"" + id + "\"");
-    if (!ids.insert(id).second) {
-      throw InputError(r.field_context("id") + ": duplicate claim id \"" + id + "\"");
-    }
-    claims.push_back(read_claim(r, id, catalog, models));
-  }
-  return claims;
-}
-
-std::vector<Claim> read_claims(const std::filesystem::path& path, const Catalog& catalog,
-                               const std::vector<ModelSpec>& models) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError::unreadable_file(path.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_claims(text.str(), path.string(), catalog, models);
-}
 
 ClaimAudit audit_claim(const Claim& claim, const Catalog& catalog,
                        const std::vector<ModelSpec>& models, const AuditOptions& options) {
@@ -717,41 +481,7 @@ ClaimAudit audit_claim(const Claim& claim, const Catalog& catalog,
     << res.flops_text << ") that takes " << ms(compute_s) << ". Bound: " << ms(*a.lower_bound_s)
     << (memory_s >= compute_s ? " (memory)." : " (compute).");
 
-  // Prediction.
-  if (res.deployment) {
-    Efficiency eff = default_efficiency(res.deployment->kind);
-    a.predictor = std::string("the roofline with the ") +
-                  (res.deployment->kind == DeviceKind::kCpu ? "CPU" : "GPU") +
-                  " datasheet defaults: " + percent(eff.memory_bandwidth_fraction) +
-                  " of peak bandwidth, " + percent(eff.compute_fraction) + " of peak FLOP/s, " +
-                  ms(eff.step_overhead_s) + " per step";
-    std::string by = a.predictor;
-    if (options.profile != nullptr && res.cpu != nullptr) {
-      eff = transfer_efficiency(*options.profile, *res.cpu, std::min(1.0, res.share));
-      a.predictor = "calibrated: " + eff.calibrated->source;
-      by = "the roofline with rates " + eff.calibrated->source;
-    } else if (options.profile != nullptr) {
-      a.predictor += "; the calibration profile covers CPUs only";
-      by = a.predictor;
-    }
-    const RooflinePredictor predictor(m, wf, kf, *res.deployment, eff);
-    BatchShape step;
-    step.num_decode_seqs = claim.batch;
-    step.num_decode_context_tokens = claim.batch * claim.context_tokens;
-    a.predicted_s = predictor.step_time_s(step);
-    a.factor = *a.predicted_s / *a.claimed_s;
-    e << " Predicted: " << ms(*a.predicted_s) << ", by " << by << "; on " << res.deployment->rule
-      << ".";
-    if (*a.predicted_s < *a.lower_bound_s) {
-      e << " The prediction is below the physical bound: its rates exceed this hardware's peak "
-           "(a profile measured on data that fit the caches, or transferred too far?), so it "
-           "cannot be trusted here.";
-    }
-  } else {
-    a.predictor = "none";
-    e << " No prediction: the planner's placement rule does not place the model here ("
-      << res.no_deployment_reason << ").";
-  }
+  predict_step(claim, m, wf, kf, res, options, a, e);
 
   // Verdict.
   const double claimed = *a.claimed_s;

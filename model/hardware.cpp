@@ -433,26 +433,32 @@ Catalog Catalog::load(const std::filesystem::path& data_dir) {
     catalog.instances_.push_back(std::move(inst));
   }
 
+  catalog.load_owned_hardware(data_dir);
+  catalog.load_tco_defaults(data_dir);
+  return catalog;
+}
+
+/// tco/owned_hardware.json when present (after the instances, which it refers to).
+void Catalog::load_owned_hardware(const std::filesystem::path& data_dir) {
   if (const auto owned = optional_tco_file(data_dir, "owned_hardware.json")) {
     const std::string owned_file = (data_dir / "tco/owned_hardware.json").string();
     const json& servers = record_array(*owned, owned_file, "owned_hardware");
     for (std::size_t i = 0; i < servers.size(); ++i) {
       const std::string id = record_id(servers[i], owned_file, "owned hardware", i);
       const RecordReader r(servers[i], owned_file, "owned hardware " + quoted(id));
-      if (catalog.find_owned_hardware(id) != nullptr) {
+      if (find_owned_hardware(id) != nullptr) {
         r.fail("id", "a unique id", quoted(id) + " (already defined earlier in the file)");
       }
       OwnedHardware h;
       h.id = id;
       h.name = r.string("name");
       h.equivalent_instance = r.string("equivalent_instance");
-      if (catalog.find_instance(h.equivalent_instance) == nullptr) {
+      if (find_instance(h.equivalent_instance) == nullptr) {
         r.fail("equivalent_instance",
-               "an instance id of instances/instances.json (known: " +
-                   known_ids(catalog.instances_) + ")",
+               "an instance id of instances/instances.json (known: " + known_ids(instances_) + ")",
                r.got("equivalent_instance"));
       }
-      const Money money = read_money(r, "purchase_usd", "purchase_amount", catalog.exchange_rates_);
+      const Money money = read_money(r, "purchase_usd", "purchase_amount", exchange_rates_);
       h.purchase_usd = money.usd;
       h.purchase_amount = money.amount;
       h.currency = money.currency;
@@ -460,10 +466,13 @@ Catalog Catalog::load(const std::filesystem::path& data_dir) {
       h.source = r.string("source");
       h.as_of = r.string("as_of");
       h.note = r.string_or("note", "");
-      catalog.owned_hardware_.push_back(std::move(h));
+      owned_hardware_.push_back(std::move(h));
     }
   }
+}
 
+/// tco/defaults.json when present.
+void Catalog::load_tco_defaults(const std::filesystem::path& data_dir) {
   if (const auto defaults = optional_tco_file(data_dir, "defaults.json")) {
     const std::string defaults_file = (data_dir / "tco/defaults.json").string();
     if (!defaults->is_object()) {
@@ -483,11 +492,10 @@ Catalog Catalog::load(const std::filesystem::path& data_dir) {
       out.note = d.string_or("note", "");
       return out;
     };
-    catalog.tco_defaults_.pue = read_default("pue", 1);
-    catalog.tco_defaults_.usd_per_kwh = read_default("usd_per_kwh", 0);
-    catalog.tco_defaults_.spot_replacement_s = read_default("spot_replacement_s", 0);
+    tco_defaults_.pue = read_default("pue", 1);
+    tco_defaults_.usd_per_kwh = read_default("usd_per_kwh", 0);
+    tco_defaults_.spot_replacement_s = read_default("spot_replacement_s", 0);
   }
-  return catalog;
 }
 
 const std::vector<std::string>& price_model_names() {

@@ -205,6 +205,9 @@ class Catalog {
   void set_tco_defaults(TcoDefaults defaults) { tco_defaults_ = std::move(defaults); }
 
  private:
+  /// Parts of load(): tco/owned_hardware.json and tco/defaults.json of `data_dir`, when present.
+  void load_owned_hardware(const std::filesystem::path& data_dir);
+  void load_tco_defaults(const std::filesystem::path& data_dir);
   std::vector<HardwareSpec> hardware_;
   std::vector<InstanceType> instances_;
   std::vector<ExchangeRate> exchange_rates_;

@@ -12,200 +12,6 @@
 
 namespace llmcap::model {
 
-Efficiency default_efficiency(DeviceKind kind) {
-  Efficiency e;
-  if (kind == DeviceKind::kGpu) {
-    // Decode is a stream of GEMVs over the weights; on A100/H100 these reach ~75-85% of the
-    // HBM datasheet bandwidth (the "model bandwidth utilisation" of Databricks, "LLM Inference
-    // Performance Engineering: Best Practices", 2023; NVIDIA's own STREAM-like bandwidthTest
-    // tops out near 90%). We take the middle of that range.
-    e.memory_bandwidth_fraction = 0.80;
-    // Large bf16 GEMMs in serving (prefill) reach ~60-75% of the dense tensor-core peak
-    // (cuBLAS on H100 SXM: ~600-700 of 989 TFLOP/s); attention and smaller shapes pull the
-    // average to the low end.
-    e.compute_fraction = 0.60;
-    // nccl-tests all_reduce_perf "busbw" on NVLink reaches ~70-80% of the link datasheet rate
-    // for the MB-sized messages of decode/prefill.
-    e.link_bandwidth_fraction = 0.75;
-    // Small-message NCCL all-reduce latency within one NVLink node: ~5-15 us.
-    e.all_reduce_latency_s = 10e-6;
-    // vLLM per-step CPU work (scheduling, input preparation, sampling) and kernel launches:
-    // ~1-3 ms per step for 7-70B models with CUDA graphs.
-    e.step_overhead_s = 2e-3;
-    // vLLM's default gpu_memory_utilization.
-    e.usable_memory_fraction = 0.90;
-  } else {
-    // STREAM triad on Sapphire Rapids / Genoa sockets reaches ~70-80% of the DDR5 peak
-    // (channels x MT/s x 8 bytes).
-    e.memory_bandwidth_fraction = 0.70;
-    // bf16 GEMMs through oneDNN (AMX on Sapphire Rapids, AVX-512 elsewhere) in serving
-    // stacks (vLLM CPU backend, IPEX) reach ~30-50% of the datasheet peak.
-    e.compute_fraction = 0.40;
-    // Used when a replica spans both sockets of a host (tp 2 over the inter-socket link, see
-    // plan/planner.cpp, which sets the latency from the catalog's link latency).
-    e.link_bandwidth_fraction = 0.75;
-    e.all_reduce_latency_s = 10e-6;
-    // Python-side scheduling and sampling of the vLLM CPU backend, without kernel launches.
-    e.step_overhead_s = 1e-3;
-    // Same headroom as vLLM's default on GPUs (OS, runtime and activations get the rest).
-    e.usable_memory_fraction = 0.90;
-  }
-  return e;
-}
-
-namespace {
-
-using base::gb;  // decimal gigabytes for text, e.g. 141107412992 -> "141.1 GB"
-using base::gb_per_s;
-
-std::string fraction_text(double f) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", f);
-  return buf;
-}
-
-std::string percent(double f) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * f);
-  return buf;
-}
-
-int64_t usable_bytes(double fraction, int64_t memory_bytes) {
-  return std::llround(fraction * static_cast<double>(memory_bytes));
-}
-
-/// Memory check of one replica; throws InfeasibleError with the numbers.
-/// `where` names model and instance; `of` describes the memory (e.g. "instance", "tp=2
-/// replica").
-int64_t kv_bytes_or_throw(const std::string& where, const std::string& of, int64_t memory_bytes,
-                          int64_t reserve_bytes, const ModelSpec& model, WeightFormat wf,
-                          KvFormat kf, const Efficiency& e) {
-  const int64_t weights = model.weight_bytes(wf);
-  const int64_t usable = usable_bytes(e.usable_memory_fraction, memory_bytes);
-  const std::string has = of + " has " + std::to_string(usable) + " bytes usable (" +
-                          fraction_text(e.usable_memory_fraction) + " x " +
-                          std::to_string(memory_bytes) + ")";
-  if (weights + reserve_bytes > usable) {
-    throw InfeasibleError(where + ": weights need " + gb(weights) + ", " + gb(usable) +
-                          " usable: " + std::to_string(weights) + " bytes (" +
-                          std::string(to_string(wf)) + "), " + has + " and keeps " +
-                          std::to_string(reserve_bytes) + " bytes for activations");
-  }
-  const int64_t seq_tokens = std::min(model.max_position_embeddings, kMaxFitSequenceTokens);
-  const int64_t seq_kv = seq_tokens * model.kv_cache_bytes_per_token(kf);
-  const int64_t kv = usable - weights - reserve_bytes;
-  if (kv < seq_kv) {
-    throw InfeasibleError(
-        where + ": weights need " + std::to_string(weights) + " bytes (" +
-        std::string(to_string(wf)) + ") + " + std::to_string(reserve_bytes) +
-        " bytes activation reserve + " + std::to_string(seq_kv) + " bytes of " +
-        std::string(to_string(kf)) + " KV cache for one " + std::to_string(seq_tokens) +
-        "-token sequence = " + std::to_string(weights + reserve_bytes + seq_kv) + " bytes, " + has);
-  }
-  return kv;
-}
-
-}  // namespace
-
-Deployment make_deployment(const InstanceType& instance, const Catalog& catalog,
-                           const ModelSpec& model, WeightFormat weight_format, KvFormat kv_format,
-                           const Efficiency& efficiency) {
-  const std::string context = "instance \"" + instance.id + "\"";
-  const std::string where = "model \"" + model.id + "\" on instance \"" + instance.id + "\"";
-  Deployment d;
-  d.kind = instance.kind;
-  d.weight_bytes = model.weight_bytes(weight_format);
-
-  if (instance.kind == DeviceKind::kGpu) {
-    const HardwareSpec& gpu = catalog.hardware(instance.gpu_id, context);
-    if (gpu.kind != DeviceKind::kGpu) {
-      throw InputError(context + ": field \"gpu\": expected the id of a GPU, got \"" +
-                       instance.gpu_id + "\" (a CPU)");
-    }
-    if (instance.num_gpus < 1) {
-      throw InputError(context + ": field \"num_gpus\": expected a positive integer, got " +
-                       std::to_string(instance.num_gpus));
-    }
-    // Powers of two dividing num_gpus, smallest first.
-    std::vector<int> candidates;
-    for (int tp = 1; instance.num_gpus % tp == 0; tp *= 2) candidates.push_back(tp);
-    for (std::size_t k = 0; k < candidates.size(); ++k) {
-      const int tp = candidates[k];
-      const int64_t memory = tp * gpu.memory_bytes;
-      const std::string of = tp == instance.num_gpus
-                                 ? "instance"
-                                 : "a tp=" + std::to_string(tp) + " replica (of " +
-                                       std::to_string(instance.num_gpus) + " GPUs)";
-      try {
-        d.kv_cache_bytes = kv_bytes_or_throw(where, of, memory, tp * kActivationReserveBytes, model,
-                                             weight_format, kv_format, efficiency);
-      } catch (const InfeasibleError&) {
-        if (k + 1 == candidates.size()) throw;
-        continue;
-      }
-      d.tp_degree = tp;
-      d.num_replicas = instance.num_gpus / tp;
-      d.memory_bytes = memory;
-      d.memory_bandwidth_bytes_per_s = gpu.peak_memory_bandwidth_bytes_per_s;
-      d.peak_flops_per_s = gpu.peak_flops_per_s;
-      d.link_bandwidth_bytes_per_s = tp > 1 ? gpu.interconnect_bandwidth_bytes_per_s : 0.0;
-      d.rule = std::to_string(tp) + " of " + std::to_string(instance.num_gpus) + " " + gpu.name +
-               " GPUs per replica (tp=" + std::to_string(tp) + "), " +
-               std::to_string(d.num_replicas) + (d.num_replicas == 1 ? " replica" : " replicas") +
-               ": " + gb_per_s(gpu.peak_memory_bandwidth_bytes_per_s) + " and " +
-               gb(gpu.memory_bytes) + " per GPU";
-      return d;
-    }
-  }
-
-  // CPU instance.
-  const HardwareSpec& cpu = catalog.hardware(instance.cpu_id, context);
-  if (cpu.kind != DeviceKind::kCpu) {
-    throw InputError(context + ": field \"cpu\": expected the id of a CPU, got \"" +
-                     instance.cpu_id + "\" (a GPU)");
-  }
-  const int socket_threads = instance.vcpus_per_socket > 0 ? instance.vcpus_per_socket
-                                                           : cpu.num_cores * cpu.threads_per_core;
-  if (socket_threads < 1 || instance.vcpus < 1) {
-    throw InputError(context + ": expected positive vcpus and CPU threads, got vcpus " +
-                     std::to_string(instance.vcpus) + " and " + std::to_string(socket_threads) +
-                     " threads per socket of \"" + cpu.id + "\"");
-  }
-  double share = 1.0;
-  if (instance.vcpus >= socket_threads) {
-    d.num_replicas = instance.vcpus / socket_threads;
-  } else {
-    d.num_replicas = 1;
-    share = static_cast<double>(instance.vcpus) / socket_threads;
-  }
-  d.tp_degree = 1;
-  d.memory_bytes = instance.memory_bytes / d.num_replicas;
-  d.memory_bandwidth_bytes_per_s = share * cpu.peak_memory_bandwidth_bytes_per_s;
-  for (const auto& [dtype, flops] : cpu.peak_flops_per_s) d.peak_flops_per_s[dtype] = share * flops;
-  d.link_bandwidth_bytes_per_s = 0;
-  const std::string of = d.num_replicas == 1
-                             ? "instance"
-                             : "a replica (1/" + std::to_string(d.num_replicas) + " of instance)";
-  d.kv_cache_bytes = kv_bytes_or_throw(where, of, d.memory_bytes, kActivationReserveBytes, model,
-                                       weight_format, kv_format, efficiency);
-  if (share < 1.0) {
-    d.rule = "slice of " + std::to_string(instance.vcpus) + "/" + std::to_string(socket_threads) +
-             " vCPUs of one " + cpu.name + " socket: " + percent(share) + " of " +
-             gb_per_s(cpu.peak_memory_bandwidth_bytes_per_s) + " and of peak FLOP/s, 1 replica, " +
-             gb(d.memory_bytes) + " memory";
-  } else {
-    d.rule = std::to_string(d.num_replicas) +
-             (d.num_replicas == 1 ? " replica on one whole " : " replicas, one per whole ") +
-             cpu.name + " socket (" + std::to_string(socket_threads) + " of " +
-             std::to_string(instance.vcpus) +
-             " vCPUs each): " + gb_per_s(cpu.peak_memory_bandwidth_bytes_per_s) + " and " +
-             gb(d.memory_bytes) + " memory each";
-  }
-  return d;
-}
-
-// ---------------------------------------------------------------------------------------------
-
 namespace {
 
 /// Cost of one operator as affine functions of the batch (see roofline.h for the formulas):
@@ -351,6 +157,47 @@ struct BatchTerms {
   double decode_pairs;    ///< decode context (the decode part of pairs)
 };
 
+/// Cost of a linear node on one of `tp_degree` devices (see roofline.h): 2 FLOPs per weight per
+/// token, its weights (and bf16 biases) once per step, its activations at `act` bytes per
+/// element; with calibrated `rates` (nullptr: none), one kernel call per fused group, the
+/// measured shapes' ratios and the MLP's activation function.
+void price_linear(OpCost& c, const OpNode& node, const ModelSpec& m, WeightFormat wf, int tp_degree,
+                  double act, double linear_s_per_flop, double linear_peak_s_per_flop,
+                  const CalibratedRates* linear_rates, const Efficiency& e) {
+  const double tp = tp_degree;
+  for (const LinearMatrix& mat : node.matrices) {
+    const double out = static_cast<double>(mat.out_features);
+    const double in = static_cast<double>(mat.in_features);
+    c.flops_per_token += 2 * out * in / tp;
+    double weights =
+        static_cast<double>(matrix_weight_bytes(mat.out_features, mat.in_features, wf));
+    if (mat.has_bias) weights += out * act;
+    c.fixed_bytes += weights / tp;
+    const double in_read = mat.shares_input_with_previous ? 0.0 : (mat.row_parallel ? in / tp : in);
+    c.bytes_per_token += (in_read + (mat.row_parallel ? out : out / tp)) * act;
+  }
+  c.seconds_per_flop = linear_s_per_flop;
+  c.floor_s_per_flop = linear_peak_s_per_flop;
+  if (linear_rates != nullptr) {
+    // One kernel call per fused group: a matrix sharing the previous one's input
+    // (k and v after q, up after gate) runs in the same call.
+    const std::vector<CallShape> calls = call_shapes(node.matrices, wf, tp_degree);
+    apply_rates(c, *linear_rates, std::max<double>(1.0, static_cast<double>(calls.size())));
+    c.shape_ratio = merged_ratios(e.calibrated->linear_shapes, calls);
+    // The MLP's activation function runs between its products (with the down
+    // projection's node when the MLP is split).
+    const bool has_down =
+        std::any_of(node.matrices.begin(), node.matrices.end(),
+                    [](const LinearMatrix& mat) { return mat.name == "down_proj"; });
+    if (has_down && e.calibrated->activation_s_per_element > 0) {
+      const double inter = static_cast<double>(m.intermediate_size) / tp;
+      c.act_s_per_token =
+          inter * e.calibrated->activation_s_per_element / std::max(1.0, e.calibrated->threads);
+      c.act_bytes_per_token = (m.gated_mlp ? 3.0 : 2.0) * inter * act;
+    }
+  }
+}
+
 double peak_for(const std::map<std::string, double>& peaks, std::string_view dtype) {
   for (const std::string_view d : {dtype, std::string_view("bf16"), std::string_view("f32")}) {
     if (const auto it = peaks.find(std::string(d)); it != peaks.end() && it->second > 0) {
@@ -448,38 +295,8 @@ struct RooflinePredictor::Impl {
           stream(c);
           break;
         case OpKind::kLinear:
-          for (const LinearMatrix& mat : node.matrices) {
-            const double out = static_cast<double>(mat.out_features);
-            const double in = static_cast<double>(mat.in_features);
-            c.flops_per_token += 2 * out * in / tp;
-            double weights =
-                static_cast<double>(matrix_weight_bytes(mat.out_features, mat.in_features, wf));
-            if (mat.has_bias) weights += out * act;
-            c.fixed_bytes += weights / tp;
-            const double in_read =
-                mat.shares_input_with_previous ? 0.0 : (mat.row_parallel ? in / tp : in);
-            c.bytes_per_token += (in_read + (mat.row_parallel ? out : out / tp)) * act;
-          }
-          c.seconds_per_flop = linear_s_per_flop;
-          c.floor_s_per_flop = linear_peak_s_per_flop;
-          if (linear_rates != nullptr) {
-            // One kernel call per fused group: a matrix sharing the previous one's input
-            // (k and v after q, up after gate) runs in the same call.
-            const std::vector<CallShape> calls = call_shapes(node.matrices, wf, d.tp_degree);
-            apply_rates(c, *linear_rates, std::max<double>(1.0, static_cast<double>(calls.size())));
-            c.shape_ratio = merged_ratios(e.calibrated->linear_shapes, calls);
-            // The MLP's activation function runs between its products (with the down
-            // projection's node when the MLP is split).
-            const bool has_down =
-                std::any_of(node.matrices.begin(), node.matrices.end(),
-                            [](const LinearMatrix& mat) { return mat.name == "down_proj"; });
-            if (has_down && e.calibrated->activation_s_per_element > 0) {
-              const double inter = static_cast<double>(m.intermediate_size) / tp;
-              c.act_s_per_token = inter * e.calibrated->activation_s_per_element /
-                                  std::max(1.0, e.calibrated->threads);
-              c.act_bytes_per_token = (m.gated_mlp ? 3.0 : 2.0) * inter * act;
-            }
-          }
+          price_linear(c, node, m, wf, d.tp_degree, act, linear_s_per_flop, linear_peak_s_per_flop,
+                       linear_rates, e);
           break;
         case OpKind::kAttention: {
           const double heads_x_dim = static_cast<double>(m.num_attention_heads * m.head_dim);
@@ -738,8 +555,10 @@ std::vector<MatmulShapeKey> linear_call_shapes(const ModelSpec& model, int tp) {
 RooflinePredictor::RooflinePredictor(const ModelSpec& model, WeightFormat weight_format,
                                      KvFormat kv_format, const Deployment& deployment,
                                      const Efficiency& efficiency)
-    : impl_(std::make_shared<const Impl>(model, weight_format, kv_format, deployment, efficiency)) {
-}
+    : impl_(std::make_shared<const Impl>(model, weight_format, kv_format, deployment, efficiency)),
+      kind_(efficiency.calibrated ? PredictorKind::kCalibrated : PredictorKind::kRoofline) {}
+
+PredictorKind RooflinePredictor::kind() const { return kind_; }
 
 double RooflinePredictor::step_time_s(const BatchShape& batch) const {
   if (batch.empty()) return 0.0;

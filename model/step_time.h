@@ -29,6 +29,14 @@ struct BatchShape {
   bool empty() const { return num_new_tokens() == 0; }
 };
 
+/// Which model prices the steps: what a reader of a plan (its uncertainty analysis, say) needs
+/// to know of a predictor without parsing its display text.
+enum class PredictorKind {
+  kRoofline,    ///< the datasheet roofline (model/roofline.h)
+  kCalibrated,  ///< measured rates of a calibration profile (model/calibrated_predictor.h)
+  kOther,       ///< anything else (test doubles, fixed-time predictors)
+};
+
 /// Predicts the wall time of one engine step on one replica.
 /// Implementations must be deterministic, thread-compatible (const calls from several
 /// threads are safe) and cheap (called once per simulated step).
@@ -37,6 +45,8 @@ class StepTimePredictor {
   virtual ~StepTimePredictor() = default;
   /// Seconds for one step over `batch`; > 0 for a non-empty batch.
   virtual double step_time_s(const BatchShape& batch) const = 0;
+  /// Which model this is; a wrapper (a scaled predictor) reports the kind it wraps.
+  virtual PredictorKind kind() const { return PredictorKind::kOther; }
 };
 
 }  // namespace llmcap::model

@@ -143,7 +143,7 @@ StepTimeError step_time_error(const UncertaintySpec& spec, const PlanRow& row,
     return e;
   }
   const bool calibrated = calibration != nullptr && row.device_kind == model::DeviceKind::kCpu &&
-                          row.predictor.rfind("calibrated", 0) == 0;
+                          row.predictor_kind == model::PredictorKind::kCalibrated;
   if (calibrated) {
     const double p95 = calibration->fit.p95_rel_error;
     e.fraction = std::min(0.9, p95 * scale);

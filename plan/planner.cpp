@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/text.h"
+#include "model/calibrated_predictor.h"
 #include "model/input_error.h"
 #include "model/roofline.h"
 #include "sim/simulator.h"
@@ -100,44 +101,8 @@ using base::gb;
 using base::gb_per_s;
 using base::plural;
 
-/// vCPUs of one socket of a CPU instance (as model::make_deployment counts them).
-int socket_threads_of(const model::InstanceType& instance, const model::HardwareSpec& cpu) {
-  return instance.vcpus_per_socket > 0 ? instance.vcpus_per_socket
-                                       : cpu.num_cores * cpu.threads_per_core;
-}
-
-/// Whole sockets of a CPU instance; 0 for a slice of one socket.
-int whole_sockets_of(const model::InstanceType& instance, const model::HardwareSpec& cpu) {
-  const int threads = socket_threads_of(instance, cpu);
-  return threads > 0 && instance.vcpus >= threads ? instance.vcpus / threads : 0;
-}
-
-/// Memory check of one replica for deployment_for_tp (model::make_deployment's rule): usable
-/// = round(usable_memory_fraction x memory); KV = usable - weights - reserve must hold one
-/// sequence of min(max_position_embeddings, kMaxFitSequenceTokens) tokens.
-int64_t kv_bytes_or_throw(const std::string& where, const std::string& of, int64_t memory_bytes,
-                          int64_t reserve_bytes, const model::ModelSpec& m, model::WeightFormat wf,
-                          model::KvFormat kf, const model::Efficiency& e) {
-  const int64_t weights = m.weight_bytes(wf);
-  const int64_t usable = std::llround(e.usable_memory_fraction * static_cast<double>(memory_bytes));
-  const std::string has = of + " has " + std::to_string(usable) + " bytes usable";
-  if (weights + reserve_bytes > usable) {
-    throw model::InfeasibleError(where + ": weights need " + gb(weights) + ", " + gb(usable) +
-                                 " usable: " + std::to_string(weights) + " bytes (" +
-                                 std::string(model::to_string(wf)) + "), " + has + " and keeps " +
-                                 std::to_string(reserve_bytes) + " bytes for activations");
-  }
-  const int64_t seq_tokens = std::min(m.max_position_embeddings, model::kMaxFitSequenceTokens);
-  const int64_t seq_kv = seq_tokens * m.kv_cache_bytes_per_token(kf);
-  const int64_t kv = usable - weights - reserve_bytes;
-  if (kv < seq_kv) {
-    throw model::InfeasibleError(where + ": weights need " + std::to_string(weights) + " bytes + " +
-                                 std::to_string(reserve_bytes) + " bytes activation reserve + " +
-                                 std::to_string(seq_kv) + " bytes of KV cache for one " +
-                                 std::to_string(seq_tokens) + "-token sequence, " + has);
-  }
-  return kv;
-}
+using model::socket_threads_of;  // model/deployment.h: the placement rules
+using model::whole_sockets_of;
 
 }  // namespace
 
@@ -227,54 +192,8 @@ model::Deployment deployment_for_tp(const model::InstanceType& instance,
   } catch (const model::InfeasibleError&) {
     // nothing fits at its degrees; the chosen one is checked below
   }
-  const std::string where = "model \"" + model.id + "\" on instance \"" + instance.id + "\"";
-  model::Deployment d;
-  d.kind = instance.kind;
-  d.tp_degree = tp_degree;
-  d.weight_bytes = model.weight_bytes(weight_format);
-  if (instance.kind == model::DeviceKind::kGpu) {
-    const model::HardwareSpec& gpu = catalog.hardware(instance.gpu_id, instance.id);
-    d.num_replicas = instance.num_gpus / tp_degree;
-    d.memory_bytes = tp_degree * gpu.memory_bytes;
-    d.kv_cache_bytes = kv_bytes_or_throw(where, "a tp=" + std::to_string(tp_degree) + " replica",
-                                         d.memory_bytes, tp_degree * model::kActivationReserveBytes,
-                                         model, weight_format, kv_format, efficiency);
-    d.memory_bandwidth_bytes_per_s = gpu.peak_memory_bandwidth_bytes_per_s;
-    d.peak_flops_per_s = gpu.peak_flops_per_s;
-    d.link_bandwidth_bytes_per_s = tp_degree > 1 ? gpu.interconnect_bandwidth_bytes_per_s : 0.0;
-    d.rule =
-        std::to_string(tp_degree) + " of " + std::to_string(instance.num_gpus) + " " + gpu.name +
-        " GPUs per replica (tp=" + std::to_string(tp_degree) + ", chosen), " +
-        plural(d.num_replicas, "replica") + ": " + gb_per_s(gpu.peak_memory_bandwidth_bytes_per_s) +
-        " and " + gb(gpu.memory_bytes) + " per GPU" +
-        (tp_degree > 1
-             ? ", all-reduce over " + gb_per_s(gpu.interconnect_bandwidth_bytes_per_s) + " links"
-             : "");
-    return d;
-  }
-  const model::HardwareSpec& cpu = catalog.hardware(instance.cpu_id, instance.id);
-  const int sockets = whole_sockets_of(instance, cpu);
-  d.num_replicas = sockets / tp_degree;
-  d.memory_bytes = instance.memory_bytes / d.num_replicas;
-  d.kv_cache_bytes = kv_bytes_or_throw(
-      where, d.num_replicas == 1 ? "instance" : "a tp=" + std::to_string(tp_degree) + " replica",
-      d.memory_bytes, model::kActivationReserveBytes, model, weight_format, kv_format, efficiency);
-  d.memory_bandwidth_bytes_per_s = cpu.peak_memory_bandwidth_bytes_per_s;
-  d.peak_flops_per_s = cpu.peak_flops_per_s;
-  d.link_bandwidth_bytes_per_s = cpu.socket_link_bandwidth_bytes_per_s;
-  char latency[64];
-  std::snprintf(latency, sizeof latency, "%.3g us", cpu.socket_link_latency_s * 1e6);
-  d.rule = (d.num_replicas == 1 ? std::string("1 replica over ")
-                                : std::to_string(d.num_replicas) + " replicas, each over ") +
-           std::to_string(tp_degree) + " whole " + cpu.name +
-           " sockets (tp=" + std::to_string(tp_degree) + ", " +
-           std::to_string(socket_threads_of(instance, cpu)) + " of " +
-           std::to_string(instance.vcpus) +
-           " vCPUs per socket): " + gb_per_s(cpu.peak_memory_bandwidth_bytes_per_s) +
-           " and peak FLOP/s per socket, all-reduce over the inter-socket link at " +
-           gb_per_s(cpu.socket_link_bandwidth_bytes_per_s) + ", " + latency + " per crossing; " +
-           gb(d.memory_bytes) + " memory" + (d.num_replicas == 1 ? "" : " each");
-  return d;
+  return model::make_deployment_at_tp(instance, catalog, model, weight_format, kv_format,
+                                      efficiency, tp_degree);
 }
 
 model::Efficiency tp_efficiency(model::Efficiency efficiency, const model::Deployment& deployment,
@@ -351,6 +270,7 @@ class ScaledPredictor final : public model::StepTimePredictor {
   double step_time_s(const model::BatchShape& batch) const override {
     return scale_ * base_->step_time_s(batch);
   }
+  model::PredictorKind kind() const override { return base_->kind(); }
 
  private:
   std::shared_ptr<const model::StepTimePredictor> base_;
@@ -443,9 +363,9 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   row.num_replicas_per_instance = c.deployment.num_replicas;
   row.tp_degree = c.deployment.tp_degree;
 
-  std::shared_ptr<const model::StepTimePredictor> roofline =
-      std::make_shared<model::RooflinePredictor>(ctx.model, weight_format, sc.kv_format,
-                                                 c.deployment, efficiency);
+  std::shared_ptr<const model::StepTimePredictor> roofline = model::make_step_time_predictor(
+      ctx.model, weight_format, sc.kv_format, c.deployment, efficiency);
+  row.predictor_kind = roofline->kind();
   if (ctx.step_time_scale != 1.0) {
     c.predictor = std::make_shared<ScaledPredictor>(std::move(roofline), ctx.step_time_scale);
   } else {
@@ -789,6 +709,7 @@ GivenFleet prepare_fleet(const Context& ctx) {
     tp_all = tp_all < 0 || tp_all == c.row.tp_degree ? c.row.tp_degree : 0;
     rules += (rules.empty() ? "" : "; ") + g.field + " (" + instance.id + "): " + c.deployment.rule;
     if (std::find(predictors.begin(), predictors.end(), c.row.predictor) == predictors.end()) {
+      if (predictors.empty()) row.predictor_kind = c.row.predictor_kind;  // the first one's
       predictors.push_back(c.row.predictor);
     }
     // Floors: the best group's (a request may go to any replica of its pool).

@@ -94,7 +94,9 @@ struct PlanRow {
   std::string infeasible_reason;  ///< why no fleet size works (infeasible rows)
   std::string deployment_rule;    ///< how the model sits on the instance
   std::string predictor;          ///< "roofline (datasheet defaults)" or the calibration used
-  int64_t num_simulations = 0;    ///< simulations the search ran
+  /// The kind of that predictor (a fleet: its first group's); kRoofline when none was built.
+  model::PredictorKind predictor_kind = model::PredictorKind::kRoofline;
+  int64_t num_simulations = 0;  ///< simulations the search ran
   /// serving.tensor_parallel "search": every degree tried, ascending; the row itself is the
   /// cheapest feasible one (ties: the lower degree), or, when none is, the lowest degree's row
   /// with every degree's reason. Empty otherwise.

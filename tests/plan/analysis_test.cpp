@@ -83,6 +83,7 @@ TEST(StepTimeError, ComesFromTheScenarioTheProfileOrTheDatasheetDefault) {
   PlanRow cpu;
   cpu.device_kind = model::DeviceKind::kCpu;
   cpu.predictor = "calibrated: test profile";
+  cpu.predictor_kind = model::PredictorKind::kCalibrated;
   model::CalibrationProfile profile;
   profile.fit.p95_rel_error = 0.08;
   UncertaintySpec spec;
