@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "base/text.h"
 #include "model/input_error.h"
 #include "model/roofline.h"
+#include "plan/candidates.h"
 #include "sim/simulator.h"
 
 namespace llmcap::plan {
@@ -641,10 +643,11 @@ Candidate prepare_candidate(const Context& ctx, const model::InstanceType& insta
 }
 
 /// The fleet-size search for one instance type at one tensor-parallel degree (0: automatic).
-PlanRow plan_one_tp(const Context& ctx, const model::InstanceType& instance, int tp_degree) {
+PlanRow plan_one_tp(const Context& ctx, const model::InstanceType& instance, int tp_degree,
+                    const SizeSearch& search = {}) {
   const Scenario& sc = ctx.scenario;
   ServingChoice choice{tp_degree, sc.weight_format, sc.serving};
-  return search_size_of(ctx, prepare_candidate(ctx, instance, choice), SizeSearch{});
+  return search_size_of(ctx, prepare_candidate(ctx, instance, choice), search);
 }
 
 /// The degree the scenario fixes for `instance`: 0 (automatic) unless kPerType names it.
@@ -655,11 +658,20 @@ int chosen_tp(const Scenario& sc, const std::string& instance_id) {
 }
 
 /// One candidate: its fixed degree, or (kSearch) every degree tp_options() lists, keeping the
-/// cheapest feasible fleet (ties: the lower degree).
-PlanRow plan_one(const Context& ctx, const model::InstanceType& instance) {
+/// cheapest feasible fleet (ties: the lower degree). A fixed degree's search starts at the
+/// type's size in `start_sizes` when it has one (PlanOptions::warm_start_sizes).
+PlanRow plan_one(const Context& ctx, const model::InstanceType& instance,
+                 const std::map<std::string, int64_t>& start_sizes) {
   const Scenario& sc = ctx.scenario;
   if (sc.tensor_parallel.mode != TensorParallelSpec::Mode::kSearch) {
-    return plan_one_tp(ctx, instance, chosen_tp(sc, instance.id));
+    SizeSearch search;
+    const auto start = start_sizes.find(instance.id);
+    if (start != start_sizes.end() && start->second > 0) {
+      // The previous answer, then steps of 1, 2, 4, ... away from it.
+      search.start = start->second;
+      search.first_step = 1;
+    }
+    return plan_one_tp(ctx, instance, chosen_tp(sc, instance.id), search);
   }
   std::vector<PlanRow> rows;
   for (const int tp : tp_options(instance, ctx.catalog, ctx.model)) {
@@ -975,27 +987,10 @@ FleetEvaluation evaluate_given_fleet(const Scenario& scenario, const model::Cata
 PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
                 const PlanOptions& options) {
   std::vector<const model::InstanceType*> candidates;
-  const auto resolve_candidates = [&] {
-    if (scenario.fleet) return;  // evaluated as one row
-    if (scenario.candidates.empty()) {
-      for (const auto& i : catalog.instances()) candidates.push_back(&i);
-      return;
-    }
-    for (const auto& id : scenario.candidates) {
-      const model::InstanceType* i = catalog.find_instance(id);
-      if (i == nullptr) {
-        std::string known;
-        for (const auto& k : catalog.instances()) known += (known.empty() ? "" : ", ") + k.id;
-        throw InputError(scenario.file.string() +
-                         ": field \"candidates\": unknown instance type \"" + id +
-                         "\"; known: " + known);
-      }
-      candidates.push_back(i);
-    }
-  };
+  const auto resolve = [&] { candidates = resolve_candidates(scenario, catalog); };
 
   return with_context(
-      scenario, catalog, options.calibration, resolve_candidates,
+      scenario, catalog, options.calibration, resolve,
       [&](const Context& ctx) {
         PlanResult result;
         result.model_id = ctx.model.id;
@@ -1015,7 +1010,7 @@ PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
           for (size_t i = next++; i < candidates.size(); i = next++) {
             try {
               ctx.check_cancel();
-              result.rows[i] = plan_one(ctx, *candidates[i]);
+              result.rows[i] = plan_one(ctx, *candidates[i], options.warm_start_sizes);
             } catch (...) {
               const std::lock_guard lock(observer_mutex);
               if (!failure) failure = std::current_exception();
