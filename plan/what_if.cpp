@@ -24,6 +24,12 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+WhatIfResult cancelled_result() {
+  WhatIfResult r;
+  r.cancelled = true;
+  return r;
+}
+
 /// plan()'s progress as on_row calls (no TCO).
 class ForwardingObserver final : public PlanObserver {
  public:
@@ -51,7 +57,7 @@ WhatIfResult plan_whole(const Scenario& scenario, const model::Catalog& catalog,
       out.rows.push_back(std::move(row));
     }
   } catch (const Cancelled&) {
-    return WhatIfResult{.cancelled = true};
+    return cancelled_result();
   }
   out.tco.resize(out.rows.size());
   return out;
@@ -192,10 +198,10 @@ WhatIfResult plan_what_if(const Scenario& sc, const model::Catalog& catalog,
     try {
       std::rethrow_exception(error);
     } catch (const Cancelled&) {
-      return WhatIfResult{.cancelled = true};
+      return cancelled_result();
     }
   }
-  if (cancelled()) return WhatIfResult{.cancelled = true};
+  if (cancelled()) return cancelled_result();
   WhatIfResult out;
   for (const PlanRow& r : rows) out.num_simulations += r.num_simulations;
   out.rows = std::move(rows);
