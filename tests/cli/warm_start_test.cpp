@@ -35,14 +35,28 @@ int64_t take_simulation_counts(nlohmann::json& doc) {
   return total;
 }
 
+/// tests/cli/data/small.json at four times its load (5 instances of aws-g6e.xlarge: the cold
+/// search runs 1, 2, 4, 8, then 6 and 5; a warm start from 5 runs 5 and 4).
+std::filesystem::path loaded_scenario(const TempDir& dir) {
+  return dir.write(
+      "loaded.json",
+      std::string("{\"name\": \"cli-small-x4\", \"model\": \"") + LLMCAP_DATA_DIR +
+          "/models/llama-3.1-8b.json\", \"workload\": {\"kind\": \"trace\", \"path\": \"" +
+          LLMCAP_TEST_DATA_DIR +
+          "/conv_first300.csv\", \"rate_multiplier\": 4}, \"slo\": {\"ttft_p99_s\": 2.0, "
+          "\"tpot_p99_s\": 0.05}, \"candidates\": [\"aws-g6e.xlarge\", \"aws-m7i.8xlarge\"], "
+          "\"seed\": 1}");
+}
+
 TEST(CliPlanWarmStart, GivesTheColdAnswerWithFewerSimulations) {
   TempDir dir;
+  const std::string scenario = loaded_scenario(dir).string();
   const auto cold_path = dir.path() / "cold.json";
   const auto warm_path = dir.path() / "warm.json";
   const CliRun cold =
-      run_cli({"plan", small_scenario(), "--json", cold_path.string(), "--quiet", "--no-store"});
+      run_cli({"plan", scenario, "--json", cold_path.string(), "--quiet", "--no-store"});
   ASSERT_EQ(cold.code, kExitOk) << cold.err;
-  const CliRun warm = run_cli({"plan", small_scenario(), "--json", warm_path.string(), "--quiet",
+  const CliRun warm = run_cli({"plan", scenario, "--json", warm_path.string(), "--quiet",
                                "--no-store", "--warm-start", cold_path.string()});
   ASSERT_EQ(warm.code, kExitOk) << warm.err;
   EXPECT_EQ(warm.out, cold.out);  // the table and the summary show no simulation counts
