@@ -33,6 +33,7 @@
 #include "model/input_error.h"
 #include "plan/planner.h"
 #include "plan/scenario.h"
+#include "plan/what_if.h"
 #include "sim/input_error.h"
 
 namespace llmcap::cli {
@@ -73,6 +74,7 @@ struct PlanArgs {
   std::string db;            ///< --db: results database (default store::default_db_path)
   bool no_store = false;     ///< --no-store
   bool no_analysis = false;  ///< --no-analysis
+  std::string warm_start;    ///< --warm-start: a plan JSON whose fleet sizes start the searches
 };
 
 int run_plan(const PlanArgs& a, const std::string& command_line, std::ostream& out,
@@ -84,6 +86,9 @@ int run_plan(const PlanArgs& a, const std::string& command_line, std::ostream& o
   options.plan.num_threads = a.threads;
   options.plan.observer = a.quiet ? nullptr : &progress;
   options.analysis = !a.no_analysis;
+  if (!a.warm_start.empty()) {
+    options.plan.warm_start_sizes = plan::read_warm_start(a.warm_start).sizes;
+  }
   model::CalibrationProfile profile;
   if (!a.profile.empty()) {
     profile = model::read_profile_json(a.profile);
@@ -330,6 +335,11 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   plan_cmd->add_flag("--no-store", plan_args.no_store, "Do not store the run in the database");
   plan_cmd->add_flag("--no-analysis", plan_args.no_analysis,
                      "Skip the analyses (cost against load, sensitivity, uncertainty): faster");
+  plan_cmd
+      ->add_option("--warm-start", plan_args.warm_start,
+                   "A plan JSON written earlier by plan --json: each type's fleet-size search "
+                   "starts at its size there (same answer, fewer simulations when close)")
+      ->option_text("FILE");
 
   CalibrateArgs cal_args;
   CLI::App* cal_cmd = app.add_subcommand(

@@ -31,7 +31,10 @@
 #include <QVBoxLayout>
 #include <cmath>
 #include <exception>
+#include <string>
+#include <string_view>
 
+#include "base/error.h"
 #include "gui/audit_view.h"
 #include "gui/calibration_view.h"
 #include "gui/charts_view.h"
@@ -69,8 +72,9 @@ class FormatDelegate : public QStyledItemDelegate {
   Kind kind_;
 };
 
-/// Which panel field an error message names.
-ScenarioPanel::Field field_of(const std::string& message, ScenarioPanel::Field fallback) {
+/// Which panel field an error message names, read from its text: the fallback for errors that
+/// carry no field path (field_of below).
+ScenarioPanel::Field field_of_text(const std::string& message, ScenarioPanel::Field fallback) {
   if (message.find("\"price_overrides") != std::string::npos ||
       message.find("\"tco.price_model") != std::string::npos) {
     return ScenarioPanel::Field::kPrices;
@@ -79,6 +83,27 @@ ScenarioPanel::Field field_of(const std::string& message, ScenarioPanel::Field f
   if (message.find("\"workload") != std::string::npos) return ScenarioPanel::Field::kWorkload;
   if (message.find("\"slo") != std::string::npos) return ScenarioPanel::Field::kSlo;
   return fallback;
+}
+
+/// Which panel field an error names: from its field path (base::InputError::field_path(),
+/// e.g. "slo.ttft_p99_s") when it has one, else from its text (field_of_text).
+ScenarioPanel::Field field_of(const std::string& field_path, const std::string& message,
+                              ScenarioPanel::Field fallback) {
+  if (field_path.empty()) return field_of_text(message, fallback);
+  const std::string_view path = field_path;
+  if (path.starts_with("price_overrides") || path.starts_with("tco.price_model")) {
+    return ScenarioPanel::Field::kPrices;
+  }
+  if (path.starts_with("model")) return ScenarioPanel::Field::kModel;
+  if (path.starts_with("workload")) return ScenarioPanel::Field::kWorkload;
+  if (path.starts_with("slo")) return ScenarioPanel::Field::kSlo;
+  return fallback;
+}
+
+/// field_of for a caught exception: the field path of a base::InputError, else its text.
+ScenarioPanel::Field field_of(const std::exception& e, ScenarioPanel::Field fallback) {
+  const auto* input = dynamic_cast<const base::InputError*>(&e);
+  return field_of(input != nullptr ? input->field_path() : std::string(), e.what(), fallback);
 }
 
 std::string today() { return QDate::currentDate().toString(Qt::ISODate).toStdString(); }
@@ -457,7 +482,7 @@ bool MainWindow::open_scenario(const QString& path) {
     (void)model::load_model_spec(next.model_path());
   } catch (const std::exception& e) {
     const QString message = QString::fromStdString(e.what());
-    panel_->show_error(field_of(e.what(), ScenarioPanel::Field::kFile), message);
+    panel_->show_error(field_of(e, ScenarioPanel::Field::kFile), message);
     show_status(message, true);
     return false;  // the last good scenario stays
   }
@@ -535,7 +560,7 @@ std::optional<plan::Scenario> MainWindow::validated(ScenarioPanel::Field field) 
     return s;
   } catch (const std::exception& e) {
     const QString message = QString::fromStdString(e.what());
-    panel_->show_error(field_of(e.what(), field), message);
+    panel_->show_error(field_of(e, field), message);
     show_status(message, true);
     // Keep the last good state: the draft and the controls go back to it.
     const double load = draft_.load_multiplier();
@@ -554,7 +579,7 @@ std::shared_ptr<const model::Catalog> MainWindow::priced_catalog(ScenarioPanel::
     return std::make_shared<const model::Catalog>(
         catalog_with_prices(*catalog_, overrides, draft_.path().string()));
   } catch (const std::exception& e) {
-    panel_->show_error(field_of(e.what(), field), QString::fromStdString(e.what()));
+    panel_->show_error(field_of(e, field), QString::fromStdString(e.what()));
     show_status(QString::fromStdString(e.what()), true);
     return nullptr;
   }
@@ -688,7 +713,8 @@ void MainWindow::on_finished(const PlanOutcome& outcome) {
       sync_what_if_controls();
     }
     show_status(outcome.error, true);
-    panel_->show_error(field_of(outcome.error.toStdString(), ScenarioPanel::Field::kFile),
+    panel_->show_error(field_of(outcome.error_field_path, outcome.error.toStdString(),
+                                ScenarioPanel::Field::kFile),
                        outcome.error);
     pending_export_.reset();  // its run failed: the error above says why
     emit runFinished(false, outcome.full_run);

@@ -1,5 +1,5 @@
 // Planning off the GUI thread. The planner reports each finished instance type through
-// plan::PlanObserver (or, for what-if runs, the worker's own loop over plan::PlanSession);
+// plan::PlanObserver (full runs) or plan::plan_what_if's on_row (what-if runs, plan/what_if.h);
 // the worker forwards every row as a Qt signal to the GUI thread. A newer input makes an older
 // run stop between instance types, and its rows are dropped (docs/gui.md, "What-if").
 #pragma once
@@ -23,24 +23,13 @@
 #include "model/hardware.h"
 #include "plan/planner.h"
 #include "plan/scenario.h"
+#include "plan/what_if.h"
 
 namespace llmcap::gui {
 
-/// What a what-if answer was computed under, as far as whether a fleet meets the SLO goes.
-struct VerdictBasis {
-  std::string context;                ///< ScenarioDraft::verdict_context()
-  const void* calibration = nullptr;  ///< the calibration profile used (identity), or null
-  double load_multiplier = 1.0;
-  double ttft_p99_s = 0;  ///< the scenario's single SLO (0 with client classes: in the context)
-  double tpot_p99_s = 0;
-};
-
-/// Whether every fleet size that failed the SLO under `previous` fails under `current` too.
-/// True when the scenario is the same apart from load, SLO and prices (equal contexts, the
-/// same calibration), the load is at least as high and neither SLO bound is looser. This
-/// assumes that meeting the SLO is monotone in load and in the bounds, as the fleet-size search
-/// already assumes it is in fleet size (docs/gui.md, "Warm starts").
-bool failures_carry_over(const VerdictBasis& previous, const VerdictBasis& current);
+/// What a what-if answer was computed under (plan/what_if.h).
+using VerdictBasis = plan::VerdictBasis;
+using plan::failures_carry_over;
 
 /// One planning job.
 struct PlanInput {
@@ -51,7 +40,7 @@ struct PlanInput {
   std::shared_ptr<const model::CalibrationProfile> calibration;  ///< may be null
   /// Full run: cli::make_plan_run (with the analyses when `analysis`), giving the run
   /// document (docs/run-document.md) for the charts, the results database and reports.
-  /// What-if run: rows only, through plan::PlanSession, each type's fleet-size search
+  /// What-if run: rows only, through plan::plan_what_if, each type's fleet-size search
   /// starting from `previous_sizes` scaled by load_multiplier / previous_load_multiplier.
   bool full_run = false;
   bool analysis = true;
@@ -83,8 +72,11 @@ struct RowUpdate {
 struct PlanOutcome {
   uint64_t generation = 0;
   bool ok = false;
-  bool cancelled = false;       ///< stopped because a newer input arrived
-  QString error;                ///< one line naming the file and field (bad input)
+  bool cancelled = false;  ///< stopped because a newer input arrived
+  QString error;           ///< one line naming the file and field (bad input)
+  /// The error's base::InputError::field_path() (e.g. "slo.ttft_p99_s"); "" when the error
+  /// carries none (a plain message, or not an InputError).
+  std::string error_field_path;
   std::vector<ResultRow> rows;  ///< in candidate order (what-if and full runs)
   /// Full runs: the run document; null otherwise.
   std::shared_ptr<const nlohmann::json> document;
@@ -145,10 +137,6 @@ class PlanController : public QObject {
   QThread thread_;
   PlanWorker* worker_ = nullptr;  ///< owned by thread_ (deleted on finish)
 };
-
-/// Whether the what-if path (plan::PlanSession per type) applies to `scenario`: no given fleet
-/// and no tensor-parallel search (those go through plan::plan as a whole).
-bool what_if_path_applies(const plan::Scenario& scenario);
 
 }  // namespace llmcap::gui
 

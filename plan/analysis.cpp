@@ -158,31 +158,11 @@ StepTimeError step_time_error(const UncertaintySpec& spec, const PlanRow& row,
   return e;
 }
 
-Analysis analyse(const Scenario& scenario, const model::Catalog& catalog, const PlanResult& result,
-                 const AnalysisOptions& options) {
-  Analysis a;
-  PlanOptions plan_options = options.plan;
-  plan_options.observer = nullptr;
-  plan_options.step_time_scale = 1.0;
-  const UncertaintySpec& uspec = scenario.uncertainty;
+namespace {
 
-  // Price sensitivity: arithmetic on every feasible row's fleet.
-  auto price_rows = [&](const PlanRow& row) {
-    for (const double sign : {-1.0, 1.0}) {
-      SensitivityRow s;
-      s.parameter = "price";
-      s.factor = 1 + sign * options.price_change;
-      s.change = signed_percent(sign * options.price_change);
-      s.instance_type = row.instance_type;
-      s.feasible = true;
-      s.num_instances = row.num_instances;
-      s.usd_per_hour = row.usd_per_hour * s.factor;
-      s.relative_change_usd_per_hour = s.factor - 1;
-      a.sensitivity.push_back(s);
-    }
-  };
-
-  // The rows analysed in depth: the cheapest feasible CPU row and GPU row.
+/// The rows analysed in depth: the cheapest feasible CPU row and GPU row, the overall cheapest
+/// first (the recommendation).
+std::vector<const PlanRow*> rows_to_analyse(const PlanResult& result) {
   std::vector<const PlanRow*> rows;
   for (const model::DeviceKind kind : {model::DeviceKind::kCpu, model::DeviceKind::kGpu}) {
     const PlanRow* best = nullptr;
@@ -192,44 +172,50 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog, const 
     }
     if (best != nullptr) rows.push_back(best);
   }
-  // The overall cheapest first (the recommendation).
   std::stable_sort(rows.begin(), rows.end(), [](const PlanRow* x, const PlanRow* y) {
     return x->usd_per_hour < y->usd_per_hour;
   });
+  return rows;
+}
 
-  if (scenario.fleet) {
-    if (!result.rows.empty() && result.rows[0].feasible) price_rows(result.rows[0]);
-    const PlanRow* r = result.rows.empty() ? nullptr : &result.rows[0];
-    a.recommendation =
-        r == nullptr ? "Nothing was planned."
-        : r->feasible
-            ? "The given fleet (" + r->instance_type + ") meets every SLO at " +
-                  usd(r->usd_per_hour) + " per hour (" + usd(r->annual_usd) +
-                  " per year); the analyses that replan fleet sizes apply to candidate searches."
-            : "The given fleet (" + r->instance_type +
-                  ") does not meet the SLO: " + r->infeasible_reason + ".";
-    return a;
+/// Price sensitivity: arithmetic on a feasible row's fleet.
+void add_price_rows(Analysis& a, const PlanRow& row, double price_change) {
+  for (const double sign : {-1.0, 1.0}) {
+    SensitivityRow s;
+    s.parameter = "price";
+    s.factor = 1 + sign * price_change;
+    s.change = signed_percent(sign * price_change);
+    s.instance_type = row.instance_type;
+    s.feasible = true;
+    s.num_instances = row.num_instances;
+    s.usd_per_hour = row.usd_per_hour * s.factor;
+    s.relative_change_usd_per_hour = s.factor - 1;
+    a.sensitivity.push_back(s);
   }
+}
 
-  for (const PlanRow* r : rows) a.rows_analysed.push_back(r->instance_type);
-
-  // The configuration search.
-  SearchResult search;
-  const bool run_search_section = scenario.search.enabled && options.search;
-  if (run_search_section) {
-    search = run_search(scenario, catalog, plan_options);
-    a.num_simulations += search.num_simulations;
+/// A given fleet: the price rows and the recommendation only.
+Analysis analyse_given_fleet(const PlanResult& result, const AnalysisOptions& options) {
+  Analysis a;
+  if (!result.rows.empty() && result.rows[0].feasible) {
+    add_price_rows(a, result.rows[0], options.price_change);
   }
+  const PlanRow* r = result.rows.empty() ? nullptr : &result.rows[0];
+  a.recommendation =
+      r == nullptr ? "Nothing was planned."
+      : r->feasible
+          ? "The given fleet (" + r->instance_type + ") meets every SLO at " +
+                usd(r->usd_per_hour) + " per hour (" + usd(r->annual_usd) +
+                " per year); the analyses that replan fleet sizes apply to candidate searches."
+          : "The given fleet (" + r->instance_type +
+                ") does not meet the SLO: " + r->infeasible_reason + ".";
+  return a;
+}
 
-  const PlanSession base(scenario, catalog, plan_options);
-  std::vector<ServingChoice> choices;
-  std::vector<StepTimeError> errors;
-  for (const PlanRow* r : rows) {
-    choices.push_back(row_choice(base, *r));
-    errors.push_back(step_time_error(uspec, *r, plan_options.calibration));
-  }
-
-  // Variants to replan.
+/// The variants to replan for the analysed rows: each load multiplier, the load and SLO
+/// changes, and the step-time error of each row.
+std::vector<Variant> variants_to_replan(size_t num_rows, const std::vector<StepTimeError>& errors,
+                                        const AnalysisOptions& options) {
   std::vector<Variant> variants;
   auto add_variant = [&](Variant::Kind kind, double factor, size_t row) {
     for (Variant& v : variants) {
@@ -244,7 +230,7 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog, const 
     v.rows = {row};
     variants.push_back(std::move(v));
   };
-  for (size_t i = 0; i < rows.size(); ++i) {
+  for (size_t i = 0; i < num_rows; ++i) {
     for (const double m : options.load_multipliers) {
       if (m != 1.0) add_variant(Variant::Kind::kLoad, m, i);
     }
@@ -258,11 +244,42 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog, const 
     }
   }
   for (Variant& v : variants) v.results.resize(v.rows.size());
+  return variants;
+}
 
-  // Tasks: each variant, the latency CDFs, and (without the search) each row's maximum rate.
-  std::vector<RequestLatencies> latencies(rows.size());
-  std::vector<MaxRate> rates(rows.size());
-  const bool rates_here = options.max_rate && !run_search_section;
+/// What the analysed rows were replanned and resimulated into.
+struct Replans {
+  std::vector<Variant> variants;
+  std::vector<RequestLatencies> latencies;  ///< per analysed row
+  std::vector<MaxRate> rates;               ///< per analysed row (when computed here)
+  int64_t num_simulations = 0;
+
+  /// The replanned row `row` of the variant (kind, factor), or null.
+  const PlanRow* result_of(Variant::Kind kind, double factor, size_t row) const {
+    for (const Variant& v : variants) {
+      if (v.kind != kind || v.factor != factor) continue;
+      for (size_t k = 0; k < v.rows.size(); ++k) {
+        if (v.rows[k] == row) return &v.results[k];
+      }
+    }
+    return nullptr;
+  }
+};
+
+/// The analysis's simulations, in parallel: each variant, the latency CDFs, and (rates_here)
+/// each row's maximum rate.
+Replans replan(const Scenario& scenario, const model::Catalog& catalog,
+               const PlanOptions& plan_options, const PlanSession& base,
+               const std::vector<const PlanRow*>& rows, const std::vector<ServingChoice>& choices,
+               const std::vector<StepTimeError>& errors, bool rates_here,
+               const AnalysisOptions& options) {
+  Replans out;
+  out.variants = variants_to_replan(rows.size(), errors, options);
+  std::vector<Variant>& variants = out.variants;
+  std::vector<RequestLatencies>& latencies = out.latencies;
+  std::vector<MaxRate>& rates = out.rates;
+  latencies.resize(rows.size());
+  rates.resize(rows.size());
   const size_t num_tasks = variants.size() + rows.size() + (rates_here ? rows.size() : 0);
   std::vector<int64_t> task_sims(num_tasks, 0);
   // The longest tasks first: the rate bisections (sequential, one instance over the whole
@@ -316,118 +333,113 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog, const 
       task_sims[t] = rates[r].num_simulations;
     }
   });
-  for (const int64_t s : task_sims) a.num_simulations += s;
+  for (const int64_t s : task_sims) out.num_simulations += s;
+  return out;
+}
 
-  auto result_of = [&](Variant::Kind kind, double factor, size_t row) -> const PlanRow* {
-    for (const Variant& v : variants) {
-      if (v.kind != kind || v.factor != factor) continue;
-      for (size_t k = 0; k < v.rows.size(); ++k) {
-        if (v.rows[k] == row) return &v.results[k];
-      }
+/// Cost against load of analysed row `i`.
+CostVsLoad cost_vs_load_of(const PlanRow& row, size_t i, const Replans& replans,
+                           const AnalysisOptions& options) {
+  CostVsLoad cl;
+  cl.instance_type = row.instance_type;
+  for (const double m : options.load_multipliers) {
+    LoadPoint p;
+    p.load_multiplier = m;
+    const PlanRow* r = m == 1.0 ? &row : replans.result_of(Variant::Kind::kLoad, m, i);
+    if (r != nullptr && r->feasible) {
+      p.feasible = true;
+      p.num_instances = r->num_instances;
+      p.usd_per_hour = r->usd_per_hour;
     }
-    return nullptr;
-  };
-
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const PlanRow& row = *rows[i];
-    // Cost against load.
-    CostVsLoad cl;
-    cl.instance_type = row.instance_type;
-    for (const double m : options.load_multipliers) {
-      LoadPoint p;
-      p.load_multiplier = m;
-      const PlanRow* r = m == 1.0 ? &row : result_of(Variant::Kind::kLoad, m, i);
-      if (r != nullptr && r->feasible) {
-        p.feasible = true;
-        p.num_instances = r->num_instances;
-        p.usd_per_hour = r->usd_per_hour;
-      }
-      cl.points.push_back(p);
-    }
-    a.cost_vs_load.push_back(std::move(cl));
-    // Latency CDFs.
-    for (const char* metric : {"ttft", "tpot"}) {
-      LatencyCdf c;
-      c.instance_type = row.instance_type;
-      c.num_instances = row.num_instances;
-      c.metric = metric;
-      c.points = cdf_of(std::string(metric) == "ttft" ? latencies[i].ttft_s : latencies[i].tpot_s,
-                        options.num_cdf_points);
-      a.latency_cdf.push_back(std::move(c));
-    }
-    // Sensitivity.
-    price_rows(row);
-    auto replanned = [&](const std::string& parameter, Variant::Kind kind, double change) {
-      for (const double sign : {-1.0, 1.0}) {
-        SensitivityRow s;
-        s.parameter = parameter;
-        s.factor = 1 + sign * change;
-        s.change = signed_percent(sign * change);
-        s.instance_type = row.instance_type;
-        const PlanRow* r = result_of(kind, s.factor, i);
-        if (r != nullptr && r->feasible) {
-          s.feasible = true;
-          s.num_instances = r->num_instances;
-          s.usd_per_hour = r->usd_per_hour;
-          s.relative_change_usd_per_hour = r->usd_per_hour / row.usd_per_hour - 1;
-        }
-        a.sensitivity.push_back(s);
-      }
-    };
-    replanned("load", Variant::Kind::kLoad, options.load_change);
-    replanned("slo", Variant::Kind::kSlo, options.slo_change);
-    // Uncertainty.
-    UncertaintyRow u;
-    u.instance_type = row.instance_type;
-    u.confidence = uspec.confidence;
-    u.num_instances = row.num_instances;
-    u.usd_per_hour = row.usd_per_hour;
-    u.step_time_error_fraction = errors[i].fraction;
-    u.step_time_error_source = errors[i].source;
-    u.price_error_fraction = uspec.price_error_fraction;
-    u.num_instances_low = row.num_instances;
-    u.num_instances_high = row.num_instances;
-    if (errors[i].fraction > 0) {
-      const PlanRow* lo = result_of(Variant::Kind::kStepTime, 1 - errors[i].fraction, i);
-      const PlanRow* hi = result_of(Variant::Kind::kStepTime, 1 + errors[i].fraction, i);
-      // Faster steps never need more instances than planned (monotonicity); a search that
-      // says otherwise is kept at the planned size, so that low <= planned <= high.
-      u.num_instances_low = lo != nullptr && lo->feasible
-                                ? std::min(lo->num_instances, row.num_instances)
-                                : row.num_instances;
-      u.feasible_high = hi != nullptr && hi->feasible;
-      u.num_instances_high = u.feasible_high ? std::max(hi->num_instances, row.num_instances) : 0;
-    }
-    const double price = row.instance_usd_per_hour;
-    const double p = uspec.price_error_fraction;
-    u.usd_per_hour_low = static_cast<double>(u.num_instances_low) * price * (1 - p);
-    u.usd_per_hour_high =
-        u.feasible_high ? static_cast<double>(u.num_instances_high) * price * (1 + p) : 0;
-    const double step_width =
-        u.feasible_high ? static_cast<double>(u.num_instances_high - u.num_instances_low) * price
-                        : std::numeric_limits<double>::infinity();
-    const double price_width = static_cast<double>(row.num_instances) * price * 2 * p;
-    const std::string conf = percent(u.confidence);
-    if (step_width == 0 && price_width == 0) {
-      u.dominant_assumption = "none";
-    } else {
-      u.dominant_assumption = step_width >= price_width ? "step_time" : "price";
-    }
-    const std::string size_text = !u.feasible_high
-                                      ? "at least " + plural(u.num_instances_low, "instance") +
-                                            " (no fleet meets the SLO with step times " +
-                                            percent(u.step_time_error_fraction) + " slower)"
-                                  : u.num_instances_low == u.num_instances_high
-                                      ? plural(u.num_instances_low, "instance")
-                                      : std::to_string(u.num_instances_low) + " to " +
-                                            plural(u.num_instances_high, "instance");
-    u.text = size_text + ", " + usd(u.usd_per_hour_low) +
-             (u.feasible_high ? " to " + usd(u.usd_per_hour_high) : " or more") + " per hour (" +
-             conf + ")";
-    a.uncertainty.push_back(std::move(u));
+    cl.points.push_back(p);
   }
+  return cl;
+}
 
-  // Search rows and the Pareto frontier.
+/// The sensitivity rows of analysed row `i`: price, then load, then SLO, each -/+.
+void add_sensitivity(Analysis& a, const PlanRow& row, size_t i, const Replans& replans,
+                     const AnalysisOptions& options) {
+  add_price_rows(a, row, options.price_change);
+  auto replanned = [&](const std::string& parameter, Variant::Kind kind, double change) {
+    for (const double sign : {-1.0, 1.0}) {
+      SensitivityRow s;
+      s.parameter = parameter;
+      s.factor = 1 + sign * change;
+      s.change = signed_percent(sign * change);
+      s.instance_type = row.instance_type;
+      const PlanRow* r = replans.result_of(kind, s.factor, i);
+      if (r != nullptr && r->feasible) {
+        s.feasible = true;
+        s.num_instances = r->num_instances;
+        s.usd_per_hour = r->usd_per_hour;
+        s.relative_change_usd_per_hour = r->usd_per_hour / row.usd_per_hour - 1;
+      }
+      a.sensitivity.push_back(s);
+    }
+  };
+  replanned("load", Variant::Kind::kLoad, options.load_change);
+  replanned("slo", Variant::Kind::kSlo, options.slo_change);
+}
+
+/// The uncertainty range of analysed row `i` under its step-time error and the price error.
+UncertaintyRow uncertainty_of(const PlanRow& row, size_t i, const StepTimeError& error,
+                              const UncertaintySpec& uspec, const Replans& replans) {
+  UncertaintyRow u;
+  u.instance_type = row.instance_type;
+  u.confidence = uspec.confidence;
+  u.num_instances = row.num_instances;
+  u.usd_per_hour = row.usd_per_hour;
+  u.step_time_error_fraction = error.fraction;
+  u.step_time_error_source = error.source;
+  u.price_error_fraction = uspec.price_error_fraction;
+  u.num_instances_low = row.num_instances;
+  u.num_instances_high = row.num_instances;
+  if (error.fraction > 0) {
+    const PlanRow* lo = replans.result_of(Variant::Kind::kStepTime, 1 - error.fraction, i);
+    const PlanRow* hi = replans.result_of(Variant::Kind::kStepTime, 1 + error.fraction, i);
+    // Faster steps never need more instances than planned (monotonicity); a search that
+    // says otherwise is kept at the planned size, so that low <= planned <= high.
+    u.num_instances_low = lo != nullptr && lo->feasible
+                              ? std::min(lo->num_instances, row.num_instances)
+                              : row.num_instances;
+    u.feasible_high = hi != nullptr && hi->feasible;
+    u.num_instances_high = u.feasible_high ? std::max(hi->num_instances, row.num_instances) : 0;
+  }
+  const double price = row.instance_usd_per_hour;
+  const double p = uspec.price_error_fraction;
+  u.usd_per_hour_low = static_cast<double>(u.num_instances_low) * price * (1 - p);
+  u.usd_per_hour_high =
+      u.feasible_high ? static_cast<double>(u.num_instances_high) * price * (1 + p) : 0;
+  const double step_width =
+      u.feasible_high ? static_cast<double>(u.num_instances_high - u.num_instances_low) * price
+                      : std::numeric_limits<double>::infinity();
+  const double price_width = static_cast<double>(row.num_instances) * price * 2 * p;
+  const std::string conf = percent(u.confidence);
+  if (step_width == 0 && price_width == 0) {
+    u.dominant_assumption = "none";
+  } else {
+    u.dominant_assumption = step_width >= price_width ? "step_time" : "price";
+  }
+  const std::string size_text =
+      !u.feasible_high ? "at least " + plural(u.num_instances_low, "instance") +
+                             " (no fleet meets the SLO with step times " +
+                             percent(u.step_time_error_fraction) + " slower)"
+      : u.num_instances_low == u.num_instances_high
+          ? plural(u.num_instances_low, "instance")
+          : std::to_string(u.num_instances_low) + " to " + plural(u.num_instances_high, "instance");
+  u.text = size_text + ", " + usd(u.usd_per_hour_low) +
+           (u.feasible_high ? " to " + usd(u.usd_per_hour_high) : " or more") + " per hour (" +
+           conf + ")";
+  return u;
+}
+
+/// The search rows and the Pareto frontier: from the configuration search when it ran, else
+/// from the plan's rows (one configuration each).
+void add_search_and_pareto(Analysis& a, bool run_search_section, const SearchResult& search,
+                           const PlanResult& result, const PlanSession& base,
+                           const std::vector<const PlanRow*>& rows,
+                           const std::vector<ServingChoice>& choices,
+                           const std::vector<MaxRate>& rates) {
   std::vector<CostLatencyPoint> points;
   std::vector<ParetoRow> candidates;
   if (run_search_section) {
@@ -473,8 +485,12 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog, const 
     }
   }
   for (const size_t i : pareto_frontier(points)) a.pareto.push_back(candidates[i]);
+}
 
-  // The recommendation.
+/// The recommendation paragraph, from the analysed rows and the sections already filled.
+std::string recommendation(const Scenario& scenario, const PlanResult& result,
+                           const std::vector<const PlanRow*>& rows, const Analysis& a,
+                           bool run_search_section, const SearchResult& search) {
   std::string text;
   const WorkloadSummary& w = result.workload;
   const std::string slo = "p99 TTFT <= " + num(scenario.slo.ttft_s) +
@@ -543,7 +559,65 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog, const 
     }
   }
   while (!text.empty() && text.back() == ' ') text.pop_back();
-  a.recommendation = text;
+  return text;
+}
+
+}  // namespace
+
+Analysis analyse(const Scenario& scenario, const model::Catalog& catalog, const PlanResult& result,
+                 const AnalysisOptions& options) {
+  PlanOptions plan_options = options.plan;
+  plan_options.observer = nullptr;
+  plan_options.step_time_scale = 1.0;
+  const UncertaintySpec& uspec = scenario.uncertainty;
+
+  const std::vector<const PlanRow*> rows = rows_to_analyse(result);
+  if (scenario.fleet) return analyse_given_fleet(result, options);
+
+  Analysis a;
+  for (const PlanRow* r : rows) a.rows_analysed.push_back(r->instance_type);
+
+  // The configuration search.
+  SearchResult search;
+  const bool run_search_section = scenario.search.enabled && options.search;
+  if (run_search_section) {
+    search = run_search(scenario, catalog, plan_options);
+    a.num_simulations += search.num_simulations;
+  }
+
+  const PlanSession base(scenario, catalog, plan_options);
+  std::vector<ServingChoice> choices;
+  std::vector<StepTimeError> errors;
+  for (const PlanRow* r : rows) {
+    choices.push_back(row_choice(base, *r));
+    errors.push_back(step_time_error(uspec, *r, plan_options.calibration));
+  }
+
+  // Variants, latency CDFs and (without the search) each row's maximum rate.
+  const bool rates_here = options.max_rate && !run_search_section;
+  const Replans replans =
+      replan(scenario, catalog, plan_options, base, rows, choices, errors, rates_here, options);
+  a.num_simulations += replans.num_simulations;
+
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const PlanRow& row = *rows[i];
+    a.cost_vs_load.push_back(cost_vs_load_of(row, i, replans, options));
+    for (const char* metric : {"ttft", "tpot"}) {
+      LatencyCdf c;
+      c.instance_type = row.instance_type;
+      c.num_instances = row.num_instances;
+      c.metric = metric;
+      c.points = cdf_of(
+          std::string(metric) == "ttft" ? replans.latencies[i].ttft_s : replans.latencies[i].tpot_s,
+          options.num_cdf_points);
+      a.latency_cdf.push_back(std::move(c));
+    }
+    add_sensitivity(a, row, i, replans, options);
+    a.uncertainty.push_back(uncertainty_of(row, i, errors[i], uspec, replans));
+  }
+
+  add_search_and_pareto(a, run_search_section, search, result, base, rows, choices, replans.rates);
+  a.recommendation = recommendation(scenario, result, rows, a, run_search_section, search);
   return a;
 }
 

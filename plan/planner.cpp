@@ -1,22 +1,20 @@
 #include "plan/planner.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <sstream>
-#include <thread>
 
 #include "base/text.h"
 #include "model/calibrated_predictor.h"
 #include "model/input_error.h"
 #include "model/roofline.h"
+#include "plan/planner_detail.h"
 #include "sim/simulator.h"
 
 namespace llmcap::plan {
-namespace {
+namespace detail {
 
 std::string format_s(double seconds) {
   std::ostringstream o;
@@ -96,6 +94,10 @@ int64_t max_request_tokens(const sim::Workload& w) {
   }
   return m;
 }
+
+}  // namespace detail
+
+namespace {
 
 using base::gb;
 using base::gb_per_s;
@@ -204,40 +206,7 @@ model::Efficiency tp_efficiency(model::Efficiency efficiency, const model::Deplo
   return efficiency;
 }
 
-namespace {
-
-struct Context {
-  const Scenario& scenario;
-  const model::Catalog& catalog;
-  const model::ModelSpec& model;
-  const sim::Workload& workload;
-  const WorkloadSummary& summary;
-  int64_t max_request_tokens;
-  const model::CalibrationProfile* calibration;
-  /// Scenario::class_slos(): one per client class, or {scenario.slo} without classes.
-  const std::vector<sim::Slo>& class_slos;
-  double step_time_scale = 1.0;  ///< PlanOptions::step_time_scale
-  bool record_itl = true;        ///< PlanOptions::record_itl
-  std::function<bool()> cancel;  ///< PlanOptions::cancel
-
-  /// SimOptions with this context's cancel hook and ITL choice.
-  sim::SimOptions sim_options() const {
-    sim::SimOptions o;
-    o.record_itl_ns = record_itl;
-    o.cancel = cancel;
-    return o;
-  }
-  /// Throws Cancelled when PlanOptions::cancel says so.
-  void check_cancel() const {
-    if (cancel && cancel()) throw Cancelled("planning cancelled");
-  }
-
-  bool has_classes() const { return !scenario.workload.classes.empty(); }
-  /// " of class \"name\"" for a scenario with classes, "" without (messages).
-  std::string of_class(size_t c) const {
-    return has_classes() ? " of class \"" + scenario.workload.classes[c].name + "\"" : "";
-  }
-};
+namespace detail {
 
 /// Roofline time of the prefill of one prompt of `num_tokens` tokens alone in a step.
 double prefill_floor_s(const model::StepTimePredictor& predictor, int64_t num_tokens) {
@@ -275,37 +244,6 @@ class ScaledPredictor final : public model::StepTimePredictor {
  private:
   std::shared_ptr<const model::StepTimePredictor> base_;
   double scale_;
-};
-
-/// One instance type (at one tensor-parallel degree) made ready to simulate, or the reason it
-/// cannot serve the scenario.
-struct Candidate : PreparedType {
-  /// `stop_at_certain_miss`: the fleet-size search only needs the verdict of a failing size,
-  /// so the run stops once missing an SLO is certain (sim::SimOptions::stop_at_certain_p99_miss;
-  /// the evaluation then carries only the reason). A size that meets every SLO runs in full.
-  FleetEvaluation simulate(const Context& ctx, int64_t num_instances,
-                           bool stop_at_certain_miss = false) {
-    fleet.num_replicas = num_instances * deployment.num_replicas;
-    ++row.num_simulations;
-    sim::SimOptions options = ctx.sim_options();
-    if (stop_at_certain_miss) {
-      sim::P99Bounds bounds;
-      for (const sim::Slo& slo : ctx.class_slos) {
-        bounds.ttft_s.push_back(slo.ttft_s);
-        bounds.tpot_s.push_back(slo.tpot_s);
-      }
-      options.stop_at_certain_p99_miss = std::move(bounds);
-    }
-    return evaluate(ctx,
-                    sim::simulate(ctx.workload, fleet, *predictor, ctx.scenario.seed, options));
-  }
-
-  /// Copies the per-class metrics of `e` into the row (scenarios with classes).
-  void keep_class_metrics(const FleetEvaluation& e) {
-    for (size_t c = 0; c < row.classes.size() && c < e.classes.size(); ++c) {
-      row.classes[c].metrics = e.classes[c];
-    }
-  }
 };
 
 /// Deploys the model on `instance` with `tp_degree` (0: the automatic rule) and `serving`
@@ -385,239 +323,6 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   return c;
 }
 
-/// The search's checks before any simulation: the TPOT floor against every class's bound,
-/// each class's p99 prompt against its own TTFT bound (without classes: the workload's p99
-/// prompt against Scenario::slo), and the longest request against a replica's KV cache.
-void check_floors(const Context& ctx, Candidate& c) {
-  const Scenario& sc = ctx.scenario;
-  PlanRow& row = c.row;
-  for (size_t k = 0; k < ctx.class_slos.size(); ++k) {
-    if (row.tpot_floor_s > ctx.class_slos[k].tpot_s) {
-      row.infeasible_reason = "TPOT floor at batch 1 is " + format_s(row.tpot_floor_s) + " > SLO " +
-                              format_s(ctx.class_slos[k].tpot_s) + ctx.of_class(k) + " (" +
-                              c.deployment.rule + ")";
-      return;
-    }
-  }
-  for (size_t k = 0; k < ctx.class_slos.size(); ++k) {
-    int64_t p = ctx.summary.p99_prompt_tokens;
-    double floor_s = row.ttft_floor_s;
-    if (ctx.has_classes()) {
-      if (ctx.summary.classes[k].num_requests == 0) continue;  // nothing to serve
-      p = ctx.summary.classes[k].p99_prompt_tokens;
-      floor_s = prefill_floor_s(*c.predictor, p);
-      row.classes[k].ttft_floor_s = floor_s;
-    }
-    if (floor_s > ctx.class_slos[k].ttft_s) {
-      row.infeasible_reason = "TTFT floor for the p99 prompt" + ctx.of_class(k) + " (" +
-                              std::to_string(std::max<int64_t>(p, 1)) +
-                              " tokens, prefilled alone) is " + format_s(floor_s) + " > SLO " +
-                              format_s(ctx.class_slos[k].ttft_s);
-      return;
-    }
-  }
-  const int64_t kv_bytes_per_token = ctx.model.kv_cache_bytes_per_token(sc.kv_format);
-  const int64_t block = c.fleet.serving.block_size_tokens;
-  const int64_t needed_blocks = (ctx.max_request_tokens + block - 1) / block;
-  if (c.fleet.serving.num_kv_blocks < needed_blocks) {
-    row.infeasible_reason =
-        "the longest request (" + std::to_string(ctx.max_request_tokens) + " tokens) needs " +
-        std::to_string(needed_blocks * block * kv_bytes_per_token) +
-        " bytes of KV cache, a replica has " + std::to_string(c.deployment.kv_cache_bytes);
-  }
-}
-
-/// What a fleet that fails meets_class_slos misses. Without classes: "p99 TTFT x s, p99 TPOT
-/// y s". With classes: each class that misses its SLO, e.g. `class "chat": p99 TTFT 3.1 s
-/// (SLO 2 s), p99 TPOT 0.04 s (SLO 0.05 s)`, joined by "; ", with its rejected requests.
-std::string slo_miss_text(const Context& ctx, const FleetEvaluation& e) {
-  if (!ctx.has_classes()) {
-    return "p99 TTFT " + format_s(e.metrics.ttft.p99_s) + ", p99 TPOT " +
-           format_s(e.metrics.tpot.p99_s);
-  }
-  std::string text;
-  for (size_t k = 0; k < e.classes.size() && k < ctx.class_slos.size(); ++k) {
-    const sim::Metrics& m = e.classes[k];
-    const sim::Slo& slo = ctx.class_slos[k];
-    if (m.num_rejected == 0 && m.ttft.p99_s <= slo.ttft_s && m.tpot.p99_s <= slo.tpot_s) continue;
-    text += (text.empty() ? "" : "; ") + std::string("class \"") +
-            ctx.scenario.workload.classes[k].name + "\": p99 TTFT " + format_s(m.ttft.p99_s) +
-            " (SLO " + format_s(slo.ttft_s) + "), p99 TPOT " + format_s(m.tpot.p99_s) + " (SLO " +
-            format_s(slo.tpot_s) + ")";
-    if (m.num_rejected > 0) text += ", " + std::to_string(m.num_rejected) + " rejected";
-  }
-  if (text.empty()) {  // no class misses: nothing completed
-    text = std::to_string(e.metrics.num_completed) + " of " +
-           std::to_string(e.metrics.num_requests) + " requests completed";
-  }
-  return text;
-}
-
-/// Cost figures of a fleet costing usd_per_hour with `metrics`.
-void fill_cost(PlanRow& row, double usd_per_hour, const sim::Metrics& metrics,
-               double hours_per_year) {
-  row.usd_per_hour = usd_per_hour;
-  row.annual_usd = usd_per_hour * hours_per_year;
-  const double tokens_per_hour = metrics.throughput_output_tokens_per_s * 3600.0;
-  row.usd_per_million_output_tokens =
-      tokens_per_hour > 0 ? usd_per_hour / tokens_per_hour * 1e6 : 0.0;
-}
-
-/// The fleet-size search of a prepared candidate (SizeSearch documents the order).
-PlanRow search_size_of(const Context& ctx, Candidate c, const SizeSearch& search) {
-  const Scenario& sc = ctx.scenario;
-  if (!c.ready()) return std::move(c.row);
-  PlanRow& row = c.row;
-  const int64_t cap = search.cap > 0 ? std::min(search.cap, sc.max_instances) : sc.max_instances;
-  const int64_t lower = std::max<int64_t>(search.lower_bound, 1);
-  if (lower > cap) {
-    row.infeasible_reason = "the fleet-size lower bound (" + std::to_string(lower) +
-                            " instances) is above the largest size tried (" + std::to_string(cap) +
-                            ")";
-    return std::move(row);
-  }
-  const int64_t start = std::clamp<int64_t>(search.start > 0 ? search.start : lower, lower, cap);
-  int64_t step = search.first_step > 0 ? search.first_step : start;
-  // Bracket the answer: `failing` fails (or is below the bound), `passing` passes.
-  int64_t failing = lower - 1;
-  int64_t passing = 0;
-  // Sizes below the cap stop as soon as they certainly miss the SLO; the cap runs in full, as
-  // an infeasible row quotes its metrics.
-  const auto stop_early = [cap](int64_t size) { return size < cap; };
-  FleetEvaluation best = c.simulate(ctx, start, stop_early(start));
-  if (meets_class_slos(best, ctx.class_slos)) {
-    passing = start;
-    while (passing - failing > 1) {  // walk down
-      const int64_t probe = passing - step;
-      if (probe <= failing) break;
-      FleetEvaluation e = c.simulate(ctx, probe, stop_early(probe));
-      if (!meets_class_slos(e, ctx.class_slos)) {
-        failing = probe;
-        break;
-      }
-      passing = probe;
-      best = std::move(e);
-      step *= 2;
-    }
-  } else {
-    failing = start;
-    FleetEvaluation last = std::move(best);
-    int64_t last_size = start;
-    while (true) {  // walk up
-      if (failing >= cap) {
-        // `last` is the cap's evaluation, which ran in full (stop_early(cap) is false).
-        row.infeasible_reason =
-            cap == sc.max_instances
-                ? "SLO not met with " + std::to_string(last_size) +
-                      " instances (the scenario's max_instances): " + slo_miss_text(ctx, last)
-                : "SLO not met with " + std::to_string(last_size) +
-                      " instances (the largest size tried: a larger fleet costs more than the "
-                      "best found): " +
-                      slo_miss_text(ctx, last);
-        row.metrics = last.metrics;
-        c.keep_class_metrics(last);
-        return std::move(row);
-      }
-      const int64_t probe = std::min(failing + step, cap);
-      FleetEvaluation e = c.simulate(ctx, probe, stop_early(probe));
-      if (meets_class_slos(e, ctx.class_slos)) {
-        passing = probe;
-        best = std::move(e);
-        break;
-      }
-      failing = probe;
-      last = std::move(e);
-      last_size = probe;
-      step *= 2;
-    }
-  }
-  while (passing - failing > 1) {
-    const int64_t mid = failing + (passing - failing) / 2;
-    FleetEvaluation m = c.simulate(ctx, mid, stop_early(mid));
-    if (meets_class_slos(m, ctx.class_slos)) {
-      passing = mid;
-      best = std::move(m);
-    } else {
-      failing = mid;
-    }
-  }
-
-  row.feasible = true;
-  row.num_instances = passing;
-  row.metrics = best.metrics;
-  c.keep_class_metrics(best);
-  fill_cost(row, static_cast<double>(passing) * c.instance->usd_per_hour, best.metrics,
-            sc.hours_per_year);
-  return std::move(row);
-}
-
-/// Deploys and checks the floors of one configuration.
-Candidate prepare_candidate(const Context& ctx, const model::InstanceType& instance,
-                            const ServingChoice& choice) {
-  Candidate c =
-      make_candidate(ctx, instance, choice.tp_degree, choice.serving, choice.weight_format);
-  if (c.ready()) check_floors(ctx, c);
-  return c;
-}
-
-/// The fleet-size search for one instance type at one tensor-parallel degree (0: automatic).
-PlanRow plan_one_tp(const Context& ctx, const model::InstanceType& instance, int tp_degree) {
-  const Scenario& sc = ctx.scenario;
-  ServingChoice choice{tp_degree, sc.weight_format, sc.serving};
-  return search_size_of(ctx, prepare_candidate(ctx, instance, choice), SizeSearch{});
-}
-
-/// The degree the scenario fixes for `instance`: 0 (automatic) unless kPerType names it.
-int chosen_tp(const Scenario& sc, const std::string& instance_id) {
-  if (sc.tensor_parallel.mode != TensorParallelSpec::Mode::kPerType) return 0;
-  const auto it = sc.tensor_parallel.per_type.find(instance_id);
-  return it == sc.tensor_parallel.per_type.end() ? 0 : it->second;
-}
-
-/// One candidate: its fixed degree, or (kSearch) every degree tp_options() lists, keeping the
-/// cheapest feasible fleet (ties: the lower degree).
-PlanRow plan_one(const Context& ctx, const model::InstanceType& instance) {
-  const Scenario& sc = ctx.scenario;
-  if (sc.tensor_parallel.mode != TensorParallelSpec::Mode::kSearch) {
-    return plan_one_tp(ctx, instance, chosen_tp(sc, instance.id));
-  }
-  std::vector<PlanRow> rows;
-  for (const int tp : tp_options(instance, ctx.catalog, ctx.model)) {
-    rows.push_back(plan_one_tp(ctx, instance, tp));
-  }
-  size_t best = 0;
-  int64_t num_simulations = 0;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    num_simulations += rows[i].num_simulations;
-    const bool better = rows[i].feasible &&
-                        (!rows[best].feasible || rows[i].usd_per_hour < rows[best].usd_per_hour);
-    if (better) best = i;
-  }
-  PlanRow row = rows[best];
-  row.num_simulations = num_simulations;
-  for (const PlanRow& r : rows) {
-    TpOptionRow option;
-    option.tp_degree = r.tp_degree;
-    option.feasible = r.feasible;
-    option.num_instances = r.num_instances;
-    option.num_replicas_per_instance = r.num_replicas_per_instance;
-    option.usd_per_hour = r.usd_per_hour;
-    option.ttft_p99_s = r.metrics.ttft.p99_s;
-    option.tpot_p99_s = r.metrics.tpot.p99_s;
-    option.infeasible_reason = r.infeasible_reason;
-    row.tp_options.push_back(std::move(option));
-  }
-  if (!row.feasible) {
-    std::string reasons;
-    for (const PlanRow& r : rows) {
-      reasons += (reasons.empty() ? "" : "; ") + std::string("tp=") + std::to_string(r.tp_degree) +
-                 ": " + r.infeasible_reason;
-    }
-    row.infeasible_reason = "no tensor-parallel degree meets the SLO: " + reasons;
-  }
-  return row;
-}
-
 /// Refuses, before any simulation, a degree the scenario fixes that its instance type cannot
 /// run: serving.tensor_parallel entries and fleet groups' tensor_parallel.
 void check_fixed_tp(const Scenario& sc, const model::Catalog& catalog,
@@ -653,13 +358,6 @@ void check_fixed_tp(const Scenario& sc, const model::Catalog& catalog,
 }
 
 // ---- a given fleet ----------------------------------------------------------------------------
-
-/// The scenario's fleet made ready: one candidate per group, and the simulator's groups.
-struct GivenFleet {
-  std::vector<Candidate> groups;  ///< parallel to Scenario::fleet->groups
-  sim::FleetConfig fleet;
-  PlanRow row;  ///< identity, cost and floors; infeasible_reason when a group cannot deploy
-};
 
 GivenFleet prepare_fleet(const Context& ctx) {
   const Scenario& sc = ctx.scenario;
@@ -801,7 +499,7 @@ PlanRow plan_given_fleet(const Context& ctx) {
   return std::move(row);
 }
 
-}  // namespace
+}  // namespace detail
 
 bool meets_slo(const sim::Metrics& metrics, const sim::Slo& slo) {
   return metrics.num_rejected == 0 && metrics.num_completed > 0 &&
@@ -824,241 +522,6 @@ bool meets_class_slos(const FleetEvaluation& fleet, const std::vector<sim::Slo>&
     }
   }
   return true;
-}
-
-namespace {
-
-/// Loads what every entry point needs and calls `body` with the context; `before` runs after
-/// the model is read and before the workload is (so errors come in that order).
-template <typename Before, typename Body>
-auto with_context(const Scenario& scenario, const model::Catalog& catalog,
-                  const model::CalibrationProfile* calibration, Before before, Body body,
-                  double step_time_scale = 1.0, bool record_itl = true,
-                  const std::function<bool()>& cancel = {}) {
-  if (!(step_time_scale > 0) || !std::isfinite(step_time_scale)) {
-    throw InputError("plan options: step_time_scale " + std::to_string(step_time_scale) +
-                     ": expected a positive number");
-  }
-  const model::ModelSpec model = model::load_model_spec(scenario.model_config);
-  before();
-  check_fixed_tp(scenario, catalog, model);
-  const sim::Workload workload = load_workload(scenario.workload, scenario.seed);
-  const WorkloadSummary summary = summarize_workload(workload, scenario.workload);
-  const std::vector<sim::Slo> class_slos = scenario.class_slos();
-  const Context ctx{.scenario = scenario,
-                    .catalog = catalog,
-                    .model = model,
-                    .workload = workload,
-                    .summary = summary,
-                    .max_request_tokens = max_request_tokens(workload),
-                    .calibration = calibration,
-                    .class_slos = class_slos,
-                    .step_time_scale = step_time_scale,
-                    .record_itl = record_itl,
-                    .cancel = cancel};
-  return body(ctx);
-}
-
-}  // namespace
-
-FleetEvaluation evaluate_fleet(const Scenario& scenario, const model::Catalog& catalog,
-                               const std::string& instance_type, int64_t num_instances,
-                               const model::CalibrationProfile* calibration) {
-  return with_context(
-      scenario, catalog, calibration, [] {},
-      [&](const Context& ctx) {
-        const model::InstanceType& instance =
-            catalog.instance(instance_type, scenario.file.string() + ": instance type");
-        Candidate c = make_candidate(ctx, instance, chosen_tp(scenario, instance.id),
-                                     scenario.serving, scenario.weight_format);
-        if (c.predictor == nullptr) throw model::InfeasibleError(c.row.infeasible_reason);
-        return c.simulate(ctx, num_instances);
-      });
-}
-
-FleetEvaluation evaluate_given_fleet(const Scenario& scenario, const model::Catalog& catalog,
-                                     const model::CalibrationProfile* calibration) {
-  if (!scenario.fleet) {
-    throw InputError(scenario.file.string() +
-                     ": field \"fleet\": missing; expected a given "
-                     "fleet to evaluate");
-  }
-  return with_context(
-      scenario, catalog, calibration, [] {},
-      [&](const Context& ctx) {
-        GivenFleet f = prepare_fleet(ctx);
-        if (!f.row.infeasible_reason.empty()) throw model::InfeasibleError(f.row.infeasible_reason);
-        return evaluate(ctx,
-                        sim::simulate(ctx.workload, f.fleet, scenario.seed, ctx.sim_options()));
-      });
-}
-
-PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
-                const PlanOptions& options) {
-  std::vector<const model::InstanceType*> candidates;
-  const auto resolve_candidates = [&] {
-    if (scenario.fleet) return;  // evaluated as one row
-    if (scenario.candidates.empty()) {
-      for (const auto& i : catalog.instances()) candidates.push_back(&i);
-      return;
-    }
-    for (const auto& id : scenario.candidates) {
-      const model::InstanceType* i = catalog.find_instance(id);
-      if (i == nullptr) {
-        std::string known;
-        for (const auto& k : catalog.instances()) known += (known.empty() ? "" : ", ") + k.id;
-        throw InputError(scenario.file.string() +
-                         ": field \"candidates\": unknown instance type \"" + id +
-                         "\"; known: " + known);
-      }
-      candidates.push_back(i);
-    }
-  };
-
-  return with_context(
-      scenario, catalog, options.calibration, resolve_candidates,
-      [&](const Context& ctx) {
-        PlanResult result;
-        result.model_id = ctx.model.id;
-        result.model_num_params = ctx.model.num_params();
-        result.workload = ctx.summary;
-        if (scenario.fleet) {
-          result.rows.push_back(plan_given_fleet(ctx));
-          if (options.observer != nullptr) options.observer->on_row_done(result.rows.back(), 1, 1);
-          return result;
-        }
-        result.rows.resize(candidates.size());
-        std::atomic<size_t> next{0};
-        std::mutex observer_mutex;
-        size_t num_done = 0;
-        std::exception_ptr failure;
-        auto worker = [&] {
-          for (size_t i = next++; i < candidates.size(); i = next++) {
-            try {
-              ctx.check_cancel();
-              result.rows[i] = plan_one(ctx, *candidates[i]);
-            } catch (...) {
-              const std::lock_guard lock(observer_mutex);
-              if (!failure) failure = std::current_exception();
-              return;
-            }
-            const std::lock_guard lock(observer_mutex);
-            ++num_done;
-            if (options.observer != nullptr) {
-              options.observer->on_row_done(result.rows[i], num_done, candidates.size());
-            }
-          }
-        };
-        int num_threads = options.num_threads > 0
-                              ? options.num_threads
-                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-        num_threads =
-            std::min<int>(num_threads, static_cast<int>(std::max<size_t>(candidates.size(), 1)));
-        std::vector<std::thread> threads;
-        for (int t = 1; t < num_threads; ++t) threads.emplace_back(worker);
-        worker();
-        for (auto& t : threads) t.join();
-        if (failure) std::rethrow_exception(failure);
-        return result;
-      },
-      options.step_time_scale, options.record_itl, options.cancel);
-}
-
-// ---- PlanSession ------------------------------------------------------------------------------
-
-struct PlanSession::Impl {
-  Scenario scenario;
-  const model::Catalog& catalog;
-  model::ModelSpec model;
-  sim::Workload workload;
-  WorkloadSummary summary;
-  std::vector<sim::Slo> class_slos;
-  std::unique_ptr<Context> ctx;
-};
-
-PlanSession::PlanSession(const Scenario& scenario, const model::Catalog& catalog,
-                         const PlanOptions& options) {
-  if (!(options.step_time_scale > 0) || !std::isfinite(options.step_time_scale)) {
-    throw InputError("plan options: step_time_scale " + std::to_string(options.step_time_scale) +
-                     ": expected a positive number");
-  }
-  model::ModelSpec model = model::load_model_spec(scenario.model_config);
-  check_fixed_tp(scenario, catalog, model);
-  impl_ = std::unique_ptr<Impl>(new Impl{scenario, catalog, std::move(model), {}, {}, {}, {}});
-  Impl& m = *impl_;
-  m.workload = load_workload(m.scenario.workload, m.scenario.seed);
-  m.summary = summarize_workload(m.workload, m.scenario.workload);
-  m.class_slos = m.scenario.class_slos();
-  m.ctx = std::unique_ptr<Context>(new Context{.scenario = m.scenario,
-                                               .catalog = catalog,
-                                               .model = m.model,
-                                               .workload = m.workload,
-                                               .summary = m.summary,
-                                               .max_request_tokens = max_request_tokens(m.workload),
-                                               .calibration = options.calibration,
-                                               .class_slos = m.class_slos,
-                                               .step_time_scale = options.step_time_scale,
-                                               .record_itl = options.record_itl,
-                                               .cancel = options.cancel});
-}
-
-PlanSession::~PlanSession() = default;
-
-const Scenario& PlanSession::scenario() const { return impl_->scenario; }
-const model::Catalog& PlanSession::catalog() const { return impl_->catalog; }
-const model::ModelSpec& PlanSession::model() const { return impl_->model; }
-const sim::Workload& PlanSession::workload() const { return impl_->workload; }
-const WorkloadSummary& PlanSession::summary() const { return impl_->summary; }
-
-ServingChoice PlanSession::default_choice(const std::string& instance_id) const {
-  const Scenario& sc = impl_->scenario;
-  return ServingChoice{chosen_tp(sc, instance_id), sc.weight_format, sc.serving};
-}
-
-PreparedType PlanSession::prepare(const model::InstanceType& instance,
-                                  const ServingChoice& choice) const {
-  return prepare_candidate(*impl_->ctx, instance, choice);
-}
-
-FleetEvaluation PlanSession::evaluate(const PreparedType& type, int64_t num_instances) const {
-  if (!type.ready() || type.predictor == nullptr) {
-    throw InputError("instance \"" + type.row.instance_type +
-                     "\" cannot be simulated: " + type.row.infeasible_reason);
-  }
-  Candidate c;
-  static_cast<PreparedType&>(c) = type;
-  return c.simulate(*impl_->ctx, num_instances);
-}
-
-RequestLatencies PlanSession::request_latencies(const PreparedType& type,
-                                                int64_t num_instances) const {
-  if (!type.ready() || type.predictor == nullptr) {
-    throw InputError("instance \"" + type.row.instance_type +
-                     "\" cannot be simulated: " + type.row.infeasible_reason);
-  }
-  sim::FleetConfig fleet = type.fleet;
-  fleet.num_replicas = num_instances * type.deployment.num_replicas;
-  sim::SimOptions options = impl_->ctx->sim_options();
-  options.record_itl_ns = false;
-  const sim::SimResult result =
-      sim::simulate(impl_->workload, fleet, *type.predictor, impl_->scenario.seed, options);
-  if (result.cancelled) throw Cancelled("planning cancelled: " + result.stop_reason);
-  RequestLatencies out;
-  for (const sim::RequestRecord& r : result.requests) {
-    if (r.rejected) continue;
-    out.ttft_s.push_back((r.first_token - r.arrival).seconds());
-    if (r.num_output_tokens >= 2) {
-      out.tpot_s.push_back((r.completion - r.first_token).seconds() /
-                           static_cast<double>(r.num_output_tokens - 1));
-    }
-  }
-  return out;
-}
-
-PlanRow PlanSession::search_size(const PreparedType& type, const SizeSearch& search) const {
-  Candidate c;
-  static_cast<PreparedType&>(c) = type;
-  return search_size_of(*impl_->ctx, std::move(c), search);
 }
 
 }  // namespace llmcap::plan

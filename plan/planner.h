@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -169,6 +170,13 @@ struct PlanOptions {
   /// events; from the planning threads): once it returns true, plan(), PlanSession's methods
   /// and the analyses built on them throw plan::Cancelled. Empty: never.
   std::function<bool()> cancel;
+  /// Warm start of plan()'s fleet-size searches (llmcap plan --warm-start): a previous
+  /// answer's fleet size per instance type id (sizes <= 0 are ignored). A type listed here
+  /// starts its search at that size and steps 1, 2, 4, ... down (or up) from it, instead of
+  /// 1, 2, 4, ... from 1: the answer is the same (fleet size is assumed monotone, as plan()
+  /// documents), with fewer simulations when the previous size is close. Not used for
+  /// serving.tensor_parallel "search" nor a given fleet. PlanSession ignores it. Empty: cold.
+  std::map<std::string, int64_t> warm_start_sizes;
 };
 
 /// Thrown when PlanOptions::cancel asked planning to stop; no partial result is returned.

@@ -13,6 +13,7 @@
 #include "base/parallel_for.h"
 #include "model/input_error.h"
 #include "plan/analysis.h"
+#include "plan/candidates.h"
 #include "plan/scenario.h"
 #include "plan/spec_parsers.h"
 #include "sim/input_error.h"
@@ -462,15 +463,7 @@ SearchResult run_search(const Scenario& scenario, const model::Catalog& catalog,
                      ": field \"search\": a given \"fleet\" is evaluated as it is; the "
                      "configuration search is for candidates");
   }
-  std::vector<const model::InstanceType*> candidates;
-  if (scenario.candidates.empty()) {
-    for (const auto& i : catalog.instances()) candidates.push_back(&i);
-  } else {
-    for (const std::string& id : scenario.candidates) {
-      candidates.push_back(
-          &catalog.instance(id, scenario.file.string() + ": field \"candidates\""));
-    }
-  }
+  const std::vector<const model::InstanceType*> candidates = resolve_candidates(scenario, catalog);
   const PlanSession session(scenario, catalog, options);
   SearchResult result;
   result.types.resize(candidates.size());

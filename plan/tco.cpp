@@ -339,6 +339,153 @@ int64_t spot_spare_instances(int64_t n, double rate_per_hour, double replacement
   return kMaxSpares;
 }
 
+namespace {
+
+/// A quantity's cost per `unit` of it (0 when there is none).
+double per(double usd, double quantity, double unit) {
+  return quantity > 0 ? usd / quantity * unit : 0.0;
+}
+
+/// Spare spot instances kept so that `n` stay up (0 for other price models).
+int64_t spares_of(int64_t n, const model::PriceOffer& o, const TcoSpec& spec) {
+  return o.price_model == "spot"
+             ? spot_spare_instances(n, o.interruption_rate_per_hour, spec.spot.replacement_s,
+                                    spec.spot.capacity_confidence)
+             : int64_t{0};
+}
+
+/// compute_tco with autoscaling: the instances of each hour, what is billed, and the requests
+/// served per year (`requests_per_year`).
+void autoscale(TcoRow& t, const ResolvedTco& r, const PlanRow& row, double requests_per_s,
+               double sustainable_requests_per_s, double& requests_per_year) {
+  const TcoSpec& spec = r.spec;
+  auto spares = [&](int64_t n, const model::PriceOffer& o) { return spares_of(n, o, spec); };
+  // One instance type (resolve_tco refuses autoscaling with a given fleet).
+  const TcoPriceUsed& p = t.prices.front();
+  const std::vector<double>& a = r.hourly_multipliers;
+  const std::vector<double>& w = r.workload_multipliers;
+  const int64_t min_n = spec.autoscaling.min_instances;
+  t.autoscaled = true;
+  t.hourly_multipliers = a;
+  const double w_mean = mean_of(w);
+  const double w_max = max_of(w);
+  const bool by_rate = sustainable_requests_per_s > 0 && requests_per_s > 0;
+  double requests_per_day = 0;
+  for (size_t h = 0; h < 24; ++h) {
+    const double rate_h = requests_per_s * a[h] / w_mean;
+    requests_per_day += rate_h * 3600.0;
+    const int64_t need = by_rate
+                             ? ceil_count(rate_h / sustainable_requests_per_s)
+                             : ceil_count(static_cast<double>(row.num_instances) * a[h] / w_max);
+    t.hourly_instances.push_back(std::max(min_n, need));
+  }
+  requests_per_year = requests_per_day * r.days_per_year;
+  t.autoscaling_rule =
+      by_rate ? "instances(h) = max(min_instances, ceil(rate(h) / " +
+                    number_text(sustainable_requests_per_s) +
+                    " requests/s per instance)), rate(h) = mean rate x multiplier(h) / mean "
+                    "workload multiplier"
+              : "instances(h) = max(min_instances, ceil(planned instances x multiplier(h) / "
+                "peak workload multiplier)) (sustainable rate per instance unknown)";
+  if (!by_rate && max_of(a) > w_max) {
+    t.notes.push_back("autoscaling multipliers exceed the simulated workload's peak (" +
+                      number_text(w_max) +
+                      "): instances scaled linearly beyond what was simulated");
+  }
+  int64_t peak_billed = 0;
+  double billed_instance_hours_per_day = 0;
+  for (int64_t n : t.hourly_instances) {
+    const int64_t billed = n + spares(n, p.offer);
+    peak_billed = std::max(peak_billed, billed);
+    billed_instance_hours_per_day += static_cast<double>(billed);
+    if (p.offer.price_model == "spot") {
+      t.spot_figures.num_spare_instances = std::max(t.spot_figures.num_spare_instances, billed - n);
+    }
+  }
+  t.num_instances_billed = peak_billed;
+  if (is_reservation(p.offer.price_model)) {
+    // A reservation is paid every hour of its term: the busiest hour's count, all day.
+    t.usd_per_day = static_cast<double>(peak_billed) * p.offer.usd_per_hour * 24.0;
+    t.annual_usd = static_cast<double>(peak_billed) * p.offer.usd_per_hour * kHoursPerYearOfTerm;
+    t.billed_hours_per_year = kHoursPerYearOfTerm;
+    t.notes.push_back(
+        "reserved instances are paid every hour of the term: autoscaling saves "
+        "nothing on them; the busiest hour's count is reserved");
+  } else {
+    t.usd_per_day = billed_instance_hours_per_day * p.offer.usd_per_hour;
+    t.annual_usd = t.usd_per_day * r.days_per_year;
+    t.billed_hours_per_year = r.service_hours_per_year;
+  }
+}
+
+/// The owned alternatives to `row`'s instance type (TcoOwnedRow per matching tco.owned entry).
+void add_owned(TcoRow& t, const PlanRow& row, const ResolvedTco& r, const model::Catalog& catalog,
+               double output_per_year, double requests_per_year) {
+  const TcoSpec& spec = r.spec;
+  const double per_year_hours = r.service_hours_per_year;
+  for (const OwnedSpec& o : spec.owned) {
+    const model::OwnedHardware* hw = catalog.find_owned_hardware(o.hardware);
+    if (hw == nullptr || hw->equivalent_instance != row.instance_type) continue;
+    TcoOwnedRow w;
+    w.field = o.field;
+    w.hardware = hw->id;
+    w.name = hw->name;
+    w.source = hw->source;
+    w.as_of = hw->as_of;
+    w.purchase_usd = hw->purchase_usd;
+    w.power_watts = hw->power_watts;
+    w.years = o.years;
+    w.utilisation = o.utilisation;
+    w.pue = o.pue;
+    w.usd_per_kwh = o.usd_per_kwh;
+    const double usd_per_server_hour_powered =
+        hw->power_watts / 1000.0 * o.utilisation * o.pue * o.usd_per_kwh;
+    double powered_server_hours_per_year = 0;
+    if (t.autoscaled) {
+      int64_t peak = 0;
+      double per_day = 0;
+      for (int64_t n : t.hourly_instances) {
+        peak = std::max(peak, n);
+        per_day += static_cast<double>(n);
+      }
+      w.num_servers = peak;
+      powered_server_hours_per_year = per_day * r.days_per_year;
+    } else {
+      w.num_servers = row.num_instances;
+      powered_server_hours_per_year = static_cast<double>(w.num_servers) * per_year_hours;
+    }
+    const double capex_per_year = static_cast<double>(w.num_servers) * hw->purchase_usd / o.years;
+    const double power_per_year = powered_server_hours_per_year * usd_per_server_hour_powered;
+    w.annual_usd = capex_per_year + power_per_year;
+    w.capex_usd_per_hour = capex_per_year / per_year_hours;
+    w.power_usd_per_hour = power_per_year / per_year_hours;
+    w.usd_per_hour = w.capex_usd_per_hour + w.power_usd_per_hour;
+    w.usd_per_million_output_tokens = per(w.annual_usd, output_per_year, 1e6);
+    w.usd_per_thousand_requests = per(w.annual_usd, requests_per_year, 1e3);
+    t.owned.push_back(std::move(w));
+  }
+}
+
+/// The row's figures in the scenario's currency (tco.currency).
+void convert(TcoRow& t, const ResolvedTco& r) {
+  TcoConverted& c = t.in_currency;
+  t.converted = true;
+  c.currency = r.spec.currency;
+  c.rate = r.exchange_rate.rate;
+  c.rate_source = r.exchange_rate.source;
+  c.rate_as_of = r.exchange_rate.as_of;
+  c.per_hour = t.usd_per_hour * c.rate;
+  c.per_year = t.annual_usd * c.rate;
+  c.per_day = t.usd_per_day * c.rate;
+  c.per_million_input_tokens = t.usd_per_million_input_tokens * c.rate;
+  c.per_million_output_tokens = t.usd_per_million_output_tokens * c.rate;
+  c.per_million_tokens = t.usd_per_million_tokens * c.rate;
+  c.per_thousand_requests = t.usd_per_thousand_requests * c.rate;
+  c.instance_per_hour = t.instance_usd_per_hour * c.rate;
+}
+
+}  // namespace
+
 TcoRow compute_tco(const PlanRow& row, const Scenario& sc, const model::Catalog& catalog,
                    const WorkloadSummary& workload, double sustainable_requests_per_s) {
   const std::string file = sc.file.string();
@@ -388,12 +535,7 @@ TcoRow compute_tco(const PlanRow& row, const Scenario& sc, const model::Catalog&
   double requests_per_year = requests_per_s * 3600.0 * r.service_hours_per_year;
 
   const double replacement_s = spec.spot.replacement_s;
-  auto spares = [&](int64_t n, const model::PriceOffer& o) {
-    return o.price_model == "spot"
-               ? spot_spare_instances(n, o.interruption_rate_per_hour, replacement_s,
-                                      spec.spot.capacity_confidence)
-               : int64_t{0};
-  };
+  auto spares = [&](int64_t n, const model::PriceOffer& o) { return spares_of(n, o, spec); };
 
   double fleet_usd_per_hour_listed = 0;  // sum of count x unit price
   if (!spec.autoscaling.enabled) {
@@ -412,64 +554,9 @@ TcoRow compute_tco(const PlanRow& row, const Scenario& sc, const model::Catalog&
     t.billed_hours_per_year =
         is_reservation(models.front()) ? kHoursPerYearOfTerm : r.service_hours_per_year;
   } else {
-    // One instance type (resolve_tco refuses autoscaling with a given fleet).
-    const TcoPriceUsed& p = t.prices.front();
-    const std::vector<double>& a = r.hourly_multipliers;
-    const std::vector<double>& w = r.workload_multipliers;
-    const int64_t min_n = spec.autoscaling.min_instances;
-    t.autoscaled = true;
-    t.hourly_multipliers = a;
-    const double w_mean = mean_of(w);
-    const double w_max = max_of(w);
-    const bool by_rate = sustainable_requests_per_s > 0 && requests_per_s > 0;
-    double requests_per_day = 0;
-    for (size_t h = 0; h < 24; ++h) {
-      const double rate_h = requests_per_s * a[h] / w_mean;
-      requests_per_day += rate_h * 3600.0;
-      const int64_t need = by_rate
-                               ? ceil_count(rate_h / sustainable_requests_per_s)
-                               : ceil_count(static_cast<double>(row.num_instances) * a[h] / w_max);
-      t.hourly_instances.push_back(std::max(min_n, need));
-    }
-    requests_per_year = requests_per_day * r.days_per_year;
-    t.autoscaling_rule =
-        by_rate ? "instances(h) = max(min_instances, ceil(rate(h) / " +
-                      number_text(sustainable_requests_per_s) +
-                      " requests/s per instance)), rate(h) = mean rate x multiplier(h) / mean "
-                      "workload multiplier"
-                : "instances(h) = max(min_instances, ceil(planned instances x multiplier(h) / "
-                  "peak workload multiplier)) (sustainable rate per instance unknown)";
-    if (!by_rate && max_of(a) > w_max) {
-      t.notes.push_back("autoscaling multipliers exceed the simulated workload's peak (" +
-                        number_text(w_max) +
-                        "): instances scaled linearly beyond what was simulated");
-    }
-    int64_t peak_billed = 0;
-    double billed_instance_hours_per_day = 0;
-    for (int64_t n : t.hourly_instances) {
-      const int64_t billed = n + spares(n, p.offer);
-      peak_billed = std::max(peak_billed, billed);
-      billed_instance_hours_per_day += static_cast<double>(billed);
-      if (p.offer.price_model == "spot") {
-        t.spot_figures.num_spare_instances =
-            std::max(t.spot_figures.num_spare_instances, billed - n);
-      }
-    }
-    t.num_instances_billed = peak_billed;
-    if (is_reservation(p.offer.price_model)) {
-      // A reservation is paid every hour of its term: the busiest hour's count, all day.
-      t.usd_per_day = static_cast<double>(peak_billed) * p.offer.usd_per_hour * 24.0;
-      t.annual_usd = static_cast<double>(peak_billed) * p.offer.usd_per_hour * kHoursPerYearOfTerm;
-      t.billed_hours_per_year = kHoursPerYearOfTerm;
-      t.notes.push_back(
-          "reserved instances are paid every hour of the term: autoscaling saves "
-          "nothing on them; the busiest hour's count is reserved");
-    } else {
-      t.usd_per_day = billed_instance_hours_per_day * p.offer.usd_per_hour;
-      t.annual_usd = t.usd_per_day * r.days_per_year;
-      t.billed_hours_per_year = r.service_hours_per_year;
-    }
-    fleet_usd_per_hour_listed = static_cast<double>(row.num_instances) * p.offer.usd_per_hour;
+    autoscale(t, r, row, requests_per_s, sustainable_requests_per_s, requests_per_year);
+    fleet_usd_per_hour_listed =
+        static_cast<double>(row.num_instances) * t.prices.front().offer.usd_per_hour;
   }
   t.instance_usd_per_hour = fleet_usd_per_hour_listed / static_cast<double>(row.num_instances);
   t.usd_per_hour = t.annual_usd / r.service_hours_per_year;
@@ -489,9 +576,6 @@ TcoRow compute_tco(const PlanRow& row, const Scenario& sc, const model::Catalog&
   t.requests_per_hour = requests_per_year / per_year_hours;
   t.input_tokens_per_hour = t.requests_per_hour * workload.mean_prompt_tokens;
   t.output_tokens_per_hour = t.requests_per_hour * workload.mean_output_tokens;
-  auto per = [](double usd, double quantity, double unit) {
-    return quantity > 0 ? usd / quantity * unit : 0.0;
-  };
   const double input_per_year = requests_per_year * workload.mean_prompt_tokens;
   const double output_per_year = requests_per_year * workload.mean_output_tokens;
   t.usd_per_million_input_tokens = per(t.annual_usd, input_per_year, 1e6);
@@ -500,66 +584,9 @@ TcoRow compute_tco(const PlanRow& row, const Scenario& sc, const model::Catalog&
   t.usd_per_thousand_requests = per(t.annual_usd, requests_per_year, 1e3);
 
   // Owned alternatives for this instance type.
-  if (row.groups.empty()) {
-    for (const OwnedSpec& o : spec.owned) {
-      const model::OwnedHardware* hw = catalog.find_owned_hardware(o.hardware);
-      if (hw == nullptr || hw->equivalent_instance != row.instance_type) continue;
-      TcoOwnedRow w;
-      w.field = o.field;
-      w.hardware = hw->id;
-      w.name = hw->name;
-      w.source = hw->source;
-      w.as_of = hw->as_of;
-      w.purchase_usd = hw->purchase_usd;
-      w.power_watts = hw->power_watts;
-      w.years = o.years;
-      w.utilisation = o.utilisation;
-      w.pue = o.pue;
-      w.usd_per_kwh = o.usd_per_kwh;
-      const double usd_per_server_hour_powered =
-          hw->power_watts / 1000.0 * o.utilisation * o.pue * o.usd_per_kwh;
-      double powered_server_hours_per_year = 0;
-      if (t.autoscaled) {
-        int64_t peak = 0;
-        double per_day = 0;
-        for (int64_t n : t.hourly_instances) {
-          peak = std::max(peak, n);
-          per_day += static_cast<double>(n);
-        }
-        w.num_servers = peak;
-        powered_server_hours_per_year = per_day * r.days_per_year;
-      } else {
-        w.num_servers = row.num_instances;
-        powered_server_hours_per_year = static_cast<double>(w.num_servers) * per_year_hours;
-      }
-      const double capex_per_year = static_cast<double>(w.num_servers) * hw->purchase_usd / o.years;
-      const double power_per_year = powered_server_hours_per_year * usd_per_server_hour_powered;
-      w.annual_usd = capex_per_year + power_per_year;
-      w.capex_usd_per_hour = capex_per_year / per_year_hours;
-      w.power_usd_per_hour = power_per_year / per_year_hours;
-      w.usd_per_hour = w.capex_usd_per_hour + w.power_usd_per_hour;
-      w.usd_per_million_output_tokens = per(w.annual_usd, output_per_year, 1e6);
-      w.usd_per_thousand_requests = per(w.annual_usd, requests_per_year, 1e3);
-      t.owned.push_back(std::move(w));
-    }
-  }
+  if (row.groups.empty()) add_owned(t, row, r, catalog, output_per_year, requests_per_year);
 
-  if (spec.currency != "USD") {
-    TcoConverted& c = t.in_currency;
-    t.converted = true;
-    c.currency = spec.currency;
-    c.rate = r.exchange_rate.rate;
-    c.rate_source = r.exchange_rate.source;
-    c.rate_as_of = r.exchange_rate.as_of;
-    c.per_hour = t.usd_per_hour * c.rate;
-    c.per_year = t.annual_usd * c.rate;
-    c.per_day = t.usd_per_day * c.rate;
-    c.per_million_input_tokens = t.usd_per_million_input_tokens * c.rate;
-    c.per_million_output_tokens = t.usd_per_million_output_tokens * c.rate;
-    c.per_million_tokens = t.usd_per_million_tokens * c.rate;
-    c.per_thousand_requests = t.usd_per_thousand_requests * c.rate;
-    c.instance_per_hour = t.instance_usd_per_hour * c.rate;
-  }
+  if (spec.currency != "USD") convert(t, r);
   return t;
 }
 

@@ -588,6 +588,25 @@ TEST_F(GuiWindow, BrokenScenarioShowsTheErrorAndKeepsTheLastGoodOne) {
   EXPECT_EQ(window_->draft().path(), test_data("small.json"));
 }
 
+TEST_F(GuiWindow, ErrorIsShownAtTheFieldOfItsFieldPath) {
+  // The bad value is the text "workload": matched by text, the error would land next to the
+  // workload; its field path ("slo.ttft_p99_s") puts it next to the SLO.
+  nlohmann::json s = nlohmann::json::parse(read_text(test_data("small.json").string()));
+  s["model"] = (data_dir() / "models" / "llama-3.1-8b.json").string();
+  s["workload"]["path"] =
+      (test_data("small.json").parent_path() / ".." / ".." / "cli" / "data" / "conv_first300.csv")
+          .string();
+  s["slo"]["ttft_p99_s"] = "workload";
+  const auto dir = llmcap::testing::fresh_temp_dir();
+  llmcap::testing::write_text(dir / "misleading.json", s.dump(2));
+  EXPECT_FALSE(window_->open_scenario(QString::fromStdString((dir / "misleading.json").string())));
+  const std::string status = window_->status_text().toStdString();
+  EXPECT_NE(status.find("field \"slo.ttft_p99_s\""), std::string::npos) << status;
+  EXPECT_NE(status.find("\"workload\""), std::string::npos) << status;
+  EXPECT_EQ(window_->panel()->error_text(ScenarioPanel::Field::kSlo).toStdString(), status);
+  EXPECT_EQ(window_->panel()->error_text(ScenarioPanel::Field::kWorkload).toStdString(), "");
+}
+
 TEST_F(GuiWindow, PriceModelAnInstanceLacksKeepsTheLastAnswer) {
   ASSERT_TRUE(window_->open_scenario(small_scenario()));
   window_->set_load_multiplier(1.0);

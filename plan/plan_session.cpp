@@ -1,0 +1,253 @@
+// The planner's entry points: plan(), evaluate_fleet, evaluate_given_fleet and PlanSession,
+// each loading the model and workload once into a detail::Context.
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model/input_error.h"
+#include "plan/candidates.h"
+#include "plan/planner.h"
+#include "plan/planner_detail.h"
+#include "sim/simulator.h"
+
+namespace llmcap::plan {
+
+using detail::Candidate;
+using detail::check_fixed_tp;
+using detail::chosen_tp;
+using detail::Context;
+using detail::evaluate;
+using detail::GivenFleet;
+using detail::make_candidate;
+using detail::max_request_tokens;
+using detail::plan_given_fleet;
+using detail::plan_one;
+using detail::prepare_candidate;
+using detail::prepare_fleet;
+using detail::search_size_of;
+using detail::summarize_workload;
+
+namespace {
+
+/// Loads what every entry point needs and calls `body` with the context; `before` runs after
+/// the model is read and before the workload is (so errors come in that order).
+template <typename Before, typename Body>
+auto with_context(const Scenario& scenario, const model::Catalog& catalog,
+                  const model::CalibrationProfile* calibration, Before before, Body body,
+                  double step_time_scale = 1.0, bool record_itl = true,
+                  const std::function<bool()>& cancel = {}) {
+  if (!(step_time_scale > 0) || !std::isfinite(step_time_scale)) {
+    throw InputError("plan options: step_time_scale " + std::to_string(step_time_scale) +
+                     ": expected a positive number");
+  }
+  const model::ModelSpec model = model::load_model_spec(scenario.model_config);
+  before();
+  check_fixed_tp(scenario, catalog, model);
+  const sim::Workload workload = load_workload(scenario.workload, scenario.seed);
+  const WorkloadSummary summary = summarize_workload(workload, scenario.workload);
+  const std::vector<sim::Slo> class_slos = scenario.class_slos();
+  const Context ctx{.scenario = scenario,
+                    .catalog = catalog,
+                    .model = model,
+                    .workload = workload,
+                    .summary = summary,
+                    .max_request_tokens = max_request_tokens(workload),
+                    .calibration = calibration,
+                    .class_slos = class_slos,
+                    .step_time_scale = step_time_scale,
+                    .record_itl = record_itl,
+                    .cancel = cancel};
+  return body(ctx);
+}
+
+}  // namespace
+
+FleetEvaluation evaluate_fleet(const Scenario& scenario, const model::Catalog& catalog,
+                               const std::string& instance_type, int64_t num_instances,
+                               const model::CalibrationProfile* calibration) {
+  return with_context(
+      scenario, catalog, calibration, [] {},
+      [&](const Context& ctx) {
+        const model::InstanceType& instance =
+            catalog.instance(instance_type, scenario.file.string() + ": instance type");
+        Candidate c = make_candidate(ctx, instance, chosen_tp(scenario, instance.id),
+                                     scenario.serving, scenario.weight_format);
+        if (c.predictor == nullptr) throw model::InfeasibleError(c.row.infeasible_reason);
+        return c.simulate(ctx, num_instances);
+      });
+}
+
+FleetEvaluation evaluate_given_fleet(const Scenario& scenario, const model::Catalog& catalog,
+                                     const model::CalibrationProfile* calibration) {
+  if (!scenario.fleet) {
+    throw InputError(scenario.file.string() +
+                     ": field \"fleet\": missing; expected a given "
+                     "fleet to evaluate");
+  }
+  return with_context(
+      scenario, catalog, calibration, [] {},
+      [&](const Context& ctx) {
+        GivenFleet f = prepare_fleet(ctx);
+        if (!f.row.infeasible_reason.empty()) throw model::InfeasibleError(f.row.infeasible_reason);
+        return evaluate(ctx,
+                        sim::simulate(ctx.workload, f.fleet, scenario.seed, ctx.sim_options()));
+      });
+}
+
+PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
+                const PlanOptions& options) {
+  std::vector<const model::InstanceType*> candidates;
+  const auto resolve = [&] { candidates = resolve_candidates(scenario, catalog); };
+
+  return with_context(
+      scenario, catalog, options.calibration, resolve,
+      [&](const Context& ctx) {
+        PlanResult result;
+        result.model_id = ctx.model.id;
+        result.model_num_params = ctx.model.num_params();
+        result.workload = ctx.summary;
+        if (scenario.fleet) {
+          result.rows.push_back(plan_given_fleet(ctx));
+          if (options.observer != nullptr) options.observer->on_row_done(result.rows.back(), 1, 1);
+          return result;
+        }
+        result.rows.resize(candidates.size());
+        std::atomic<size_t> next{0};
+        std::mutex observer_mutex;
+        size_t num_done = 0;
+        std::exception_ptr failure;
+        auto worker = [&] {
+          for (size_t i = next++; i < candidates.size(); i = next++) {
+            try {
+              ctx.check_cancel();
+              result.rows[i] = plan_one(ctx, *candidates[i], options.warm_start_sizes);
+            } catch (...) {
+              const std::lock_guard lock(observer_mutex);
+              if (!failure) failure = std::current_exception();
+              return;
+            }
+            const std::lock_guard lock(observer_mutex);
+            ++num_done;
+            if (options.observer != nullptr) {
+              options.observer->on_row_done(result.rows[i], num_done, candidates.size());
+            }
+          }
+        };
+        int num_threads = options.num_threads > 0
+                              ? options.num_threads
+                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        num_threads =
+            std::min<int>(num_threads, static_cast<int>(std::max<size_t>(candidates.size(), 1)));
+        std::vector<std::thread> threads;
+        for (int t = 1; t < num_threads; ++t) threads.emplace_back(worker);
+        worker();
+        for (auto& t : threads) t.join();
+        if (failure) std::rethrow_exception(failure);
+        return result;
+      },
+      options.step_time_scale, options.record_itl, options.cancel);
+}
+
+// ---- PlanSession ------------------------------------------------------------------------------
+
+struct PlanSession::Impl {
+  Scenario scenario;
+  const model::Catalog& catalog;
+  model::ModelSpec model;
+  sim::Workload workload;
+  WorkloadSummary summary;
+  std::vector<sim::Slo> class_slos;
+  std::unique_ptr<Context> ctx;
+};
+
+PlanSession::PlanSession(const Scenario& scenario, const model::Catalog& catalog,
+                         const PlanOptions& options) {
+  if (!(options.step_time_scale > 0) || !std::isfinite(options.step_time_scale)) {
+    throw InputError("plan options: step_time_scale " + std::to_string(options.step_time_scale) +
+                     ": expected a positive number");
+  }
+  model::ModelSpec model = model::load_model_spec(scenario.model_config);
+  check_fixed_tp(scenario, catalog, model);
+  impl_ = std::unique_ptr<Impl>(new Impl{scenario, catalog, std::move(model), {}, {}, {}, {}});
+  Impl& m = *impl_;
+  m.workload = load_workload(m.scenario.workload, m.scenario.seed);
+  m.summary = summarize_workload(m.workload, m.scenario.workload);
+  m.class_slos = m.scenario.class_slos();
+  m.ctx = std::unique_ptr<Context>(new Context{.scenario = m.scenario,
+                                               .catalog = catalog,
+                                               .model = m.model,
+                                               .workload = m.workload,
+                                               .summary = m.summary,
+                                               .max_request_tokens = max_request_tokens(m.workload),
+                                               .calibration = options.calibration,
+                                               .class_slos = m.class_slos,
+                                               .step_time_scale = options.step_time_scale,
+                                               .record_itl = options.record_itl,
+                                               .cancel = options.cancel});
+}
+
+PlanSession::~PlanSession() = default;
+
+const Scenario& PlanSession::scenario() const { return impl_->scenario; }
+const model::Catalog& PlanSession::catalog() const { return impl_->catalog; }
+const model::ModelSpec& PlanSession::model() const { return impl_->model; }
+const sim::Workload& PlanSession::workload() const { return impl_->workload; }
+const WorkloadSummary& PlanSession::summary() const { return impl_->summary; }
+
+ServingChoice PlanSession::default_choice(const std::string& instance_id) const {
+  const Scenario& sc = impl_->scenario;
+  return ServingChoice{chosen_tp(sc, instance_id), sc.weight_format, sc.serving};
+}
+
+PreparedType PlanSession::prepare(const model::InstanceType& instance,
+                                  const ServingChoice& choice) const {
+  return prepare_candidate(*impl_->ctx, instance, choice);
+}
+
+FleetEvaluation PlanSession::evaluate(const PreparedType& type, int64_t num_instances) const {
+  if (!type.ready() || type.predictor == nullptr) {
+    throw InputError("instance \"" + type.row.instance_type +
+                     "\" cannot be simulated: " + type.row.infeasible_reason);
+  }
+  Candidate c;
+  static_cast<PreparedType&>(c) = type;
+  return c.simulate(*impl_->ctx, num_instances);
+}
+
+RequestLatencies PlanSession::request_latencies(const PreparedType& type,
+                                                int64_t num_instances) const {
+  if (!type.ready() || type.predictor == nullptr) {
+    throw InputError("instance \"" + type.row.instance_type +
+                     "\" cannot be simulated: " + type.row.infeasible_reason);
+  }
+  sim::FleetConfig fleet = type.fleet;
+  fleet.num_replicas = num_instances * type.deployment.num_replicas;
+  sim::SimOptions options = impl_->ctx->sim_options();
+  options.record_itl_ns = false;
+  const sim::SimResult result =
+      sim::simulate(impl_->workload, fleet, *type.predictor, impl_->scenario.seed, options);
+  if (result.cancelled) throw Cancelled("planning cancelled: " + result.stop_reason);
+  RequestLatencies out;
+  for (const sim::RequestRecord& r : result.requests) {
+    if (r.rejected) continue;
+    out.ttft_s.push_back((r.first_token - r.arrival).seconds());
+    if (r.num_output_tokens >= 2) {
+      out.tpot_s.push_back((r.completion - r.first_token).seconds() /
+                           static_cast<double>(r.num_output_tokens - 1));
+    }
+  }
+  return out;
+}
+
+PlanRow PlanSession::search_size(const PreparedType& type, const SizeSearch& search) const {
+  Candidate c;
+  static_cast<PreparedType&>(c) = type;
+  return search_size_of(*impl_->ctx, std::move(c), search);
+}
+
+}  // namespace llmcap::plan
