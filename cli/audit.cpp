@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "app/plan_output.h"
 #include "cli/cli.h"
-#include "cli/plan_output.h"
 #include "model/calibration.h"
 #include "model/hardware.h"
 #include "model/input_error.h"
@@ -169,7 +169,7 @@ int run_audit_command(const AuditArgs& args, const std::filesystem::path& data_d
     audits.push_back(model::audit_claim(c, catalog, models, options));
   // Render first, so that nothing is written unless all of it succeeded.
   const std::string json_text = args.json_out.empty() ? "" : audit_to_json(audits, args.tolerance);
-  if (!args.json_out.empty()) write_file_atomically(args.json_out, json_text);
+  if (!args.json_out.empty()) app::write_file_atomically(args.json_out, json_text);
   print_audit(audits, args.claims, args.tolerance, out);
   return kExitOk;
 }

@@ -11,10 +11,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "app/plan_output.h"
+#include "app/run_store.h"
 #include "base/text.h"
 #include "cli/cli.h"
-#include "cli/plan_output.h"
-#include "cli/runs_cmd.h"
 #include "model/formats.h"
 #include "model/hardware.h"
 #include "model/model_spec.h"
@@ -221,11 +221,29 @@ int run_bench_sim_command(const BenchSimArgs& args, const std::filesystem::path&
   const BenchSimReport report = run_bench_sim(args, data_dir);
   // Built whether or not --json was given: the results database stores the same document.
   const std::string json = bench_sim_to_json(report);
-  if (!args.json_out.empty()) write_file_atomically(args.json_out, json);
+  if (!args.json_out.empty()) app::write_file_atomically(args.json_out, json);
   print_bench_sim(report, out);
   store_bench_sim_run(report, json, bench_sim_input_json(args, data_dir), args.results_db,
                       args.no_store, command_line, err);
   return kExitOk;
+}
+
+std::string summarize_bench_sim(const BenchSimReport& report) {
+  return fixed(report.requests_per_s, 0) + " requests/s, peak RSS " +
+         fixed(static_cast<double>(report.peak_rss_bytes) / (1 << 20), 1) + " MiB (" +
+         std::to_string(report.num_requests) + " requests on " +
+         std::to_string(report.num_instances) + " replicas, wall " + fixed(report.wall_s, 3) +
+         " s)";
+}
+
+void store_bench_sim_run(const BenchSimReport& report, const std::string& document_json,
+                         const std::string& input_json, const std::string& db_flag, bool no_store,
+                         const std::string& command_line, std::ostream& err) {
+  app::store_document_run("bench-sim",
+                          std::to_string(report.num_requests) + " requests, " +
+                              std::to_string(report.num_instances) + " replicas",
+                          summarize_bench_sim(report), document_json, input_json, db_flag, no_store,
+                          command_line, err);
 }
 
 }  // namespace llmcap::cli

@@ -86,10 +86,22 @@ std::string bench_sim_input_json(const BenchSimArgs& args, const std::filesystem
 void print_bench_sim(const BenchSimReport& report, std::ostream& out);
 
 /// The whole command: run, print, (with --json) write the JSON atomically, and store the run
-/// in the results database (kind "bench-sim", store_bench_sim_run in cli/runs_cmd.h; unless
+/// in the results database (kind "bench-sim", store_bench_sim_run below; unless
 /// --no-store; a storage failure is a warning on `err`). Returns an exit code (cli.h); errors
 /// propagate as exceptions to cli::run, and nothing is stored then.
 int run_bench_sim_command(const BenchSimArgs& args, const std::filesystem::path& data_dir,
                           const std::string& command_line, std::ostream& out, std::ostream& err);
+
+/// Stores a `llmcap bench-sim` run (kind "bench-sim") like app::store_plan_run: name "N requests, M
+/// replicas", the document `document_json` (bench_sim_to_json(report): what --json writes), the
+/// input `input_json` (the run's parameters, bench_sim_input_json), the summary
+/// summarize_bench_sim(report).
+void store_bench_sim_run(const BenchSimReport& report, const std::string& document_json,
+                         const std::string& input_json, const std::string& db_flag, bool no_store,
+                         const std::string& command_line, std::ostream& err);
+
+/// One line for listings: "749736 requests/s, peak RSS 20.4 MiB (2000 requests on 2 replicas,
+/// wall 0.003 s)".
+std::string summarize_bench_sim(const BenchSimReport& report);
 
 }  // namespace llmcap::cli

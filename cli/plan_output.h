@@ -1,12 +1,16 @@
-// Text, JSON and CSV forms of a plan result.
+// The text form of a plan run (`llmcap plan`): the comparison table and the summary after it.
+// Its JSON and CSV forms are app/plan_output.h.
 #pragma once
 
-#include <filesystem>
 #include <ostream>
 #include <string>
 
 #include "plan/planner.h"
 #include "plan/scenario.h"
+
+namespace llmcap::app {
+struct PlanRun;
+}
 
 namespace llmcap::cli {
 
@@ -18,29 +22,6 @@ namespace llmcap::cli {
 void print_plan_table(const plan::Scenario& scenario, const plan::PlanResult& result,
                       std::ostream& out);
 
-/// `{"scenario": {...}, "workload": {...}, "results": [{"instance_type", "device_kind",
-/// "feasible", "num_instances", "usd_per_hour", "usd_per_million_output_tokens", "ttft_p50_s",
-/// "ttft_p99_s", "tpot_p50_s", "tpot_p99_s", "infeasible_reason", ...}]}`.
-/// "scenario.workload_kind" is the scenario file's kind: "trace", "poisson", "gamma",
-/// "weibull", "closed_loop" or "classes". With client classes (and only then), "scenario",
-/// "workload" and each result also hold a "classes" array, one object per class in scenario
-/// order: scenario: name, workload_kind, workload_path, slo; workload: name, num_requests,
-/// mean_prompt_tokens, mean_output_tokens, p99_prompt_tokens; result: name, slo,
-/// ttft_floor_s, num_requests, num_completed, num_rejected, ttft_p50_s, ttft_p99_s,
-/// tpot_p50_s, tpot_p99_s, e2e_latency_p99_s, slo_attainment, goodput_requests_per_s,
-/// throughput_output_tokens_per_s (metrics null for an infeasible row, as the row's own).
-/// The other keys are those of a scenario without classes ("slo" then holds the tightest
-/// bounds, Scenario::slo).
-std::string plan_to_json(const plan::Scenario& scenario, const plan::PlanResult& result);
-
-/// One header line and one line per row, with the same fields as the JSON results, the
-/// infeasible reason always quoted. With client classes, 8 columns per class c (0-based,
-/// scenario order) follow the fixed ones: class_<c>_name (quoted), class_<c>_slo_ttft_p99_s,
-/// class_<c>_slo_tpot_p99_s, class_<c>_num_requests, class_<c>_ttft_p99_s,
-/// class_<c>_tpot_p99_s, class_<c>_slo_attainment, class_<c>_goodput_requests_per_s (the
-/// metrics empty for an infeasible row). Without classes the columns are the fixed ones only.
-std::string plan_to_csv(const plan::PlanResult& result);
-
 /// `v` with `decimals` digits after the point, e.g. (5.576, 2) -> "5.58".
 std::string fixed_decimals(double v, int decimals);
 
@@ -48,8 +29,10 @@ std::string fixed_decimals(double v, int decimals);
 /// -1234 -> "-1,234".
 std::string grouped_thousands(double v);
 
-/// Writes `contents` to `path` through a temporary file in the same folder renamed into place,
-/// so that a reader never sees a half-written file. Throws std::runtime_error naming the path.
-void write_file_atomically(const std::filesystem::path& path, const std::string& contents);
+/// After the plan table: each feasible row's TCO (cheapest first: price model, instances
+/// billed, USD per hour, per year, per million input and output tokens, per thousand
+/// requests, the converted currency, owned alternatives, notes), then the analyses'
+/// uncertainty ranges, sustainable rates and recommendation when they ran.
+void print_run_summary(const app::PlanRun& run, std::ostream& out);
 
 }  // namespace llmcap::cli

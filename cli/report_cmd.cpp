@@ -7,17 +7,17 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "app/plan_output.h"
+#include "app/plan_run.h"
 #include "cli/cli.h"
-#include "cli/plan_output.h"
-#include "cli/plan_run.h"
 #include "report/report.h"
 #include "store/results_store.h"
 
 namespace llmcap::cli {
 namespace {
 
-static_assert(report::kSupportedSchemaVersion == kRunDocumentVersion,
-              "report/ must read the run documents cli/plan_run.h writes");
+static_assert(report::kSupportedSchemaVersion == app::kRunDocumentVersion,
+              "report/ must read the run documents app/plan_run.h writes");
 
 /// A bad input of the report command: its message is printed as one line, exit code 2.
 class ReportInputError : public std::runtime_error {
@@ -96,7 +96,7 @@ int report(const ReportArgs& a, std::ostream& out) {
     throw ReportInputError(name + ": " + e.what());
   }
   try {
-    write_file_atomically(a.out, bytes);
+    app::write_file_atomically(a.out, bytes);
   } catch (const std::exception& e) {
     throw ReportInputError(std::string("--out ") + a.out + ": cannot write the report (" +
                            e.what() + ")");

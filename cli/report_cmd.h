@@ -27,7 +27,7 @@ CLI::App* add_report_command(CLI::App& app, ReportArgs& args);
 /// Runs it; returns an exit code (cli.h). Every bad input (unknown format, unknown run, a
 /// document of another schema version or not JSON, an unwritable --out) prints one line
 /// `llmcap: error: ...` naming the thing and returns kExitBadInput with no file left behind;
-/// the report is written through write_file_atomically.
+/// the report is written through app::write_file_atomically.
 int run_report_command(const ReportArgs& args, const std::string& data_dir, std::ostream& out,
                        std::ostream& err);
 

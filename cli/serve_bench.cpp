@@ -16,13 +16,13 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "app/decoder_support.h"
+#include "app/plan_output.h"
+#include "app/profile.h"
+#include "app/run_store.h"
 #include "base/stats.h"
 #include "base/text.h"
 #include "cli/cli.h"
-#include "cli/decoder_support.h"
-#include "cli/plan_output.h"
-#include "cli/profile.h"
-#include "cli/runs_cmd.h"
 #include "kernels/calibrate.h"
 #include "kernels/decoder.h"
 #include "kernels/machine.h"
@@ -424,28 +424,30 @@ std::string serve_bench_input_json(const ServeBenchArgs& a, const std::filesyste
   return j.dump();
 }
 
-int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path& data_dir,
-                            const std::string& command_line, std::ostream& out, std::ostream& err) {
-  validate_serve_bench_args(a);
-  const auto progress = [&](const std::string& line) {
-    if (!a.quiet) err << "  " << line << "\n" << std::flush;
-  };
-  const std::filesystem::path model_path =
-      a.model.empty() ? data_dir / "models" / kDefaultModel : std::filesystem::path(a.model);
-  const model::ModelSpec spec = model::load_model_spec(model_path);
-  const kernels::DecoderShape shape = decoder_shape(spec, model_path.string());
-  const model::WeightFormat format = model::parse_weight_format(a.format, "serve-bench: --format");
-  const kernels::WeightFormat kernel_weights = kernel_format(format, "serve-bench: --format: ");
+namespace {
 
-  // Workload: lengths (scaled) and, for trace arrivals, the trace itself.
-  const bool trace_arrivals = a.arrivals == "trace";
-  const std::filesystem::path trace_path =
-      !a.trace.empty() ? std::filesystem::path(a.trace)
-                       : data_dir / "traces" / (trace_arrivals ? kDefaultTrace : kDefaultLengths);
+/// What serve-bench serves: for trace arrivals the trace (lengths scaled), else the lengths to
+/// draw Poisson arrivals from (scaled).
+struct BenchWorkload {
+  bool trace_arrivals = false;
+  std::filesystem::path trace_path;
   std::vector<sim::RequestSpec> trace;
   std::vector<sim::LengthSample> lengths;
+};
+
+/// Reads --trace (or the default trace or lengths of `data_dir`) and scales the lengths.
+/// Throws sim::InputError for a bad trace or a --trace-start-s past its last arrival.
+BenchWorkload read_bench_workload(const ServeBenchArgs& a, const std::filesystem::path& data_dir) {
+  BenchWorkload w;
+  w.trace_arrivals = a.arrivals == "trace";
+  const bool trace_arrivals = w.trace_arrivals;
+  w.trace_path = !a.trace.empty()
+                     ? std::filesystem::path(a.trace)
+                     : data_dir / "traces" / (trace_arrivals ? kDefaultTrace : kDefaultLengths);
+  std::vector<sim::RequestSpec>& trace = w.trace;
+  std::vector<sim::LengthSample>& lengths = w.lengths;
   if (trace_arrivals) {
-    trace = sim::load_trace(trace_path);
+    trace = sim::load_trace(w.trace_path);
     for (sim::RequestSpec& r : trace) {
       const sim::LengthSample s = scale_lengths({r.num_prompt_tokens, r.num_output_tokens}, a);
       r.num_prompt_tokens = s.num_prompt_tokens;
@@ -459,10 +461,237 @@ int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path
                  describe(a.trace_start_s));
     }
   } else {
-    for (const sim::LengthSample& s : sim::load_lengths(trace_path)) {
+    for (const sim::LengthSample& s : sim::load_lengths(w.trace_path)) {
       lengths.push_back(scale_lengths(s, a));
     }
   }
+  return w;
+}
+
+/// One load of serve-bench: a fraction of the estimated saturation (--loads) or a multiplier
+/// of the trace's own rate (--rate-multipliers).
+struct Load {
+  double fraction;
+  double multiplier;
+};
+
+/// The TTFT and TPOT rows (p50, p90, p99) of one load: the measured run against each
+/// simulation (default, probed, corrected, 5% faster, 5% slower).
+void add_metric_rows(double load, const sim::SimResult& measured_records,
+                     const sim::SimResult& simulated, const sim::SimResult& probed,
+                     const sim::SimResult& corrected, const sim::SimResult& faster,
+                     const sim::SimResult& slower, ServeBenchReport& report) {
+  const sim::Metrics m = sim::compute_metrics(measured_records, sim::Slo{});
+  const sim::Metrics s = sim::compute_metrics(simulated, sim::Slo{});
+  const sim::Metrics p = sim::compute_metrics(probed, sim::Slo{});
+  const sim::Metrics c = sim::compute_metrics(corrected, sim::Slo{});
+  const sim::Metrics f = sim::compute_metrics(faster, sim::Slo{});
+  const sim::Metrics w = sim::compute_metrics(slower, sim::Slo{});
+  const auto add = [&](const char* metric, const sim::Distribution sim::Metrics::*field) {
+    const sim::Distribution &md = m.*field, &sd = s.*field, &pd = p.*field, &cd = c.*field,
+                            &fd = f.*field, &wd = w.*field;
+    report.rows.push_back(
+        {load, metric, "p50", md.p50_s, sd.p50_s, pd.p50_s, cd.p50_s, fd.p50_s, wd.p50_s});
+    report.rows.push_back(
+        {load, metric, "p90", md.p90_s, sd.p90_s, pd.p90_s, cd.p90_s, fd.p90_s, wd.p90_s});
+    report.rows.push_back(
+        {load, metric, "p99", md.p99_s, sd.p99_s, pd.p99_s, cd.p99_s, fd.p99_s, wd.p99_s});
+  };
+  add("ttft", &sim::Metrics::ttft);
+  add("tpot", &sim::Metrics::tpot);
+}
+
+/// Each measured step of a run against the predictor: the step-time errors and totals of
+/// `run` (prefill and decode apart), its measured mean decode batch and step ratios, and (with
+/// `keep_steps`) each step in report.steps.
+void account_steps(const ServeResult& measured, const model::StepTimePredictor& predictor,
+                   bool keep_steps, ServeBenchRun& run, ServeBenchReport& report) {
+  std::vector<double> prefill_errors, decode_errors;
+  double decode_seqs = 0;
+  for (const ServeStepLog& step : measured.steps) {
+    const double measured_s = (step.end - step.exec_start).seconds();
+    const double predicted_s = predictor.step_time_s(step.shape);
+    if (keep_steps) report.steps.push_back({run.load, step, predicted_s});
+    if (step.prefill) {
+      prefill_errors.push_back(base::relative_error(predicted_s, measured_s));
+      run.prefill_measured_total_s += measured_s;
+      run.prefill_predicted_total_s += predicted_s;
+    } else {
+      decode_errors.push_back(base::relative_error(predicted_s, measured_s));
+      run.decode_measured_total_s += measured_s;
+      run.decode_predicted_total_s += predicted_s;
+      decode_seqs += static_cast<double>(step.shape.num_decode_seqs);
+    }
+  }
+  run.prefill_step_ratio = run.prefill_predicted_total_s > 0
+                               ? run.prefill_measured_total_s / run.prefill_predicted_total_s
+                               : 1.0;
+  run.decode_step_ratio = run.decode_predicted_total_s > 0
+                              ? run.decode_measured_total_s / run.decode_predicted_total_s
+                              : 1.0;
+  run.num_prefill_steps = static_cast<int64_t>(prefill_errors.size());
+  run.num_decode_steps = static_cast<int64_t>(decode_errors.size());
+  run.prefill_step_error_median = median(prefill_errors);
+  run.decode_step_error_median = median(decode_errors);
+  run.measured_mean_batch =
+      decode_errors.empty() ? 0.0 : decode_seqs / static_cast<double>(decode_errors.size());
+}
+
+/// Everything serve-bench runs one load with.
+struct LoadBench {
+  const ServeBenchArgs& a;
+  const BenchWorkload& workload;
+  const model::ModelSpec& spec;
+  model::WeightFormat format;
+  const model::Efficiency& efficiency;
+  const model::Deployment& machine;
+  const model::RooflinePredictor& predictor;
+  kernels::ReferenceDecoder& decoder;
+  kernels::ThreadPool& pool;
+  kernels::ReadProbe& probe;
+  std::ostream& err;  ///< progress lines, unless --quiet
+};
+
+/// Serves one load in real time on the reference decoder and simulates the same arrivals with
+/// the predictor (as is, probed, corrected, 5% faster and slower): the run's figures; its rows
+/// (and, when asked, steps and requests) are added to `report`. Throws sim::InputError when no
+/// request arrives at this load.
+ServeBenchRun bench_load(const LoadBench& bench, const Load& load, ServeBenchReport& report) {
+  const ServeBenchArgs& a = bench.a;
+  const bool trace_arrivals = bench.workload.trace_arrivals;
+  const std::vector<sim::RequestSpec>& trace = bench.workload.trace;
+  const std::vector<sim::LengthSample>& lengths = bench.workload.lengths;
+  const model::ModelSpec& spec = bench.spec;
+  const model::WeightFormat format = bench.format;
+  const model::Efficiency& efficiency = bench.efficiency;
+  const model::Deployment& machine = bench.machine;
+  const model::RooflinePredictor& predictor = bench.predictor;
+  kernels::ReferenceDecoder& decoder = bench.decoder;
+  kernels::ThreadPool& pool = bench.pool;
+  kernels::ReadProbe& probe = bench.probe;
+  const ServeConfig& config = report.config;
+  const auto progress = [&](const std::string& line) {
+    if (!a.quiet) bench.err << "  " << line << "\n" << std::flush;
+  };
+  std::vector<sim::RequestSpec> arrivals;
+  if (trace_arrivals) {
+    arrivals = scale_trace(trace, a.trace_start_s, load.fraction * report.saturation_requests_per_s,
+                           load.multiplier, a.duration_s);
+  } else {
+    sim::ArrivalOptions options;
+    options.rate_per_s = load.fraction * report.saturation_requests_per_s;
+    options.duration_s = a.duration_s;
+    arrivals = sim::generate_arrivals(options, lengths, a.seed);
+  }
+  if (arrivals.empty()) {
+    throw sim::InputError("serve-bench: no request arrives within --duration-s " +
+                          describe(a.duration_s) + " s at this load");
+  }
+  ServeBenchRun run;
+  run.num_requests = static_cast<int64_t>(arrivals.size());
+  run.offered_requests_per_s = static_cast<double>(arrivals.size()) / a.duration_s;
+  run.load = run.offered_requests_per_s / report.saturation_requests_per_s;
+  if (trace_arrivals) {
+    const SimTime start = SimTime::Seconds(a.trace_start_s);
+    const auto first =
+        std::lower_bound(trace.begin(), trace.end(), start,
+                         [](const sim::RequestSpec& r, SimTime t) { return r.arrival < t; });
+    const auto last = first + static_cast<int64_t>(arrivals.size()) - 1;
+    run.rate_multiplier =
+        load.multiplier > 0 ? load.multiplier
+        : arrivals.back().arrival > SimTime::Zero()
+            ? (last->arrival - first->arrival).seconds() / arrivals.back().arrival.seconds()
+            : 0.0;
+  }
+  if (load.fraction > 0) run.load = load.fraction;
+  run.read_bytes_per_s = probe.read_bytes_per_s(pool);
+  std::tie(run.probe_prefill_ratio, run.probe_decode_ratio) =
+      probe_step_ratios(decoder, pool, predictor, a.max_prompt_tokens);
+  progress("load " + fixed(run.load, 2) + ": serving " + std::to_string(run.num_requests) +
+           " requests over " + describe(a.duration_s) + " s in real time...");
+
+  DecoderStepExecutor executor(decoder, pool, a.seed);
+  const CpuSample cpu_before = sample_cpu();
+  SteadyServeClock clock;
+  const ServeResult measured = serve(arrivals, config, executor, clock);
+  const double wall_s = clock.now().seconds();
+  const CpuSample cpu_after = sample_cpu();
+  if (cpu_before.ok && cpu_after.ok && wall_s > 0) {
+    run.other_cpu_cores = std::max(0.0, (cpu_after.busy_s - cpu_before.busy_s) -
+                                            (cpu_after.self_s - cpu_before.self_s)) /
+                          wall_s;
+    run.steal_cpu_cores = (cpu_after.steal_s - cpu_before.steal_s) / wall_s;
+  }
+  run.loop_overhead_s = measured.loop_overhead_s;
+
+  model::Efficiency run_efficiency = efficiency;
+  run_efficiency.step_overhead_s = measured.loop_overhead_s;
+  const model::RooflinePredictor run_predictor(spec, format, model::KvFormat::kBf16, machine,
+                                               run_efficiency);
+  sim::Workload workload;
+  workload.open_loop = arrivals;
+  sim::FleetConfig fleet;
+  fleet.serving = config.serving();
+  const sim::SimResult simulated = sim::simulate(workload, fleet, run_predictor, a.seed);
+
+  run.measured_steps = measured.records.num_steps;
+  run.simulated_steps = simulated.num_steps;
+  run.measured_preemptions = measured.records.num_preemptions;
+  run.simulated_preemptions = simulated.num_preemptions;
+  run.measured_end_s = measured.records.end_time.seconds();
+  run.simulated_end_s = simulated.end_time.seconds();
+  account_steps(measured, predictor, !a.steps_csv.empty(), run, report);
+  const ScaledPredictor corrected_predictor(predictor, run.prefill_step_ratio,
+                                            run.decode_step_ratio, measured.loop_overhead_s);
+  const sim::SimResult corrected = sim::simulate(workload, fleet, corrected_predictor, a.seed);
+  const ScaledPredictor probe_predictor(predictor, run.probe_prefill_ratio, run.probe_decode_ratio,
+                                        measured.loop_overhead_s);
+  const sim::SimResult probed = sim::simulate(workload, fleet, probe_predictor, a.seed);
+  // Every step of the simulation's own predictor (loop overhead included) 5% off.
+  const ScaledPredictor faster_predictor(run_predictor, 1 - kSensitivity, 1 - kSensitivity, 0);
+  const ScaledPredictor slower_predictor(run_predictor, 1 + kSensitivity, 1 + kSensitivity, 0);
+  const sim::SimResult faster = sim::simulate(workload, fleet, faster_predictor, a.seed);
+  const sim::SimResult slower = sim::simulate(workload, fleet, slower_predictor, a.seed);
+  if (!a.requests_csv.empty()) {
+    for (size_t i = 0; i < measured.records.requests.size(); ++i) {
+      if (i >= simulated.requests.size() || i >= corrected.requests.size() ||
+          simulated.requests[i].id != measured.records.requests[i].id ||
+          corrected.requests[i].id != measured.records.requests[i].id) {
+        throw std::logic_error("serve-bench: the simulations' records are not the run's requests");
+      }
+      report.requests.push_back(
+          {run.load, measured.records.requests[i], simulated.requests[i], corrected.requests[i]});
+    }
+  }
+
+  add_metric_rows(run.load, measured.records, simulated, probed, corrected, faster, slower, report);
+  progress("load " + fixed(run.load, 2) + ": done, last completion at " +
+           fixed(run.measured_end_s, 1) + " s (simulated " + fixed(run.simulated_end_s, 1) + " s)");
+  report.runs.push_back(run);
+  return run;
+}
+
+}  // namespace
+
+int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path& data_dir,
+                            const std::string& command_line, std::ostream& out, std::ostream& err) {
+  validate_serve_bench_args(a);
+  const auto progress = [&](const std::string& line) {
+    if (!a.quiet) err << "  " << line << "\n" << std::flush;
+  };
+  const std::filesystem::path model_path =
+      a.model.empty() ? data_dir / "models" / kDefaultModel : std::filesystem::path(a.model);
+  const model::ModelSpec spec = model::load_model_spec(model_path);
+  const kernels::DecoderShape shape = app::decoder_shape(spec, model_path.string());
+  const model::WeightFormat format = model::parse_weight_format(a.format, "serve-bench: --format");
+  const kernels::WeightFormat kernel_weights =
+      app::kernel_format(format, "serve-bench: --format: ");
+
+  // Workload: lengths (scaled) and, for trace arrivals, the trace itself.
+  const BenchWorkload workload_in = read_bench_workload(a, data_dir);
+  const bool trace_arrivals = workload_in.trace_arrivals;
+  const std::filesystem::path& trace_path = workload_in.trace_path;
+  const std::vector<sim::LengthSample>& lengths = workload_in.lengths;
 
   ServeConfig config;
   config.max_num_seqs = a.max_num_seqs;
@@ -474,7 +703,7 @@ int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path
                              : a.max_num_seqs * ceil_div(max_context, a.block_size_tokens);
 
   // The profile: read and checked, or a quick calibration (as `llmcap validate`).
-  BenchmarkProfileOptions po;
+  app::BenchmarkProfileOptions po;
   po.profile_file = a.profile;
   po.save_file = a.save_profile;
   po.models = {model_path};
@@ -483,7 +712,7 @@ int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path
   po.tool = "llmcap serve-bench (quick calibration)";
   po.progress = progress;
   std::string source;
-  const model::CalibrationProfile profile = benchmark_profile(po, source);
+  const model::CalibrationProfile profile = app::benchmark_profile(po, source);
   const std::string format_name(model::to_string(format));
   if (profile.fit.matmul.count(format_name) == 0) {
     throw model::InputError(source + ": field \"fit.matmul\": no fitted rates for \"" +
@@ -496,7 +725,7 @@ int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path
   }
   model::Efficiency efficiency = model::calibrated_efficiency(profile);
   efficiency.step_overhead_s = 0;  // the loop's own overhead is measured per run, below
-  const model::Deployment machine = measured_machine(profile, efficiency);
+  const model::Deployment machine = app::measured_machine(profile, efficiency);
   const model::RooflinePredictor predictor(spec, format, model::KvFormat::kBf16, machine,
                                            efficiency);
 
@@ -541,169 +770,23 @@ int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path
   kernels::ReadProbe probe(int64_t{256} << 20);
 
   // The loads.
-  struct Load {
-    double fraction;
-    double multiplier;
-  };
   std::vector<Load> loads;
   if (!a.rate_multipliers.empty()) {
     for (const double m : a.rate_multipliers) loads.push_back({0, m});
   } else {
     for (const double f : a.loads) loads.push_back({f, 0});
   }
-  for (const Load& load : loads) {
-    std::vector<sim::RequestSpec> arrivals;
-    if (trace_arrivals) {
-      arrivals =
-          scale_trace(trace, a.trace_start_s, load.fraction * report.saturation_requests_per_s,
-                      load.multiplier, a.duration_s);
-    } else {
-      sim::ArrivalOptions options;
-      options.rate_per_s = load.fraction * report.saturation_requests_per_s;
-      options.duration_s = a.duration_s;
-      arrivals = sim::generate_arrivals(options, lengths, a.seed);
-    }
-    if (arrivals.empty()) {
-      throw sim::InputError("serve-bench: no request arrives within --duration-s " +
-                            describe(a.duration_s) + " s at this load");
-    }
-    ServeBenchRun run;
-    run.num_requests = static_cast<int64_t>(arrivals.size());
-    run.offered_requests_per_s = static_cast<double>(arrivals.size()) / a.duration_s;
-    run.load = run.offered_requests_per_s / report.saturation_requests_per_s;
-    if (trace_arrivals) {
-      const SimTime start = SimTime::Seconds(a.trace_start_s);
-      const auto first =
-          std::lower_bound(trace.begin(), trace.end(), start,
-                           [](const sim::RequestSpec& r, SimTime t) { return r.arrival < t; });
-      const auto last = first + static_cast<int64_t>(arrivals.size()) - 1;
-      run.rate_multiplier =
-          load.multiplier > 0 ? load.multiplier
-          : arrivals.back().arrival > SimTime::Zero()
-              ? (last->arrival - first->arrival).seconds() / arrivals.back().arrival.seconds()
-              : 0.0;
-    }
-    if (load.fraction > 0) run.load = load.fraction;
-    run.read_bytes_per_s = probe.read_bytes_per_s(pool);
-    std::tie(run.probe_prefill_ratio, run.probe_decode_ratio) =
-        probe_step_ratios(decoder, pool, predictor, a.max_prompt_tokens);
-    progress("load " + fixed(run.load, 2) + ": serving " + std::to_string(run.num_requests) +
-             " requests over " + describe(a.duration_s) + " s in real time...");
-
-    DecoderStepExecutor executor(decoder, pool, a.seed);
-    const CpuSample cpu_before = sample_cpu();
-    SteadyServeClock clock;
-    const ServeResult measured = serve(arrivals, config, executor, clock);
-    const double wall_s = clock.now().seconds();
-    const CpuSample cpu_after = sample_cpu();
-    if (cpu_before.ok && cpu_after.ok && wall_s > 0) {
-      run.other_cpu_cores = std::max(0.0, (cpu_after.busy_s - cpu_before.busy_s) -
-                                              (cpu_after.self_s - cpu_before.self_s)) /
-                            wall_s;
-      run.steal_cpu_cores = (cpu_after.steal_s - cpu_before.steal_s) / wall_s;
-    }
-    run.loop_overhead_s = measured.loop_overhead_s;
-
-    model::Efficiency run_efficiency = efficiency;
-    run_efficiency.step_overhead_s = measured.loop_overhead_s;
-    const model::RooflinePredictor run_predictor(spec, format, model::KvFormat::kBf16, machine,
-                                                 run_efficiency);
-    sim::Workload workload;
-    workload.open_loop = arrivals;
-    sim::FleetConfig fleet;
-    fleet.serving = config.serving();
-    const sim::SimResult simulated = sim::simulate(workload, fleet, run_predictor, a.seed);
-
-    run.measured_steps = measured.records.num_steps;
-    run.simulated_steps = simulated.num_steps;
-    run.measured_preemptions = measured.records.num_preemptions;
-    run.simulated_preemptions = simulated.num_preemptions;
-    run.measured_end_s = measured.records.end_time.seconds();
-    run.simulated_end_s = simulated.end_time.seconds();
-    std::vector<double> prefill_errors, decode_errors;
-    double decode_seqs = 0;
-    for (const ServeStepLog& step : measured.steps) {
-      const double measured_s = (step.end - step.exec_start).seconds();
-      const double predicted_s = predictor.step_time_s(step.shape);
-      if (!a.steps_csv.empty()) report.steps.push_back({run.load, step, predicted_s});
-      if (step.prefill) {
-        prefill_errors.push_back(base::relative_error(predicted_s, measured_s));
-        run.prefill_measured_total_s += measured_s;
-        run.prefill_predicted_total_s += predicted_s;
-      } else {
-        decode_errors.push_back(base::relative_error(predicted_s, measured_s));
-        run.decode_measured_total_s += measured_s;
-        run.decode_predicted_total_s += predicted_s;
-        decode_seqs += static_cast<double>(step.shape.num_decode_seqs);
-      }
-    }
-    run.prefill_step_ratio = run.prefill_predicted_total_s > 0
-                                 ? run.prefill_measured_total_s / run.prefill_predicted_total_s
-                                 : 1.0;
-    run.decode_step_ratio = run.decode_predicted_total_s > 0
-                                ? run.decode_measured_total_s / run.decode_predicted_total_s
-                                : 1.0;
-    const ScaledPredictor corrected_predictor(predictor, run.prefill_step_ratio,
-                                              run.decode_step_ratio, measured.loop_overhead_s);
-    const sim::SimResult corrected = sim::simulate(workload, fleet, corrected_predictor, a.seed);
-    const ScaledPredictor probe_predictor(predictor, run.probe_prefill_ratio,
-                                          run.probe_decode_ratio, measured.loop_overhead_s);
-    const sim::SimResult probed = sim::simulate(workload, fleet, probe_predictor, a.seed);
-    // Every step of the simulation's own predictor (loop overhead included) 5% off.
-    const ScaledPredictor faster_predictor(run_predictor, 1 - kSensitivity, 1 - kSensitivity, 0);
-    const ScaledPredictor slower_predictor(run_predictor, 1 + kSensitivity, 1 + kSensitivity, 0);
-    const sim::SimResult faster = sim::simulate(workload, fleet, faster_predictor, a.seed);
-    const sim::SimResult slower = sim::simulate(workload, fleet, slower_predictor, a.seed);
-    if (!a.requests_csv.empty()) {
-      for (size_t i = 0; i < measured.records.requests.size(); ++i) {
-        if (i >= simulated.requests.size() || i >= corrected.requests.size() ||
-            simulated.requests[i].id != measured.records.requests[i].id ||
-            corrected.requests[i].id != measured.records.requests[i].id) {
-          throw std::logic_error(
-              "serve-bench: the simulations' records are not the run's requests");
-        }
-        report.requests.push_back(
-            {run.load, measured.records.requests[i], simulated.requests[i], corrected.requests[i]});
-      }
-    }
-    run.num_prefill_steps = static_cast<int64_t>(prefill_errors.size());
-    run.num_decode_steps = static_cast<int64_t>(decode_errors.size());
-    run.prefill_step_error_median = median(prefill_errors);
-    run.decode_step_error_median = median(decode_errors);
-    run.measured_mean_batch =
-        decode_errors.empty() ? 0.0 : decode_seqs / static_cast<double>(decode_errors.size());
-
-    const sim::Metrics m = sim::compute_metrics(measured.records, sim::Slo{});
-    const sim::Metrics s = sim::compute_metrics(simulated, sim::Slo{});
-    const sim::Metrics p = sim::compute_metrics(probed, sim::Slo{});
-    const sim::Metrics c = sim::compute_metrics(corrected, sim::Slo{});
-    const sim::Metrics f = sim::compute_metrics(faster, sim::Slo{});
-    const sim::Metrics w = sim::compute_metrics(slower, sim::Slo{});
-    const auto add = [&](const char* metric, const sim::Distribution sim::Metrics::*field) {
-      const sim::Distribution &md = m.*field, &sd = s.*field, &pd = p.*field, &cd = c.*field,
-                              &fd = f.*field, &wd = w.*field;
-      report.rows.push_back(
-          {run.load, metric, "p50", md.p50_s, sd.p50_s, pd.p50_s, cd.p50_s, fd.p50_s, wd.p50_s});
-      report.rows.push_back(
-          {run.load, metric, "p90", md.p90_s, sd.p90_s, pd.p90_s, cd.p90_s, fd.p90_s, wd.p90_s});
-      report.rows.push_back(
-          {run.load, metric, "p99", md.p99_s, sd.p99_s, pd.p99_s, cd.p99_s, fd.p99_s, wd.p99_s});
-    };
-    add("ttft", &sim::Metrics::ttft);
-    add("tpot", &sim::Metrics::tpot);
-    progress("load " + fixed(run.load, 2) + ": done, last completion at " +
-             fixed(run.measured_end_s, 1) + " s (simulated " + fixed(run.simulated_end_s, 1) +
-             " s)");
-    report.runs.push_back(run);
-  }
+  const LoadBench bench{a,         workload_in, spec, format, efficiency, machine,
+                        predictor, decoder,     pool, probe,  err};
+  for (const Load& load : loads) report.runs.push_back(bench_load(bench, load, report));
 
   // The JSON is built whether or not --json was given: the results database stores it.
   const std::string json = serve_bench_to_json(report);
   const std::string steps = a.steps_csv.empty() ? "" : serve_bench_steps_csv(report);
-  if (!a.json_out.empty()) write_file_atomically(a.json_out, json);
-  if (!a.steps_csv.empty()) write_file_atomically(a.steps_csv, steps);
+  if (!a.json_out.empty()) app::write_file_atomically(a.json_out, json);
+  if (!a.steps_csv.empty()) app::write_file_atomically(a.steps_csv, steps);
   if (!a.requests_csv.empty()) {
-    write_file_atomically(a.requests_csv, serve_bench_requests_csv(report));
+    app::write_file_atomically(a.requests_csv, serve_bench_requests_csv(report));
   }
   print_serve_bench(report, out);
   store_serve_bench_run(report, json, serve_bench_input_json(a, data_dir), a.results_db, a.no_store,

@@ -241,11 +241,24 @@ void print_serve_bench(const ServeBenchReport& report, std::ostream& out);
 /// The whole command: validate, calibrate or read the profile, estimate saturation, run every
 /// load for real and in simulation, print, (with --json) write the JSON atomically, and store
 /// the run in the results database (kind "serve-bench", store_serve_bench_run in
-/// cli/runs_cmd.h; unless --no-store; a storage failure is a warning on `err`). Progress goes
+/// this header; unless --no-store; a storage failure is a warning on `err`). Progress goes
 /// to `err` unless args.quiet. Returns an exit code (cli.h); errors propagate as exceptions to
 /// cli::run (model::InputError, sim::InputError, std::invalid_argument), and nothing is stored
 /// then.
 int run_serve_bench_command(const ServeBenchArgs& args, const std::filesystem::path& data_dir,
                             const std::string& command_line, std::ostream& out, std::ostream& err);
+
+/// Stores a `llmcap serve-bench` run (kind "serve-bench") like app::store_plan_run: name the model
+/// id, the document `document_json` (serve_bench_to_json(report): what --json writes), the
+/// input `input_json` (serve_bench_input_json), the summary summarize_serve_bench(report).
+void store_serve_bench_run(const ServeBenchReport& report, const std::string& document_json,
+                           const std::string& input_json, const std::string& db_flag, bool no_store,
+                           const std::string& command_line, std::ostream& err);
+
+/// One line for listings: the worst relative error of the simulation (|simulated_s /
+/// measured_s - 1| over the loads and TTFT and TPOT; rows with measured_s = 0 left out) at each
+/// quantile, e.g. "worst |simulated / measured - 1|: p50 12.3%, p90 20.1%, p99 35.0% (TTFT and
+/// TPOT, 2 loads)"; "-" for a quantile without a row.
+std::string summarize_serve_bench(const ServeBenchReport& report);
 
 }  // namespace llmcap::cli

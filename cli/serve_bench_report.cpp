@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "app/run_store.h"
 #include "base/stats.h"
 #include "base/text.h"
 #include "cli/serve_bench.h"
@@ -213,6 +214,32 @@ void print_serve_bench(const ServeBenchReport& r, std::ostream& out) {
         << fixed(row.steps_slower_s, 4) << std::setw(9)
         << pct(base::relative_error(row.steps_slower_s, row.simulated_s)) << "\n";
   }
+}
+
+std::string summarize_serve_bench(const ServeBenchReport& report) {
+  std::string text = "worst |simulated / measured - 1|:";
+  const char* separator = " ";
+  for (const char* quantile : {"p50", "p90", "p99"}) {
+    double worst = NAN;
+    for (const ServeBenchRow& row : report.rows) {
+      if (row.quantile != quantile || !(row.measured_s > 0)) continue;
+      const double error = std::fabs(row.simulated_s / row.measured_s - 1.0);
+      if (std::isnan(worst) || error > worst) worst = error;
+    }
+    text += separator + std::string(quantile) + " " +
+            (std::isnan(worst) ? std::string("-") : fixed(100 * worst, 1) + "%");
+    separator = ", ";
+  }
+  const size_t loads = report.runs.size();
+  return text + " (TTFT and TPOT, " + std::to_string(loads) + " load" + (loads == 1 ? "" : "s") +
+         ")";
+}
+
+void store_serve_bench_run(const ServeBenchReport& report, const std::string& document_json,
+                           const std::string& input_json, const std::string& db_flag, bool no_store,
+                           const std::string& command_line, std::ostream& err) {
+  app::store_document_run("serve-bench", report.model, summarize_serve_bench(report), document_json,
+                          input_json, db_flag, no_store, command_line, err);
 }
 
 }  // namespace llmcap::cli

@@ -24,8 +24,8 @@
 #include <exception>
 #include <vector>
 
-#include "cli/decoder_support.h"
-#include "cli/profile.h"
+#include "app/decoder_support.h"
+#include "app/profile.h"
 #include "gui/chart_models.h"
 
 namespace llmcap::gui {
@@ -175,12 +175,12 @@ void CalibrationView::start_calibration(kernels::SweepSize size) {
       options.size =
           size == kernels::SweepSize::kTest ? kernels::SweepSize::kTest : kernels::SweepSize::kFull;
       if (!model_file.empty()) {
-        options.extra_matmul_shapes = cli::model_matmul_shapes({model_file});
-        options.extra_attention_layouts = cli::model_attention_layouts({model_file});
+        options.extra_matmul_shapes = app::model_matmul_shapes({model_file});
+        options.extra_attention_layouts = app::model_attention_layouts({model_file});
       }
       const kernels::CalibrationRun run = kernels::run_calibration(options);
       profile = std::make_shared<model::CalibrationProfile>(
-          cli::to_profile(run, "llmcap-gui (calibration view)"));
+          app::to_profile(run, "llmcap-gui (calibration view)"));
     } catch (const std::exception& e) {
       error = QString::fromStdString(e.what());
     }

@@ -1,5 +1,5 @@
 // Calibration view: runs the kernel sweep of `llmcap calibrate` (kernels::run_calibration and
-// cli::to_profile) on a worker thread, or opens a saved profile, and shows each kernel's
+// app::to_profile) on a worker thread, or opens a saved profile, and shows each kernel's
 // bandwidth beside the machine's measured read bandwidth (table and bar chart read one model).
 #pragma once
 

@@ -8,8 +8,8 @@
 #include <exception>
 #include <mutex>
 
+#include "app/plan_run.h"
 #include "base/error.h"
-#include "cli/plan_run.h"
 #include "model/input_error.h"
 #include "plan/tco.h"
 #include "sim/input_error.h"
@@ -98,13 +98,13 @@ PlanOutcome PlanWorker::run_full(const PlanInput& input) {
     emit_row(input, to_result_row(row, nullptr), done, total, outcome);
   });
   guarded(outcome, [&] {
-    cli::PlanRunOptions options;
+    app::PlanRunOptions options;
     options.plan.cancel = [this, generation = input.generation] { return stale(generation); };
     options.plan.num_threads = input.num_threads;
     options.plan.observer = &observer;
     options.plan.calibration = input.calibration.get();
     options.analysis = input.analysis;
-    cli::PlanRun run = cli::make_plan_run(input.scenario, *input.catalog, options);
+    app::PlanRun run = app::make_plan_run(input.scenario, *input.catalog, options);
     const nlohmann::json& results =
         run.document.contains("results") ? run.document["results"] : nlohmann::json::array();
     for (size_t i = 0; i < run.result.rows.size(); ++i) {

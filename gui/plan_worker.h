@@ -38,7 +38,7 @@ struct PlanInput {
   std::string scenario_text;  ///< the scenario as planned (JSON), for the results database
   std::shared_ptr<const model::Catalog> catalog;
   std::shared_ptr<const model::CalibrationProfile> calibration;  ///< may be null
-  /// Full run: cli::make_plan_run (with the analyses when `analysis`), giving the run
+  /// Full run: app::make_plan_run (with the analyses when `analysis`), giving the run
   /// document (docs/run-document.md) for the charts, the results database and reports.
   /// What-if run: rows only, through plan::plan_what_if, each type's fleet-size search
   /// starting from `previous_sizes` scaled by load_multiplier / previous_load_multiplier.

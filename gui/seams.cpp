@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include "cli/plan_output.h"
-#include "cli/runs_cmd.h"
+#include "app/plan_output.h"
+#include "app/run_store.h"
 #include "report/report.h"
 #include "store/results_store.h"
 
@@ -19,7 +19,7 @@ int64_t store_plan_document(const nlohmann::json& document, const std::string& s
   record.command_line = command_line;
   record.input_json = scenario_text;
   record.document_json = document.dump();
-  record.summary = cli::summarize_plan_document(document);
+  record.summary = app::summarize_plan_document(document);
   store::ResultsStore db = store::ResultsStore::open(database_path());
   return db.add_run(record);
 }
@@ -55,7 +55,7 @@ std::string render_report(const nlohmann::json& document, const std::string& for
 }
 
 void write_file(const std::filesystem::path& path, const std::string& bytes) {
-  cli::write_file_atomically(path, bytes);
+  app::write_file_atomically(path, bytes);
 }
 
 }  // namespace llmcap::gui

@@ -39,7 +39,7 @@ nlohmann::json load_run_document(int64_t id);
 std::string render_report(const nlohmann::json& document, const std::string& format_name);
 
 /// Writes `bytes` to `path` through a temporary file renamed into place
-/// (cli::write_file_atomically). Throws std::runtime_error naming the path.
+/// (app::write_file_atomically). Throws std::runtime_error naming the path.
 void write_file(const std::filesystem::path& path, const std::string& bytes);
 
 }  // namespace llmcap::gui

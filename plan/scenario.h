@@ -138,7 +138,7 @@ struct Scenario {
   /// "uncertainty": the errors carried to the answer as ranges (plan/search.h).
   UncertaintySpec uncertainty;
   /// "price_overrides": prices the scenario sets itself (plan/price_overrides.h), applied to
-  /// the catalog by cli::make_plan_run and the GUI before planning.
+  /// the catalog by app::make_plan_run and the GUI before planning.
   std::vector<PriceOverride> price_overrides;
 
   /// One SLO per client class, indexed like RequestSpec::client_class: the classes' own SLOs,

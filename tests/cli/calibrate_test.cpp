@@ -10,8 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include "app/decoder_support.h"
 #include "cli/cli.h"
-#include "cli/decoder_support.h"
 #include "model/calibration.h"
 #include "reference_decoder_fixtures.h"
 #include "test_util.h"
@@ -103,7 +103,7 @@ TEST(CliCalibrate, ModelShapesAreTimedInEveryFormatAndPriceThatModelsCalls) {
   // tokens.
   std::set<std::pair<int64_t, int64_t>> prefill_int8;
   for (const model::KernelSample& s : p.kernels) {
-    if (s.op == "matmul" && s.batch == llmcap::cli::kPrefillCalibrationBatch &&
+    if (s.op == "matmul" && s.batch == llmcap::app::kPrefillCalibrationBatch &&
         s.format == "int8") {
       prefill_int8.insert({s.rows, s.cols});
     }
@@ -121,10 +121,10 @@ TEST(ModelMatmulShapes, TheLayerCallsGetAPrefillBatchAndAnUnsharedLmHeadDoesNot)
       "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
       "vocab_size": 1000, "max_position_embeddings": 2048})");
   std::map<std::pair<int64_t, int64_t>, int64_t> prefill;
-  for (const kernels::MatmulShape& m : llmcap::cli::model_matmul_shapes({model_path})) {
+  for (const kernels::MatmulShape& m : llmcap::app::model_matmul_shapes({model_path})) {
     prefill[{m.rows, m.cols}] = m.prefill_batch;
   }
-  const int64_t p = llmcap::cli::kPrefillCalibrationBatch;
+  const int64_t p = llmcap::app::kPrefillCalibrationBatch;
   EXPECT_EQ(
       prefill,
       (std::map<std::pair<int64_t, int64_t>, int64_t>{

@@ -11,10 +11,15 @@
 #include <utility>
 #include <vector>
 
+#include "app/plan_output.h"
 #include "test_util.h"
 
 namespace llmcap::cli {
 namespace {
+
+using app::plan_to_csv;
+using app::plan_to_json;
+using app::write_file_atomically;
 
 using ::testing::HasSubstr;
 using ::testing::Not;

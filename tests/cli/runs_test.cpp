@@ -16,12 +16,15 @@
 #include <regex>
 #include <sstream>
 
+#include "app/run_store.h"
 #include "cli/cli.h"
-#include "cli/runs_cmd.h"
 #include "test_util.h"
 
 namespace llmcap::cli {
 namespace {
+
+using app::store_calibration_run;
+using app::summarize_plan_document;
 
 using llmcap::testing::TempDir;
 using nlohmann::json;

@@ -12,9 +12,9 @@
 #include <sstream>
 #include <thread>
 
+#include "app/plan_run.h"
+#include "app/sweep_spec.h"
 #include "cli/cli.h"
-#include "cli/plan_run.h"
-#include "cli/sweep_cmd.h"
 #include "model/hardware.h"
 #include "plan/scenario.h"
 #include "store/results_store.h"
@@ -22,6 +22,13 @@
 
 namespace llmcap::cli {
 namespace {
+
+using app::load_sweep;
+using app::make_plan_run;
+using app::PlanRun;
+using app::PlanRunOptions;
+using app::SweepPoint;
+using app::SweepSpec;
 
 using llmcap::testing::error_message;
 using llmcap::testing::TempDir;

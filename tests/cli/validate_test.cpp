@@ -12,8 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include "app/decoder_support.h"
 #include "cli/cli.h"
-#include "cli/decoder_support.h"
 #include "reference_decoder_fixtures.h"
 #include "run_cli.h"
 #include "store/results_store.h"
@@ -21,6 +21,9 @@
 
 namespace llmcap::cli {
 namespace {
+
+using app::benchmark_profile;
+using app::BenchmarkProfileOptions;
 
 using llmcap::testing::TempDir;
 using ::testing::HasSubstr;

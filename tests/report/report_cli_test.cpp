@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "../cli/run_cli.h"
+#include "app/plan_run.h"
 #include "cli/cli.h"
-#include "cli/plan_run.h"
 #include "model/hardware.h"
 #include "plan/scenario.h"
 #include "report/report.h"
@@ -101,9 +101,9 @@ TEST(CliReport, RendersADocumentMadeByThePlanner) {
   const plan::Scenario scenario =
       plan::load_scenario(std::string(LLMCAP_TEST_DATA_DIR) + "/../../cli/data/small.json");
   const model::Catalog catalog = model::Catalog::load(LLMCAP_DATA_DIR);
-  PlanRunOptions options;
+  app::PlanRunOptions options;
   options.analysis = false;
-  const PlanRun run = make_plan_run(scenario, catalog, options);
+  const app::PlanRun run = app::make_plan_run(scenario, catalog, options);
   TempDir dir;
   const auto doc_path = dir.write("run.json", run.document.dump());
   for (const char* ext : {"md", "html", "csv", "json", "xlsx", "pdf"}) {

@@ -1,4 +1,4 @@
-#include "cli/tco_json.h"
+#include "app/tco_json.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-namespace llmcap::cli {
+namespace llmcap::app {
 namespace {
 
 using nlohmann::json;
@@ -212,4 +212,4 @@ json price_sources_to_json(const std::vector<plan::TcoRow>& rows) {
   return out;
 }
 
-}  // namespace llmcap::cli
+}  // namespace llmcap::app

@@ -1,11 +1,10 @@
 // A plan run as one JSON document (docs/run-document.md): the plan, its TCO and its analyses.
-// This is what `llmcap plan` stores in the results database, what `llmcap sweep` stores per
-// point, and what `llmcap report` renders.
+// This is what `llmcap plan` and the GUI store in the results database, what `llmcap sweep` stores
+// per point, and what `llmcap report` renders.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <ostream>
 #include <vector>
 
 #include "model/calibration.h"
@@ -15,7 +14,7 @@
 #include "plan/scenario.h"
 #include "plan/tco.h"
 
-namespace llmcap::cli {
+namespace llmcap::app {
 
 /// Schema version of the run document; readers refuse other versions.
 inline constexpr int kRunDocumentVersion = 1;
@@ -44,10 +43,4 @@ struct PlanRun {
 PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& catalog,
                       const PlanRunOptions& options);
 
-/// After the plan table: each feasible row's TCO (cheapest first: price model, instances
-/// billed, USD per hour, per year, per million input and output tokens, per thousand
-/// requests, the converted currency, owned alternatives, notes), then the analyses'
-/// uncertainty ranges, sustainable rates and recommendation when they ran.
-void print_run_summary(const PlanRun& run, std::ostream& out);
-
-}  // namespace llmcap::cli
+}  // namespace llmcap::app

@@ -15,7 +15,7 @@
 #include "model/model_spec.h"
 #include "model/roofline.h"
 
-namespace llmcap::cli {
+namespace llmcap::app {
 
 /// The decoder shape of a Llama-architecture model (llama, mistral, qwen2). rope_theta and
 /// rms_eps keep their defaults: step time does not depend on them. Throws model::InputError
@@ -75,4 +75,4 @@ model::CalibrationProfile benchmark_profile(const BenchmarkProfileOptions& optio
 model::Deployment measured_machine(const model::CalibrationProfile& profile,
                                    const model::Efficiency& efficiency);
 
-}  // namespace llmcap::cli
+}  // namespace llmcap::app

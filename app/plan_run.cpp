@@ -1,18 +1,17 @@
-#include "cli/plan_run.h"
+#include "app/plan_run.h"
 
 #include <algorithm>
 #include <cstdio>
-#include <ostream>
 #include <set>
 #include <string>
 
-#include "cli/analysis_json.h"
-#include "cli/plan_output.h"
-#include "cli/tco_json.h"
+#include "app/analysis_json.h"
+#include "app/plan_output.h"
+#include "app/tco_json.h"
 #include "plan/analysis.h"
 #include "plan/tco.h"
 
-namespace llmcap::cli {
+namespace llmcap::app {
 namespace {
 
 using nlohmann::json;
@@ -114,61 +113,6 @@ json calibration_summary(const model::CalibrationProfile* profile) {
 
 }  // namespace
 
-void print_run_summary(const PlanRun& run, std::ostream& out) {
-  // Feasible rows, cheapest first (as the table).
-  std::vector<size_t> order;
-  for (size_t i = 0; i < run.result.rows.size() && i < run.tco.size(); ++i) {
-    if (run.result.rows[i].feasible && run.tco[i].num_instances > 0) order.push_back(i);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return run.tco[a].usd_per_hour < run.tco[b].usd_per_hour;
-  });
-  if (!order.empty()) {
-    const plan::TcoRow& first = run.tco[order.front()];
-    out << "\nTCO (docs/tco.md): " << fixed_decimals(first.hours_per_day, 0) << " h/day, "
-        << fixed_decimals(first.days_per_year, 0) << " days/year; per-token figures each carry the "
-        << "whole cost.\n";
-    for (size_t i : order) {
-      const plan::TcoRow& t = run.tco[i];
-      out << "  " << run.result.rows[i].instance_type << " (" << t.price_model
-          << "): " << t.num_instances_billed << " billed, USD " << fixed_decimals(t.usd_per_hour, 2)
-          << "/hour, USD " << grouped_thousands(t.annual_usd) << "/year, USD "
-          << fixed_decimals(t.usd_per_million_input_tokens, 3) << "/M input tokens, USD "
-          << fixed_decimals(t.usd_per_million_output_tokens, 3) << "/M output tokens, USD "
-          << fixed_decimals(t.usd_per_thousand_requests, 3) << "/1000 requests";
-      if (t.autoscaled) out << ", autoscaled: USD " << fixed_decimals(t.usd_per_day, 2) << "/day";
-      if (t.converted) {
-        out << "; " << t.in_currency.currency << " " << fixed_decimals(t.in_currency.per_hour, 2)
-            << "/hour at " << t.in_currency.rate << " (" << t.in_currency.rate_as_of << ")";
-      }
-      out << "\n";
-      for (const plan::TcoOwnedRow& o : t.owned) {
-        out << "    owned instead: " << o.num_servers << " x " << o.name << ", USD "
-            << fixed_decimals(o.usd_per_hour, 2) << "/hour (capex "
-            << fixed_decimals(o.capex_usd_per_hour, 2) << " + power "
-            << fixed_decimals(o.power_usd_per_hour, 2) << "), USD "
-            << grouped_thousands(o.annual_usd) << "/year\n";
-      }
-      for (const std::string& note : t.notes) out << "    note: " << note << "\n";
-    }
-  }
-  if (!run.analysis) return;
-  const plan::Analysis& a = *run.analysis;
-  for (const plan::UncertaintyRow& u : a.uncertainty) {
-    out << "Uncertainty, " << u.instance_type << ": " << u.text
-        << "; dominant: " << u.dominant_assumption << " (step-time error "
-        << fixed_decimals(u.step_time_error_fraction * 100, 0) << "%, " << u.step_time_error_source
-        << "; price error " << fixed_decimals(u.price_error_fraction * 100, 0) << "%)\n";
-  }
-  for (const plan::SearchRow& s : a.search) {
-    if (s.max_requests_per_s_per_instance > 0) {
-      out << "Max sustainable rate, " << s.instance_type << ": "
-          << fixed_decimals(s.max_requests_per_s_per_instance, 2) << " requests/s per instance\n";
-    }
-  }
-  if (!a.recommendation.empty()) out << "Recommendation: " << a.recommendation << "\n";
-}
-
 PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& base_catalog,
                       const PlanRunOptions& options) {
   // The scenario's own prices (price_overrides) replace the catalog's before anything else.
@@ -233,4 +177,4 @@ PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& base
   return run;
 }
 
-}  // namespace llmcap::cli
+}  // namespace llmcap::app

@@ -1,13 +1,13 @@
-#include "cli/decoder_support.h"
+#include "app/decoder_support.h"
 
 #include <algorithm>
 
-#include "cli/plan_output.h"
-#include "cli/profile.h"
+#include "app/plan_output.h"
+#include "app/profile.h"
 #include "kernels/machine.h"
 #include "model/input_error.h"
 
-namespace llmcap::cli {
+namespace llmcap::app {
 
 kernels::DecoderShape decoder_shape(const model::ModelSpec& m, const std::string& file) {
   if (m.architecture == model::Architecture::kGptNeox || !m.gated_mlp || m.parallel_residual) {
@@ -132,4 +132,4 @@ model::Deployment measured_machine(const model::CalibrationProfile& profile,
   return d;
 }
 
-}  // namespace llmcap::cli
+}  // namespace llmcap::app

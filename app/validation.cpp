@@ -1,4 +1,4 @@
-#include "cli/validate.h"
+#include "app/validation.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,9 +10,9 @@
 #include <optional>
 #include <sstream>
 
+#include "app/decoder_support.h"
+#include "app/profile.h"
 #include "base/stats.h"
-#include "cli/decoder_support.h"
-#include "cli/profile.h"
 #include "kernels/calibrate.h"
 #include "kernels/decoder.h"
 #include "kernels/machine.h"
@@ -21,7 +21,7 @@
 #include "model/model_spec.h"
 #include "model/roofline.h"
 
-namespace llmcap::cli {
+namespace llmcap::app {
 namespace {
 
 /// Nearest-rank quantile of |values| (docs/metrics.md).
@@ -90,6 +90,111 @@ model::CalibrationProfile with_retimed_samples(const model::CalibrationProfile& 
   return p;
 }
 
+/// The upper median (value[n / 2] of the sorted values), as validate has always reported.
+double median_of(const std::vector<double>& v) { return base::upper_median(v); }
+
+/// The calibrated efficiency of `prof` for `statistic`: the profile's fit for its own
+/// statistic, a refit of its samples for the other one; step overhead 0 (the reference decoder
+/// has no engine scheduling).
+model::Efficiency efficiency_for(const model::CalibrationProfile& prof,
+                                 model::FitStatistic statistic) {
+  model::CalibrationProfile p = prof;
+  if (p.fit.statistic != statistic) p.fit = model::refit_calibration(prof, statistic);
+  model::Efficiency e = model::calibrated_efficiency(p);
+  e.step_overhead_s = 0;  // the reference decoder has no engine scheduling
+  return e;
+}
+
+/// One grid point's timings over the rounds: the step and each operator section, seconds.
+struct TimedCell {
+  int64_t batch, context;
+  std::vector<double> step_s;
+  std::vector<std::vector<double>> section_s{kernels::StepSections::kCount};
+};
+
+/// The decode step a cell times: `batch` sequences of `context` tokens, each adding one.
+model::BatchShape step_of(const TimedCell& c) {
+  model::BatchShape step;
+  step.num_decode_seqs = c.batch;
+  step.num_decode_context_tokens = c.batch * (c.context + 1);
+  return step;
+}
+
+/// A cell's point: its measured times against each predictor (`retimed_predictor` null when
+/// not re-timed; `paired_predicted_s` the per-round re-timed predictions, empty then).
+ValidationPoint make_point(const model::ModelSpec& spec, const std::string& format_name,
+                           const TimedCell& c, const std::vector<double>& paired_predicted_s,
+                           const model::RooflinePredictor& predictor,
+                           const model::RooflinePredictor& min_predictor,
+                           const model::RooflinePredictor& fit_only_predictor,
+                           const model::RooflinePredictor* retimed_predictor) {
+  const model::BatchShape step = step_of(c);
+  ValidationPoint p;
+  p.model = spec.id;
+  p.format = format_name;
+  p.batch = c.batch;
+  p.context_tokens = c.context;
+  p.measured_s = median_of(c.step_s);
+  p.predicted_s = predictor.step_time_s(step);
+  p.measured_min_s = *std::min_element(c.step_s.begin(), c.step_s.end());
+  std::vector<double> deviations;
+  for (const double s : c.step_s) deviations.push_back(std::abs(s / p.measured_s - 1));
+  p.measured_spread = median_of(deviations);
+  p.predicted_min_s = min_predictor.step_time_s(step);
+  p.predicted_fit_only_s = fit_only_predictor.step_time_s(step);
+  if (retimed_predictor != nullptr) p.predicted_retimed_s = retimed_predictor->step_time_s(step);
+  if (!paired_predicted_s.empty()) {
+    std::vector<double> paired;
+    for (size_t r = 0; r < paired_predicted_s.size(); ++r) {
+      paired.push_back(paired_predicted_s[r] / c.step_s[r] - 1.0);
+    }
+    p.retimed_paired_error = median_of(paired);
+  }
+  for (int i = 0; i < kernels::StepSections::kCount; ++i) {
+    p.section_names.emplace_back(kernels::StepSections::kNames[i]);
+    p.section_measured_s.push_back(median_of(c.section_s[static_cast<size_t>(i)]));
+  }
+  p.section_predicted_s = section_seconds(predictor, step, spec);
+  if (retimed_predictor != nullptr) {
+    p.section_retimed_s = section_seconds(*retimed_predictor, step, spec);
+  }
+  return p;
+}
+
+/// The error summaries of `result` from its points (nearest-rank median and p95 of each error's
+/// absolute value), the re-timed ones when `retime`.
+void set_error_summaries(ValidationResult& result, bool retime) {
+  std::vector<double> errors;
+  for (const auto& p : result.points) errors.push_back(p.error());
+  result.median_abs_error = abs_quantile(errors, 0.5);
+  result.p95_abs_error = abs_quantile(errors, 0.95);
+  std::vector<double> min_errors;
+  for (const auto& p : result.points) min_errors.push_back(p.min_error());
+  result.min_median_abs_error = abs_quantile(min_errors, 0.5);
+  result.min_p95_abs_error = abs_quantile(min_errors, 0.95);
+  std::vector<double> fit_only_errors;
+  for (const auto& p : result.points) {
+    fit_only_errors.push_back(p.predicted_fit_only_s / p.measured_s - 1);
+  }
+  result.fit_only_median_abs_error = abs_quantile(fit_only_errors, 0.5);
+  result.fit_only_p95_abs_error = abs_quantile(fit_only_errors, 0.95);
+  std::vector<double> spreads;
+  for (const auto& p : result.points) spreads.push_back(p.measured_spread);
+  result.spread_median = abs_quantile(spreads, 0.5);
+  result.spread_p95 = abs_quantile(spreads, 0.95);
+  result.retimed = retime;
+  if (retime) {
+    std::vector<double> retimed_errors;
+    for (const auto& p : result.points) retimed_errors.push_back(p.retimed_error());
+    result.retimed_median_abs_error = abs_quantile(retimed_errors, 0.5);
+    result.retimed_p95_abs_error = abs_quantile(retimed_errors, 0.95);
+    std::vector<double> paired_errors;
+    for (const auto& p : result.points) paired_errors.push_back(p.retimed_paired_error);
+    result.retimed_paired_median_abs_error = abs_quantile(paired_errors, 0.5);
+    result.retimed_paired_p95_abs_error = abs_quantile(paired_errors, 0.95);
+  }
+}
+
 }  // namespace
 
 ValidationResult run_validation(const ValidationOptions& options,
@@ -98,15 +203,6 @@ ValidationResult run_validation(const ValidationOptions& options,
   ValidationResult result;
   result.threads = profile.fit.threads;
   result.profile = profile_source;
-  // A profile's fit for its own statistic, a refit of its samples for the other one.
-  const auto efficiency_for = [](const model::CalibrationProfile& prof,
-                                 model::FitStatistic statistic) {
-    model::CalibrationProfile p = prof;
-    if (p.fit.statistic != statistic) p.fit = model::refit_calibration(prof, statistic);
-    model::Efficiency e = model::calibrated_efficiency(p);
-    e.step_overhead_s = 0;  // the reference decoder has no engine scheduling
-    return e;
-  };
   const model::Efficiency efficiency = efficiency_for(profile, model::FitStatistic::kMedian);
   const model::Efficiency min_efficiency = efficiency_for(profile, model::FitStatistic::kMin);
   model::Efficiency fit_only_efficiency = efficiency;
@@ -120,8 +216,6 @@ ValidationResult run_validation(const ValidationOptions& options,
 
   kernels::ReadProbe probe(int64_t{256} << 20);
   std::vector<double> all_probes;
-  // The upper median (value[n / 2] of the sorted values), as validate has always reported.
-  const auto median_of = [](const std::vector<double>& v) { return base::upper_median(v); };
 
   for (const auto& path : options.models) {
     const model::ModelSpec spec = model::load_model_spec(path);
@@ -134,19 +228,14 @@ ValidationResult run_validation(const ValidationOptions& options,
       }
       kernels::ReferenceDecoder decoder(shape, kernel_format(format), kernels::KvType::kBf16,
                                         max_batch, max_context + options.runs + 2, options.seed);
-      struct Cell {
-        int64_t batch, context;
-        std::vector<double> step_s;
-        std::vector<std::vector<double>> section_s{kernels::StepSections::kCount};
-      };
-      std::vector<Cell> cells;
+      std::vector<TimedCell> cells;
       for (const int64_t batch : options.batches) {
         for (const int64_t context : options.contexts) cells.push_back({batch, context, {}});
       }
-      const auto contexts_of = [](const Cell& c) {
+      const auto contexts_of = [](const TimedCell& c) {
         return std::vector<int64_t>(static_cast<size_t>(c.batch), c.context);
       };
-      for (const Cell& c : cells) {  // warm-up: caches, page faults of the KV pages touched
+      for (const TimedCell& c : cells) {  // warm-up: caches, page faults of the KV pages touched
         decoder.set_contexts(contexts_of(c));
         decoder.step(pool);
       }
@@ -165,7 +254,7 @@ ValidationResult run_validation(const ValidationOptions& options,
                << probes.back() / 1e9 << " GB/s" << (timer ? ", kernels re-timed" : "");
           options.progress(line.str());
         }
-        for (Cell& c : cells) {
+        for (TimedCell& c : cells) {
           for (int k = 0; k < options.steady_steps; ++k) {
             decoder.set_contexts(contexts_of(c));
             decoder.step(pool);
@@ -189,12 +278,6 @@ ValidationResult run_validation(const ValidationOptions& options,
       const model::RooflinePredictor fit_only_predictor(spec, format, model::KvFormat::kBf16,
                                                         machine, fit_only_efficiency);
       std::optional<model::RooflinePredictor> retimed_predictor;
-      const auto step_of = [](const Cell& c) {
-        model::BatchShape step;
-        step.num_decode_seqs = c.batch;
-        step.num_decode_context_tokens = c.batch * (c.context + 1);
-        return step;
-      };
       // Per round r: the predictor from round r's kernels and probe (retimed_paired_error).
       std::vector<std::vector<double>> paired_predicted_s(cells.size());
       if (timer) {
@@ -215,36 +298,10 @@ ValidationResult run_validation(const ValidationOptions& options,
                                   measured_machine(retimed, e), e);
       }
       for (size_t ci = 0; ci < cells.size(); ++ci) {
-        const Cell& c = cells[ci];
-        const model::BatchShape step = step_of(c);
-        ValidationPoint p;
-        p.model = spec.id;
-        p.format = format_name;
-        p.batch = c.batch;
-        p.context_tokens = c.context;
-        p.measured_s = median_of(c.step_s);
-        p.predicted_s = predictor.step_time_s(step);
-        p.measured_min_s = *std::min_element(c.step_s.begin(), c.step_s.end());
-        std::vector<double> deviations;
-        for (const double s : c.step_s) deviations.push_back(std::abs(s / p.measured_s - 1));
-        p.measured_spread = median_of(deviations);
-        p.predicted_min_s = min_predictor.step_time_s(step);
-        p.predicted_fit_only_s = fit_only_predictor.step_time_s(step);
-        if (retimed_predictor) p.predicted_retimed_s = retimed_predictor->step_time_s(step);
-        if (!paired_predicted_s[ci].empty()) {
-          std::vector<double> paired;
-          for (size_t r = 0; r < paired_predicted_s[ci].size(); ++r) {
-            paired.push_back(paired_predicted_s[ci][r] / c.step_s[r] - 1.0);
-          }
-          p.retimed_paired_error = median_of(paired);
-        }
-        for (int i = 0; i < kernels::StepSections::kCount; ++i) {
-          p.section_names.emplace_back(kernels::StepSections::kNames[i]);
-          p.section_measured_s.push_back(median_of(c.section_s[static_cast<size_t>(i)]));
-        }
-        p.section_predicted_s = section_seconds(predictor, step, spec);
-        if (retimed_predictor)
-          p.section_retimed_s = section_seconds(*retimed_predictor, step, spec);
+        const TimedCell& c = cells[ci];
+        const ValidationPoint p =
+            make_point(spec, format_name, c, paired_predicted_s[ci], predictor, min_predictor,
+                       fit_only_predictor, retimed_predictor ? &*retimed_predictor : nullptr);
         result.points.push_back(p);
         if (options.progress) {
           std::ostringstream line;
@@ -259,35 +316,7 @@ ValidationResult run_validation(const ValidationOptions& options,
   result.profile_read_bytes_per_s =
       machine.memory_bandwidth_bytes_per_s * efficiency.memory_bandwidth_fraction;
   if (!all_probes.empty()) result.validation_read_bytes_per_s = median_of(all_probes);
-  std::vector<double> errors;
-  for (const auto& p : result.points) errors.push_back(p.error());
-  result.median_abs_error = abs_quantile(errors, 0.5);
-  result.p95_abs_error = abs_quantile(errors, 0.95);
-  std::vector<double> min_errors;
-  for (const auto& p : result.points) min_errors.push_back(p.min_error());
-  result.min_median_abs_error = abs_quantile(min_errors, 0.5);
-  result.min_p95_abs_error = abs_quantile(min_errors, 0.95);
-  std::vector<double> fit_only_errors;
-  for (const auto& p : result.points) {
-    fit_only_errors.push_back(p.predicted_fit_only_s / p.measured_s - 1);
-  }
-  result.fit_only_median_abs_error = abs_quantile(fit_only_errors, 0.5);
-  result.fit_only_p95_abs_error = abs_quantile(fit_only_errors, 0.95);
-  std::vector<double> spreads;
-  for (const auto& p : result.points) spreads.push_back(p.measured_spread);
-  result.spread_median = abs_quantile(spreads, 0.5);
-  result.spread_p95 = abs_quantile(spreads, 0.95);
-  result.retimed = options.retime;
-  if (options.retime) {
-    std::vector<double> retimed_errors;
-    for (const auto& p : result.points) retimed_errors.push_back(p.retimed_error());
-    result.retimed_median_abs_error = abs_quantile(retimed_errors, 0.5);
-    result.retimed_p95_abs_error = abs_quantile(retimed_errors, 0.95);
-    std::vector<double> paired_errors;
-    for (const auto& p : result.points) paired_errors.push_back(p.retimed_paired_error);
-    result.retimed_paired_median_abs_error = abs_quantile(paired_errors, 0.5);
-    result.retimed_paired_p95_abs_error = abs_quantile(paired_errors, 0.95);
-  }
+  set_error_summaries(result, options.retime);
   return result;
 }
 
@@ -344,98 +373,4 @@ std::string validation_to_json(const ValidationResult& result) {
   return doc.dump(2) + "\n";
 }
 
-void print_validation(const ValidationResult& result, std::ostream& out) {
-  out << "Reference decoder steps on this machine (" << result.threads
-      << " threads) against the calibrated predictor (" << result.profile << ").\n"
-      << "median: median step over the runs, rates fitted to the kernels' median times;\n"
-      << "min: fastest step, rates fitted to the kernels' fastest times (uncontended).\n\n";
-  out << std::left << std::setw(16) << "model" << std::setw(7) << "format" << std::right
-      << std::setw(6) << "batch" << std::setw(9) << "context" << std::setw(12) << "median ms"
-      << std::setw(13) << "predicted" << std::setw(9) << "error" << std::setw(10) << "min ms"
-      << std::setw(13) << "predicted" << std::setw(9) << "error";
-  if (result.retimed) {
-    out << std::setw(11) << "re-timed" << std::setw(9) << "error" << std::setw(9) << "paired";
-  }
-  out << "\n";
-  for (const auto& p : result.points) {
-    char line[200];
-    int n = std::snprintf(line, sizeof line, "%12.2f%13.2f%+8.1f%%%10.2f%13.2f%+8.1f%%",
-                          p.measured_s * 1e3, p.predicted_s * 1e3, 100 * p.error(),
-                          p.measured_min_s * 1e3, p.predicted_min_s * 1e3, 100 * p.min_error());
-    if (result.retimed && n > 0 && n < static_cast<int>(sizeof line)) {
-      std::snprintf(line + n, sizeof line - static_cast<size_t>(n), "%11.2f%+8.1f%%%+8.1f%%",
-                    p.predicted_retimed_s * 1e3, 100 * p.retimed_error(),
-                    100 * p.retimed_paired_error);
-    }
-    out << std::left << std::setw(16) << p.model << std::setw(7) << p.format << std::right
-        << std::setw(6) << p.batch << std::setw(9) << p.context_tokens << line << "\n";
-  }
-  char summary[400];
-  std::snprintf(summary, sizeof summary,
-                "\n|error| over %zu points: median %.1f%%, p95 %.1f%% (median); median %.1f%%, "
-                "p95 %.1f%% (min)\n"
-                "read bandwidth: %.1f GB/s in the profile, %.1f GB/s during these runs (median of "
-                "probes)\n",
-                result.points.size(), 100 * result.median_abs_error, 100 * result.p95_abs_error,
-                100 * result.min_median_abs_error, 100 * result.min_p95_abs_error,
-                result.profile_read_bytes_per_s / 1e9, result.validation_read_bytes_per_s / 1e9);
-  out << summary;
-  std::snprintf(summary, sizeof summary,
-                "without the measured model shapes (the fit over all shapes alone): median "
-                "%.1f%%, p95 %.1f%% (median)\n",
-                100 * result.fit_only_median_abs_error, 100 * result.fit_only_p95_abs_error);
-  out << summary;
-  if (result.retimed) {
-    std::snprintf(summary, sizeof summary,
-                  "with the model's kernels re-timed between the steps (re-timed): median %.1f%%, "
-                  "p95 %.1f%%; paired by round (each round's steps against the kernels re-timed "
-                  "right before them): median %.1f%%, p95 %.1f%%\n",
-                  100 * result.retimed_median_abs_error, 100 * result.retimed_p95_abs_error,
-                  100 * result.retimed_paired_median_abs_error,
-                  100 * result.retimed_paired_p95_abs_error);
-    out << summary;
-  }
-  std::snprintf(summary, sizeof summary,
-                "the steps' own spread over the runs (|step / median - 1|, median per point): "
-                "median %.1f%%, p95 %.1f%%: the machine's noise, below which an error cannot "
-                "be told from it\n",
-                100 * result.spread_median, 100 * result.spread_p95);
-  out << summary;
-  if (result.points.empty() || result.points.front().section_names.empty()) return;
-  out << "\nBy operator (median over the points): share of the measured step, error of the "
-         "predicted time\n";
-  const auto& names = result.points.front().section_names;
-  for (size_t i = 0; i < names.size(); ++i) {
-    std::vector<double> share, error, retimed_error;
-    bool predicted = false;  // rope_kv_append has no operator in the predictor's graph
-    for (const auto& p : result.points) {
-      predicted = predicted || p.section_predicted_s[i] > 0;
-      share.push_back(p.section_measured_s[i] / p.measured_s);
-      if (p.section_measured_s[i] > 0) {
-        error.push_back(p.section_predicted_s[i] / p.section_measured_s[i] - 1.0);
-        if (result.retimed) {
-          retimed_error.push_back(p.section_retimed_s[i] / p.section_measured_s[i] - 1.0);
-        }
-      }
-    }
-    std::sort(share.begin(), share.end());
-    std::sort(error.begin(), error.end());
-    std::sort(retimed_error.begin(), retimed_error.end());
-    char line[200];
-    if (predicted) {
-      const int n = std::snprintf(line, sizeof line, "  %-20s %5.1f%% of the step   error %+6.1f%%",
-                                  names[i].c_str(), 100 * share[share.size() / 2],
-                                  error.empty() ? 0.0 : 100 * error[error.size() / 2]);
-      if (!retimed_error.empty() && n > 0 && n < static_cast<int>(sizeof line)) {
-        std::snprintf(line + n, sizeof line - static_cast<size_t>(n), ", re-timed %+6.1f%%",
-                      100 * retimed_error[retimed_error.size() / 2]);
-      }
-    } else {
-      std::snprintf(line, sizeof line, "  %-20s %5.1f%% of the step   (not in the predictor)",
-                    names[i].c_str(), 100 * share[share.size() / 2]);
-    }
-    out << line << "\n";
-  }
-}
-
-}  // namespace llmcap::cli
+}  // namespace llmcap::app

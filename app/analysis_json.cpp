@@ -1,6 +1,6 @@
-#include "cli/analysis_json.h"
+#include "app/analysis_json.h"
 
-namespace llmcap::cli {
+namespace llmcap::app {
 
 using nlohmann::json;
 
@@ -101,4 +101,4 @@ json analysis_to_json(const plan::Analysis& a) {
   return out;
 }
 
-}  // namespace llmcap::cli
+}  // namespace llmcap::app

@@ -1,4 +1,4 @@
-#include "cli/plan_run.h"
+#include "app/plan_run.h"
 
 #include <gtest/gtest.h>
 
@@ -8,10 +8,10 @@
 #include "model/hardware.h"
 #include "plan/scenario.h"
 
-namespace llmcap::cli {
+namespace llmcap::app {
 namespace {
 
-const std::string kScenario = std::string(LLMCAP_TEST_DATA_DIR) + "/small.json";
+const std::string kScenario = std::string(LLMCAP_CLI_TEST_DATA_DIR) + "/small.json";
 
 TEST(PlanRun, DocumentHasTheFormatKeysAndEverySourceWithItsDate) {
   const plan::Scenario scenario = plan::load_scenario(kScenario);
@@ -48,4 +48,4 @@ TEST(PlanRun, DocumentHasTheFormatKeysAndEverySourceWithItsDate) {
 }
 
 }  // namespace
-}  // namespace llmcap::cli
+}  // namespace llmcap::app

@@ -5,7 +5,7 @@
 
 #include "plan/analysis.h"
 
-namespace llmcap::cli {
+namespace llmcap::app {
 
 /// The keys "search", "pareto", "cost_vs_load", "latency_cdf", "sensitivity", "uncertainty"
 /// and "recommendation" of the run document's "analysis" (docs/run-document.md), plus
@@ -13,4 +13,4 @@ namespace llmcap::cli {
 /// empty are left out.
 nlohmann::json analysis_to_json(const plan::Analysis& analysis);
 
-}  // namespace llmcap::cli
+}  // namespace llmcap::app

@@ -1,8 +1,8 @@
-#include "cli/profile.h"
+#include "app/profile.h"
 
 #include <ctime>
 
-namespace llmcap::cli {
+namespace llmcap::app {
 
 std::string utc_now() {
   const std::time_t now = std::time(nullptr);
@@ -53,4 +53,4 @@ model::CalibrationProfile to_profile(const kernels::CalibrationRun& run, const s
   return p;
 }
 
-}  // namespace llmcap::cli
+}  // namespace llmcap::app

@@ -9,7 +9,7 @@
 #include "model/hardware.h"
 #include "plan/tco.h"
 
-namespace llmcap::cli {
+namespace llmcap::app {
 
 /// A result row's "tco" object: price model and unit price, USD per hour / year / day, per
 /// million input, output and all tokens, per thousand requests, billed instances, spot and
@@ -31,4 +31,4 @@ nlohmann::json tco_settings_to_json(const plan::ResolvedTco& tco);
 /// interruption rate), "exchange_rate" (id "USD-<code>"), "owned_hardware".
 nlohmann::json price_sources_to_json(const std::vector<plan::TcoRow>& rows);
 
-}  // namespace llmcap::cli
+}  // namespace llmcap::app

@@ -6,7 +6,7 @@
 #include "kernels/calibrate.h"
 #include "model/calibration.h"
 
-namespace llmcap::cli {
+namespace llmcap::app {
 
 /// Current UTC time as ISO 8601 ("2026-11-29T22:16:00Z"), for profile metadata only.
 std::string utc_now();
@@ -19,4 +19,4 @@ model::KernelSample to_model_sample(const kernels::KernelSample& k);
 model::CalibrationProfile to_profile(const kernels::CalibrationRun& run, const std::string& tool,
                                      model::FitStatistic statistic = model::FitStatistic::kMedian);
 
-}  // namespace llmcap::cli
+}  // namespace llmcap::app

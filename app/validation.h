@@ -1,18 +1,17 @@
-// `llmcap validate`: time real decode steps of the reference decoder and compare each with the
-// calibrated predictor.
+// The validation engine (`llmcap validate`): time real decode steps of the reference decoder
+// and compare each with the calibrated predictor.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <ostream>
 #include <string>
 #include <vector>
 
 #include "model/calibration.h"
 #include "model/formats.h"
 
-namespace llmcap::cli {
+namespace llmcap::app {
 
 struct ValidationOptions {
   /// Hugging Face config.json files of Llama-architecture models (llama, mistral, qwen2).
@@ -132,8 +131,4 @@ ValidationResult run_validation(const ValidationOptions& options,
 /// re-timed.
 std::string validation_to_json(const ValidationResult& result);
 
-/// The error table, its summary, and the error by operator (median over the points of
-/// predicted / measured - 1, and each operator's median share of the measured step).
-void print_validation(const ValidationResult& result, std::ostream& out);
-
-}  // namespace llmcap::cli
+}  // namespace llmcap::app

@@ -1,0 +1,281 @@
+#include "app/sweep_spec.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "base/error.h"
+#include "model/calibration.h"
+#include "model/input_error.h"
+#include "plan/scenario.h"
+#include "sim/input_error.h"
+
+namespace llmcap::app {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+constexpr int64_t kMaxPoints = 100000;  // a grid larger than this is almost surely a mistake
+
+std::string in_quotes(const std::string& text) { return "\"" + text + "\""; }
+
+std::string read_text_or_throw(const std::filesystem::path& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw plan::InputError(what + ": cannot open " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// 64-bit FNV-1a (Fowler, Noll, Vo): a stable hash, the same on every platform and build.
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string hex16(uint64_t v) {
+  std::ostringstream s;
+  s << std::hex << std::setw(16) << std::setfill('0') << v;
+  return s.str();
+}
+
+/// A value as shown in tables and labels: strings without quotes, the rest as compact JSON.
+std::string shown(const ordered_json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+/// Sets the dotted `field` of `doc` to `value`, creating missing objects on the way. Throws
+/// InputError naming the sweep file and the grid field when the path crosses a non-object.
+void set_field(ordered_json& doc, const std::string& field, const ordered_json& value,
+               const std::string& file) {
+  const std::string grid_field = "grid." + field;
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(field);
+  while (std::getline(in, part, '.')) parts.push_back(part);
+  if (parts.empty() || field.back() == '.' ||
+      std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); })) {
+    throw base::InputError::bad_field(
+        file, grid_field, in_quotes(field),
+        "a dotted scenario field like " + in_quotes("slo.tpot_p99_s"));
+  }
+  ordered_json* node = &doc;
+  std::string walked;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& p = parts[i];
+    const bool last = i + 1 == parts.size();
+    if (node->is_array()) {
+      const bool digits =
+          std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (!digits || p.size() > 9 || std::stoul(p) >= node->size()) {
+        throw base::InputError::refused_field(
+            file, grid_field,
+            in_quotes(walked) + " is a list of " + std::to_string(node->size()) +
+                " entries, expected an index below " + std::to_string(node->size()) + ", got " +
+                in_quotes(p));
+      }
+      node = &(*node)[std::stoul(p)];
+    } else if (node->is_object()) {
+      if (last) {
+        (*node)[p] = value;
+        return;
+      }
+      if (!node->contains(p)) (*node)[p] = ordered_json::object();
+      node = &(*node)[p];
+    } else {
+      throw base::InputError::refused_field(
+          file, grid_field,
+          "the scenario's " + in_quotes(walked) + " is " + node->dump() +
+              ", not an object or list, so it has no field " + in_quotes(p));
+    }
+    walked += (walked.empty() ? "" : ".") + p;
+    if (last) *node = value;
+  }
+}
+
+/// The value of a sweep file's key, checked by type.
+const ordered_json& member(const ordered_json& doc, const std::string& key, const std::string& file,
+                           bool (ordered_json::*is_type)() const noexcept, const char* expected) {
+  const ordered_json& v = doc.at(key);
+  if (!(v.*is_type)()) {
+    throw base::InputError::bad_field(file, key, v.dump(), expected);
+  }
+  return v;
+}
+
+/// Checks one grid field of `file` and its values against the base scenario `base` (read
+/// from `scenario_path`): a non-empty list of distinct values, a field the scenario reader
+/// reads (probed with a value of the wrong type), each value accepted on its own. Throws
+/// base::InputError naming the file, "grid.<field>", the value and what was expected.
+void check_grid_field(const std::string& file, const std::string& field, const ordered_json& values,
+                      const ordered_json& base_scenario,
+                      const std::filesystem::path& scenario_path) {
+  const std::string grid_field = "grid." + field;
+  if (!values.is_array() || values.empty()) {
+    throw base::InputError::bad_field(file, grid_field, values.dump(),
+                                      "a non-empty list of values");
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (values[i] == values[j]) {
+        throw base::InputError::refused_field(
+            file, grid_field,
+            "value " + values[i].dump() + " appears twice; expected distinct values");
+      }
+    }
+  }
+  // A field the scenario reader does not read would be ignored silently: probe it with a
+  // value no field accepts (a list holding a list); a field that is read refuses it.
+  ordered_json probe = base_scenario;
+  set_field(probe, field, ordered_json::array({ordered_json::array()}), file);
+  bool read = false;
+  try {
+    plan::load_scenario_text(probe.dump(), scenario_path);
+  } catch (const std::exception&) {
+    read = true;
+  }
+  if (!read) {
+    throw base::InputError::refused_field(
+        file, grid_field,
+        "the scenario " + scenario_path.string() + " does not read " + in_quotes(field) +
+            " (unknown field, or one its workload kind ignores); expected a scenario field "
+            "(docs/scenarios.md)");
+  }
+  for (const ordered_json& value : values) {
+    ordered_json one = base_scenario;
+    set_field(one, field, value, file);
+    try {
+      plan::load_scenario_text(one.dump(), scenario_path);
+    } catch (const plan::InputError& e) {
+      throw base::InputError::refused_field(
+          file, grid_field,
+          "value " + value.dump() + " refused by the scenario reader: " + e.what());
+    }
+  }
+}
+
+}  // namespace
+
+SweepSpec load_sweep(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw plan::InputError(file + ": cannot open the sweep file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  ordered_json doc;
+  try {
+    doc = ordered_json::parse(text.str());
+  } catch (const ordered_json::parse_error& e) {
+    throw base::InputError::malformed_json(file, e.what());
+  }
+  if (!doc.is_object()) {
+    throw base::InputError::bad_document(file, "a JSON object at the top level");
+  }
+  const std::vector<std::string> known = {"name", "scenario", "grid", "analysis", "profile"};
+  for (const auto& [key, value] : doc.items()) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      throw base::InputError::refused_field(
+          file, key, "unknown field; expected one of name, scenario, grid, analysis, profile");
+    }
+  }
+  for (const char* required : {"scenario", "grid"}) {
+    if (!doc.contains(required)) {
+      throw base::InputError::refused_field(file, required, "missing (required)");
+    }
+  }
+
+  SweepSpec spec;
+  spec.file = path;
+  spec.name = path.stem().string();
+  if (doc.contains("name")) {
+    spec.name = member(doc, "name", file, &ordered_json::is_string, "a non-empty string")
+                    .get<std::string>();
+    if (spec.name.empty()) {
+      throw base::InputError::bad_field(file, "name", "\"\"", "a non-empty string");
+    }
+  }
+  const std::filesystem::path folder = path.parent_path();
+  spec.scenario_path =
+      (folder / member(doc, "scenario", file, &ordered_json::is_string, "a scenario file path")
+                    .get<std::string>())
+          .lexically_normal();
+  if (doc.contains("analysis")) {
+    spec.analysis =
+        member(doc, "analysis", file, &ordered_json::is_boolean, "true or false").get<bool>();
+  }
+  std::string profile_text;
+  if (doc.contains("profile")) {
+    spec.profile_path =
+        (folder / member(doc, "profile", file, &ordered_json::is_string, "a profile file path")
+                      .get<std::string>())
+            .lexically_normal();
+    profile_text = read_text_or_throw(spec.profile_path, file + ": field \"profile\"");
+    model::read_profile_json(spec.profile_path);  // checks it (model::InputError)
+  }
+
+  // The base scenario: read and checked as it is.
+  const std::string base_text =
+      read_text_or_throw(spec.scenario_path, file + ": field \"scenario\"");
+  plan::load_scenario_text(base_text, spec.scenario_path);
+  const ordered_json base = ordered_json::parse(base_text);
+  spec.sweep_id =
+      spec.name + "-" +
+      hex16(fnv1a(json::parse(base_text).dump() + "\nanalysis=" + (spec.analysis ? "1" : "0") +
+                  "\nprofile=" + profile_text));
+
+  const ordered_json& grid =
+      member(doc, "grid", file, &ordered_json::is_object, "an object of field: [values]");
+  if (grid.empty()) {
+    throw base::InputError::bad_field(file, "grid", "{}", "at least one field with values");
+  }
+  int64_t num_points = 1;
+  for (const auto& [field, values] : grid.items()) {
+    check_grid_field(file, field, values, base, spec.scenario_path);
+    spec.fields.push_back(field);
+    num_points *= static_cast<int64_t>(values.size());
+    if (num_points > kMaxPoints) {
+      throw base::InputError::refused_field(
+          file, "grid",
+          std::to_string(num_points) + "+ points, expected at most " + std::to_string(kMaxPoints));
+    }
+  }
+
+  // The cartesian product, the last field varying fastest.
+  std::vector<size_t> at(spec.fields.size(), 0);
+  for (int64_t n = 0; n < num_points; ++n) {
+    SweepPoint point;
+    ordered_json scenario = base;
+    json key = json::object();
+    for (size_t f = 0; f < spec.fields.size(); ++f) {
+      const ordered_json& value = grid.at(spec.fields[f])[at[f]];
+      set_field(scenario, spec.fields[f], value, file);
+      key[spec.fields[f]] = json::parse(value.dump());
+      point.values.emplace_back(spec.fields[f], value.dump());
+      point.label += (f == 0 ? "" : " ") + spec.fields[f] + "=" + shown(value);
+    }
+    point.key = key.dump();
+    point.scenario_json = scenario.dump(2);
+    try {
+      plan::load_scenario_text(point.scenario_json, spec.scenario_path);
+    } catch (const plan::InputError& e) {
+      throw plan::InputError(file + ": point " + point.label +
+                             ": refused by the scenario reader: " + e.what());
+    }
+    spec.points.push_back(std::move(point));
+    for (size_t f = spec.fields.size(); f-- > 0;) {
+      if (++at[f] < grid.at(spec.fields[f]).size()) break;
+      at[f] = 0;
+    }
+  }
+  return spec;
+}
+
+}  // namespace llmcap::app

@@ -1,0 +1,112 @@
+#include "cli/plan_cmd.h"
+
+#include <CLI/CLI.hpp>
+
+#include "app/plan_output.h"
+#include "app/plan_run.h"
+#include "app/run_store.h"
+#include "base/text.h"
+#include "cli/cli.h"
+#include "cli/plan_output.h"
+#include "model/calibration.h"
+#include "plan/planner.h"
+#include "plan/scenario.h"
+#include "plan/what_if.h"
+
+namespace llmcap::cli {
+namespace {
+
+using base::plural;
+
+/// Prints one progress line per finished instance type to the error stream.
+class ProgressPrinter final : public plan::PlanObserver {
+ public:
+  explicit ProgressPrinter(std::ostream& err) : err_(err) {}
+  void on_row_done(const plan::PlanRow& row, size_t num_done, size_t num_total) override {
+    err_ << "  [" << num_done << "/" << num_total << "] " << row.instance_type << ": "
+         << (row.feasible ? plural(row.num_instances, "instance") : std::string("infeasible"))
+         << " (" << plural(row.num_simulations, "simulation") << ")\n";
+  }
+
+ private:
+  std::ostream& err_;
+};
+
+}  // namespace
+
+CLI::App* add_plan_command(CLI::App& app, PlanArgs& plan_args) {
+  CLI::App* plan_cmd = app.add_subcommand(
+      "plan", "Cheapest fleet of each candidate instance type that meets the scenario's SLO");
+  plan_cmd->add_option("scenario", plan_args.scenario, "Scenario JSON file (docs/scenarios.md)")
+      ->required()
+      ->option_text("FILE");
+  plan_cmd
+      ->add_option("--json", plan_args.json_out,
+                   "Write the run document (docs/run-document.md) as JSON to FILE")
+      ->option_text("FILE");
+  plan_cmd->add_option("--csv", plan_args.csv_out, "Write the results as CSV to FILE")
+      ->option_text("FILE");
+  plan_cmd
+      ->add_option("--data-dir", plan_args.data_dir,
+                   std::string("Folder with hardware/ and instances/ catalogs (default: "
+                               "$LLMCAP_DATA_DIR, else ") +
+                       LLMCAP_DEFAULT_DATA_DIR + ")")
+      ->option_text("DIR");
+  plan_cmd
+      ->add_option("--threads", plan_args.threads, "Worker threads (0: one per hardware thread)")
+      ->check(CLI::NonNegativeNumber);
+  plan_cmd
+      ->add_option("--profile", plan_args.profile,
+                   "Calibration profile JSON (llmcap calibrate --out): CPU instance types use its "
+                   "measured rates, transferred to their CPU (docs/model.md, Calibration)")
+      ->option_text("FILE");
+  plan_cmd->add_flag("--quiet", plan_args.quiet, "No progress lines on stderr");
+  plan_cmd
+      ->add_option("--db", plan_args.db,
+                   "Results database the run is stored in (default: $LLMCAP_DB, else "
+                   "$XDG_DATA_HOME/llmcap/runs.sqlite)")
+      ->option_text("FILE");
+  plan_cmd->add_flag("--no-store", plan_args.no_store, "Do not store the run in the database");
+  plan_cmd->add_flag("--no-analysis", plan_args.no_analysis,
+                     "Skip the analyses (cost against load, sensitivity, uncertainty): faster");
+  plan_cmd
+      ->add_option("--warm-start", plan_args.warm_start,
+                   "A plan JSON written earlier by plan --json: each type's fleet-size search "
+                   "starts at its size there (same answer, fewer simulations when close)")
+      ->option_text("FILE");
+  return plan_cmd;
+}
+
+int run_plan_command(const PlanArgs& a, const std::string& data_dir,
+                     const std::string& command_line, std::ostream& out, std::ostream& err) {
+  const plan::Scenario scenario = plan::load_scenario(a.scenario);
+  const model::Catalog catalog = model::Catalog::load(data_dir);
+  ProgressPrinter progress(err);
+  app::PlanRunOptions options;
+  options.plan.num_threads = a.threads;
+  options.plan.observer = a.quiet ? nullptr : &progress;
+  options.analysis = !a.no_analysis;
+  if (!a.warm_start.empty()) {
+    options.plan.warm_start_sizes = plan::read_warm_start(a.warm_start).sizes;
+  }
+  model::CalibrationProfile profile;
+  if (!a.profile.empty()) {
+    profile = model::read_profile_json(a.profile);
+    options.plan.calibration = &profile;
+  }
+  const app::PlanRun run = app::make_plan_run(scenario, catalog, options);
+  const plan::PlanResult& result = run.result;
+
+  // Render everything first, so that nothing is written unless all of it succeeded.
+  // --json writes the run document (docs/run-document.md): plan_to_json's keys and more.
+  const std::string json = a.json_out.empty() ? "" : run.document.dump(2) + "\n";
+  const std::string csv = a.csv_out.empty() ? "" : app::plan_to_csv(result);
+  if (!a.json_out.empty()) app::write_file_atomically(a.json_out, json);
+  if (!a.csv_out.empty()) app::write_file_atomically(a.csv_out, csv);
+  print_plan_table(scenario, result, out);
+  print_run_summary(run, out);
+  app::store_plan_run(run, a.scenario, scenario.name, a.db, a.no_store, command_line, err);
+  return kExitOk;
+}
+
+}  // namespace llmcap::cli
