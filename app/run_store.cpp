@@ -18,27 +18,6 @@ using nlohmann::json;
 
 using base::fixed;
 
-json parse_or_null(const std::string& text) {
-  if (text.empty()) return nullptr;
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error&) {
-    return nullptr;
-  }
-}
-
-double number_or(const json& row, const char* key, double fallback) {
-  const auto it = row.find(key);
-  return it != row.end() && it->is_number() ? it->get<double>() : fallback;
-}
-
-std::string string_or(const json& row, const char* key, const std::string& fallback = "") {
-  const auto it = row.find(key);
-  return it != row.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
-
-bool feasible(const json& row) { return row.value("feasible", false); }
-
 std::string read_file_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -178,5 +157,26 @@ void store_validate_run(const ValidationResult& result, const std::string& docum
   store_document_run("validate", std::move(name), summarize_validation(result), document_json,
                      input_json, db_flag, no_store, command_line, err);
 }
+
+json parse_or_null(const std::string& text) {
+  if (text.empty()) return nullptr;
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error&) {
+    return nullptr;
+  }
+}
+
+double number_or(const json& row, const char* key, double fallback) {
+  const auto it = row.find(key);
+  return it != row.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+std::string string_or(const json& row, const char* key, const std::string& fallback) {
+  const auto it = row.find(key);
+  return it != row.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+bool feasible(const json& row) { return row.value("feasible", false); }
 
 }  // namespace llmcap::app

@@ -17,6 +17,18 @@ namespace llmcap::app {
 /// store::ResultsStore::open throws (store::StoreError).
 store::ResultsStore open_results_store(const std::string& db_flag);
 
+// Lenient reads of a stored run's JSON (its input or document, a row of its "results"), for
+// summaries and the runs listing: absent or mistyped values give the fallback.
+
+/// `text` parsed, or null when it is empty or not JSON.
+nlohmann::json parse_or_null(const std::string& text);
+/// row[key] when it is a number, else `fallback`.
+double number_or(const nlohmann::json& row, const char* key, double fallback);
+/// row[key] when it is a string, else `fallback`.
+std::string string_or(const nlohmann::json& row, const char* key, const std::string& fallback = "");
+/// row["feasible"], false when absent.
+bool feasible(const nlohmann::json& row);
+
 /// One line for listings from a run document (docs/run-document.md): the cheapest feasible
 /// CPU and GPU fleets, e.g. "cheapest CPU: 4 x aws-m7i.8xlarge, 6.45 USD/h; cheapest GPU: 2 x
 /// aws-g6e.xlarge, 3.72 USD/h", or "no feasible fleet among N instance types".

@@ -20,6 +20,11 @@
 namespace llmcap::cli {
 namespace {
 
+using app::feasible;
+using app::number_or;
+using app::parse_or_null;
+using app::string_or;
+
 using nlohmann::json;
 
 using base::fixed;
@@ -52,15 +57,6 @@ void print_table(const std::vector<std::vector<std::string>>& rows, const std::v
   }
 }
 
-json parse_or_null(const std::string& text) {
-  if (text.empty()) return nullptr;
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error&) {
-    return nullptr;
-  }
-}
-
 /// The run's plan document, or InputError when the run has none (calibration runs, ...).
 json plan_document(const store::RunRecord& run) {
   json doc = parse_or_null(run.document_json);
@@ -71,18 +67,6 @@ json plan_document(const store::RunRecord& run) {
   }
   return doc;
 }
-
-double number_or(const json& row, const char* key, double fallback) {
-  const auto it = row.find(key);
-  return it != row.end() && it->is_number() ? it->get<double>() : fallback;
-}
-
-std::string string_or(const json& row, const char* key, const std::string& fallback = "") {
-  const auto it = row.find(key);
-  return it != row.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
-
-bool feasible(const json& row) { return row.value("feasible", false); }
 
 /// Latency in milliseconds for tables, "-" when absent.
 std::string ms(const json& row, const char* key) {
