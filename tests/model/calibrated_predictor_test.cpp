@@ -9,34 +9,15 @@
 #include "model/input_error.h"
 #include "model/model_spec.h"
 #include "model/roofline.h"
+#include "predictor_fixtures.h"
 
 namespace llmcap::model {
 namespace {
 
 using ::testing::HasSubstr;
 
-ModelSpec tiny_model() {
-  ModelSpec m;
-  m.id = "tiny";
-  m.hidden_size = 1024;
-  m.intermediate_size = 4096;
-  m.num_layers = 2;
-  m.num_attention_heads = 8;
-  m.num_kv_heads = 2;
-  m.head_dim = 128;
-  m.vocab_size = 32000;
-  m.max_position_embeddings = 4096;
-  return m;
-}
-
-Deployment cpu_deployment() {
-  Deployment d;
-  d.kind = DeviceKind::kCpu;
-  d.memory_bandwidth_bytes_per_s = 100e9;
-  d.peak_flops_per_s = {{"bf16", 1e12}, {"f32", 5e11}};
-  d.memory_bytes = int64_t{64} << 30;
-  return d;
-}
+using testing::cpu_deployment;
+using testing::tiny_model;
 
 /// CPU defaults with calibrated bf16 products (per-batch lines too), attention, streaming and
 /// activation rates, and a measured attention layout.
