@@ -98,11 +98,26 @@ CLI::App* add_validate_command(CLI::App& app, ValidateArgs& val_args) {
       ->option_text("FILE");
   val_cmd->add_flag("--no-store", val_args.no_store,
                     "Do not store the run in the results database");
+  CLI::Option* published =
+      val_cmd->add_flag("--published", val_args.published,
+                        "Instead: predict published benchmark measurements (engine, hardware, "
+                        "model, load, lengths) and report the errors (docs/validation.md)");
+  published->excludes(val_profile);
+  val_cmd
+      ->add_option("--published-file", val_args.published_file,
+                   "Published measurements for --published (default: "
+                   "<data dir>/validation/published.json)")
+      ->option_text("FILE")
+      ->needs(published);
+  val_cmd->add_option("--seed", val_args.seed, "Seed of --published's simulated arrivals")
+      ->capture_default_str()
+      ->needs(published);
   return val_cmd;
 }
 
 int run_validate_command(const ValidateArgs& a, const std::string& data_dir,
                          const std::string& command_line, std::ostream& out, std::ostream& err) {
+  if (a.published) return run_validate_published(a, data_dir, out);
   app::ValidationOptions options;
   const std::filesystem::path data = data_dir;
   if (a.models.empty()) {

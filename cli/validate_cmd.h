@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "app/published.h"
 #include "app/validation.h"
 
 namespace CLI {
@@ -32,6 +34,11 @@ struct ValidateArgs {
   bool quiet = false;
   std::string results_db;  ///< --results-db: results database the run is stored in
   bool no_store = false;   ///< --no-store
+  /// --published: validate against published measurements instead (app/published.h), read
+  /// from published_file (default: <data dir>/validation/published.json).
+  bool published = false;
+  std::string published_file;  ///< --published-file
+  uint64_t seed = 1;           ///< --seed: the published rows' simulations
 };
 
 /// Registers the `validate` subcommand (options bound to `args`) on `app`.
@@ -47,5 +54,16 @@ int run_validate_command(const ValidateArgs& args, const std::string& data_dir,
 /// The error table, its summary, and the error by operator (median over the points of
 /// predicted / measured - 1, and each operator's median share of the measured step).
 void print_validation(const app::ValidationResult& result, std::ostream& out);
+
+/// `llmcap validate --published`: reads the published measurements, predicts each, writes
+/// --json and prints the table of rows and the error summary per device kind, metric and
+/// split to `out` (cli/validate_published.cpp). Nothing is stored. Bad input throws
+/// base::InputError.
+int run_validate_published(const ValidateArgs& args, const std::string& data_dir,
+                           std::ostream& out);
+
+/// The table of predictions and the summaries of `predictions`.
+void print_published(const std::vector<app::PublishedPrediction>& predictions,
+                     const std::filesystem::path& file, std::ostream& out);
 
 }  // namespace llmcap::cli

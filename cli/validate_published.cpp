@@ -1,0 +1,69 @@
+// `llmcap validate --published`: the predictor against published measurements
+// (app/published.h); printing only.
+#include <cstdio>
+#include <filesystem>
+
+#include "app/plan_output.h"
+#include "app/published.h"
+#include "cli/cli.h"
+#include "cli/validate_cmd.h"
+#include "model/hardware.h"
+
+namespace llmcap::cli {
+namespace {
+
+/// A figure in the unit it is printed in: milliseconds for times, tokens/s for throughput.
+double shown(const std::string& metric, double value) {
+  return metric == "throughput" ? value : value * 1e3;
+}
+
+}  // namespace
+
+int run_validate_published(const ValidateArgs& a, const std::string& data_dir, std::ostream& out) {
+  const std::filesystem::path data = data_dir;
+  const std::filesystem::path file = a.published_file.empty()
+                                         ? data / "validation" / "published.json"
+                                         : std::filesystem::path(a.published_file);
+  const model::Catalog catalog = model::Catalog::load(data);
+  const app::PublishedSet set = app::read_published(file, catalog);
+  const std::vector<app::PublishedPrediction> predictions =
+      app::predict_published(set, catalog, data, a.seed);
+  if (!a.json_out.empty()) app::write_file_atomically(a.json_out, app::published_json(predictions));
+  print_published(predictions, file, out);
+  return kExitOk;
+}
+
+void print_published(const std::vector<app::PublishedPrediction>& predictions,
+                     const std::filesystem::path& file, std::ostream& out) {
+  out << "Published measurements (" << file.string()
+      << ") against llmcap's prediction of the same benchmark.\n"
+      << "Times in ms (tpot, ttft), throughput in output tokens/s; error = predicted / "
+         "published - 1.\n\n";
+  char line[400];
+  std::snprintf(line, sizeof line, "%-40s %-8s %-4s %-10s %-14s %-11s %-6s %11s %11s %8s\n", "row",
+                "split", "kind", "engine", "hardware", "metric", "stat", "published", "predicted",
+                "error");
+  out << line;
+  for (const app::PublishedPrediction& p : predictions) {
+    const app::PublishedRow& r = *p.row;
+    std::snprintf(line, sizeof line,
+                  "%-40.40s %-8s %-4s %-10.10s %-14.14s %-11s %-6.6s %11.2f %11.2f %+7.1f%%\n",
+                  r.id.c_str(), r.split.c_str(), r.device_kind.c_str(), r.engine.c_str(),
+                  r.hardware.c_str(), r.metric.c_str(), r.statistic.c_str(),
+                  shown(r.metric, r.published), shown(r.metric, p.predicted), 100 * p.error);
+    out << line;
+  }
+  out << "\n|error| by device kind, metric and split:\n";
+  std::snprintf(line, sizeof line, "%-4s %-11s %-9s %5s %9s %9s %11s %8s\n", "kind", "metric",
+                "split", "rows", "median", "p90", "within 25%", "worst x");
+  out << line;
+  for (const app::PublishedSummary& s : app::summarize_published(predictions)) {
+    std::snprintf(line, sizeof line, "%-4s %-11s %-9s %5lld %8.1f%% %8.1f%% %10.0f%% %8.2f\n",
+                  s.device_kind.c_str(), s.metric.c_str(), s.split.c_str(),
+                  static_cast<long long>(s.rows), 100 * s.median_abs_error, 100 * s.p90_abs_error,
+                  100 * s.within_25_fraction, s.worst_factor);
+    out << line;
+  }
+}
+
+}  // namespace llmcap::cli
