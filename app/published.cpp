@@ -13,8 +13,10 @@
 #include "base/json_reader.h"
 #include "base/stats.h"
 #include "model/calibrated_predictor.h"
+#include "model/cpu_model.h"
 #include "model/deployment.h"
 #include "model/efficiency.h"
+#include "model/engine_profile.h"
 #include "model/formats.h"
 #include "model/model_spec.h"
 #include "sim/fleet_config.h"
@@ -28,32 +30,14 @@ const std::vector<std::string> kSplits = {"fit", "held_out"};
 const std::vector<std::string> kDeviceKinds = {"cpu", "gpu"};
 const std::vector<std::string> kMetrics = {"tpot", "ttft", "throughput"};
 const std::vector<std::string> kTimeStatistics = {"mean", "median", "p90", "p99"};
-const std::vector<std::string> kRowFields = {"id",
-                                             "split",
-                                             "device_kind",
-                                             "engine",
-                                             "engine_version",
-                                             "hardware",
-                                             "device_count",
-                                             "tensor_parallel",
-                                             "cores_used",
-                                             "model",
-                                             "weight_format",
-                                             "kv_format",
-                                             "batch",
-                                             "concurrency",
-                                             "request_rate_per_s",
-                                             "num_requests",
-                                             "prompt_tokens",
-                                             "output_tokens",
-                                             "metric",
-                                             "statistic",
-                                             "published",
-                                             "published_as_stated",
-                                             "source",
-                                             "as_of",
-                                             "quote",
-                                             "notes"};
+// clang-format off
+const std::vector<std::string> kRowFields = {
+    "id", "split", "device_kind", "engine", "engine_version", "hardware", "device_count",
+    "tensor_parallel", "cores_used", "model", "weight_format", "kv_format", "batch",
+    "offline_requests", "concurrency", "request_rate_per_s", "num_requests", "prompt_tokens",
+    "output_tokens", "metric", "statistic", "published", "published_as_stated", "source",
+    "as_of", "quote", "notes"};
+// clang-format on
 constexpr int64_t kDefaultRateRequests = 500;
 
 std::string joined(const std::vector<std::string>& names) {
@@ -108,13 +92,15 @@ PublishedRow read_row(const base::JsonReader& r, const model::Catalog& catalog) 
                              r.file() + ": row \"" + row.id + "\": field \"weight_format\"");
   row.kv_format = rec.non_empty_string("kv_format");
   model::parse_kv_format(row.kv_format, r.file() + ": row \"" + row.id + "\": field \"kv_format\"");
-  const int loads = int{rec.has_value("batch")} + int{rec.has_value("concurrency")} +
-                    int{rec.has_value("request_rate_per_s")};
+  const int loads = int{rec.has_value("batch")} + int{rec.has_value("offline_requests")} +
+                    int{rec.has_value("concurrency")} + int{rec.has_value("request_rate_per_s")};
   if (loads != 1) {
-    rec.fail("batch", "exactly one of batch, concurrency, request_rate_per_s",
+    rec.fail("batch", "exactly one of batch, offline_requests, concurrency, request_rate_per_s",
              std::to_string(loads) + " of them");
   }
   row.batch = rec.has_value("batch") ? rec.positive_int("batch") : 0;
+  row.offline_requests =
+      rec.has_value("offline_requests") ? rec.positive_int("offline_requests") : 0;
   row.concurrency = rec.has_value("concurrency") ? rec.positive_int("concurrency") : 0;
   row.request_rate_per_s =
       rec.has_value("request_rate_per_s") ? rec.positive_number("request_rate_per_s") : 0;
@@ -154,7 +140,8 @@ double statistic_of(const std::vector<double>& values, const std::string& name) 
 /// degree; CPU rows on cores_used cores (whole sockets at tp = sockets beyond one socket).
 model::Deployment row_deployment(const PublishedRow& row, const model::Catalog& catalog,
                                  const model::ModelSpec& spec, const model::Efficiency& eff,
-                                 model::WeightFormat wf, model::KvFormat kv) {
+                                 model::WeightFormat wf, model::KvFormat kv,
+                                 const model::EngineProfile* engine) {
   const model::HardwareSpec& hw = catalog.hardware(row.hardware, "published row " + row.id);
   model::InstanceType inst;
   inst.id = "published:" + row.id;
@@ -170,10 +157,19 @@ model::Deployment row_deployment(const PublishedRow& row, const model::Catalog& 
   const int sockets = (cores + hw.num_cores - 1) / hw.num_cores;
   inst.vcpus = (sockets > 1 ? sockets * hw.num_cores : cores) * hw.threads_per_core;
   inst.memory_bytes = kCpuHostMemoryBytes * sockets;
-  if (sockets > 1) {
-    return model::make_deployment_at_tp(inst, catalog, spec, wf, kv, eff, sockets);
+  model::Deployment d =
+      sockets > 1 ? model::make_deployment_at_tp(inst, catalog, spec, wf, kv, eff, sockets)
+                  : model::make_deployment(inst, catalog, spec, wf, kv, eff);
+  if (engine != nullptr) {
+    // The CPU model: each socket's cores pull min(cores x per-core, socket) and compute on
+    // the engine's instruction path.
+    const int per_socket = sockets > 1 ? hw.num_cores : cores;
+    const model::InstructionPath path = model::available_path(hw, engine->cpu_path);
+    d.memory_bandwidth_bytes_per_s = model::cpu_read_bandwidth_bytes_per_s(hw, per_socket);
+    d.peak_flops_per_s = model::path_peak_flops(hw, per_socket, path);
+    d.rule += "; " + model::cpu_model_rule(hw, per_socket, path);
   }
-  return model::make_deployment(inst, catalog, spec, wf, kv, eff);
+  return d;
 }
 
 /// The benchmark's requests: `batch` at t = 0, a closed loop, or Poisson arrivals.
@@ -181,8 +177,8 @@ sim::Workload row_workload(const PublishedRow& row, const model::StepTimePredict
                            uint64_t seed) {
   sim::Workload w;
   const sim::LengthSample lengths{row.prompt_tokens, row.output_tokens};
-  if (row.batch > 0) {
-    for (int64_t i = 0; i < row.batch; ++i) {
+  if (row.batch > 0 || row.offline_requests > 0) {
+    for (int64_t i = 0; i < row.batch + row.offline_requests; ++i) {
       w.open_loop.push_back({sim::SimTime::Zero(), row.prompt_tokens, row.output_tokens, 0});
     }
   } else if (row.concurrency > 0) {
@@ -263,7 +259,11 @@ PublishedSet read_published(const std::filesystem::path& file, const model::Cata
 std::vector<PublishedPrediction> predict_published(const PublishedSet& set,
                                                    const model::Catalog& catalog,
                                                    const std::filesystem::path& data_dir,
-                                                   uint64_t seed) {
+                                                   const PublishedOptions& options) {
+  const uint64_t seed = options.seed;
+  const std::map<std::string, model::EngineProfile> engines =
+      options.use_engines ? model::load_engine_profiles(data_dir)
+                          : std::map<std::string, model::EngineProfile>{};
   std::map<std::string, model::ModelSpec> specs;
   std::vector<PublishedPrediction> out;
   for (const PublishedRow& row : set.rows) {
@@ -281,26 +281,50 @@ std::vector<PublishedPrediction> predict_published(const PublishedSet& set,
     const model::WeightFormat wf = model::parse_weight_format(row.weight_format, row.id);
     const model::KvFormat kv = model::parse_kv_format(row.kv_format, row.id);
     const model::HardwareSpec& hw = catalog.hardware(row.hardware, "published row " + row.id);
-    const model::Efficiency eff = model::default_efficiency(hw.kind);
-    const model::Deployment dep = row_deployment(row, catalog, spec, eff, wf, kv);
+    const model::EngineProfile* engine = nullptr;
+    if (options.use_engines) {
+      engine = &model::find_engine(
+          engines, row.engine, set.file.string() + ": row \"" + row.id + "\": field \"engine\"");
+      if (engine->kind != hw.kind) {
+        throw base::InputError::bad_record_field(
+            set.file.string(), "row \"" + row.id + "\"", "engine", "\"" + row.engine + "\"",
+            "an engine profile for a " + row.device_kind + " (its profile is for a " +
+                std::string(model::to_string(engine->kind)) + ")");
+      }
+    }
+    const model::Efficiency eff =
+        engine != nullptr ? model::engine_efficiency(*engine, model::default_efficiency(hw.kind))
+                          : model::default_efficiency(hw.kind);
+    const model::Deployment dep = row_deployment(row, catalog, spec, eff, wf, kv, engine);
     const std::shared_ptr<const model::StepTimePredictor> predictor =
         model::make_step_time_predictor(spec, wf, kv, dep, eff);
 
     sim::FleetConfig fleet;
     fleet.num_replicas = dep.num_replicas;
-    if (row.batch > 0) fleet.serving.max_num_seqs = row.batch;
+    if (engine != nullptr) {
+      fleet.serving.policy = sim::parse_batching_policy(engine->scheduler.policy,
+                                                        engine->file.string() + ": scheduler");
+      fleet.serving.max_num_seqs = engine->scheduler.max_num_seqs;
+      fleet.serving.max_num_batched_tokens = engine->scheduler.max_num_batched_tokens;
+    }
+    if (row.batch > 0) {
+      fleet.serving.max_num_seqs = row.batch;
+      fleet.serving.max_num_batched_tokens =
+          std::max(fleet.serving.max_num_batched_tokens, row.batch);
+    }
     fleet.serving.num_kv_blocks =
         dep.kv_cache_bytes / (spec.kv_cache_bytes_per_token(kv) * fleet.serving.block_size_tokens);
     const sim::Workload workload = row_workload(row, *predictor, seed);
-    sim::SimOptions options;
-    options.record_itl_ns = false;
-    const sim::SimResult result = sim::simulate(workload, fleet, *predictor, seed, options);
+    sim::SimOptions sim_options;
+    sim_options.record_itl_ns = false;
+    const sim::SimResult result = sim::simulate(workload, fleet, *predictor, seed, sim_options);
 
     PublishedPrediction p;
     p.row = &row;
     p.predicted = figure_of(row, result);
     p.error = base::relative_error(p.predicted, row.published);
-    p.predictor = "roofline (datasheet defaults); " + dep.rule;
+    p.predictor = (engine != nullptr ? "engine " + engine->id : std::string("datasheet defaults")) +
+                  "; " + dep.rule;
     out.push_back(std::move(p));
   }
   return out;

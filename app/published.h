@@ -33,13 +33,16 @@ struct PublishedRow {
   std::string model;          ///< data/models/<model>.json
   std::string weight_format;  ///< llmcap's name (model/formats.h) of the published format
   std::string kv_format;      ///< llmcap's name of the KV cache format
-  /// The load, exactly one of: `batch` requests submitted together (an offline batch, the
-  /// engine running at most that many at once), `concurrency` clients each sending its next
-  /// request when the last one finished, or Poisson arrivals at `request_rate_per_s`.
+  /// The load, exactly one of: `batch` requests submitted together, the engine running at most
+  /// that many at once (a static batch); `offline_requests` submitted together, the engine
+  /// running as many as its limits allow (a max-throughput run, "infinite request rate");
+  /// `concurrency` clients each sending its next request when the last one finished; or
+  /// `num_requests` Poisson arrivals at `request_rate_per_s`.
   int64_t batch = 0;
+  int64_t offline_requests = 0;
   int64_t concurrency = 0;
   double request_rate_per_s = 0;
-  int64_t num_requests = 0;  ///< requests of a rate-driven benchmark (0: 500)
+  int64_t num_requests = 0;  ///< requests of a rate-driven benchmark (absent in the file: 500)
   int64_t prompt_tokens = 0;
   int64_t output_tokens = 0;
   std::string metric;     ///< "tpot" | "ttft" | "throughput"
@@ -62,8 +65,8 @@ struct PublishedSet {
 /// or mistyped field, a duplicate id, a split other than fit/held_out, an unknown device kind,
 /// metric or statistic (each lists the known ones), a hardware id not in `catalog` or of the
 /// other device kind, a load with none or several of batch / concurrency /
-/// request_rate_per_s, a tensor_parallel that does not divide device_count, a non-positive
-/// length or figure, and an unknown weight or KV format.
+/// request_rate_per_s / offline_requests, a tensor_parallel that does not divide device_count, a
+/// non-positive length or figure, and an unknown weight or KV format.
 PublishedSet read_published(const std::filesystem::path& file, const model::Catalog& catalog);
 
 /// The prediction of one row.
@@ -78,19 +81,34 @@ struct PublishedPrediction {
 /// (`<data_dir>/models/<model>.json`) on a deployment of the row's hardware (GPU rows:
 /// device_count GPUs in replicas of tensor_parallel; CPU rows: cores_used cores of the socket,
 /// a slice as model::make_deployment prices it, with kCpuHostMemoryBytes of memory per socket)
-/// with the datasheet efficiencies (model::default_efficiency) and the simulator's default
-/// engine limits (continuous batching, 256 sequences, 16,384 new tokens per step; a `batch`
-/// row runs at most `batch` sequences). Loads: `batch` requests at t = 0; `concurrency`
+/// priced as PublishedOptions says: with the row's engine profile (an engine without a
+/// profile is an InputError that lists the known ones), or with the datasheet efficiencies
+/// (model::default_efficiency) and the simulator's default engine limits (continuous
+/// batching, 256 sequences, 16,384 new tokens per step). A `batch` row runs at most `batch`
+/// sequences. Loads: `batch` or `offline_requests` requests at t =
+/// 0; `concurrency`
 /// closed-loop users without think time for long enough that each sends about
 /// kClosedLoopRequestsPerUser requests; `request_rate_per_s` Poisson arrivals (seeded by
 /// `seed`). The figure is the row's statistic over the finished requests: TTFT = first token -
 /// arrival, TPOT = (completion - first token) / (output - 1), throughput = output tokens /
 /// (last completion - first arrival). Throws InputError for a model file that is missing or
 /// invalid (naming the row), and InfeasibleError when the weights do not fit the hardware.
+/// How predict_published prices the rows.
+struct PublishedOptions {
+  uint64_t seed = 1;  ///< Poisson arrivals and closed-loop streams
+  /// Price each row with its engine's profile (`<data_dir>/engines/<engine>.json`,
+  /// model/engine_profile.h): its efficiencies and per-kernel cost, its scheduler defaults,
+  /// and on CPUs the CPU model (model/cpu_model.h: bandwidth of the cores used, the peak of
+  /// the engine's instruction path). false: the datasheet roofline with default_efficiency
+  /// and the simulator's default engine limits for every row (the predictor before engine
+  /// profiles, kept for comparison).
+  bool use_engines = true;
+};
+
 std::vector<PublishedPrediction> predict_published(const PublishedSet& set,
                                                    const model::Catalog& catalog,
                                                    const std::filesystem::path& data_dir,
-                                                   uint64_t seed = 1);
+                                                   const PublishedOptions& options = {});
 
 /// CPU host memory assumed per socket of a published CPU benchmark (those hosts are sized for
 /// the model; it only bounds the KV cache): 512 GiB.

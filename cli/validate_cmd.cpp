@@ -109,6 +109,11 @@ CLI::App* add_validate_command(CLI::App& app, ValidateArgs& val_args) {
                    "<data dir>/validation/published.json)")
       ->option_text("FILE")
       ->needs(published);
+  val_cmd
+      ->add_flag("--datasheet", val_args.datasheet,
+                 "With --published: the datasheet roofline and default engine limits for every "
+                 "row instead of the rows' engine profiles (for comparison)")
+      ->needs(published);
   val_cmd->add_option("--seed", val_args.seed, "Seed of --published's simulated arrivals")
       ->capture_default_str()
       ->needs(published);

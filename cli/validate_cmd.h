@@ -39,6 +39,7 @@ struct ValidateArgs {
   bool published = false;
   std::string published_file;  ///< --published-file
   uint64_t seed = 1;           ///< --seed: the published rows' simulations
+  bool datasheet = false;      ///< --datasheet: price the rows without engine profiles
 };
 
 /// Registers the `validate` subcommand (options bound to `args`) on `app`.

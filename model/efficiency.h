@@ -122,6 +122,10 @@ struct Efficiency {
   double link_bandwidth_fraction = 0;    ///< achieved / peak all-reduce link bandwidth
   double all_reduce_latency_s = 0;       ///< fixed cost per all-reduce
   double step_overhead_s = 0;            ///< fixed cost per engine step (scheduling, launch)
+  /// Fixed cost of each kernel a step runs (launch, ramp-up and tail of a GPU kernel), added
+  /// per kernel to the step (RooflinePredictor); 0 in default_efficiency, set by an engine
+  /// profile (model/engine_profile.h).
+  double kernel_overhead_s = 0;
   /// GPU memory (or CPU instance RAM) that the engine may use for weights + KV cache
   /// (vLLM's gpu_memory_utilization, default 0.9).
   double usable_memory_fraction = 0;

@@ -277,6 +277,21 @@ HardwareSpec read_cpu(const RecordReader& r, const std::string& id) {
     s.socket_link_source = link.source;
     s.socket_link_as_of = link.as_of;
   }
+  s.microarchitecture = r.string_or("microarchitecture", "");
+  if (r.has("memory_model")) {
+    const RecordReader m = r.nested("memory_model");
+    m.only({"per_core_read_bytes_per_s", "sustained_read_bytes_per_s", "source", "as_of", "note"});
+    s.per_core_read_bytes_per_s = m.positive_number("per_core_read_bytes_per_s");
+    s.sustained_read_bytes_per_s = m.positive_number("sustained_read_bytes_per_s");
+    if (s.sustained_read_bytes_per_s > s.peak_memory_bandwidth_bytes_per_s) {
+      m.fail("sustained_read_bytes_per_s",
+             "at most the datasheet peak_memory_bandwidth_bytes_per_s (" +
+                 std::to_string(s.peak_memory_bandwidth_bytes_per_s) + ")",
+             m.got("sustained_read_bytes_per_s"));
+    }
+    s.memory_model_source = m.string("source");
+    s.memory_model_as_of = m.string("as_of");
+  }
   return s;
 }
 

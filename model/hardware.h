@@ -42,6 +42,16 @@ struct HardwareSpec {
   double socket_link_latency_s = 0;
   std::string socket_link_source;
   std::string socket_link_as_of;
+  /// CPUs: "microarchitecture" in cpus.json (e.g. "Sapphire Rapids", "Zen 4 (Genoa)"; "" when
+  /// not given): which instruction paths the cores have and at what rate (model/cpu_model.h).
+  std::string microarchitecture;
+  /// CPUs, optional ("memory_model" in cpus.json; 0 when not given): measured DRAM read
+  /// bandwidth of one core alone, and of the whole socket under load (STREAM-like), bytes
+  /// per second, with their own source and as_of. model/cpu_model.h's bandwidth model.
+  double per_core_read_bytes_per_s = 0;
+  double sustained_read_bytes_per_s = 0;
+  std::string memory_model_source;
+  std::string memory_model_as_of;
 };
 
 /// Price models an instance's offers may carry (instances.json "price_model" / "prices"), in

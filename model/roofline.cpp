@@ -221,6 +221,9 @@ struct RooflinePredictor::Impl {
   double seconds_per_link_byte = 0;  ///< 1 / (link bw x fraction), 0 when tp == 1
   double all_reduce_latency_s = 0;
   double step_overhead_s = 0;
+  /// kernel_overhead_s x the kernels of one step (num_layers x per layer + embedding, final
+  /// norm and LM head).
+  double kernels_overhead_s = 0;
   double num_layers = 0;
   /// Calibrated attention: calls spread over the threads one per row (prefill tokens, or
   /// decode sequences when there are at least this many) run this many at once, one thread
@@ -348,6 +351,23 @@ struct RooflinePredictor::Impl {
                                                   {CallShape{head, lm_head_fixed.fixed_bytes}});
       }
     }
+    // Kernels per step: per layer one per norm and attention node and one per fused group of a
+    // linear node (plus the MLP's activation function between its products), then the
+    // embedding, the final norm and the LM head; all-reduces carry their own latency.
+    double kernels_per_layer = 0;
+    for (std::size_t v = 0; v < graph.num_ops(); ++v) {
+      const OpNode& node = graph.op(v);
+      if (node.kind == OpKind::kAllReduce) continue;
+      if (node.kind != OpKind::kLinear) {
+        kernels_per_layer += 1;
+        continue;
+      }
+      kernels_per_layer += static_cast<double>(call_shapes(node.matrices, wf, d.tp_degree).size());
+      for (const LinearMatrix& mat : node.matrices) {
+        if (mat.name == "down_proj") kernels_per_layer += 1;
+      }
+    }
+    kernels_overhead_s = e.kernel_overhead_s * (num_layers * kernels_per_layer + 3);
     // Embedding lookup (read T rows) and final norm (read + write, 4 FLOPs per element).
     per_step_tokens.bytes_per_token = h * act + 2 * h * act;
     per_step_tokens.flops_per_token = 4 * h;
@@ -574,7 +594,8 @@ double RooflinePredictor::step_time_s(const BatchShape& batch) const {
   }
   const double layer_s = impl.graph.critical_path_s(std::span<const double>(times.data(), n));
   impl.lm_head(batch, scratch);
-  return impl.step_overhead_s + impl.num_layers * layer_s + scratch.time_s;
+  return impl.step_overhead_s + impl.kernels_overhead_s + impl.num_layers * layer_s +
+         scratch.time_s;
 }
 
 std::vector<OpTime> RooflinePredictor::breakdown(const BatchShape& batch) const {

@@ -37,8 +37,10 @@ struct OpTime {
 /// Roofline step time (Williams, Waterman, Patterson, "Roofline", CACM 2009): each operator costs
 /// max(bytes / (peak_bw x bw_fraction), flops / (peak_flops x compute_fraction)); all-reduce nodes
 /// cost latency + bytes / link; a layer's time is the longest path through the operator graph
-/// (model/op_graph.h); the step is num_layers x layer + embedding/LM head + step_overhead_s; an
-/// empty batch takes 0 s.
+/// (model/op_graph.h); the step is num_layers x layer + embedding/LM head + step_overhead_s +
+/// kernel_overhead_s x the step's kernels (per layer: one per norm and attention node, one per
+/// fused group of matrices of a linear node, one for the MLP's activation function; then the
+/// embedding, the final norm and the LM head); an empty batch takes 0 s.
 ///
 /// Per-operator cost on one device of a tp-degree replica, T = num_new_tokens (bf16 activations,
 /// 2 bytes per element):

@@ -12,6 +12,7 @@
 #include "model/calibrated_predictor.h"
 #include "model/deployment.h"
 #include "model/efficiency.h"
+#include "model/engine_profile.h"
 #include "model/model_spec.h"
 #include "test_util.h"
 
@@ -51,11 +52,14 @@ class Published : public ::testing::Test {
     return testing::error_message<base::InputError>(
         [&] { read_published(dir_.write("p.json", document(rows)), catalog_); });
   }
-  /// The datasheet predictor of llama-3.1-8b in bf16 on one H100 SXM.
+  /// The predictor of llama-3.1-8b in bf16 on one H100 SXM as the rows' engine (vLLM's
+  /// profile) runs it.
   std::shared_ptr<const model::StepTimePredictor> h100_predictor() const {
     const model::ModelSpec spec =
         model::load_model_spec(testing::data_dir() / "models" / "llama-3.1-8b.json");
-    const model::Efficiency eff = model::default_efficiency(model::DeviceKind::kGpu);
+    const model::Efficiency eff =
+        model::engine_efficiency(model::load_engine_profiles(testing::data_dir()).at("vllm"),
+                                 model::default_efficiency(model::DeviceKind::kGpu));
     model::InstanceType inst;
     inst.id = "test";
     inst.kind = model::DeviceKind::kGpu;
@@ -118,6 +122,18 @@ TEST_F(Published, ThroughputOfABatchIsItsTokensOverTheMakespan) {
   EXPECT_NEAR(one[0].predicted, 128 / e2e_s, 128 / e2e_s * 1e-4);
 }
 
+TEST_F(Published, OfflineRequestsRunAsManyAtOnceAsTheEngineAllows) {
+  // 64 requests at once: the engine (vLLM: 1,024 sequences) runs them as one batch of 64.
+  const auto offline =
+      predict(row("r", R"("offline_requests": 64)", "throughput", "total", 128, 128));
+  const auto batch = predict(row("r", R"("batch": 64)", "throughput", "total", 128, 128));
+  EXPECT_DOUBLE_EQ(offline[0].predicted, batch[0].predicted);
+  // 1024 requests: more than one batch's worth, still a throughput above 64 at once.
+  const auto many =
+      predict(row("r", R"("offline_requests": 1024)", "throughput", "total", 128, 128));
+  EXPECT_GT(many[0].predicted, batch[0].predicted);
+}
+
 TEST_F(Published, LoadRaisesTtftAndConcurrencyRaisesThroughput) {
   const auto light = predict(row("r", R"("request_rate_per_s": 1)", "ttft", "median", 1000, 100));
   const auto heavy = predict(row("r", R"("request_rate_per_s": 40)", "ttft", "median", 1000, 100));
@@ -163,7 +179,7 @@ TEST_F(Published, SummaryGivesMedianP90ShareWithin25AndWorstFactor) {
 TEST_F(Published, ErrorsNameTheFileRowFieldValueAndWhatWasExpected) {
   EXPECT_THAT(read_error(row("r", R"("batch": 1, "concurrency": 4)", "tpot", "mean", 8, 8)),
               HasSubstr(R"(row "r": field "rows[0].batch": expected exactly one of batch, )"
-                        R"(concurrency, request_rate_per_s, got 2 of them)"));
+                        R"(offline_requests, concurrency, request_rate_per_s, got 2 of them)"));
   EXPECT_THAT(read_error(row("r", R"("batch": 1)", "latency", "mean", 8, 8)),
               HasSubstr(R"(field "rows[0].metric": expected one of tpot, ttft, throughput, )"
                         R"(got "latency")"));
@@ -211,10 +227,34 @@ TEST_F(Published, UnknownModelNamesTheRowAndTheFileItLookedFor) {
   EXPECT_THAT(message, HasSubstr(R"(models/llama-9.json, got "llama-9")"));
 }
 
+TEST_F(Published, EngineNamesAreProfilesOfTheRowsDeviceKind) {
+  const auto unknown = testing::replace_once(row("r", R"("batch": 1)", "tpot", "mean", 8, 8),
+                                             R"("engine": "vllm")", R"("engine": "tgi")");
+  set_ = read_published(dir_.write("p.json", document(unknown)), catalog_);
+  EXPECT_THAT(testing::error_message<base::InputError>(
+                  [&] { predict_published(set_, catalog_, testing::data_dir()); }),
+              HasSubstr(R"(p.json: row "r": field "engine": unknown engine "tgi"; known: )"
+                        R"(llama.cpp, llama.cpp-cuda, neural-speed)"));
+  const auto cpu_engine = testing::replace_once(row("r", R"("batch": 1)", "tpot", "mean", 8, 8),
+                                                R"("engine": "vllm")", R"("engine": "vllm-cpu")");
+  set_ = read_published(dir_.write("p.json", document(cpu_engine)), catalog_);
+  EXPECT_THAT(testing::error_message<base::InputError>(
+                  [&] { predict_published(set_, catalog_, testing::data_dir()); }),
+              HasSubstr(R"(row "r": field "engine": expected an engine profile for a gpu (its )"
+                        R"(profile is for a cpu), got "vllm-cpu")"));
+  // Without engines the same row is priced by the datasheet roofline: another figure.
+  set_ = read_published(dir_.write("p.json", document(cpu_engine)), catalog_);
+  PublishedOptions datasheet;
+  datasheet.use_engines = false;
+  const auto plain = predict_published(set_, catalog_, testing::data_dir(), datasheet);
+  const auto engine = predict(row("r", R"("batch": 1)", "tpot", "mean", 8, 8));
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_NE(plain[0].predicted, engine[0].predicted);
+}
+
 TEST(PublishedData, ShippedFileReadsWithBothSplitsAndBothDeviceKinds) {
   const model::Catalog catalog = model::Catalog::load(testing::data_dir());
   const std::filesystem::path file = testing::data_dir() / "validation" / "published.json";
-  if (!std::filesystem::exists(file)) GTEST_SKIP() << "no " << file;
   const PublishedSet set = read_published(file, catalog);
   std::set<std::string> kinds, splits;
   for (const PublishedRow& r : set.rows) {

@@ -61,9 +61,11 @@ TEST(CliValidatePublished, BadFileExitsTwoAndWritesNothing) {
   const auto run = run_cli({"validate", "--published", "--published-file", file.string(), "--json",
                             json_out.string(), "--data-dir", LLMCAP_DATA_DIR});
   EXPECT_EQ(run.code, 2);
-  EXPECT_THAT(run.err, HasSubstr(R"(p.json: row "gpu-decode": field "rows[0].batch": expected )"
-                                 R"(exactly one of batch, concurrency, request_rate_per_s, got 0 )"
-                                 R"(of them)"));
+  EXPECT_THAT(
+      run.err,
+      HasSubstr(R"(p.json: row "gpu-decode": field "rows[0].batch": expected )"
+                R"(exactly one of batch, offline_requests, concurrency, request_rate_per_s, got 0 )"
+                R"(of them)"));
   EXPECT_FALSE(std::filesystem::exists(json_out));
 }
 

@@ -1,0 +1,160 @@
+#include "model/engine_profile.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "base/json_reader.h"
+
+namespace llmcap::model {
+namespace {
+
+const std::vector<std::string> kPolicies = {"static", "continuous", "chunked_prefill"};
+
+/// {"value", "source", "as_of"} at `key`; the value must satisfy `ok` (`expected` in messages).
+SourcedFigure figure(const base::JsonReader& r, const std::string& key,
+                     const std::function<bool(double)>& ok, const std::string& expected) {
+  const base::JsonReader f = r.object(key);
+  f.only({"value", "source", "as_of", "note"});
+  SourcedFigure out;
+  out.value = f.number("value", ok, expected);
+  out.source = f.non_empty_string("source");
+  out.as_of = f.non_empty_string("as_of");
+  return out;
+}
+
+SourcedFigure fraction(const base::JsonReader& r, const std::string& key) {
+  return figure(
+      r, key, [](double v) { return v > 0 && v <= 1; }, "a fraction in (0, 1]");
+}
+
+SourcedFigure seconds(const base::JsonReader& r, const std::string& key) {
+  return figure(
+      r, key, [](double v) { return v >= 0; }, "a non-negative number of seconds");
+}
+
+}  // namespace
+
+const char* instruction_path_name(InstructionPath path) {
+  switch (path) {
+    case InstructionPath::kAmx:
+      return "amx";
+    case InstructionPath::kAvx512:
+      return "avx512";
+    case InstructionPath::kAvx2:
+      return "avx2";
+  }
+  return "?";
+}
+
+EngineProfile load_engine_profile(const std::filesystem::path& file) {
+  const nlohmann::json doc = base::read_json_file(file);
+  if (!doc.is_object()) throw base::InputError::bad_document(file.string(), "a JSON object");
+  const base::JsonReader r(doc, file.string(), "");
+  r.only({"id", "name", "version", "device_kind", "note", "scheduler", "step_overhead_s",
+          "kernel_overhead_s", "memory_bandwidth_fraction", "compute_fraction",
+          "usable_memory_fraction", "cpu_path"});
+  EngineProfile e;
+  e.file = file;
+  e.id = r.non_empty_string("id");
+  if (e.id != file.stem().string()) {
+    r.fail("id", "the file's name without .json (\"" + file.stem().string() + "\")", r.got("id"));
+  }
+  e.name = r.non_empty_string("name");
+  e.version = r.non_empty_string("version");
+  const std::string kind = r.string("device_kind");
+  if (kind == "cpu") {
+    e.kind = DeviceKind::kCpu;
+  } else if (kind == "gpu") {
+    e.kind = DeviceKind::kGpu;
+  } else {
+    r.fail("device_kind", "\"cpu\" or \"gpu\"", r.got("device_kind"));
+  }
+
+  const base::JsonReader s = r.object("scheduler");
+  s.only({"policy", "max_num_seqs", "max_num_batched_tokens", "source", "as_of", "note"});
+  e.scheduler.policy = s.string("policy");
+  if (std::find(kPolicies.begin(), kPolicies.end(), e.scheduler.policy) == kPolicies.end()) {
+    s.fail("policy", "one of static, continuous, chunked_prefill", s.got("policy"));
+  }
+  e.scheduler.max_num_seqs = s.positive_int("max_num_seqs");
+  e.scheduler.max_num_batched_tokens = s.positive_int("max_num_batched_tokens");
+  if (e.scheduler.policy == "chunked_prefill" &&
+      e.scheduler.max_num_batched_tokens < e.scheduler.max_num_seqs) {
+    s.fail("max_num_batched_tokens",
+           "at least max_num_seqs (" + std::to_string(e.scheduler.max_num_seqs) +
+               ") with chunked_prefill",
+           s.got("max_num_batched_tokens"));
+  }
+  e.scheduler.source = s.non_empty_string("source");
+  e.scheduler.as_of = s.non_empty_string("as_of");
+
+  e.step_overhead_s = seconds(r, "step_overhead_s");
+  e.kernel_overhead_s = seconds(r, "kernel_overhead_s");
+  e.memory_bandwidth_fraction = fraction(r, "memory_bandwidth_fraction");
+  e.compute_fraction = fraction(r, "compute_fraction");
+  e.usable_memory_fraction = fraction(r, "usable_memory_fraction");
+
+  if (e.kind == DeviceKind::kGpu) {
+    r.refuse("cpu_path", "only CPU engines have an instruction path");
+  } else {
+    if (!r.has("cpu_path")) {
+      r.fail_missing("cpu_path",
+                     "a CPU engine names the instruction path of its matrix products (amx, "
+                     "avx512, avx2)");
+    }
+    const base::JsonReader p = r.object("cpu_path");
+    p.only({"value", "source", "as_of", "note"});
+    const std::string path = p.string("value");
+    if (path == "amx") {
+      e.cpu_path = InstructionPath::kAmx;
+    } else if (path == "avx512") {
+      e.cpu_path = InstructionPath::kAvx512;
+    } else if (path == "avx2") {
+      e.cpu_path = InstructionPath::kAvx2;
+    } else {
+      p.fail("value", "one of amx, avx512, avx2", p.got("value"));
+    }
+    e.cpu_path_source = p.non_empty_string("source") + " (" + p.non_empty_string("as_of") + ")";
+  }
+  return e;
+}
+
+std::map<std::string, EngineProfile> load_engine_profiles(const std::filesystem::path& data_dir) {
+  std::map<std::string, EngineProfile> out;
+  const std::filesystem::path dir = data_dir / "engines";
+  if (!std::filesystem::is_directory(dir)) return out;
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const std::filesystem::path& f : files) {
+    EngineProfile e = load_engine_profile(f);
+    const std::string id = e.id;
+    out.emplace(id, std::move(e));
+  }
+  return out;
+}
+
+const EngineProfile& find_engine(const std::map<std::string, EngineProfile>& profiles,
+                                 const std::string& id, const std::string& context) {
+  const auto it = profiles.find(id);
+  if (it != profiles.end()) return it->second;
+  std::string known;
+  for (const auto& [k, v] : profiles) known += (known.empty() ? "" : ", ") + k;
+  throw base::InputError(context + ": unknown engine \"" + id +
+                         "\"; known: " + (known.empty() ? "none" : known));
+}
+
+Efficiency engine_efficiency(const EngineProfile& engine, const Efficiency& base) {
+  Efficiency e = base;
+  e.step_overhead_s = engine.step_overhead_s.value;
+  e.kernel_overhead_s = engine.kernel_overhead_s.value;
+  e.memory_bandwidth_fraction = engine.memory_bandwidth_fraction.value;
+  e.compute_fraction = engine.compute_fraction.value;
+  e.usable_memory_fraction = engine.usable_memory_fraction.value;
+  return e;
+}
+
+}  // namespace llmcap::model

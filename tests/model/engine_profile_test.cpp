@@ -1,0 +1,138 @@
+// Engine profiles: every shipped profile read and used (efficiency, per-kernel cost), and each
+// bad input with its message.
+#include "model/engine_profile.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "base/error.h"
+#include "model/roofline.h"
+#include "predictor_fixtures.h"
+#include "test_util.h"
+
+namespace llmcap::model {
+namespace {
+
+using llmcap::testing::TempDir;
+using ::testing::HasSubstr;
+
+/// A step's time is a sum of double terms: adding the kernels' cost moves it by that much up
+/// to rounding.
+constexpr double kSumTolerance_s = 1e-12;
+
+const std::string kProfile = R"({
+  "id": "e", "name": "E", "version": "1", "device_kind": "gpu",
+  "scheduler": {"policy": "chunked_prefill", "max_num_seqs": 64, "max_num_batched_tokens": 512,
+                "source": "s", "as_of": "2026"},
+  "step_overhead_s": {"value": 0.001, "source": "s", "as_of": "2026"},
+  "kernel_overhead_s": {"value": 1e-5, "source": "s", "as_of": "2026"},
+  "memory_bandwidth_fraction": {"value": 0.9, "source": "s", "as_of": "2026"},
+  "compute_fraction": {"value": 0.5, "source": "s", "as_of": "2026"},
+  "usable_memory_fraction": {"value": 0.85, "source": "s", "as_of": "2026"}
+})";
+
+std::string load_error(const std::string& text, const std::string& name = "e.json") {
+  TempDir dir;
+  const auto file = dir.write(name, text);
+  return llmcap::testing::error_message<base::InputError>([&] { load_engine_profile(file); });
+}
+
+TEST(EngineProfile, EveryShippedProfileReadsWithSourcesAndAPolicy) {
+  const auto engines = load_engine_profiles(llmcap::testing::data_dir());
+  for (const char* id : {"vllm", "sglang", "tensorrt-llm", "llama.cpp-cuda", "llama.cpp",
+                         "vllm-cpu", "sglang-cpu", "neural-speed"}) {
+    ASSERT_EQ(engines.count(id), 1u) << id;
+    const EngineProfile& e = engines.at(id);
+    for (const SourcedFigure* f :
+         {&e.step_overhead_s, &e.kernel_overhead_s, &e.memory_bandwidth_fraction,
+          &e.compute_fraction, &e.usable_memory_fraction}) {
+      EXPECT_FALSE(f->source.empty()) << id;
+      EXPECT_THAT(f->source, ::testing::Not(HasSubstr("PENDING"))) << id;
+      EXPECT_FALSE(f->as_of.empty()) << id;
+    }
+    EXPECT_FALSE(e.scheduler.source.empty()) << id;
+    EXPECT_GT(e.scheduler.max_num_seqs, 0) << id;
+    if (e.kind == DeviceKind::kCpu) EXPECT_FALSE(e.cpu_path_source.empty()) << id;
+  }
+  EXPECT_EQ(engines.at("vllm").scheduler.policy, "chunked_prefill");
+  EXPECT_EQ(engines.at("vllm").scheduler.max_num_batched_tokens, 8192);
+  EXPECT_EQ(engines.at("sglang-cpu").cpu_path, InstructionPath::kAmx);
+  EXPECT_EQ(engines.at("llama.cpp").cpu_path, InstructionPath::kAvx512);
+}
+
+TEST(EngineProfile, ItsFiguresReplaceTheDefaultsAndEachKernelCostsItsOverhead) {
+  TempDir dir;
+  const EngineProfile e = load_engine_profile(dir.write("e.json", kProfile));
+  const Efficiency base = default_efficiency(DeviceKind::kGpu);
+  const Efficiency eff = engine_efficiency(e, base);
+  EXPECT_EQ(eff.step_overhead_s, 0.001);
+  EXPECT_EQ(eff.kernel_overhead_s, 1e-5);
+  EXPECT_EQ(eff.memory_bandwidth_fraction, 0.9);
+  EXPECT_EQ(eff.compute_fraction, 0.5);
+  EXPECT_EQ(eff.usable_memory_fraction, 0.85);
+  EXPECT_EQ(eff.link_bandwidth_fraction, base.link_bandwidth_fraction);
+
+  // Per layer of the small model: 2 norms, attention, the fused QKV call, the output
+  // projection, the MLP's gate/up call, its down call and its activation = 8 kernels; 2 layers
+  // and the embedding, final norm and LM head: 19 kernels of 10 us each.
+  const ModelSpec m = testing::tiny_model();
+  Efficiency no_kernels = eff;
+  no_kernels.kernel_overhead_s = 0;
+  const RooflinePredictor with(m, WeightFormat::kBf16, KvFormat::kBf16, testing::cpu_deployment(),
+                               eff);
+  const RooflinePredictor without(m, WeightFormat::kBf16, KvFormat::kBf16,
+                                  testing::cpu_deployment(), no_kernels);
+  BatchShape decode;
+  decode.num_decode_seqs = 4;
+  decode.num_decode_context_tokens = 4 * 300;
+  EXPECT_NEAR(with.step_time_s(decode) - without.step_time_s(decode), 19 * 1e-5, kSumTolerance_s);
+}
+
+TEST(EngineProfile, BadFieldsAreNamedWithTheValueAndWhatWasExpected) {
+  using llmcap::testing::replace_once;
+  EXPECT_THAT(load_error(replace_once(kProfile, R"("chunked_prefill")", R"("fifo")")),
+              HasSubstr(R"(field "scheduler.policy": expected one of static, continuous, )"
+                        R"(chunked_prefill, got "fifo")"));
+  EXPECT_THAT(load_error(replace_once(kProfile, R"("value": 0.9,)", R"("value": 1.5,)")),
+              HasSubstr(R"(field "memory_bandwidth_fraction.value": expected a fraction in )"
+                        R"((0, 1], got 1.5)"));
+  EXPECT_THAT(load_error(replace_once(kProfile, R"("value": 0.001,)", R"("value": -1,)")),
+              HasSubstr(R"(field "step_overhead_s.value": expected a non-negative number of )"
+                        R"(seconds, got -1)"));
+  EXPECT_THAT(load_error(replace_once(kProfile, R"("max_num_batched_tokens": 512)",
+                                      R"("max_num_batched_tokens": 32)")),
+              HasSubstr(R"(field "scheduler.max_num_batched_tokens": expected at least )"
+                        R"(max_num_seqs (64) with chunked_prefill, got 32)"));
+  EXPECT_THAT(
+      load_error(replace_once(kProfile, R"("device_kind": "gpu")", R"("device_kind": "cpu")")),
+      HasSubstr(R"(field "cpu_path": missing; a CPU engine names the instruction path of )"
+                R"(its matrix products (amx, avx512, avx2))"));
+  EXPECT_THAT(load_error(replace_once(kProfile, R"("name": "E",)",
+                                      R"("name": "E", "cpu_path": {"value": "amx"},)")),
+              HasSubstr(R"(field "cpu_path": only CPU engines have an instruction path)"));
+  EXPECT_THAT(load_error(kProfile, "other.json"),
+              HasSubstr(R"(field "id": expected the file's name without .json ("other"), )"
+                        R"(got "e")"));
+  EXPECT_THAT(load_error(replace_once(kProfile, R"("name": "E",)", R"("name": "E", "gpus": 1,)")),
+              HasSubstr(R"(field "gpus": unknown; known fields: id, name)"));
+  EXPECT_THAT(load_error(replace_once(kProfile,
+                                      R"("source": "s", "as_of": "2026"},
+  "kernel_overhead_s")",
+                                      R"("as_of": "2026"},
+  "kernel_overhead_s")")),
+              HasSubstr(R"(field "step_overhead_s.source")"));
+}
+
+TEST(EngineProfile, UnknownEngineListsTheKnownOnes) {
+  const auto engines = load_engine_profiles(llmcap::testing::data_dir());
+  EXPECT_THAT(llmcap::testing::error_message<base::InputError>(
+                  [&] { find_engine(engines, "tgi", "scenario.json: field \"engine\""); }),
+              HasSubstr(R"(scenario.json: field "engine": unknown engine "tgi"; known: )"
+                        R"(llama.cpp, llama.cpp-cuda, neural-speed, sglang, sglang-cpu, )"
+                        R"(tensorrt-llm, vllm, vllm-cpu)"));
+}
+
+}  // namespace
+}  // namespace llmcap::model
