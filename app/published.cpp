@@ -361,6 +361,49 @@ std::vector<PublishedSummary> summarize_published(
   return out;
 }
 
+std::vector<PublishedTarget> published_targets(
+    const std::vector<PublishedPrediction>& predictions) {
+  const auto measure = [&](const std::string& what, const std::string& goal, auto&& member) {
+    PublishedTarget t;
+    t.what = what;
+    t.goal = goal;
+    std::vector<double> errors;
+    int64_t within = 0;
+    for (const PublishedPrediction& p : predictions) {
+      if (p.row->split != "held_out" || !member(*p.row)) continue;
+      errors.push_back(p.error);
+      if (std::abs(p.error) <= 0.25) ++within;
+      if (p.predicted > 0) {
+        t.worst_factor = std::max(t.worst_factor, std::max(p.predicted / p.row->published,
+                                                           p.row->published / p.predicted));
+      }
+    }
+    t.rows = static_cast<int64_t>(errors.size());
+    t.median_abs_error = base::abs_nearest_rank_quantile(errors, 0.5);
+    t.within_25_fraction =
+        t.rows > 0 ? static_cast<double>(within) / static_cast<double>(t.rows) : 0.0;
+    return t;
+  };
+  std::vector<PublishedTarget> out;
+  PublishedTarget decode =
+      measure("tpot + throughput, held_out", "median |error| <= 10%, >= 85% of rows within 25%",
+              [](const PublishedRow& r) { return r.metric != "ttft"; });
+  decode.met =
+      decode.rows > 0 && decode.median_abs_error <= 0.10 && decode.within_25_fraction >= 0.85;
+  out.push_back(decode);
+  PublishedTarget ttft =
+      measure("ttft, held_out", "median |error| <= 20%, >= 70% of rows within 25%",
+              [](const PublishedRow& r) { return r.metric == "ttft"; });
+  ttft.met = ttft.rows > 0 && ttft.median_abs_error <= 0.20 && ttft.within_25_fraction >= 0.70;
+  out.push_back(ttft);
+  PublishedTarget cpu_prefill =
+      measure("cpu ttft, held_out", "no row off by more than 2x",
+              [](const PublishedRow& r) { return r.metric == "ttft" && r.device_kind == "cpu"; });
+  cpu_prefill.met = cpu_prefill.rows > 0 && cpu_prefill.worst_factor <= 2.0;
+  out.push_back(cpu_prefill);
+  return out;
+}
+
 std::string published_json(const std::vector<PublishedPrediction>& predictions) {
   nlohmann::ordered_json j;
   j["rows"] = nlohmann::ordered_json::array();

@@ -131,6 +131,20 @@ struct PublishedSummary {
 std::vector<PublishedSummary> summarize_published(
     const std::vector<PublishedPrediction>& predictions);
 
+/// The held-out rows against issue 27's targets: decode (TPOT) and max-throughput rows
+/// together at median |error| <= 10% with >= 85% within 25%; TTFT rows at median <= 20% with
+/// >= 70% within 25%; no CPU prefill (TTFT) row off by more than 2x.
+struct PublishedTarget {
+  std::string what;  ///< e.g. "tpot + throughput, held_out"
+  int64_t rows = 0;
+  double median_abs_error = 0;
+  double within_25_fraction = 0;
+  double worst_factor = 1;
+  bool met = false;
+  std::string goal;  ///< the target in words
+};
+std::vector<PublishedTarget> published_targets(const std::vector<PublishedPrediction>& predictions);
+
 /// {"rows": [{"id", "split", "device_kind", "engine", "metric", "published", "predicted",
 /// "source"}], "summary": [{"device_kind", "metric", "split", "rows", "median_abs_error",
 /// "p90_abs_error", "within_25_fraction", "worst_factor"}]}, two-space indented.

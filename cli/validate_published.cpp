@@ -67,6 +67,16 @@ void print_published(const std::vector<app::PublishedPrediction>& predictions,
                   100 * s.within_25_fraction, s.worst_factor);
     out << line;
   }
+  out << "\nTargets on the held-out rows:\n";
+  for (const app::PublishedTarget& t : app::published_targets(predictions)) {
+    std::snprintf(line, sizeof line,
+                  "  %-28s %4lld rows: median %5.1f%%, %3.0f%% within 25%%, worst x%.2f  (%s: "
+                  "%s)\n",
+                  t.what.c_str(), static_cast<long long>(t.rows), 100 * t.median_abs_error,
+                  100 * t.within_25_fraction, t.worst_factor, t.goal.c_str(),
+                  t.met ? "met" : "not met");
+    out << line;
+  }
 }
 
 }  // namespace llmcap::cli

@@ -176,6 +176,36 @@ TEST_F(Published, SummaryGivesMedianP90ShareWithin25AndWorstFactor) {
   EXPECT_EQ(j.at("summary")[0].at("rows"), 2);
 }
 
+TEST_F(Published, TargetsAreCheckedOnHeldOutRowsOnly) {
+  // Two held-out TPOT rows (+5%, -30%), one fit TPOT row (+90%, ignored), one held-out TTFT row
+  // (+10%).
+  ASSERT_EQ(predict(row("a", R"("batch": 1)", "tpot", "mean", 128, 16) + "," +
+                    row("b", R"("batch": 1)", "tpot", "mean", 128, 16) + "," +
+                    row("c", R"("batch": 1)", "tpot", "mean", 128, 16) + "," +
+                    row("d", R"("batch": 1)", "ttft", "mean", 128, 16))
+                .size(),
+            4u);
+  std::vector<PublishedRow> rows(set_.rows.begin(), set_.rows.end());
+  rows[0].split = rows[1].split = rows[3].split = "held_out";
+  const double errors[] = {0.05, -0.30, 0.90, 0.10};
+  std::vector<PublishedPrediction> made(4);
+  for (size_t i = 0; i < 4; ++i) {
+    made[i].row = &rows[i];
+    made[i].error = errors[i];
+    made[i].predicted = rows[i].published * (1 + errors[i]);
+  }
+  const auto t = published_targets(made);
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0].rows, 2);
+  EXPECT_DOUBLE_EQ(t[0].median_abs_error, 0.05);  // nearest rank of {0.05, 0.30}
+  EXPECT_DOUBLE_EQ(t[0].within_25_fraction, 0.5);
+  EXPECT_FALSE(t[0].met);  // half within 25%, not 85%
+  EXPECT_EQ(t[1].rows, 1);
+  EXPECT_TRUE(t[1].met);    // 10% <= 20%, all within 25%
+  EXPECT_EQ(t[2].rows, 0);  // no CPU TTFT row: not met
+  EXPECT_FALSE(t[2].met);
+}
+
 TEST_F(Published, ErrorsNameTheFileRowFieldValueAndWhatWasExpected) {
   EXPECT_THAT(read_error(row("r", R"("batch": 1, "concurrency": 4)", "tpot", "mean", 8, 8)),
               HasSubstr(R"(row "r": field "rows[0].batch": expected exactly one of batch, )"
