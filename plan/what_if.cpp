@@ -218,15 +218,10 @@ WarmStart read_warm_start(const std::filesystem::path& path) {
   }
   const base::JsonReader top(doc, file, "");
   if (!top.has("results")) top.fail_missing("results", "expected the rows of llmcap plan --json");
-  const nlohmann::json& results = top.at("results");
-  if (!results.is_array()) top.fail("results", "an array of plan rows", top.got("results"));
+  const nlohmann::json& results = top.array("results", "an array of plan rows");
   WarmStart warm;
   for (size_t i = 0; i < results.size(); ++i) {
-    const std::string prefix = "results[" + std::to_string(i) + "]";
-    if (!results[i].is_object()) {
-      throw base::InputError::bad_field(file, prefix, top.shown(results[i]), "a plan row object");
-    }
-    const base::JsonReader row(results[i], file, prefix);
+    const base::JsonReader row = top.element("results", i, "a plan row object");
     if (!row.boolean("feasible")) continue;
     const std::string id = row.non_empty_string("instance_type");
     warm.sizes[id] = row.positive_int("num_instances");
