@@ -158,25 +158,6 @@ void store_validate_run(const ValidationResult& result, const std::string& docum
                      input_json, db_flag, no_store, command_line, err);
 }
 
-json parse_or_null(const std::string& text) {
-  if (text.empty()) return nullptr;
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error&) {
-    return nullptr;
-  }
-}
-
-double number_or(const json& row, const char* key, double fallback) {
-  const auto it = row.find(key);
-  return it != row.end() && it->is_number() ? it->get<double>() : fallback;
-}
-
-std::string string_or(const json& row, const char* key, const std::string& fallback) {
-  const auto it = row.find(key);
-  return it != row.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
-
 bool feasible(const json& row) { return row.value("feasible", false); }
 
 }  // namespace llmcap::app

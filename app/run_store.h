@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 
+#include "base/json_reader.h"
 #include "store/results_store.h"
 
 namespace llmcap::app {
@@ -18,14 +19,15 @@ namespace llmcap::app {
 store::ResultsStore open_results_store(const std::string& db_flag);
 
 // Lenient reads of a stored run's JSON (its input or document, a row of its "results"), for
-// summaries and the runs listing: absent or mistyped values give the fallback.
+// summaries and the runs listing: absent or mistyped values give the fallback. Defined once in
+// base/json_reader.h.
 
 /// `text` parsed, or null when it is empty or not JSON.
-nlohmann::json parse_or_null(const std::string& text);
-/// row[key] when it is a number, else `fallback`.
-double number_or(const nlohmann::json& row, const char* key, double fallback);
-/// row[key] when it is a string, else `fallback`.
-std::string string_or(const nlohmann::json& row, const char* key, const std::string& fallback = "");
+inline nlohmann::json parse_or_null(const std::string& text) {
+  return base::parse_json_or_null(text);
+}
+using base::number_or;
+using base::string_or;
 /// row["feasible"], false when absent.
 bool feasible(const nlohmann::json& row);
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "base/error.h"
+#include "base/json_reader.h"
 #include "model/calibration.h"
 #include "model/input_error.h"
 #include "plan/scenario.h"
@@ -101,28 +102,16 @@ void set_field(ordered_json& doc, const std::string& field, const ordered_json& 
   }
 }
 
-/// The value of a sweep file's key, checked by type.
-const ordered_json& member(const ordered_json& doc, const std::string& key, const std::string& file,
-                           bool (ordered_json::*is_type)() const noexcept, const char* expected) {
-  const ordered_json& v = doc.at(key);
-  if (!(v.*is_type)()) {
-    throw base::InputError::bad_field(file, key, v.dump(), expected);
-  }
-  return v;
-}
-
-/// Checks one grid field of `file` and its values against the base scenario `base` (read
-/// from `scenario_path`): a non-empty list of distinct values, a field the scenario reader
-/// reads (probed with a value of the wrong type), each value accepted on its own. Throws
-/// base::InputError naming the file, "grid.<field>", the value and what was expected.
-void check_grid_field(const std::string& file, const std::string& field, const ordered_json& values,
+/// Checks one grid field of the sweep file (read by `grid`) and its values against the base
+/// scenario `base` (read from `scenario_path`): a non-empty list of distinct values, a field the
+/// scenario reader reads (probed with a value of the wrong type), each value accepted on its own.
+/// Throws base::InputError naming the file, "grid.<field>", the value and what was expected.
+void check_grid_field(const base::OrderedJsonReader& grid, const std::string& field,
                       const ordered_json& base_scenario,
                       const std::filesystem::path& scenario_path) {
-  const std::string grid_field = "grid." + field;
-  if (!values.is_array() || values.empty()) {
-    throw base::InputError::bad_field(file, grid_field, values.dump(),
-                                      "a non-empty list of values");
-  }
+  const std::string& file = grid.file();
+  const std::string grid_field = grid.name(field);
+  const ordered_json& values = grid.non_empty_array(field, "a non-empty list of values");
   for (size_t i = 0; i < values.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (values[i] == values[j]) {
@@ -170,53 +159,26 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
   if (!in) throw plan::InputError(file + ": cannot open the sweep file");
   std::ostringstream text;
   text << in.rdbuf();
-  ordered_json doc;
-  try {
-    doc = ordered_json::parse(text.str());
-  } catch (const ordered_json::parse_error& e) {
-    throw base::InputError::malformed_json(file, e.what());
-  }
+  const ordered_json doc = base::parse_ordered_json_text(text.str(), file);
   if (!doc.is_object()) {
     throw base::InputError::bad_document(file, "a JSON object at the top level");
   }
-  const std::vector<std::string> known = {"name", "scenario", "grid", "analysis", "profile"};
-  for (const auto& [key, value] : doc.items()) {
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      throw base::InputError::refused_field(
-          file, key, "unknown field; expected one of name, scenario, grid, analysis, profile");
-    }
-  }
+  const base::OrderedJsonReader top(doc, file, "");
+  top.refuse_unknown({"name", "scenario", "grid", "analysis", "profile"},
+                     "unknown field; expected one of ");
   for (const char* required : {"scenario", "grid"}) {
-    if (!doc.contains(required)) {
-      throw base::InputError::refused_field(file, required, "missing (required)");
-    }
+    if (!top.has(required)) top.fail_refused(required, "missing (required)");
   }
 
   SweepSpec spec;
   spec.file = path;
-  spec.name = path.stem().string();
-  if (doc.contains("name")) {
-    spec.name = member(doc, "name", file, &ordered_json::is_string, "a non-empty string")
-                    .get<std::string>();
-    if (spec.name.empty()) {
-      throw base::InputError::bad_field(file, "name", "\"\"", "a non-empty string");
-    }
-  }
+  spec.name = top.non_empty_string_or("name", path.stem().string());
   const std::filesystem::path folder = path.parent_path();
-  spec.scenario_path =
-      (folder / member(doc, "scenario", file, &ordered_json::is_string, "a scenario file path")
-                    .get<std::string>())
-          .lexically_normal();
-  if (doc.contains("analysis")) {
-    spec.analysis =
-        member(doc, "analysis", file, &ordered_json::is_boolean, "true or false").get<bool>();
-  }
+  spec.scenario_path = (folder / top.string("scenario", "a scenario file path")).lexically_normal();
+  spec.analysis = top.boolean_or("analysis", false);
   std::string profile_text;
-  if (doc.contains("profile")) {
-    spec.profile_path =
-        (folder / member(doc, "profile", file, &ordered_json::is_string, "a profile file path")
-                      .get<std::string>())
-            .lexically_normal();
+  if (top.has("profile")) {
+    spec.profile_path = (folder / top.string("profile", "a profile file path")).lexically_normal();
     profile_text = read_text_or_throw(spec.profile_path, file + ": field \"profile\"");
     model::read_profile_json(spec.profile_path);  // checks it (model::InputError)
   }
@@ -231,20 +193,19 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
       hex16(fnv1a(json::parse(base_text).dump() + "\nanalysis=" + (spec.analysis ? "1" : "0") +
                   "\nprofile=" + profile_text));
 
-  const ordered_json& grid =
-      member(doc, "grid", file, &ordered_json::is_object, "an object of field: [values]");
+  const base::OrderedJsonReader grid_fields = top.object("grid", "an object of field: [values]");
+  const ordered_json& grid = grid_fields.raw();
   if (grid.empty()) {
     throw base::InputError::bad_field(file, "grid", "{}", "at least one field with values");
   }
   int64_t num_points = 1;
   for (const auto& [field, values] : grid.items()) {
-    check_grid_field(file, field, values, base, spec.scenario_path);
+    check_grid_field(grid_fields, field, base, spec.scenario_path);
     spec.fields.push_back(field);
     num_points *= static_cast<int64_t>(values.size());
     if (num_points > kMaxPoints) {
-      throw base::InputError::refused_field(
-          file, "grid",
-          std::to_string(num_points) + "+ points, expected at most " + std::to_string(kMaxPoints));
+      top.fail_refused("grid", std::to_string(num_points) + "+ points, expected at most " +
+                                   std::to_string(kMaxPoints));
     }
   }
 

@@ -24,6 +24,20 @@ nlohmann::json read_json_file(const std::filesystem::path& path);
 /// Parses JSON `text` that stands for the file `file` (named in the message). Throws
 /// InputError::malformed_json ("<file>: malformed JSON: <parser message>").
 nlohmann::json parse_json_text(const std::string& text, const std::string& file);
+/// Likewise, keeping the key order of the text (for OrderedJsonReader).
+nlohmann::ordered_json parse_ordered_json_text(const std::string& text, const std::string& file);
+
+// Lenient reads, for JSON the tree wrote itself and reads back without judging it (stored runs,
+// whose older versions may lack a field): absent or mistyped values give the fallback, never an
+// error. Input from users goes through JsonReader instead.
+
+/// `text` parsed, or null when it is empty or not JSON.
+nlohmann::json parse_json_or_null(const std::string& text);
+/// object[key] when `object` is an object holding a number there, else `fallback`.
+double number_or(const nlohmann::json& object, const char* key, double fallback);
+/// object[key] when `object` is an object holding a string there, else `fallback`.
+std::string string_or(const nlohmann::json& object, const char* key,
+                      const std::string& fallback = "");
 
 /// How a reader's messages and checks differ between the input formats of the tree. The
 /// defaults are those of the scenario reader.
@@ -45,26 +59,29 @@ struct JsonReaderStyle {
   size_t max_shown_chars = 0;
 };
 
-/// Typed access to one JSON object. Every failure throws InputError naming the file (and the
-/// record, when given), the field path `<prefix>.<key>` (`<key>` with an empty prefix), the
-/// value as JSON text and what was expected, e.g.
+/// Typed access to one JSON object. `Json` is nlohmann::json (JsonReader) or
+/// nlohmann::ordered_json (OrderedJsonReader, for documents whose key order matters: only()
+/// and refuse_unknown() then name the first unknown key in file order). Every failure throws
+/// InputError naming the file (and the record, when given), the field path `<prefix>.<key>`
+/// (`<key>` with an empty prefix), the value as JSON text and what was expected, e.g.
 ///   `s.json: field "workload.rate_per_s": expected a positive number, got -1`.
 /// The reader refers to the JSON value it was given, which must outlive it. Numbers are
 /// read as doubles and must be finite; integers are int64_t.
-class JsonReader {
+template <typename Json>
+class BasicJsonReader {
  public:
   /// `object` is the JSON object read; `file` names it in messages; `prefix` is the field path
   /// of the object itself ("" at the top level); `record` (e.g. `instance "aws-x"`) is put
   /// between the file and the field in messages when non-empty.
-  JsonReader(const nlohmann::json& object, std::string file, std::string prefix,
-             JsonReaderStyle style = {}, std::string record = "");
+  BasicJsonReader(const Json& object, std::string file, std::string prefix,
+                  JsonReaderStyle style = {}, std::string record = "");
 
   const std::string& file() const { return file_; }
   const std::string& record() const { return record_; }
   /// Names another record in later messages (e.g. once the record's id is read).
   void set_record(std::string record) { record_ = std::move(record); }
   /// The JSON object read.
-  const nlohmann::json& raw() const { return object_; }
+  const Json& raw() const { return object_; }
   /// The field path of `key` in messages: "<prefix>.<key>", or "<key>" at the top level.
   std::string name(const std::string& key) const;
 
@@ -73,25 +90,32 @@ class JsonReader {
   /// Whether `key` is present and not null, whatever the style.
   bool has_value(const std::string& key) const;
   /// The value of `key`; throws the reader's "missing" error when has(key) is false.
-  const nlohmann::json& at(const std::string& key) const;
+  const Json& at(const std::string& key) const;
   /// The value of `key` as shown in messages, or "nothing (field missing)" when absent.
   std::string got(const std::string& key) const;
   /// `value` as shown in messages (its JSON text, cut to max_shown_chars).
-  std::string shown(const nlohmann::json& value) const;
+  std::string shown(const Json& value) const;
 
   /// Throws InputError::bad_field (or bad_record_field) for `key`.
   [[noreturn]] void fail(const std::string& key, const std::string& expected,
                          const std::string& got) const;
   /// Throws InputError::missing_field for `key`, with an optional note after "missing; ".
   [[noreturn]] void fail_missing(const std::string& key, const std::string& note = "") const;
+  /// Throws InputError::refused_field (`<file>: field "<name>": <reason>`) for `key`.
+  [[noreturn]] void fail_refused(const std::string& key, const std::string& reason) const;
   /// Throws InputError::refused_field (`<file>: field "<name>": <reason>`) when `key` is
   /// present (has()).
   void refuse(const std::string& key, const std::string& reason) const;
   /// Throws InputError::unknown_field for the first key of the object not in `known`.
   void only(const std::vector<std::string>& known) const;
+  /// Throws InputError::refused_field for the first key of the object not in `known`, with the
+  /// reason `<lead><known, comma-separated>` (e.g. lead "unknown field; known: ").
+  void refuse_unknown(const std::vector<std::string>& known, const std::string& lead) const;
 
   /// A string (may be empty).
   std::string string(const std::string& key) const;
+  /// A string (may be empty); `expected` describes it in messages (e.g. "a file path").
+  std::string string(const std::string& key, const std::string& expected) const;
   std::string string_or(const std::string& key, const std::string& fallback) const;
   /// A string of at least one character.
   std::string non_empty_string(const std::string& key) const;
@@ -118,25 +142,37 @@ class JsonReader {
   int64_t non_negative_int(const std::string& key) const;
   int64_t non_negative_int_or(const std::string& key, int64_t fallback) const;
 
-  /// The object `key`, read by a reader whose field path is name(key) ("an object").
-  JsonReader object(const std::string& key) const;
+  /// The object `key`, read by a reader whose field path is name(key); `expected` describes
+  /// it in messages.
+  BasicJsonReader object(const std::string& key, const std::string& expected = "an object") const;
+  /// The array `key` (may be empty); `expected` describes it in messages.
+  const Json& array(const std::string& key, const std::string& expected) const;
+  /// The array `key` with at least one element; `expected` describes it in messages.
+  const Json& non_empty_array(const std::string& key, const std::string& expected) const;
   /// Element `i` of the array `key` (the caller has checked the array), as an object with the
-  /// field path name(key) + "[i]" ("an object").
-  JsonReader element(const std::string& key, size_t i) const;
+  /// field path name(key) + "[i]"; `expected` describes it in messages. A failing check of
+  /// the element's own value can name it with fail(key + "[i]", ...).
+  BasicJsonReader element(const std::string& key, size_t i,
+                          const std::string& expected = "an object") const;
 
  private:
   /// The value of `key` for a typed read that expects `expected`: absent fields fail as the
   /// style says.
-  const nlohmann::json& required(const std::string& key, const std::string& expected) const;
+  const Json& required(const std::string& key, const std::string& expected) const;
 
   /// The message prefix before the field: the file, and the record when given.
   std::string where() const;
 
-  const nlohmann::json& object_;
+  const Json& object_;
   std::string file_;
   std::string prefix_;
   JsonReaderStyle style_;
   std::string record_;
 };
+
+using JsonReader = BasicJsonReader<nlohmann::json>;
+using OrderedJsonReader = BasicJsonReader<nlohmann::ordered_json>;
+extern template class BasicJsonReader<nlohmann::json>;
+extern template class BasicJsonReader<nlohmann::ordered_json>;
 
 }  // namespace llmcap::base

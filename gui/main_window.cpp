@@ -42,6 +42,7 @@
 #include "gui/seams.h"
 #include "model/input_error.h"
 #include "model/model_spec.h"
+#include "plan/candidates.h"
 #include "sim/input_error.h"
 
 namespace llmcap::gui {
@@ -656,22 +657,19 @@ void MainWindow::submit(bool full_run, bool analysis) {
   submitted_basis_ = verdict_basis();
   first_row_seen_ = false;
   first_feasible_seen_ = false;
-  // The rows to expect, in candidate order (the table keeps old figures greyed until then).
+  // The rows to expect, in candidate order as the planner resolves them (the table keeps old
+  // figures greyed until then). A candidate the catalog lacks fails the run with the
+  // planner's own error, so no rows are expected then.
   std::vector<std::string> ids, kinds;
   const plan::Scenario s = good_draft_.scenario();
-  if (s.fleet) {
+  try {
+    for (const model::InstanceType* i : plan::resolve_candidates(s, *catalog_)) {
+      ids.push_back(i->id);
+      kinds.emplace_back(model::to_string(i->kind));
+    }
+  } catch (const base::InputError&) {
     ids.clear();
-  } else if (s.candidates.empty()) {
-    for (const model::InstanceType& i : catalog_->instances()) {
-      ids.push_back(i.id);
-      kinds.emplace_back(model::to_string(i.kind));
-    }
-  } else {
-    for (const std::string& id : s.candidates) {
-      const model::InstanceType* i = catalog_->find_instance(id);
-      ids.push_back(id);
-      kinds.emplace_back(i != nullptr ? std::string(model::to_string(i->kind)) : std::string());
-    }
+    kinds.clear();
   }
   if (!ids.empty()) results_->begin(ids, kinds);
   progress_->setRange(0, std::max<int>(1, static_cast<int>(ids.size())));

@@ -17,6 +17,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "base/json_reader.h"
+
 namespace llmcap::gui {
 namespace {
 
@@ -38,9 +40,7 @@ QDoubleSpinBox* make_spin(QWidget* parent, double lo, double hi, int decimals, d
   return s;
 }
 
-double number_or(const nlohmann::json& j, const char* key, double fallback) {
-  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
-}
+using base::number_or;
 
 }  // namespace
 

@@ -1,14 +1,12 @@
 // The planner's entry points: plan(), evaluate_fleet, evaluate_given_fleet and PlanSession,
 // each loading the model and workload once into a detail::Context.
-#include <atomic>
 #include <cmath>
-#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "base/parallel_for.h"
 #include "model/input_error.h"
 #include "plan/candidates.h"
 #include "plan/planner.h"
@@ -117,37 +115,17 @@ PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
           return result;
         }
         result.rows.resize(candidates.size());
-        std::atomic<size_t> next{0};
         std::mutex observer_mutex;
         size_t num_done = 0;
-        std::exception_ptr failure;
-        auto worker = [&] {
-          for (size_t i = next++; i < candidates.size(); i = next++) {
-            try {
-              ctx.check_cancel();
-              result.rows[i] = plan_one(ctx, *candidates[i], options.warm_start_sizes);
-            } catch (...) {
-              const std::lock_guard lock(observer_mutex);
-              if (!failure) failure = std::current_exception();
-              return;
-            }
-            const std::lock_guard lock(observer_mutex);
-            ++num_done;
-            if (options.observer != nullptr) {
-              options.observer->on_row_done(result.rows[i], num_done, candidates.size());
-            }
+        base::parallel_for(candidates.size(), options.num_threads, [&](size_t i) {
+          ctx.check_cancel();
+          result.rows[i] = plan_one(ctx, *candidates[i], options.warm_start_sizes);
+          const std::lock_guard lock(observer_mutex);
+          ++num_done;
+          if (options.observer != nullptr) {
+            options.observer->on_row_done(result.rows[i], num_done, candidates.size());
           }
-        };
-        int num_threads = options.num_threads > 0
-                              ? options.num_threads
-                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-        num_threads =
-            std::min<int>(num_threads, static_cast<int>(std::max<size_t>(candidates.size(), 1)));
-        std::vector<std::thread> threads;
-        for (int t = 1; t < num_threads; ++t) threads.emplace_back(worker);
-        worker();
-        for (auto& t : threads) t.join();
-        if (failure) std::rethrow_exception(failure);
+        });
         return result;
       },
       options.step_time_scale, options.record_itl, options.cancel);

@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "base/json_reader.h"
 #include "base/parallel_for.h"
 #include "model/input_error.h"
 #include "plan/analysis.h"
@@ -23,154 +24,116 @@ namespace {
 
 using nlohmann::json;
 
-/// `<file>: field "<field>": expected <expected>, got <JSON text of got>`.
-InputError field_error(const std::filesystem::path& file, const std::string& field,
-                       const std::string& expected, const json& got) {
-  return InputError::bad_field(file.string(), field, got.dump(), expected);
-}
+using Fields = base::JsonReader;
 
-/// A non-empty array of distinct positive integers at `section.key`.
-std::vector<int64_t> positive_ints(const json& section, const std::string& key,
-                                   const std::string& prefix, const std::filesystem::path& file) {
-  const json& v = section.at(key);
-  const std::string field = prefix + "." + key;
-  if (!v.is_array() || v.empty()) {
-    throw field_error(file, field, "a non-empty list of positive integers", v);
-  }
+/// A non-empty array of distinct positive integers at `key` of `section`.
+std::vector<int64_t> positive_ints(const Fields& section, const std::string& key) {
+  const json& v = section.non_empty_array(key, "a non-empty list of positive integers");
   std::vector<int64_t> out;
   for (size_t i = 0; i < v.size(); ++i) {
     const json& e = v[i];
-    const std::string item = field + "[" + std::to_string(i) + "]";
+    const std::string item = key + "[" + std::to_string(i) + "]";
     if (!e.is_number_integer() || e.get<int64_t>() <= 0) {
-      throw field_error(file, item, "a positive integer", e);
+      section.fail(item, "a positive integer", section.shown(e));
     }
     if (std::find(out.begin(), out.end(), e.get<int64_t>()) != out.end()) {
-      throw field_error(file, item, "a value not listed before", e);
+      section.fail(item, "a value not listed before", section.shown(e));
     }
     out.push_back(e.get<int64_t>());
   }
   return out;
 }
 
-/// A non-empty array of distinct strings at `section.key`, each parsed by `parse`.
+/// A non-empty array of distinct strings at `key` of `section`, each parsed by `parse`.
 template <typename T, typename Parse>
-std::vector<T> names(const json& section, const std::string& key, const std::string& prefix,
-                     const std::filesystem::path& file, Parse parse) {
-  const json& v = section.at(key);
-  const std::string field = prefix + "." + key;
-  if (!v.is_array() || v.empty()) {
-    throw field_error(file, field, "a non-empty list of names", v);
-  }
+std::vector<T> names(const Fields& section, const std::string& key, Parse parse) {
+  const json& v = section.non_empty_array(key, "a non-empty list of names");
   std::vector<T> out;
   for (size_t i = 0; i < v.size(); ++i) {
     const json& e = v[i];
-    const std::string item = field + "[" + std::to_string(i) + "]";
-    if (!e.is_string()) throw field_error(file, item, "a name (string)", e);
+    const std::string item = key + "[" + std::to_string(i) + "]";
+    if (!e.is_string()) section.fail(item, "a name (string)", section.shown(e));
     // parse throws model:: or sim::InputError, the same type as plan::InputError.
-    const T value = parse(e.get<std::string>(), file.string() + ": field \"" + item + "\"");
+    const T value =
+        parse(e.get<std::string>(), section.file() + ": field \"" + section.name(item) + "\"");
     if (std::find(out.begin(), out.end(), value) != out.end()) {
-      throw field_error(file, item, "a name not listed before", e);
+      section.fail(item, "a name not listed before", section.shown(e));
     }
     out.push_back(value);
   }
   return out;
 }
 
-void refuse_unknown(const json& section, const std::string& prefix,
-                    const std::vector<std::string>& known, const std::filesystem::path& file) {
-  for (const auto& [key, value] : section.items()) {
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      std::string list;
-      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw InputError::refused_field(file.string(), prefix + "." + key,
-                                      "unknown field; known: " + list);
-    }
-  }
-}
-
-bool boolean(const json& section, const std::string& key, const std::string& prefix,
-             const std::filesystem::path& file) {
-  const json& v = section.at(key);
-  if (!v.is_boolean()) throw field_error(file, prefix + "." + key, "true or false", v);
-  return v.get<bool>();
-}
-
-double fraction(const json& section, const std::string& key, const std::string& prefix,
-                const std::filesystem::path& file, double lo, double hi, bool open_lo, bool open_hi,
-                const std::string& expected) {
-  const json& v = section.at(key);
-  const bool ok = v.is_number() && std::isfinite(v.get<double>()) &&
-                  (open_lo ? v.get<double>() > lo : v.get<double>() >= lo) &&
-                  (open_hi ? v.get<double>() < hi : v.get<double>() <= hi);
-  if (!ok) throw field_error(file, prefix + "." + key, expected, v);
-  return v.get<double>();
+/// A number in the interval from `lo` to `hi` (open or closed at each end).
+double fraction(const Fields& section, const std::string& key, double lo, double hi, bool open_lo,
+                bool open_hi, const std::string& expected) {
+  return section.number(
+      key, [&](double v) { return (open_lo ? v > lo : v >= lo) && (open_hi ? v < hi : v <= hi); },
+      expected);
 }
 
 }  // namespace
 
 SearchSpec parse_search_spec(const json& root, const std::filesystem::path& file) {
   SearchSpec spec;
-  if (!root.contains("search")) return spec;
-  const json& s = root.at("search");
-  if (!s.is_object()) throw field_error(file, "search", "an object", s);
-  refuse_unknown(s, "search",
-                 {"tensor_parallel", "weight_formats", "batching", "max_num_seqs",
-                  "chunk_sizes_tokens", "prune", "max_rate"},
-                 file);
+  const Fields top(root, file.string(), "");
+  if (!top.has("search")) return spec;
+  const Fields s = top.object("search");
+  s.refuse_unknown({"tensor_parallel", "weight_formats", "batching", "max_num_seqs",
+                    "chunk_sizes_tokens", "prune", "max_rate"},
+                   "unknown field; known: ");
   spec.enabled = true;
-  if (s.contains("tensor_parallel")) {
+  if (s.has("tensor_parallel")) {
     const json& tp = s.at("tensor_parallel");
     if (tp.is_string() && tp.get<std::string>() == "search") {
       spec.tp_search = true;
     } else if (tp.is_array()) {
-      for (const int64_t d : positive_ints(s, "tensor_parallel", "search", file)) {
+      for (const int64_t d : positive_ints(s, "tensor_parallel")) {
         spec.tp_degrees.push_back(static_cast<int>(std::min<int64_t>(d, 1 << 20)));
       }
     } else {
-      throw field_error(file, "search.tensor_parallel",
-                        "\"search\" or a non-empty list of positive integers", tp);
+      s.fail("tensor_parallel", "\"search\" or a non-empty list of positive integers", s.shown(tp));
     }
   }
-  if (s.contains("weight_formats")) {
+  if (s.has("weight_formats")) {
     spec.weight_formats = names<model::WeightFormat>(
-        s, "weight_formats", "search", file, [](const std::string& n, const std::string& ctx) {
+        s, "weight_formats", [](const std::string& n, const std::string& ctx) {
           return model::parse_weight_format(n, ctx);
         });
   }
-  if (s.contains("batching")) {
-    spec.policies = names<sim::BatchingPolicy>(s, "batching", "search", file,
-                                               [](const std::string& n, const std::string& ctx) {
-                                                 return sim::parse_batching_policy(n, ctx);
-                                               });
+  if (s.has("batching")) {
+    spec.policies =
+        names<sim::BatchingPolicy>(s, "batching", [](const std::string& n, const std::string& ctx) {
+          return sim::parse_batching_policy(n, ctx);
+        });
   }
-  if (s.contains("max_num_seqs"))
-    spec.max_num_seqs = positive_ints(s, "max_num_seqs", "search", file);
-  if (s.contains("chunk_sizes_tokens")) {
-    spec.chunk_sizes_tokens = positive_ints(s, "chunk_sizes_tokens", "search", file);
+  if (s.has("max_num_seqs")) spec.max_num_seqs = positive_ints(s, "max_num_seqs");
+  if (s.has("chunk_sizes_tokens")) {
+    spec.chunk_sizes_tokens = positive_ints(s, "chunk_sizes_tokens");
   }
-  if (s.contains("prune")) spec.prune = boolean(s, "prune", "search", file);
-  if (s.contains("max_rate")) spec.max_rate = boolean(s, "max_rate", "search", file);
+  spec.prune = s.boolean_or("prune", spec.prune);
+  spec.max_rate = s.boolean_or("max_rate", spec.max_rate);
   return spec;
 }
 
 UncertaintySpec parse_uncertainty_spec(const json& root, const std::filesystem::path& file) {
   UncertaintySpec spec;
-  if (!root.contains("uncertainty")) return spec;
-  const json& u = root.at("uncertainty");
-  if (!u.is_object()) throw field_error(file, "uncertainty", "an object", u);
-  refuse_unknown(u, "uncertainty",
-                 {"confidence", "step_time_error_fraction", "price_error_fraction"}, file);
-  if (u.contains("confidence")) {
-    spec.confidence = fraction(u, "confidence", "uncertainty", file, 0, 1, true, true,
+  const Fields top(root, file.string(), "");
+  if (!top.has("uncertainty")) return spec;
+  const Fields u = top.object("uncertainty");
+  u.refuse_unknown({"confidence", "step_time_error_fraction", "price_error_fraction"},
+                   "unknown field; known: ");
+  if (u.has("confidence")) {
+    spec.confidence = fraction(u, "confidence", 0, 1, true, true,
                                "a number between 0 and 1 (exclusive), e.g. 0.95");
   }
-  if (u.contains("step_time_error_fraction")) {
-    spec.step_time_error_fraction = fraction(u, "step_time_error_fraction", "uncertainty", file, 0,
-                                             0.9, false, false, "a fraction in [0, 0.9]");
+  if (u.has("step_time_error_fraction")) {
+    spec.step_time_error_fraction =
+        fraction(u, "step_time_error_fraction", 0, 0.9, false, false, "a fraction in [0, 0.9]");
   }
-  if (u.contains("price_error_fraction")) {
-    spec.price_error_fraction = fraction(u, "price_error_fraction", "uncertainty", file, 0, 0.9,
-                                         false, false, "a fraction in [0, 0.9]");
+  if (u.has("price_error_fraction")) {
+    spec.price_error_fraction =
+        fraction(u, "price_error_fraction", 0, 0.9, false, false, "a fraction in [0, 0.9]");
   }
   return spec;
 }

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <exception>
 #include <limits>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -14,6 +13,7 @@
 
 #include "base/error.h"
 #include "base/json_reader.h"
+#include "base/parallel_for.h"
 #include "plan/candidates.h"
 #include "plan/search.h"
 
@@ -93,7 +93,6 @@ WhatIfResult plan_what_if(const Scenario& sc, const model::Catalog& catalog,
   std::vector<std::optional<TcoRow>> tcos(n);
   size_t num_done = 0;
   std::mutex mutex;
-  std::exception_ptr error;
   std::atomic<bool> failed{false};
   const bool carry_failures =
       warm.basis.has_value() && failures_carry_over(*warm.basis, options.basis);
@@ -177,9 +176,8 @@ WhatIfResult plan_what_if(const Scenario& sc, const model::Catalog& catalog,
         }
         finish_row(i, row);
       } catch (...) {
-        const std::lock_guard lock(mutex);
-        if (!error) error = std::current_exception();
-        failed = true;
+        failed = true;  // the other walks stop; parallel_for rethrows the first failure
+        throw;
       }
     }
   };
@@ -188,18 +186,13 @@ WhatIfResult plan_what_if(const Scenario& sc, const model::Catalog& catalog,
                                     ? options.plan.num_threads
                                     : static_cast<int>(std::thread::hardware_concurrency()),
                                 static_cast<int>(queue.size())));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) {
-    pool.emplace_back(work, std::cref(t == 1 ? largest_first : queue));
-  }
-  work(queue);
-  for (std::thread& t : pool) t.join();
-  if (error) {
-    try {
-      std::rethrow_exception(error);
-    } catch (const Cancelled&) {
-      return cancelled_result();
-    }
+  // One walk per thread: walk 1 takes the largest-first order, every other walk the
+  // cheapest-first one.
+  try {
+    base::parallel_for(static_cast<size_t>(threads), threads,
+                       [&](size_t walk) { work(walk == 1 ? largest_first : queue); });
+  } catch (const Cancelled&) {
+    return cancelled_result();
   }
   if (cancelled()) return cancelled_result();
   WhatIfResult out;
@@ -218,15 +211,10 @@ WarmStart read_warm_start(const std::filesystem::path& path) {
   }
   const base::JsonReader top(doc, file, "");
   if (!top.has("results")) top.fail_missing("results", "expected the rows of llmcap plan --json");
-  const nlohmann::json& results = top.at("results");
-  if (!results.is_array()) top.fail("results", "an array of plan rows", top.got("results"));
+  const nlohmann::json& results = top.array("results", "an array of plan rows");
   WarmStart warm;
   for (size_t i = 0; i < results.size(); ++i) {
-    const std::string prefix = "results[" + std::to_string(i) + "]";
-    if (!results[i].is_object()) {
-      throw base::InputError::bad_field(file, prefix, top.shown(results[i]), "a plan row object");
-    }
-    const base::JsonReader row(results[i], file, prefix);
+    const base::JsonReader row = top.element("results", i, "a plan row object");
     if (!row.boolean("feasible")) continue;
     const std::string id = row.non_empty_string("instance_type");
     warm.sizes[id] = row.positive_int("num_instances");

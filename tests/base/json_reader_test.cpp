@@ -140,6 +140,76 @@ TEST(JsonReaderTest, ElementsOfAnArrayAreObjects) {
             "s.json: field \"fleet.groups[1]\": expected an object, got 3");
 }
 
+TEST(JsonReaderTest, ElementsCanNameWhatWasExpected) {
+  const json doc = json::parse(R"({"results": [{"n": 1}, "x"], "one": 3})");
+  const JsonReader r(doc, "p.json", "");
+  EXPECT_EQ(r.array("results", "an array of plan rows").size(), 2u);
+  EXPECT_EQ(r.element("results", 0, "a plan row object").positive_int("n"), 1);
+  EXPECT_EQ(message_of([&] { r.element("results", 1, "a plan row object"); }),
+            "p.json: field \"results[1]\": expected a plan row object, got \"x\"");
+  EXPECT_EQ(message_of([&] { r.array("one", "an array of plan rows"); }),
+            "p.json: field \"one\": expected an array of plan rows, got 3");
+}
+
+TEST(JsonReaderTest, NonEmptyArrays) {
+  const json doc = json::parse(R"({"tp": [1, 2], "none": [], "one": 1})");
+  const JsonReader r(doc, "s.json", "search");
+  EXPECT_EQ(r.non_empty_array("tp", "a non-empty list").size(), 2u);
+  EXPECT_EQ(message_of([&] { r.non_empty_array("none", "a non-empty list"); }),
+            "s.json: field \"search.none\": expected a non-empty list, got []");
+  EXPECT_EQ(message_of([&] { r.non_empty_array("one", "a non-empty list"); }),
+            "s.json: field \"search.one\": expected a non-empty list, got 1");
+  EXPECT_EQ(message_of([&] { r.non_empty_array("absent", "a non-empty list"); }),
+            "s.json: field \"search.absent\": missing");
+}
+
+TEST(JsonReaderTest, StringsAndObjectsCanNameWhatWasExpected) {
+  const json doc = json::parse(R"({"scenario": 3, "grid": []})");
+  const JsonReader r(doc, "w.json", "");
+  EXPECT_EQ(message_of([&] { r.string("scenario", "a scenario file path"); }),
+            "w.json: field \"scenario\": expected a scenario file path, got 3");
+  EXPECT_EQ(message_of([&] { r.object("grid", "an object of field: [values]"); }),
+            "w.json: field \"grid\": expected an object of field: [values], got []");
+}
+
+TEST(JsonReaderTest, RefuseUnknownAndFailRefused) {
+  const json doc = json::parse(R"({"prune": true, "zeta": 1})");
+  const JsonReader r(doc, "s.json", "search");
+  EXPECT_EQ(message_of([&] { r.refuse_unknown({"prune", "zeta"}, "unknown field; known: "); }), "");
+  EXPECT_EQ(message_of([&] {
+              r.refuse_unknown({"prune", "max_rate"}, "unknown field; known: ");
+            }),
+            "s.json: field \"search.zeta\": unknown field; known: prune, max_rate");
+  EXPECT_EQ(message_of([&] { r.fail_refused("grid", "missing (required)"); }),
+            "s.json: field \"search.grid\": missing (required)");
+}
+
+TEST(JsonReaderTest, OrderedDocumentsNameTheFirstUnknownKeyInFileOrder) {
+  const nlohmann::ordered_json doc = parse_ordered_json_text(R"({"zz": 1, "aa": 2})", "w.json");
+  const OrderedJsonReader r(doc, "w.json", "");
+  EXPECT_EQ(message_of([&] { r.refuse_unknown({"name"}, "unknown field; expected one of "); }),
+            "w.json: field \"zz\": unknown field; expected one of name");
+  EXPECT_EQ(message_of([&] { r.only({"name"}); }),
+            "w.json: field \"zz\": unknown; known fields: name");
+  EXPECT_EQ(r.positive_int("aa"), 2);
+  const std::string message = message_of([] { parse_ordered_json_text("{", "w.json"); });
+  EXPECT_EQ(message.rfind("w.json: malformed JSON: [json.exception.parse_error", 0), 0u) << message;
+}
+
+TEST(JsonReaderTest, LenientReadsGiveTheFallback) {
+  EXPECT_TRUE(parse_json_or_null("").is_null());
+  EXPECT_TRUE(parse_json_or_null("{oops").is_null());
+  EXPECT_EQ(parse_json_or_null(R"({"a": 1})").at("a"), 1);
+  const json row = json::parse(R"({"usd": 2.5, "id": "x", "bad": "3"})");
+  EXPECT_EQ(number_or(row, "usd", 0), 2.5);
+  EXPECT_EQ(number_or(row, "bad", -1), -1);
+  EXPECT_EQ(number_or(row, "absent", 7), 7);
+  EXPECT_EQ(number_or(json(3), "usd", 7), 7);  // not an object
+  EXPECT_EQ(string_or(row, "id"), "x");
+  EXPECT_EQ(string_or(row, "usd", "none"), "none");
+  EXPECT_EQ(string_or(json(nullptr), "id", "none"), "none");
+}
+
 TEST(JsonReaderTest, LongValuesCanBeCut) {
   const json doc = {{"v", std::string(100, 'a')}};
   JsonReaderStyle style;

@@ -628,6 +628,32 @@ TEST_F(GuiWindow, PriceModelAnInstanceLacksKeepsTheLastAnswer) {
   }
 }
 
+TEST_F(GuiWindow, UnknownCandidateFailsTheRunWithTheCandidatesError) {
+  // The rows to expect come from plan::resolve_candidates, as the planner's do: a candidate
+  // the catalog lacks expects no rows, and the run fails with the planner's error.
+  nlohmann::json s = nlohmann::json::parse(read_text(test_data("small.json").string()));
+  s["model"] = (data_dir() / "models" / "llama-3.1-8b.json").string();
+  s["workload"]["path"] =
+      (test_data("small.json").parent_path() / ".." / ".." / "cli" / "data" / "conv_first300.csv")
+          .string();
+  s["candidates"] = {"aws-g5.xlarge", "no-such-type"};
+  const auto dir = llmcap::testing::fresh_temp_dir();
+  llmcap::testing::write_text(dir / "unknown.json", s.dump(2));
+  ASSERT_TRUE(window_->open_scenario(QString::fromStdString((dir / "unknown.json").string())))
+      << window_->status_text().toStdString();
+  window_->set_load_multiplier(1.0);
+  bool ok = true;
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs, &ok));
+  EXPECT_FALSE(ok);
+  const std::string status = window_->status_text().toStdString();
+  EXPECT_NE(status.find("field \"candidates\": unknown instance type \"no-such-type\""),
+            std::string::npos)
+      << status;
+  for (const ResultRow& r : window_->results()->rows()) {
+    EXPECT_NE(r.state, ResultRow::State::kPending) << r.instance_type;
+  }
+}
+
 TEST_F(GuiWindow, MissingScenarioFileIsNamed) {
   EXPECT_FALSE(window_->open_scenario("/nonexistent/s.json"));
   EXPECT_EQ(window_->status_text(), "/nonexistent/s.json: cannot open file");
