@@ -250,8 +250,9 @@ std::vector<sim::RequestSpec> load_arrivals(const LoadBench& bench, const Load& 
 }
 
 /// Serves one load in real time on the reference decoder and simulates the same arrivals with
-/// the predictor (as is, probed, corrected, 5% faster and slower): the run's figures; its rows
-/// (and, when asked, steps and requests) are added to `report`. Throws sim::InputError when no
+/// the predictor (as is, probed, corrected, 5% faster and slower): the run's figures (the
+/// caller adds them to report.runs); its rows (and, when asked, steps and requests) are added
+/// to `report`. Throws sim::InputError when no
 /// request arrives at this load.
 ServeBenchRun bench_load(const LoadBench& bench, const Load& load, ServeBenchReport& report) {
   const ServeBenchOptions& a = bench.a;
@@ -345,7 +346,6 @@ ServeBenchRun bench_load(const LoadBench& bench, const Load& load, ServeBenchRep
   add_metric_rows(run.load, measured.records, simulated, probed, corrected, faster, slower, report);
   progress("load " + fixed(run.load, 2) + ": done, last completion at " +
            fixed(run.measured_end_s, 1) + " s (simulated " + fixed(run.simulated_end_s, 1) + " s)");
-  report.runs.push_back(run);
   return run;
 }
 

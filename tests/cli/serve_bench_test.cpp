@@ -93,6 +93,7 @@ TEST(CliServeBench, ServesATinyModelAndWritesTheSideBySideRows) {
     EXPECT_GT(row.at("simulated_s").get<double>(), 0);
     EXPECT_GT(row.at("load").get<double>(), 0);
   }
+  ASSERT_EQ(doc.at("runs").size(), 1u);  // one load, one run
   const auto& run0 = doc.at("runs")[0];
   EXPECT_EQ(run0.at("num_requests").get<int64_t>(), expected_requests);
   EXPECT_EQ(run0.at("rate_multiplier").get<double>(), 100.0);
@@ -290,6 +291,7 @@ TEST(CliServeBench, StoresTheRunWithWhatJsonWroteAsItsDocument) {
     ASSERT_GE(worst, 0) << quantile;
     EXPECT_THAT(stored.summary, HasSubstr(quantile + " " + percent(worst))) << quantile;
   }
+  EXPECT_THAT(stored.summary, HasSubstr("(TTFT and TPOT, 1 load)"));
 }
 
 TEST(CliServeBench, NoStoreLeavesNoRun) {
