@@ -1,6 +1,6 @@
-// `llmcap serve-bench`: the serving loop's scheduling against hand-worked steps and against the
-// simulator (in virtual time, so nothing here depends on the machine's speed), the reference
-// decoder driven by the loop, the workload scaling, the JSON and the option errors.
+// `llmcap serve-bench`: the command end to end on a tiny model (the schema of its JSON and CSV
+// files, the stored run) and its option errors. The engine's workload scaling and the report's
+// JSON and CSV forms: tests/app/serve_bench_test.cpp, tests/app/serve_bench_output_test.cpp.
 #include "cli/serve_bench.h"
 
 #include <gmock/gmock.h>
@@ -15,12 +15,8 @@
 #include <sstream>
 
 #include "cli/cli.h"
-#include "kernels/decoder.h"
-#include "kernels/thread_pool.h"
 #include "reference_decoder_fixtures.h"
 #include "run_cli.h"
-#include "serve/serve_test_helpers.h"
-#include "sim/input_error.h"
 #include "store/results_store.h"
 #include "test_util.h"
 
@@ -28,149 +24,8 @@ namespace llmcap::cli {
 namespace {
 
 using llmcap::testing::TempDir;
-using sim::SimTime;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-using serve::testing::LinearPredictor;
-using serve::testing::request;
-
-// ---- workload scaling and saturation ----------------------------------------------------------
-
-TEST(ServeBenchWorkload, LengthsAreScaledRoundedAndCapped) {
-  ServeBenchArgs a;  // prompt x0.125 capped at 512, output x0.25 capped at 64
-  EXPECT_EQ(scale_lengths({1000, 100}, a).num_prompt_tokens, 125);
-  EXPECT_EQ(scale_lengths({1000, 100}, a).num_output_tokens, 25);
-  EXPECT_EQ(scale_lengths({5000, 1000}, a).num_prompt_tokens, 512);
-  EXPECT_EQ(scale_lengths({5000, 1000}, a).num_output_tokens, 64);
-  EXPECT_EQ(scale_lengths({3, 1}, a).num_prompt_tokens, 1);  // 0.375 rounds to 0: at least 1
-  EXPECT_EQ(scale_lengths({3, 1}, a).num_output_tokens, 1);
-  EXPECT_EQ(scale_lengths({12, 6}, a).num_prompt_tokens, 2);  // 1.5 rounds away from zero
-}
-
-TEST(ServeBenchWorkload, TraceIsScaledToTheRateOrByTheMultiplier) {
-  // Arrivals at 0, 1, 2, 4, 8 s; the segment from 1 s is 0, 1, 3, 7 s after rebasing.
-  std::vector<sim::RequestSpec> trace;
-  for (const double t : {0.0, 1.0, 2.0, 4.0, 8.0})
-    trace.push_back(request(t, static_cast<int64_t>(10 + t), 2));
-  // 1 request/s over 2 s: N = 2 requests, the third (3 s) ends the span: times x 2/3.
-  const auto by_rate = scale_trace(trace, 1.0, 1.0, 0, 2.0);
-  ASSERT_EQ(by_rate.size(), 2u);
-  EXPECT_EQ(by_rate[0].arrival, SimTime::Zero());
-  EXPECT_EQ(by_rate[1].arrival, SimTime::Seconds(2.0 / 3.0));
-  EXPECT_EQ(by_rate[1].num_prompt_tokens, 12);  // the lengths travel with their rows
-  // Multiplier 2: 0, 0.5, 1.5, 3.5 s; those before 2 s kept.
-  const auto by_multiplier = scale_trace(trace, 1.0, 0, 2.0, 2.0);
-  ASSERT_EQ(by_multiplier.size(), 3u);
-  EXPECT_EQ(by_multiplier[2].arrival, SimTime::Seconds(1.5));
-  try {
-    scale_trace(trace, 1.0, 2.0, 0, 2.0);  // N = 4 needs 5 requests, 4 are left
-    ADD_FAILURE() << "expected InputError";
-  } catch (const sim::InputError& e) {
-    EXPECT_THAT(std::string(e.what()),
-                HasSubstr("the trace has 4 requests after --trace-start-s 1 s; 5 are needed for "
-                          "2 requests/s over --duration-s 2"));
-  }
-  try {
-    scale_trace(trace, 9.0, 1.0, 0, 2.0);
-    ADD_FAILURE() << "expected InputError";
-  } catch (const sim::InputError& e) {
-    EXPECT_THAT(std::string(e.what()),
-                HasSubstr("--trace-start-s: no request of the trace arrives at or after 9 s"));
-  }
-}
-
-TEST(ServeBenchWorkload, SaturationIsThroughputWithEveryRequestOfferedAtOnce) {
-  // Ten one-token requests of 4 prompt tokens, two per prefill step (budget 8): five steps of
-  // 10 + 8 ms = 90 ms, so 10 / 0.09 s.
-  const std::vector<sim::LengthSample> lengths(10, sim::LengthSample{4, 1});
-  ServeConfig config;
-  config.max_num_seqs = 2;
-  config.max_num_batched_tokens = 8;
-  config.block_size_tokens = 4;
-  config.num_kv_blocks = 100;
-  constexpr double kTol = 1e-9;
-  EXPECT_NEAR(estimate_saturation_requests_per_s(lengths, config, LinearPredictor()), 10 / 0.09,
-              kTol);
-}
-
-// ---- JSON --------------------------------------------------------------------------------------
-
-TEST(ServeBenchJson, RowsHaveExactlyTheIssuesKeys) {
-  ServeBenchReport report;
-  report.model = "m";
-  report.format = "int8";
-  report.config.num_kv_blocks = 36;
-  report.saturation_requests_per_s = 4;
-  ServeBenchRun run;
-  run.load = 0.5;
-  run.num_requests = 90;
-  report.runs.push_back(run);
-  report.rows.push_back({0.5, "ttft", "p50", 0.25, 0.2, 0.22, 0.24, 0.19, 0.23});
-  report.rows.push_back({0.5, "tpot", "p99", 0.04, 0.05, 0.048, 0.045, 0.047, 0.053});
-  const auto doc = nlohmann::json::parse(serve_bench_to_json(report));
-  ASSERT_EQ(doc.at("rows").size(), 2u);
-  const auto& row = doc.at("rows")[0];
-  EXPECT_EQ(row.size(), 5u);
-  EXPECT_EQ(row.at("load").get<double>(), 0.5);
-  EXPECT_EQ(row.at("metric"), "ttft");
-  EXPECT_EQ(row.at("quantile"), "p50");
-  EXPECT_EQ(row.at("measured_s").get<double>(), 0.25);
-  EXPECT_EQ(row.at("simulated_s").get<double>(), 0.2);
-  EXPECT_EQ(doc.at("rows")[1].at("quantile"), "p99");
-  // The diagnostic rows: the same keys, simulated_s from the step-corrected simulation.
-  ASSERT_EQ(doc.at("rows_step_corrected").size(), 2u);
-  EXPECT_EQ(doc.at("rows_step_corrected")[0].size(), 5u);
-  EXPECT_EQ(doc.at("rows_step_corrected")[0].at("measured_s").get<double>(), 0.25);
-  EXPECT_EQ(doc.at("rows_step_corrected")[0].at("simulated_s").get<double>(), 0.24);
-  ASSERT_EQ(doc.at("rows_probe_rescaled").size(), 2u);
-  EXPECT_EQ(doc.at("rows_probe_rescaled")[1].at("simulated_s").get<double>(), 0.048);
-  // The sensitivity rows: every step 5% shorter / longer.
-  ASSERT_EQ(doc.at("rows_steps_5pct_faster").size(), 2u);
-  EXPECT_EQ(doc.at("rows_steps_5pct_faster")[0].size(), 5u);
-  EXPECT_EQ(doc.at("rows_steps_5pct_faster")[0].at("simulated_s").get<double>(), 0.19);
-  ASSERT_EQ(doc.at("rows_steps_5pct_slower").size(), 2u);
-  EXPECT_EQ(doc.at("rows_steps_5pct_slower")[1].at("measured_s").get<double>(), 0.04);
-  EXPECT_EQ(doc.at("rows_steps_5pct_slower")[1].at("simulated_s").get<double>(), 0.053);
-  EXPECT_EQ(doc.at("runs")[0].at("num_requests"), 90);
-  EXPECT_EQ(doc.at("config").at("policy"), "continuous");
-  EXPECT_EQ(doc.at("config").at("num_kv_blocks"), 36);
-  EXPECT_EQ(doc.at("saturation_requests_per_s").get<double>(), 4.0);
-}
-
-TEST(ServeBenchRequestsCsv, OneLinePerRequestWithTheMetricsDefinitions) {
-  ServeBenchReport report;
-  const auto record = [](int64_t id, double arrival_s, double first_s, double done_s,
-                         int64_t output) {
-    sim::RequestRecord q;
-    q.id = id;
-    q.arrival = SimTime::Seconds(arrival_s);
-    q.first_token = SimTime::Seconds(first_s);
-    q.completion = SimTime::Seconds(done_s);
-    q.num_prompt_tokens = 100 + id;
-    q.num_output_tokens = output;
-    return q;
-  };
-  // Five output tokens: TPOT = (completion - first token) / 4.
-  report.requests.push_back({0.5, record(0, 1.0, 1.5, 2.5, 5), record(0, 1.0, 1.25, 2.25, 5),
-                             record(0, 1.0, 2.0, 4.0, 5)});
-  // One output token: no TPOT.
-  report.requests.push_back(
-      {0.5, record(1, 2.0, 3.0, 3.0, 1), record(1, 2.0, 2.5, 2.5, 1), record(1, 2.0, 4.0, 4.0, 1)});
-  // Rejected (in all three: the same KV limits): no times.
-  sim::RequestRecord rejected = record(2, 3.0, 0, 0, 7);
-  rejected.rejected = true;
-  report.requests.push_back({0.9, rejected, rejected, rejected});
-  EXPECT_EQ(serve_bench_requests_csv(report),
-            "load,id,arrival_s,prompt_tokens,output_tokens,measured_ttft_s,measured_tpot_s,"
-            "measured_e2e_s,simulated_ttft_s,simulated_tpot_s,simulated_e2e_s,corrected_ttft_s,"
-            "corrected_tpot_s,corrected_e2e_s\n"
-            "0.5,0,1.000000000,100,5,0.500000000,0.250000000,1.500000000,0.250000000,"
-            "0.250000000,1.250000000,1.000000000,0.500000000,3.000000000\n"
-            "0.5,1,2.000000000,101,1,1.000000000,,1.000000000,0.500000000,,0.500000000,"
-            "2.000000000,,2.000000000\n"
-            "0.9,2,3.000000000,102,7,,,,,,,,,\n");
-}
 
 // ---- the command -------------------------------------------------------------------------------
 
@@ -238,6 +93,7 @@ TEST(CliServeBench, ServesATinyModelAndWritesTheSideBySideRows) {
     EXPECT_GT(row.at("simulated_s").get<double>(), 0);
     EXPECT_GT(row.at("load").get<double>(), 0);
   }
+  ASSERT_EQ(doc.at("runs").size(), 1u);  // one load, one run
   const auto& run0 = doc.at("runs")[0];
   EXPECT_EQ(run0.at("num_requests").get<int64_t>(), expected_requests);
   EXPECT_EQ(run0.at("rate_multiplier").get<double>(), 100.0);
@@ -435,6 +291,7 @@ TEST(CliServeBench, StoresTheRunWithWhatJsonWroteAsItsDocument) {
     ASSERT_GE(worst, 0) << quantile;
     EXPECT_THAT(stored.summary, HasSubstr(quantile + " " + percent(worst))) << quantile;
   }
+  EXPECT_THAT(stored.summary, HasSubstr("(TTFT and TPOT, 1 load)"));
 }
 
 TEST(CliServeBench, NoStoreLeavesNoRun) {

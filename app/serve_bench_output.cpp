@@ -1,19 +1,17 @@
-// `llmcap serve-bench`'s outputs: the JSON document, the steps and requests CSVs and the
-// printed side-by-side table (cli/serve_bench.h).
+// serve-bench's report as JSON, CSV, stored input and summary (app/serve_bench_output.h).
+#include "app/serve_bench_output.h"
+
 #include <cmath>
-#include <cstdio>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
 #include "app/run_store.h"
-#include "base/stats.h"
 #include "base/text.h"
-#include "cli/serve_bench.h"
 #include "sim/records_csv.h"
 
-namespace llmcap::cli {
+namespace llmcap::app {
 namespace {
 
 using base::fixed;
@@ -139,81 +137,32 @@ std::string serve_bench_requests_csv(const ServeBenchReport& r) {
   return out.str();
 }
 
-void print_serve_bench(const ServeBenchReport& r, std::ostream& out) {
-  out << "serve-bench: " << r.model << ", " << r.format << " weights, bf16 KV cache, " << r.threads
-      << " threads; continuous batching (max_num_seqs " << r.config.max_num_seqs
-      << ", max_num_batched_tokens " << r.config.max_num_batched_tokens << ", "
-      << r.config.num_kv_blocks << " KV blocks of " << r.config.block_size_tokens << " tokens)\n"
-      << "  workload: " << r.workload << "\n"
-      << "  predictor: calibrated roofline (" << r.profile << "); estimated saturation "
-      << fixed(r.saturation_requests_per_s, 3) << " requests/s\n";
-  for (const ServeBenchRun& run : r.runs) {
-    out << "\nload " << fixed(run.load, 2) << ": " << run.num_requests << " requests, "
-        << fixed(run.offered_requests_per_s, 3) << " requests/s offered";
-    if (run.rate_multiplier > 0) out << " (trace x" << fixed(run.rate_multiplier, 3) << ")";
-    out << "; read bandwidth " << fixed(run.read_bytes_per_s / 1e9, 1) << " GB/s (profile "
-        << fixed(r.profile_read_bytes_per_s / 1e9, 1) << "); other processes "
-        << fixed(run.other_cpu_cores, 2) << " cores busy on average, steal "
-        << fixed(run.steal_cpu_cores, 2) << "\n"
-        << "  steps: measured " << run.measured_steps << ", simulated " << run.simulated_steps
-        << "; preemptions " << run.measured_preemptions << " / " << run.simulated_preemptions
-        << "; last completion " << fixed(run.measured_end_s, 2) << " s / "
-        << fixed(run.simulated_end_s, 2) << " s; mean decode batch "
-        << fixed(run.measured_mean_batch, 2) << "; loop overhead "
-        << fixed(run.loop_overhead_s * 1e6, 1) << " us/step\n"
-        << "  step-time probe before the run, measured / predicted: prefill "
-        << fixed(run.probe_prefill_ratio, 2) << ", decode " << fixed(run.probe_decode_ratio, 2)
-        << "\n"
-        << "  step time, predicted / measured - 1: prefill median "
-        << fixed(100 * run.prefill_step_error_median, 1) << "% over " << run.num_prefill_steps
-        << " steps (total " << fixed(run.prefill_predicted_total_s, 2) << " s predicted, "
-        << fixed(run.prefill_measured_total_s, 2) << " s measured), decode median "
-        << fixed(100 * run.decode_step_error_median, 1) << "% over " << run.num_decode_steps
-        << " steps (total " << fixed(run.decode_predicted_total_s, 2) << " s / "
-        << fixed(run.decode_measured_total_s, 2) << " s)\n";
+std::string serve_bench_input_json(const ServeBenchOptions& a,
+                                   const std::filesystem::path& data_dir) {
+  nlohmann::ordered_json j;
+  j["model"] = serve_bench_model_path(a, data_dir).string();
+  j["format"] = a.format;
+  j["arrivals"] = a.arrivals;
+  j["trace"] = serve_bench_trace_path(a, data_dir).string();
+  j["trace_start_s"] = a.trace_start_s;
+  if (a.rate_multipliers.empty()) {
+    j["loads"] = a.loads;
+  } else {
+    j["rate_multipliers"] = a.rate_multipliers;
   }
-  out << "\n"
-      << std::left << std::setw(5) << "load" << std::setw(7) << "metric" << std::setw(4) << "q"
-      << std::right << std::setw(11) << "measured s" << std::setw(12) << "simulated s"
-      << std::setw(9) << "error"
-      << "  target    " << std::setw(11) << "probe-resc." << std::setw(9) << "error"
-      << std::setw(11) << "run-corr." << std::setw(9) << "error"
-      << "\n";
-  const auto pct = [](double v) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%+.1f%%", 100 * v);
-    return std::string(buffer);
-  };
-  for (const ServeBenchRow& row : r.rows) {
-    const double err = base::relative_error(row.simulated_s, row.measured_s);
-    const double target = row.quantile == "p99" ? 0.15 : 0.10;
-    out << std::left << std::setw(5) << fixed(row.load, 2) << std::setw(7) << row.metric
-        << std::setw(4) << row.quantile << std::right << std::setw(11) << fixed(row.measured_s, 4)
-        << std::setw(12) << fixed(row.simulated_s, 4) << std::setw(9) << pct(err) << "  "
-        << (std::fabs(err) <= target ? "within " : "MISSES ") << std::setw(2)
-        << fixed(100 * target, 0) << "%" << std::setw(11) << fixed(row.probe_rescaled_s, 4)
-        << std::setw(9) << pct(base::relative_error(row.probe_rescaled_s, row.measured_s))
-        << std::setw(11) << fixed(row.step_corrected_s, 4) << std::setw(9)
-        << pct(base::relative_error(row.step_corrected_s, row.measured_s)) << "\n";
-  }
-  out << "simulated: the calibrated predictor (profile). probe-resc.: its prefill and decode step "
-         "times scaled by a step-time probe of the\nmachine just before the load. run-corr.: a "
-         "diagnostic, not a prediction: scaled by the run's own measured / predicted time of "
-         "each\n(summed over its steps; what is left is step-time variance and scheduling).\n";
-  out << "\nsensitivity: simulated again with every predicted step " << fixed(100 * kSensitivity, 0)
-      << "% shorter / longer (the change of each quantile)\n"
-      << std::left << std::setw(5) << "load" << std::setw(7) << "metric" << std::setw(4) << "q"
-      << std::right << std::setw(12) << "simulated s" << std::setw(12) << "steps -5%"
-      << std::setw(9) << "change" << std::setw(12) << "steps +5%" << std::setw(9) << "change"
-      << "\n";
-  for (const ServeBenchRow& row : r.rows) {
-    out << std::left << std::setw(5) << fixed(row.load, 2) << std::setw(7) << row.metric
-        << std::setw(4) << row.quantile << std::right << std::setw(12) << fixed(row.simulated_s, 4)
-        << std::setw(12) << fixed(row.steps_faster_s, 4) << std::setw(9)
-        << pct(base::relative_error(row.steps_faster_s, row.simulated_s)) << std::setw(12)
-        << fixed(row.steps_slower_s, 4) << std::setw(9)
-        << pct(base::relative_error(row.steps_slower_s, row.simulated_s)) << "\n";
-  }
+  j["duration_s"] = a.duration_s;
+  j["prompt_scale"] = a.prompt_scale;
+  j["output_scale"] = a.output_scale;
+  j["max_prompt_tokens"] = a.max_prompt_tokens;
+  j["max_output_tokens"] = a.max_output_tokens;
+  j["max_num_seqs"] = a.max_num_seqs;
+  j["max_num_batched_tokens"] = a.max_num_batched_tokens;
+  j["block_size_tokens"] = a.block_size_tokens;
+  j["num_kv_blocks"] = a.num_kv_blocks;
+  j["seed"] = a.seed;
+  j["profile"] = a.profile;
+  j["threads"] = a.threads;
+  return j.dump();
 }
 
 std::string summarize_serve_bench(const ServeBenchReport& report) {
@@ -238,8 +187,8 @@ std::string summarize_serve_bench(const ServeBenchReport& report) {
 void store_serve_bench_run(const ServeBenchReport& report, const std::string& document_json,
                            const std::string& input_json, const std::string& db_flag, bool no_store,
                            const std::string& command_line, std::ostream& err) {
-  app::store_document_run("serve-bench", report.model, summarize_serve_bench(report), document_json,
-                          input_json, db_flag, no_store, command_line, err);
+  store_document_run("serve-bench", report.model, summarize_serve_bench(report), document_json,
+                     input_json, db_flag, no_store, command_line, err);
 }
 
-}  // namespace llmcap::cli
+}  // namespace llmcap::app
