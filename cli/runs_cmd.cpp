@@ -14,7 +14,6 @@
 #include "base/text.h"
 #include "cli/bench_sim.h"
 #include "cli/cli.h"
-#include "cli/serve_bench.h"
 #include "plan/scenario.h"
 
 namespace llmcap::cli {
