@@ -206,6 +206,29 @@ TEST(CalibrationJson, BadProfilesNameTheFileFieldAndValue) {
   EXPECT_THROW(read_profile_json("/nonexistent/prof.json"), InputError);
 }
 
+// The fit alone, as the profile database keeps it (store/profile_store.h): the profile JSON's
+// "fit" object on one line, read back to the same fit, with errors naming what the caller says.
+TEST(CalibrationJson, TheFitAloneIsTheProfilesFitObjectOnOneLine) {
+  const CalibrationProfile p = synthetic_profile();
+  const std::string text = fit_to_json(p.fit);
+  EXPECT_EQ(text.find('\n'), std::string::npos);
+  EXPECT_EQ(text, nlohmann::json::parse(profile_to_json(p)).at("fit").dump());
+  CalibrationProfile back = p;
+  back.fit = fit_from_json(text, "db (profile 1)", "db: profile 1: column \"fit_json\"");
+  EXPECT_EQ(profile_to_json(back), profile_to_json(p));
+  EXPECT_THAT(llmcap::testing::error_message<InputError>(
+                  [] { fit_from_json("{oops", "db (profile 1)", "db: profile 1: column"); }),
+              ::testing::StartsWith("db: profile 1: column: malformed JSON: "));
+  EXPECT_THAT(llmcap::testing::error_message<InputError>(
+                  [] { fit_from_json("[]", "db (profile 1)", "db: profile 1: column"); }),
+              ::testing::StartsWith("db (profile 1): field \"fit\": expected an object"));
+  auto doc = nlohmann::json::parse(text);
+  doc.erase("threads");
+  EXPECT_THAT(llmcap::testing::error_message<InputError>(
+                  [&] { fit_from_json(doc.dump(), "db (profile 1)", "db: profile 1: column"); }),
+              HasSubstr("db (profile 1): field \"fit.threads\": missing"));
+}
+
 TEST(CalibrationMachineCheck, AnotherMachineIsRejectedWithBothNames) {
   const CalibrationProfile p = synthetic_profile();
   EXPECT_NO_THROW(check_profile_machine(p, {p.machine.cpu_model, p.machine.isa}, "p.json"));
