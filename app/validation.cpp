@@ -16,6 +16,7 @@
 #include "kernels/calibrate.h"
 #include "kernels/decoder.h"
 #include "kernels/machine.h"
+#include "model/calibrated_predictor.h"
 #include "model/calibration.h"
 #include "model/input_error.h"
 #include "model/model_spec.h"
@@ -31,7 +32,7 @@ double abs_quantile(const std::vector<double>& values, double q) {
 
 /// Predicted seconds per decoder section (kernels::StepSections): the layer operators of
 /// predictor.breakdown x layers, the MLP's matrices summed, the LM head once.
-std::vector<double> section_seconds(const model::RooflinePredictor& predictor,
+std::vector<double> section_seconds(const model::CalibratedPredictor& predictor,
                                     const model::BatchShape& step, const model::ModelSpec& spec) {
   std::vector<double> predicted(kernels::StepSections::kCount, 0.0);
   const auto section_index = [](const std::string& op) {
@@ -124,10 +125,10 @@ model::BatchShape step_of(const TimedCell& c) {
 /// not re-timed; `paired_predicted_s` the per-round re-timed predictions, empty then).
 ValidationPoint make_point(const model::ModelSpec& spec, const std::string& format_name,
                            const TimedCell& c, const std::vector<double>& paired_predicted_s,
-                           const model::RooflinePredictor& predictor,
-                           const model::RooflinePredictor& min_predictor,
-                           const model::RooflinePredictor& fit_only_predictor,
-                           const model::RooflinePredictor* retimed_predictor) {
+                           const model::CalibratedPredictor& predictor,
+                           const model::CalibratedPredictor& min_predictor,
+                           const model::CalibratedPredictor& fit_only_predictor,
+                           const model::CalibratedPredictor* retimed_predictor) {
   const model::BatchShape step = step_of(c);
   ValidationPoint p;
   p.model = spec.id;
@@ -271,13 +272,13 @@ ValidationResult run_validation(const ValidationOptions& options,
         }
       }
       all_probes.insert(all_probes.end(), probes.begin(), probes.end());
-      const model::RooflinePredictor predictor(spec, format, model::KvFormat::kBf16, machine,
-                                               efficiency);
-      const model::RooflinePredictor min_predictor(spec, format, model::KvFormat::kBf16, machine,
-                                                   min_efficiency);
-      const model::RooflinePredictor fit_only_predictor(spec, format, model::KvFormat::kBf16,
-                                                        machine, fit_only_efficiency);
-      std::optional<model::RooflinePredictor> retimed_predictor;
+      const model::CalibratedPredictor predictor(spec, format, model::KvFormat::kBf16, machine,
+                                                 efficiency);
+      const model::CalibratedPredictor min_predictor(spec, format, model::KvFormat::kBf16, machine,
+                                                     min_efficiency);
+      const model::CalibratedPredictor fit_only_predictor(spec, format, model::KvFormat::kBf16,
+                                                          machine, fit_only_efficiency);
+      std::optional<model::CalibratedPredictor> retimed_predictor;
       // Per round r: the predictor from round r's kernels and probe (retimed_paired_error).
       std::vector<std::vector<double>> paired_predicted_s(cells.size());
       if (timer) {
@@ -285,8 +286,8 @@ ValidationResult run_validation(const ValidationOptions& options,
           const model::CalibrationProfile round_profile = with_retimed_samples(
               profile, timer->round_samples(r), probes[static_cast<size_t>(r)]);
           const model::Efficiency e = efficiency_for(round_profile, model::FitStatistic::kMedian);
-          const model::RooflinePredictor round_predictor(spec, format, model::KvFormat::kBf16,
-                                                         measured_machine(round_profile, e), e);
+          const model::CalibratedPredictor round_predictor(spec, format, model::KvFormat::kBf16,
+                                                           measured_machine(round_profile, e), e);
           for (size_t i = 0; i < cells.size(); ++i) {
             paired_predicted_s[i].push_back(round_predictor.step_time_s(step_of(cells[i])));
           }

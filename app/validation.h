@@ -40,7 +40,7 @@ struct ValidationPoint {
   int64_t batch = 0;
   int64_t context_tokens = 0;
   double measured_s = 0;   ///< median wall time of one ReferenceDecoder::step over the runs
-  double predicted_s = 0;  ///< RooflinePredictor with the rates fitted to the samples' medians
+  double predicted_s = 0;  ///< CalibratedPredictor with the rates fitted to the samples' medians
   /// The uncontended comparison (model::FitStatistic::kMin): the fastest of the runs, and the
   /// predictor with the rates fitted to the samples' minimum times.
   double measured_min_s = 0;

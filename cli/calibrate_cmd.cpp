@@ -13,6 +13,7 @@
 #include "kernels/calibrate.h"
 #include "kernels/harness.h"
 #include "model/calibration.h"
+#include "store/profile_store.h"
 
 namespace llmcap::cli {
 namespace {
@@ -149,7 +150,7 @@ int run_calibrate_command(const CalibrateArgs& a, const std::string& command_lin
   // Render first, so that nothing is written unless all of it succeeded.
   const std::string json = a.json_out.empty() ? "" : model::profile_to_json(profile);
   if (!a.json_out.empty()) app::write_file_atomically(a.json_out, json);
-  if (!a.db_out.empty()) model::write_profile_sqlite(a.db_out, profile);
+  if (!a.db_out.empty()) store::write_profile(a.db_out, profile);
   print_calibration(profile, run, out);
   app::store_calibration_run(model::profile_to_json(profile), profile.machine.cpu_model,
                              a.results_db, a.no_store, command_line, err);

@@ -1,7 +1,7 @@
 // Calibration profiles: measured kernel timings of one machine, the fitted rates, and the
 // efficiency they give the roofline predictor (docs/model.md, "Calibration").
 // Plain data: model/ does not depend on kernels/ (the kernels library measures, this one fits,
-// stores and applies).
+// reads and writes the JSON form, and applies; store/profile_store.h keeps profiles in SQLite).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,8 @@
 
 namespace llmcap::model {
 
-/// Version of the JSON and SQLite layouts below. A reader rejects any other version.
+/// Version of the JSON layout below and of the profile database's tables (store/profile_store.h).
+/// A reader rejects any other version.
 inline constexpr int kCalibrationSchemaVersion = 1;
 
 /// The machine a profile was measured on.
@@ -141,12 +142,14 @@ CalibrationProfile profile_from_json(const std::string& text, const std::string&
 /// Reads a JSON profile file (InputError for a missing or bad file).
 CalibrationProfile read_profile_json(const std::filesystem::path& path);
 
-/// Writes the profile into an SQLite database (created if missing; tables schema_version,
-/// machines, profiles, kernel_samples; one transaction). Returns the new profile's id.
-/// Throws InputError naming the file for an SQLite error or another schema version.
-int64_t write_profile_sqlite(const std::filesystem::path& path, const CalibrationProfile& profile);
-/// Reads profile `profile_id` (0: the latest) from an SQLite database written above.
-CalibrationProfile read_profile_sqlite(const std::filesystem::path& path, int64_t profile_id = 0);
+/// The fit alone as compact JSON text (one line; the "fit" object of profile_to_json): what the
+/// profile database keeps in its fit_json column (store/profile_store.h holds that database).
+std::string fit_to_json(const CalibrationFit& fit);
+/// Parses fit_to_json's text. Throws InputError: `<text_name>: malformed JSON: <parser message>`
+/// for text that is not JSON; for a missing or mistyped field one naming `source`, the field
+/// path under "fit" (e.g. "fit.threads") and the value.
+CalibrationFit fit_from_json(const std::string& text, const std::string& source,
+                             const std::string& text_name);
 
 /// The identity of the machine that wants to use a profile.
 struct MachineIdentity {

@@ -9,45 +9,26 @@
 #include <thread>
 #include <utility>
 
+#include "store/sqlite_statement.h"
+
 namespace llmcap::store {
 namespace {
 
 constexpr int kBusyTimeoutMs = 30000;  // how long a writer waits for another one
 
-/// One prepared statement, finalized on destruction.
-class Statement {
- public:
-  Statement(sqlite3* db, const std::string& file, const std::string& sql) : db_(db), file_(file) {
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK) {
-      throw StoreError(file + ": " + sqlite3_errmsg(db) + " (in: " + sql + ")");
-    }
+/// How a results database's statements fail: StoreError naming the file (and, for a statement
+/// that does not prepare, its SQL).
+struct ResultsErrors {
+  [[noreturn]] static void prepare_failed(sqlite3* db, const std::string& file,
+                                          const std::string& sql) {
+    throw StoreError(file + ": " + sqlite3_errmsg(db) + " (in: " + sql + ")");
   }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  void bind(int index, const std::string& text) {
-    sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  [[noreturn]] static void step_failed(sqlite3* db, const std::string& file) {
+    throw StoreError(file + ": " + sqlite3_errmsg(db));
   }
-  void bind(int index, int64_t value) { sqlite3_bind_int64(stmt_, index, value); }
-  /// Steps once: true while a row is available, false when done. Throws StoreError.
-  bool step() {
-    const int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    throw StoreError(file_ + ": " + sqlite3_errmsg(db_));
-  }
-  int64_t int64(int column) const { return sqlite3_column_int64(stmt_, column); }
-  std::string text(int column) const {
-    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
-    return p == nullptr ? std::string() : std::string(p, sqlite3_column_bytes(stmt_, column));
-  }
-
- private:
-  sqlite3* db_;
-  const std::string& file_;
-  sqlite3_stmt* stmt_ = nullptr;
 };
+
+using Statement = detail::Statement<ResultsErrors>;
 
 std::string utc_now_iso8601() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());

@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "model/calibration.h"
 #include "reference_decoder_fixtures.h"
+#include "store/profile_store.h"
 #include "test_util.h"
 
 namespace llmcap::cli {
@@ -57,7 +58,7 @@ TEST(CliCalibrate, WritesTheProfileJsonAndSqliteAndPrintsTheTables) {
   EXPECT_TRUE(doc.at("fit").at("matmul").contains("bf16"));
   // Both stores read back as the same profile.
   const model::CalibrationProfile from_json = model::read_profile_json(json_path);
-  const model::CalibrationProfile from_db = model::read_profile_sqlite(db_path);
+  const model::CalibrationProfile from_db = store::read_profile(db_path);
   EXPECT_EQ(from_json.kernels.size(), from_db.kernels.size());
   EXPECT_EQ(from_json.machine.cpu_model, from_db.machine.cpu_model);
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "calibration_fixtures.h"
 #include "model/input_error.h"
 #include "model/model_spec.h"
 #include "model/roofline.h"
@@ -19,73 +20,8 @@ namespace {
 using llmcap::testing::TempDir;
 using ::testing::HasSubstr;
 
-KernelSample sample(const std::string& op, const std::string& format, double bytes, double flops,
-                    double seconds, int threads = 2, bool cache = false) {
-  KernelSample s;
-  s.op = op;
-  s.format = format;
-  s.backend = "llmcap";
-  s.rows = 4096;
-  s.cols = 4096;
-  s.batch = 1;
-  s.threads = threads;
-  s.min_s = seconds * 0.95;
-  s.median_s = seconds;
-  s.bytes = bytes;
-  s.flops = flops;
-  s.bytes_per_s = bytes / seconds;
-  s.flops_per_s = flops / seconds;
-  s.cache_resident = cache;
-  return s;
-}
-
-/// Matmul samples of a known machine: 20 us overhead, 30 GB/s, 200 GFLOP/s (bf16) and
-/// attention at 5 us + bytes / 20 GB/s + flops / 80 GFLOP/s over two GQA layouts (4 and 8
-/// query heads per KV head, so bytes and flops are not proportional), with +-2 % deterministic
-/// noise.
-CalibrationProfile synthetic_profile() {
-  CalibrationProfile p;
-  p.created_at = "2026-11-29T00:00:00Z";
-  p.tool = "test";
-  p.machine.cpu_model = "AMD EPYC";
-  p.machine.isa = "avx2 fma f16c avx512f avx512bw avx512vl";
-  p.machine.num_cores = 2;
-  p.machine.l1d_bytes = 49152;
-  p.machine.l2_bytes = 1 << 20;
-  p.machine.l3_bytes = 32 << 20;
-  p.machine.read_bandwidth_bytes_per_s = {{1, 25e9}, {2, 40e9}};
-  p.machine.copy_bandwidth_bytes_per_s = {{1, 26e9}, {2, 45e9}};
-  int k = 0;
-  for (const double rows : {1024.0, 4096.0, 14336.0}) {
-    for (const double batch : {1.0, 4.0, 16.0}) {
-      const double bytes = rows * 4096 * 2 + 4 * batch * (rows + 4096);
-      const double flops = 2 * rows * 4096 * batch;
-      const double noise = 1 + 0.02 * ((k++ % 3) - 1);
-      p.kernels.push_back(
-          sample("matmul", "bf16", bytes, flops, (20e-6 + bytes / 30e9 + flops / 200e9) * noise));
-      p.kernels.back().batch = static_cast<int64_t>(batch);
-      p.kernels.back().rows = static_cast<int64_t>(rows);
-    }
-  }
-  for (const auto& [q_heads, kv_heads, head_dim] :
-       {std::tuple{32.0, 8.0, 128.0}, std::tuple{16.0, 2.0, 64.0}}) {
-    for (const double context : {128.0, 1024.0, 4096.0, 16384.0}) {
-      const double bytes = 2 * kv_heads * context * head_dim * 2;
-      const double flops = 4 * context * q_heads * head_dim;
-      const double noise = 1 + 0.01 * ((k++ % 3) - 1);
-      p.kernels.push_back(
-          sample("attention", "bf16", bytes, flops, (5e-6 + bytes / 20e9 + flops / 80e9) * noise));
-      p.kernels.back().rows = static_cast<int64_t>(kv_heads * head_dim);
-      p.kernels.back().cols = static_cast<int64_t>(context);
-      p.kernels.back().batch = static_cast<int64_t>(q_heads);
-    }
-  }
-  // Ignored by the fit: other thread count, cache-resident.
-  p.kernels.push_back(sample("matmul", "bf16", 1e6, 1e6, 1.0, 1));
-  p.kernels.push_back(sample("matmul", "bf16", 1e6, 1e6, 1.0, 2, /*cache=*/true));
-  p.fit = fit_calibration(p.kernels);
-  return p;
-}
+using testing::sample;
+using testing::synthetic_profile;
 
 TEST(CalibrationFit, RecoversKnownParametersFromSyntheticSamples) {
   const CalibrationProfile p = synthetic_profile();
@@ -270,42 +206,27 @@ TEST(CalibrationJson, BadProfilesNameTheFileFieldAndValue) {
   EXPECT_THROW(read_profile_json("/nonexistent/prof.json"), InputError);
 }
 
-TEST(CalibrationSqlite, RoundTripAndLatestProfile) {
-  TempDir dir;
-  const auto db = dir.path() / "cal.db";
-  CalibrationProfile p = synthetic_profile();
-  const int64_t first = write_profile_sqlite(db, p);
-  p.created_at = "2026-11-30T00:00:00Z";
-  p.kernels.pop_back();
-  const int64_t second = write_profile_sqlite(db, p);
-  EXPECT_GT(second, first);
-  const CalibrationProfile latest = read_profile_sqlite(db);
-  EXPECT_EQ(latest.created_at, "2026-11-30T00:00:00Z");
-  EXPECT_EQ(latest.kernels.size(), p.kernels.size());
-  EXPECT_EQ(latest.machine.isa, p.machine.isa);
-  EXPECT_EQ(latest.machine.l3_bytes, p.machine.l3_bytes);
-  EXPECT_EQ(latest.machine.copy_bandwidth_bytes_per_s, p.machine.copy_bandwidth_bytes_per_s);
-  EXPECT_DOUBLE_EQ(latest.kernels[4].bytes, p.kernels[4].bytes);
-  EXPECT_DOUBLE_EQ(latest.fit.matmul.at("bf16").flops_per_s, p.fit.matmul.at("bf16").flops_per_s);
-  const CalibrationProfile older = read_profile_sqlite(db, first);
-  EXPECT_EQ(older.kernels.size(), p.kernels.size() + 1);
-  EXPECT_THAT([&] { read_profile_sqlite(db, 99); },
-              ::testing::Throws<InputError>(
-                  ::testing::Property(&InputError::what, HasSubstr("no profile with id 99"))));
-}
-
-TEST(CalibrationSqlite, NotADatabaseIsAnInputError) {
-  TempDir dir;
-  const auto path = dir.write("junk.db",
-                              "this is not sqlite, just text padded out to a page "
-                              "so that SQLite reads a header and rejects it........");
-  try {
-    read_profile_sqlite(path);
-    FAIL() << "expected InputError";
-  } catch (const InputError& e) {
-    EXPECT_THAT(e.what(), HasSubstr(path.string()));
-  }
-  EXPECT_THROW(read_profile_sqlite(dir.path() / "missing.db"), InputError);
+// The fit alone, as the profile database keeps it (store/profile_store.h): the profile JSON's
+// "fit" object on one line, read back to the same fit, with errors naming what the caller says.
+TEST(CalibrationJson, TheFitAloneIsTheProfilesFitObjectOnOneLine) {
+  const CalibrationProfile p = synthetic_profile();
+  const std::string text = fit_to_json(p.fit);
+  EXPECT_EQ(text.find('\n'), std::string::npos);
+  EXPECT_EQ(text, nlohmann::json::parse(profile_to_json(p)).at("fit").dump());
+  CalibrationProfile back = p;
+  back.fit = fit_from_json(text, "db (profile 1)", "db: profile 1: column \"fit_json\"");
+  EXPECT_EQ(profile_to_json(back), profile_to_json(p));
+  EXPECT_THAT(llmcap::testing::error_message<InputError>(
+                  [] { fit_from_json("{oops", "db (profile 1)", "db: profile 1: column"); }),
+              ::testing::StartsWith("db: profile 1: column: malformed JSON: "));
+  EXPECT_THAT(llmcap::testing::error_message<InputError>(
+                  [] { fit_from_json("[]", "db (profile 1)", "db: profile 1: column"); }),
+              ::testing::StartsWith("db (profile 1): field \"fit\": expected an object"));
+  auto doc = nlohmann::json::parse(text);
+  doc.erase("threads");
+  EXPECT_THAT(llmcap::testing::error_message<InputError>(
+                  [&] { fit_from_json(doc.dump(), "db (profile 1)", "db: profile 1: column"); }),
+              HasSubstr("db (profile 1): field \"fit.threads\": missing"));
 }
 
 TEST(CalibrationMachineCheck, AnotherMachineIsRejectedWithBothNames) {

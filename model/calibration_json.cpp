@@ -1,7 +1,5 @@
-// The stored forms of a calibration profile: JSON text and files, and the SQLite database
-// (model/calibration.h).
-#include <sqlite3.h>
-
+// The JSON form of a calibration profile: text and files, and the fit alone (the fit_json column
+// of the profile database, store/profile_store.h) (model/calibration.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -14,9 +12,6 @@
 #include "model/input_error.h"
 
 namespace llmcap::model {
-
-// ---------------------------------------------------------------------------------------------
-// JSON
 
 namespace {
 
@@ -50,7 +45,7 @@ json rate_fit_to_json(const RateFit& f) {
   return out;
 }
 
-json fit_to_json(const CalibrationFit& fit) {
+json fit_json(const CalibrationFit& fit) {
   json matmul = json::object();
   for (const auto& [format, f] : fit.matmul) matmul[format] = rate_fit_to_json(f);
   json attention = json::object();
@@ -225,7 +220,7 @@ std::string profile_to_json(const CalibrationProfile& p) {
         {"read_bandwidth_bytes_per_s", bandwidth_to_json(m.read_bandwidth_bytes_per_s)},
         {"copy_bandwidth_bytes_per_s", bandwidth_to_json(m.copy_bandwidth_bytes_per_s)}}},
       {"kernels", kernels},
-      {"fit", fit_to_json(p.fit)}};
+      {"fit", fit_json(p.fit)}};
   return doc.dump(2) + "\n";
 }
 
@@ -295,308 +290,17 @@ CalibrationProfile read_profile_json(const std::filesystem::path& path) {
   return profile_from_json(buffer.str(), path.string());
 }
 
-// ---------------------------------------------------------------------------------------------
-// SQLite
+std::string fit_to_json(const CalibrationFit& fit) { return fit_json(fit).dump(); }
 
-namespace {
-
-/// An open database; errors become InputError naming the file.
-class Db {
- public:
-  Db(const std::filesystem::path& path, bool create) : path_(path.string()) {
-    if (!create && !std::filesystem::exists(path)) {
-      throw InputError::unreadable_file(path_);
-    }
-    const int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
-    if (sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
-      const std::string msg = db_ != nullptr ? sqlite3_errmsg(db_) : "out of memory";
-      sqlite3_close(db_);
-      throw InputError(path_ + ": cannot open SQLite database: " + msg);
-    }
-    sqlite3_busy_timeout(db_, 5000);
-  }
-  ~Db() { sqlite3_close(db_); }
-  Db(const Db&) = delete;
-  Db& operator=(const Db&) = delete;
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw InputError(path_ + ": " + what + ": " + sqlite3_errmsg(db_));
-  }
-  void exec(const std::string& sql) {
-    char* err = nullptr;
-    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-      const std::string msg = err != nullptr ? err : "unknown error";
-      sqlite3_free(err);
-      throw InputError(path_ + ": SQLite: " + msg + " (not an llmcap calibration database?)");
-    }
-  }
-  sqlite3* get() const { return db_; }
-  const std::string& path() const { return path_; }
-  int64_t last_id() const { return sqlite3_last_insert_rowid(db_); }
-
- private:
-  std::string path_;
-  sqlite3* db_ = nullptr;
-};
-
-/// A prepared statement with positional binding (1-based) and column reads (0-based).
-class Stmt {
- public:
-  Stmt(Db& db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db.get(), sql, -1, &s_, nullptr) != SQLITE_OK) {
-      db.fail("SQLite (not an llmcap calibration database?)");
-    }
-  }
-  ~Stmt() { sqlite3_finalize(s_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-
-  Stmt& bind(int i, const std::string& v) {
-    sqlite3_bind_text(s_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Stmt& bind(int i, int64_t v) {
-    sqlite3_bind_int64(s_, i, v);
-    return *this;
-  }
-  Stmt& bind(int i, int v) { return bind(i, static_cast<int64_t>(v)); }
-  Stmt& bind(int i, double v) {
-    sqlite3_bind_double(s_, i, v);
-    return *this;
-  }
-  /// Steps once: true when a row is available.
-  bool step() {
-    const int rc = sqlite3_step(s_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    db_.fail("SQLite");
-  }
-  void run() {
-    step();
-    sqlite3_reset(s_);
-    sqlite3_clear_bindings(s_);
-  }
-  int64_t integer(int c) const { return sqlite3_column_int64(s_, c); }
-  double real(int c) const { return sqlite3_column_double(s_, c); }
-  std::string text(int c) const {
-    const auto* p = sqlite3_column_text(s_, c);
-    return p != nullptr ? reinterpret_cast<const char*>(p) : "";
-  }
-
- private:
-  Db& db_;
-  sqlite3_stmt* s_ = nullptr;
-};
-
-constexpr const char* kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS machines (
-  id INTEGER PRIMARY KEY,
-  cpu_model TEXT NOT NULL,
-  isa TEXT NOT NULL,
-  num_cores INTEGER NOT NULL,
-  l1d_bytes INTEGER NOT NULL,
-  l2_bytes INTEGER NOT NULL,
-  l3_bytes INTEGER NOT NULL,
-  UNIQUE (cpu_model, isa, num_cores, l1d_bytes, l2_bytes, l3_bytes));
-CREATE TABLE IF NOT EXISTS profiles (
-  id INTEGER PRIMARY KEY,
-  machine_id INTEGER NOT NULL REFERENCES machines(id),
-  created_at TEXT NOT NULL,
-  tool TEXT NOT NULL,
-  fit_json TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS bandwidth_samples (
-  profile_id INTEGER NOT NULL REFERENCES profiles(id),
-  kind TEXT NOT NULL CHECK (kind IN ('read', 'copy')),
-  threads INTEGER NOT NULL,
-  bytes_per_s REAL NOT NULL,
-  PRIMARY KEY (profile_id, kind, threads));
-CREATE TABLE IF NOT EXISTS kernel_samples (
-  id INTEGER PRIMARY KEY,
-  profile_id INTEGER NOT NULL REFERENCES profiles(id),
-  op TEXT NOT NULL, format TEXT NOT NULL, backend TEXT NOT NULL,
-  rows INTEGER NOT NULL, cols INTEGER NOT NULL, batch INTEGER NOT NULL,
-  threads INTEGER NOT NULL,
-  min_s REAL NOT NULL, median_s REAL NOT NULL,
-  bytes REAL NOT NULL, flops REAL NOT NULL,
-  bytes_per_s REAL NOT NULL, flops_per_s REAL NOT NULL,
-  cache_resident INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS kernel_samples_profile ON kernel_samples (profile_id);
-)sql";
-
-/// The stored schema version (0 when the table is empty).
-int64_t stored_version(Db& db) {
-  Stmt s(db, "SELECT version FROM schema_version LIMIT 1");
-  return s.step() ? s.integer(0) : 0;
-}
-
-void check_db_version(int64_t version, const std::string& path) {
-  if (version != kCalibrationSchemaVersion) {
-    throw InputError(path + ": table \"schema_version\": expected version " +
-                     std::to_string(kCalibrationSchemaVersion) + ", got " +
-                     std::to_string(version) + " (a database of another llmcap version)");
-  }
-}
-
-}  // namespace
-
-int64_t write_profile_sqlite(const std::filesystem::path& path, const CalibrationProfile& p) {
-  Db db(path, /*create=*/true);
-  db.exec("BEGIN IMMEDIATE");
-  try {
-    db.exec(kSchema);
-    const int64_t version = stored_version(db);
-    if (version == 0) {
-      Stmt(db, "INSERT INTO schema_version (version) VALUES (?)")
-          .bind(1, int64_t{kCalibrationSchemaVersion})
-          .run();
-    } else {
-      check_db_version(version, db.path());
-    }
-    const CalibrationMachine& m = p.machine;
-    Stmt(db,
-         "INSERT OR IGNORE INTO machines (cpu_model, isa, num_cores, l1d_bytes, l2_bytes, "
-         "l3_bytes) VALUES (?, ?, ?, ?, ?, ?)")
-        .bind(1, m.cpu_model)
-        .bind(2, m.isa)
-        .bind(3, m.num_cores)
-        .bind(4, m.l1d_bytes)
-        .bind(5, m.l2_bytes)
-        .bind(6, m.l3_bytes)
-        .run();
-    Stmt find(db,
-              "SELECT id FROM machines WHERE cpu_model = ? AND isa = ? AND num_cores = ? AND "
-              "l1d_bytes = ? AND l2_bytes = ? AND l3_bytes = ?");
-    find.bind(1, m.cpu_model)
-        .bind(2, m.isa)
-        .bind(3, m.num_cores)
-        .bind(4, m.l1d_bytes)
-        .bind(5, m.l2_bytes)
-        .bind(6, m.l3_bytes);
-    if (!find.step()) db.fail("machine row missing after insert");
-    const int64_t machine_id = find.integer(0);
-    Stmt(db, "INSERT INTO profiles (machine_id, created_at, tool, fit_json) VALUES (?, ?, ?, ?)")
-        .bind(1, machine_id)
-        .bind(2, p.created_at)
-        .bind(3, p.tool)
-        .bind(4, fit_to_json(p.fit).dump())
-        .run();
-    const int64_t profile_id = db.last_id();
-    Stmt bw(db,
-            "INSERT INTO bandwidth_samples (profile_id, kind, threads, bytes_per_s) "
-            "VALUES (?, ?, ?, ?)");
-    for (const auto& [kind, map] : {std::pair<std::string, const std::map<int, double>*>{
-                                        "read", &m.read_bandwidth_bytes_per_s},
-                                    {"copy", &m.copy_bandwidth_bytes_per_s}}) {
-      for (const auto& [threads, value] : *map) {
-        bw.bind(1, profile_id).bind(2, kind).bind(3, threads).bind(4, value).run();
-      }
-    }
-    Stmt k(db,
-           "INSERT INTO kernel_samples (profile_id, op, format, backend, rows, cols, batch, "
-           "threads, min_s, median_s, bytes, flops, bytes_per_s, flops_per_s, cache_resident) "
-           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    for (const KernelSample& s : p.kernels) {
-      k.bind(1, profile_id)
-          .bind(2, s.op)
-          .bind(3, s.format)
-          .bind(4, s.backend)
-          .bind(5, s.rows)
-          .bind(6, s.cols)
-          .bind(7, s.batch)
-          .bind(8, s.threads)
-          .bind(9, s.min_s)
-          .bind(10, s.median_s)
-          .bind(11, s.bytes)
-          .bind(12, s.flops)
-          .bind(13, s.bytes_per_s)
-          .bind(14, s.flops_per_s)
-          .bind(15, int64_t{s.cache_resident ? 1 : 0})
-          .run();
-    }
-    db.exec("COMMIT");
-    return profile_id;
-  } catch (...) {
-    sqlite3_exec(db.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
-  }
-}
-
-CalibrationProfile read_profile_sqlite(const std::filesystem::path& path, int64_t profile_id) {
-  Db db(path, /*create=*/false);
-  check_db_version(stored_version(db), db.path());
-  if (profile_id <= 0) {
-    Stmt latest(db, "SELECT max(id) FROM profiles");
-    if (!latest.step() || latest.integer(0) <= 0) {
-      throw InputError(db.path() + ": table \"profiles\": no calibration profile stored");
-    }
-    profile_id = latest.integer(0);
-  }
-  CalibrationProfile p;
-  std::string fit_json;
-  {
-    Stmt s(db,
-           "SELECT p.created_at, p.tool, p.fit_json, m.cpu_model, m.isa, m.num_cores, "
-           "m.l1d_bytes, m.l2_bytes, m.l3_bytes FROM profiles p JOIN machines m ON "
-           "m.id = p.machine_id WHERE p.id = ?");
-    s.bind(1, profile_id);
-    if (!s.step()) {
-      throw InputError(db.path() + ": table \"profiles\": no profile with id " +
-                       std::to_string(profile_id));
-    }
-    p.created_at = s.text(0);
-    p.tool = s.text(1);
-    fit_json = s.text(2);
-    p.machine.cpu_model = s.text(3);
-    p.machine.isa = s.text(4);
-    p.machine.num_cores = static_cast<int>(s.integer(5));
-    p.machine.l1d_bytes = s.integer(6);
-    p.machine.l2_bytes = s.integer(7);
-    p.machine.l3_bytes = s.integer(8);
-  }
-  {
-    Stmt s(db, "SELECT kind, threads, bytes_per_s FROM bandwidth_samples WHERE profile_id = ?");
-    s.bind(1, profile_id);
-    while (s.step()) {
-      auto& map = s.text(0) == "read" ? p.machine.read_bandwidth_bytes_per_s
-                                      : p.machine.copy_bandwidth_bytes_per_s;
-      map[static_cast<int>(s.integer(1))] = s.real(2);
-    }
-  }
-  {
-    Stmt s(db,
-           "SELECT op, format, backend, rows, cols, batch, threads, min_s, median_s, bytes, "
-           "flops, bytes_per_s, flops_per_s, cache_resident FROM kernel_samples WHERE "
-           "profile_id = ? ORDER BY id");
-    s.bind(1, profile_id);
-    while (s.step()) {
-      KernelSample k;
-      k.op = s.text(0);
-      k.format = s.text(1);
-      k.backend = s.text(2);
-      k.rows = s.integer(3);
-      k.cols = s.integer(4);
-      k.batch = s.integer(5);
-      k.threads = static_cast<int>(s.integer(6));
-      k.min_s = s.real(7);
-      k.median_s = s.real(8);
-      k.bytes = s.real(9);
-      k.flops = s.real(10);
-      k.bytes_per_s = s.real(11);
-      k.flops_per_s = s.real(12);
-      k.cache_resident = s.integer(13) != 0;
-      p.kernels.push_back(std::move(k));
-    }
-  }
+CalibrationFit fit_from_json(const std::string& text, const std::string& source,
+                             const std::string& text_name) {
   json fit;
   try {
-    fit = json::parse(fit_json);
+    fit = json::parse(text);
   } catch (const json::parse_error& e) {
-    throw InputError(db.path() + ": profile " + std::to_string(profile_id) +
-                     ": column \"fit_json\": malformed JSON: " + e.what());
+    throw InputError(text_name + ": malformed JSON: " + e.what());
   }
-  p.fit = fit_from(Reader(fit, db.path() + " (profile " + std::to_string(profile_id) + ")", "fit"));
-  return p;
+  return fit_from(Reader(fit, source, "fit"));
 }
 
 }  // namespace llmcap::model
