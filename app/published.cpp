@@ -163,11 +163,7 @@ model::Deployment row_deployment(const PublishedRow& row, const model::Catalog& 
   if (engine != nullptr) {
     // The CPU model: each socket's cores pull min(cores x per-core, socket) and compute on
     // the engine's instruction path.
-    const int per_socket = sockets > 1 ? hw.num_cores : cores;
-    const model::InstructionPath path = model::available_path(hw, engine->cpu_path);
-    d.memory_bandwidth_bytes_per_s = model::cpu_read_bandwidth_bytes_per_s(hw, per_socket);
-    d.peak_flops_per_s = model::path_peak_flops(hw, per_socket, path);
-    d.rule += "; " + model::cpu_model_rule(hw, per_socket, path);
+    model::apply_cpu_model(d, hw, sockets > 1 ? hw.num_cores : cores, engine->cpu_path);
   }
   return d;
 }
@@ -261,9 +257,6 @@ std::vector<PublishedPrediction> predict_published(const PublishedSet& set,
                                                    const std::filesystem::path& data_dir,
                                                    const PublishedOptions& options) {
   const uint64_t seed = options.seed;
-  const std::map<std::string, model::EngineProfile> engines =
-      options.use_engines ? model::load_engine_profiles(data_dir)
-                          : std::map<std::string, model::EngineProfile>{};
   std::map<std::string, model::ModelSpec> specs;
   std::vector<PublishedPrediction> out;
   for (const PublishedRow& row : set.rows) {
@@ -284,7 +277,7 @@ std::vector<PublishedPrediction> predict_published(const PublishedSet& set,
     const model::EngineProfile* engine = nullptr;
     if (options.use_engines) {
       engine = &model::find_engine(
-          engines, row.engine, set.file.string() + ": row \"" + row.id + "\": field \"engine\"");
+          catalog, row.engine, set.file.string() + ": row \"" + row.id + "\": field \"engine\"");
       if (engine->kind != hw.kind) {
         throw base::InputError::bad_record_field(
             set.file.string(), "row \"" + row.id + "\"", "engine", "\"" + row.engine + "\"",

@@ -96,12 +96,12 @@ struct PublishedPrediction {
 /// How predict_published prices the rows.
 struct PublishedOptions {
   uint64_t seed = 1;  ///< Poisson arrivals and closed-loop streams
-  /// Price each row with its engine's profile (`<data_dir>/engines/<engine>.json`,
-  /// model/engine_profile.h): its efficiencies and per-kernel cost, its scheduler defaults,
-  /// and on CPUs the CPU model (model/cpu_model.h: bandwidth of the cores used, the peak of
-  /// the engine's instruction path). false: the datasheet roofline with default_efficiency
-  /// and the simulator's default engine limits for every row (the predictor before engine
-  /// profiles, kept for comparison).
+  /// Price each row with its engine's profile (the catalog's, from
+  /// `<data_dir>/engines/<engine>.json`, model/engine_profile.h): its efficiencies and per-kernel
+  /// cost, its scheduler defaults, and on CPUs the CPU model (model/cpu_model.h: bandwidth of the
+  /// cores used, the peak of the engine's instruction path). false: the datasheet roofline with
+  /// default_efficiency and the simulator's default engine limits for every row (the predictor
+  /// before engine profiles, kept for comparison).
   bool use_engines = true;
 };
 

@@ -1,5 +1,6 @@
 #include "base/json_reader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -119,17 +120,30 @@ void BasicJsonReader<Json>::fail_refused(const std::string& key, const std::stri
   throw InputError::refused_field(where(), name(key), reason);
 }
 
+namespace {
+
+/// `names`, comma-separated.
+std::string comma_list(const std::vector<std::string>& names) {
+  std::string list;
+  for (const std::string& k : names) list += (list.empty() ? "" : ", ") + k;
+  return list;
+}
+
+}  // namespace
+
+template <typename Json>
+std::optional<std::string> BasicJsonReader<Json>::first_unknown(
+    const std::vector<std::string>& known) const {
+  for (const auto& [key, value] : object_.items()) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) return key;
+  }
+  return std::nullopt;
+}
+
 template <typename Json>
 void BasicJsonReader<Json>::refuse_unknown(const std::vector<std::string>& known,
                                            const std::string& lead) const {
-  for (const auto& [key, value] : object_.items()) {
-    bool listed = false;
-    for (const std::string& k : known) listed = listed || k == key;
-    if (listed) continue;
-    std::string list;
-    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-    fail_refused(key, lead + list);
-  }
+  if (const auto key = first_unknown(known)) fail_refused(*key, lead + comma_list(known));
 }
 
 template <typename Json>
@@ -139,13 +153,8 @@ void BasicJsonReader<Json>::refuse(const std::string& key, const std::string& re
 
 template <typename Json>
 void BasicJsonReader<Json>::only(const std::vector<std::string>& known) const {
-  for (const auto& [key, value] : object_.items()) {
-    bool listed = false;
-    for (const std::string& k : known) listed = listed || k == key;
-    if (listed) continue;
-    std::string list;
-    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-    throw InputError::unknown_field(file_, name(key), list);
+  if (const auto key = first_unknown(known)) {
+    throw InputError::unknown_field(file_, name(*key), comma_list(known));
   }
 }
 

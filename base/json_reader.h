@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -162,6 +163,10 @@ class BasicJsonReader {
 
   /// The message prefix before the field: the file, and the record when given.
   std::string where() const;
+
+  /// The first key of the object not in `known` (nullopt when every key is), for only() and
+  /// refuse_unknown().
+  std::optional<std::string> first_unknown(const std::vector<std::string>& known) const;
 
   const Json& object_;
   std::string file_;

@@ -14,6 +14,7 @@ ResultRow to_result_row(const plan::PlanRow& row, const plan::TcoRow* tco) {
   r.state = ResultRow::State::kDone;
   r.feasible = row.feasible;
   r.num_instances = row.num_instances;
+  r.predictor = row.predictor;
   r.price_model = tco != nullptr ? tco->price_model : row.price_model;
   r.usd_per_hour = tco != nullptr ? tco->usd_per_hour : row.usd_per_hour;
   r.usd_per_million_output_tokens =
@@ -82,6 +83,9 @@ QVariant ResultsModel::data(const QModelIndex& index, int role) const {
       case kInstance:
         return QString::fromStdString(r.instance_type);
       case kDevice:
+        if (role == Qt::ToolTipRole) {
+          return r.predictor.empty() ? QVariant() : QString::fromStdString(r.predictor);
+        }
         return QString::fromStdString(r.device_kind).toUpper();
       case kStatus:
         if (role == kSortRole) {

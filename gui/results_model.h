@@ -34,6 +34,9 @@ struct ResultRow {
   double tpot_p50_s = 0, tpot_p90_s = 0, tpot_p99_s = 0, tpot_max_s = 0;
   std::string infeasible_reason;
   int64_t num_simulations = 0;
+  /// Which predictor the figures assume (plan::PlanRow::predictor: the engine profile, a
+  /// calibration, or the datasheet roofline); the Device column's tooltip.
+  std::string predictor;
 };
 
 /// The row of `row` and, when given (feasible rows), its TCO: USD per hour and per million

@@ -99,4 +99,11 @@ std::string cpu_model_rule(const HardwareSpec& cpu, int cores, InstructionPath p
          " cores at " + base::fixed(cpu.clock_hz / 1e9, 2) + " GHz";
 }
 
+void apply_cpu_model(Deployment& d, const HardwareSpec& cpu, int cores, InstructionPath wanted) {
+  const InstructionPath path = available_path(cpu, wanted);
+  d.memory_bandwidth_bytes_per_s = cpu_read_bandwidth_bytes_per_s(cpu, cores);
+  d.peak_flops_per_s = path_peak_flops(cpu, cores, path);
+  d.rule += "; " + cpu_model_rule(cpu, cores, path);
+}
+
 }  // namespace llmcap::model

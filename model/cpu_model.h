@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "model/deployment.h"
 #include "model/engine_profile.h"
 #include "model/hardware.h"
 
@@ -53,5 +54,12 @@ double cpu_read_bandwidth_bytes_per_s(const HardwareSpec& cpu, int cores);
 
 /// One line stating how cpu_read_bandwidth_bytes_per_s and path_peak_flops were derived.
 std::string cpu_model_rule(const HardwareSpec& cpu, int cores, InstructionPath path);
+
+/// `d` (a deployment on `cpu`, each device `cores` cores of one socket) as an engine of
+/// instruction path `wanted` sees it: memory_bandwidth_bytes_per_s =
+/// cpu_read_bandwidth_bytes_per_s(cpu, cores), peak_flops_per_s = path_peak_flops(cpu, cores,
+/// available_path(cpu, wanted)), and the rule extended by cpu_model_rule. Throws as
+/// available_path.
+void apply_cpu_model(Deployment& d, const HardwareSpec& cpu, int cores, InstructionPath wanted);
 
 }  // namespace llmcap::model

@@ -137,14 +137,11 @@ std::map<std::string, EngineProfile> load_engine_profiles(const std::filesystem:
   return out;
 }
 
-const EngineProfile& find_engine(const std::map<std::string, EngineProfile>& profiles,
-                                 const std::string& id, const std::string& context) {
-  const auto it = profiles.find(id);
-  if (it != profiles.end()) return it->second;
-  std::string known;
-  for (const auto& [k, v] : profiles) known += (known.empty() ? "" : ", ") + k;
+const EngineProfile& find_engine(const Catalog& catalog, const std::string& id,
+                                 const std::string& context) {
+  if (const EngineProfile* e = catalog.find_engine(id)) return *e;
   throw base::InputError(context + ": unknown engine \"" + id +
-                         "\"; known: " + (known.empty() ? "none" : known));
+                         "\"; known: " + catalog.engine_ids());
 }
 
 Efficiency engine_efficiency(const EngineProfile& engine, const Efficiency& base) {

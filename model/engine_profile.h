@@ -79,10 +79,10 @@ EngineProfile load_engine_profile(const std::filesystem::path& file);
 /// gives none. Throws as load_engine_profile.
 std::map<std::string, EngineProfile> load_engine_profiles(const std::filesystem::path& data_dir);
 
-/// The profile `id` of `profiles`; throws InputError("<context>: unknown engine "x"; known:
-/// a, b, ...").
-const EngineProfile& find_engine(const std::map<std::string, EngineProfile>& profiles,
-                                 const std::string& id, const std::string& context);
+/// The profile `id` of the catalog (Catalog::find_engine); throws InputError("<context>:
+/// unknown engine "x"; known: a, b, ...").
+const EngineProfile& find_engine(const Catalog& catalog, const std::string& id,
+                                 const std::string& context);
 
 /// `base` (default_efficiency of the engine's device kind) with the engine's figures:
 /// step_overhead_s, kernel_overhead_s, memory_bandwidth_fraction, compute_fraction and

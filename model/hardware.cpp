@@ -10,6 +10,7 @@
 #include <string>
 
 #include "base/json_reader.h"
+#include "model/engine_profile.h"
 #include "model/input_error.h"
 
 namespace llmcap::model {
@@ -450,6 +451,7 @@ Catalog Catalog::load(const std::filesystem::path& data_dir) {
 
   catalog.load_owned_hardware(data_dir);
   catalog.load_tco_defaults(data_dir);
+  for (const auto& [id, engine] : load_engine_profiles(data_dir)) catalog.add_engine(engine);
   return catalog;
 }
 
@@ -606,6 +608,21 @@ void Catalog::add_instance(InstanceType instance) {
   }
   if (instance.prices.empty()) instance.prices.push_back(own_offer(instance));
   instances_.push_back(std::move(instance));
+}
+
+const EngineProfile* Catalog::find_engine(const std::string& id) const {
+  const auto it = engines_.find(id);
+  return it == engines_.end() ? nullptr : it->second.get();
+}
+
+std::string Catalog::engine_ids() const {
+  std::string out;
+  for (const auto& [id, e] : engines_) out += (out.empty() ? "" : ", ") + id;
+  return out.empty() ? std::string("none") : out;
+}
+
+void Catalog::add_engine(const EngineProfile& engine) {
+  engines_[engine.id] = std::make_shared<const EngineProfile>(engine);
 }
 
 }  // namespace llmcap::model

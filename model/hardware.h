@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -159,6 +160,8 @@ struct TcoDefaults {
   TcoDefault spot_replacement_s;  ///< seconds from a spot interruption to a replacement serving
 };
 
+struct EngineProfile;  // model/engine_profile.h
+
 /// All hardware and instance records, looked up by id. Records keep file order.
 class Catalog {
  public:
@@ -214,6 +217,14 @@ class Catalog {
   void add_owned_hardware(OwnedHardware hardware);
   void set_tco_defaults(TcoDefaults defaults) { tco_defaults_ = std::move(defaults); }
 
+  /// Engine profiles (`<data_dir>/engines/*.json`, model/engine_profile.h; none when the
+  /// folder is absent), loaded by load() with the same errors as load_engine_profiles().
+  /// nullptr when `id` is unknown.
+  const EngineProfile* find_engine(const std::string& id) const;
+  /// The engine ids, sorted, comma-separated ("none" when there are none).
+  std::string engine_ids() const;
+  void add_engine(const EngineProfile& engine);  ///< for tests (replaces one of the same id)
+
  private:
   /// Parts of load(): tco/owned_hardware.json and tco/defaults.json of `data_dir`, when present.
   void load_owned_hardware(const std::filesystem::path& data_dir);
@@ -223,6 +234,7 @@ class Catalog {
   std::vector<ExchangeRate> exchange_rates_;
   std::vector<OwnedHardware> owned_hardware_;
   TcoDefaults tco_defaults_;
+  std::map<std::string, std::shared_ptr<const EngineProfile>> engines_;
 };
 
 }  // namespace llmcap::model

@@ -16,6 +16,7 @@
 namespace llmcap::plan {
 
 using detail::Candidate;
+using detail::check_engines;
 using detail::check_fixed_tp;
 using detail::chosen_tp;
 using detail::Context;
@@ -46,6 +47,7 @@ auto with_context(const Scenario& scenario, const model::Catalog& catalog,
   const model::ModelSpec model = model::load_model_spec(scenario.model_config);
   before();
   check_fixed_tp(scenario, catalog, model);
+  check_engines(scenario, catalog);
   const sim::Workload workload = load_workload(scenario.workload, scenario.seed);
   const WorkloadSummary summary = summarize_workload(workload, scenario.workload);
   const std::vector<sim::Slo> class_slos = scenario.class_slos();
@@ -151,6 +153,7 @@ PlanSession::PlanSession(const Scenario& scenario, const model::Catalog& catalog
   }
   model::ModelSpec model = model::load_model_spec(scenario.model_config);
   check_fixed_tp(scenario, catalog, model);
+  check_engines(scenario, catalog);
   impl_ = std::unique_ptr<Impl>(new Impl{scenario, catalog, std::move(model), {}, {}, {}, {}});
   Impl& m = *impl_;
   m.workload = load_workload(m.scenario.workload, m.scenario.seed);

@@ -8,6 +8,8 @@
 
 #include "base/text.h"
 #include "model/calibrated_predictor.h"
+#include "model/cpu_model.h"
+#include "model/engine_profile.h"
 #include "model/input_error.h"
 #include "model/roofline.h"
 #include "plan/planner_detail.h"
@@ -280,7 +282,14 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
     row.hardware_name = cpu->name + ", " + std::to_string(instance.vcpus) + " vCPU";
   }
 
-  model::Efficiency efficiency = model::default_efficiency(instance.kind);
+  const std::string& engine_id =
+      instance.kind == model::DeviceKind::kGpu ? sc.gpu_engine : sc.cpu_engine;
+  const model::EngineProfile* engine =
+      engine_id.empty() ? nullptr : ctx.catalog.find_engine(engine_id);
+  model::Efficiency efficiency =
+      engine != nullptr
+          ? model::engine_efficiency(*engine, model::default_efficiency(instance.kind))
+          : model::default_efficiency(instance.kind);
   try {
     c.deployment = deployment_for_tp(instance, ctx.catalog, ctx.model, weight_format, sc.kv_format,
                                      efficiency, tp_degree);
@@ -296,6 +305,17 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
         c.deployment.memory_bandwidth_bytes_per_s / cpu->peak_memory_bandwidth_bytes_per_s;
     efficiency = model::transfer_efficiency(*ctx.calibration, *cpu, std::min(1.0, share));
     row.predictor = "calibrated: " + efficiency.calibrated->source;
+  } else if (engine != nullptr) {
+    if (cpu != nullptr) {
+      // Each device of the replica: the cores of its share of a socket (a whole socket for tp
+      // over sockets or a replica per socket).
+      const double share = std::min(
+          1.0, c.deployment.memory_bandwidth_bytes_per_s / cpu->peak_memory_bandwidth_bytes_per_s);
+      const int cores = std::max(1, static_cast<int>(std::lround(share * cpu->num_cores)));
+      model::apply_cpu_model(c.deployment, *cpu, cores, engine->cpu_path);
+      row.deployment_rule = c.deployment.rule;
+    }
+    row.predictor = "engine " + engine->id + " (" + engine->name + ", docs/engines.md)";
   }
   efficiency = tp_efficiency(efficiency, c.deployment, cpu);
   row.num_replicas_per_instance = c.deployment.num_replicas;
@@ -321,6 +341,26 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   row.tpot_floor_s = c.predictor->step_time_s(decode1);
   row.ttft_floor_s = prefill_floor_s(*c.predictor, ctx.summary.p99_prompt_tokens);
   return c;
+}
+
+void check_engines(const Scenario& sc, const model::Catalog& catalog) {
+  const std::string file = sc.file.string();
+  for (const auto& [field, id, kind] : {std::tuple<std::string, std::string, model::DeviceKind>{
+                                            "engine.gpu", sc.gpu_engine, model::DeviceKind::kGpu},
+                                        {"engine.cpu", sc.cpu_engine, model::DeviceKind::kCpu}}) {
+    if (id.empty()) continue;
+    const model::EngineProfile* e = catalog.find_engine(id);
+    if (e == nullptr) {
+      throw InputError::refused_field(
+          file, field, "unknown engine \"" + id + "\"; known: " + catalog.engine_ids());
+    }
+    if (e->kind != kind) {
+      throw InputError::refused_field(file, field,
+                                      "\"" + id + "\" is an engine for " +
+                                          std::string(model::to_string(e->kind)) + ", not " +
+                                          std::string(model::to_string(kind)));
+    }
+  }
 }
 
 /// Refuses, before any simulation, a degree the scenario fixes that its instance type cannot

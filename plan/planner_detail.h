@@ -137,6 +137,11 @@ PlanRow plan_one(const Context& ctx, const model::InstanceType& instance,
 void check_fixed_tp(const Scenario& sc, const model::Catalog& catalog,
                     const model::ModelSpec& model);
 
+/// Refuses, before any simulation, an "engine" id the catalog does not have (listing the known
+/// ones) or one of the other device kind: `<file>: field "engine.gpu": unknown engine "x";
+/// known: ...` / `... "vllm-cpu" is an engine for cpu, not gpu`.
+void check_engines(const Scenario& sc, const model::Catalog& catalog);
+
 /// The scenario's fleet made ready: one candidate per group, and the simulator's groups.
 struct GivenFleet {
   std::vector<Candidate> groups;  ///< parallel to Scenario::fleet->groups

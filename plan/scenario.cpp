@@ -352,6 +352,13 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
     if (sv.has("tensor_parallel")) s.tensor_parallel = parse_tensor_parallel(sv);
   }
 
+  if (f.has("engine")) {
+    const Fields e = f.object("engine");
+    e.only({"gpu", "cpu"});
+    s.gpu_engine = e.has("gpu") ? e.non_empty_string("gpu") : "";
+    s.cpu_engine = e.has("cpu") ? e.non_empty_string("cpu") : "";
+  }
+
   if (f.has("candidates")) {
     const json& c = f.at("candidates");
     if (c.is_string() && c.get<std::string>() == "all") {

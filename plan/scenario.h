@@ -121,6 +121,14 @@ struct Scenario {
   /// num_kv_blocks is filled per instance by the planner; policy from "serving.batching".
   sim::ServingConfig serving;
   sim::RouterKind router = sim::RouterKind::kLeastOutstanding;
+  /// "engine": {"gpu": id, "cpu": id}: the engine profile (model/engine_profile.h,
+  /// docs/engines.md) the candidates of each device kind are priced with: its fractions,
+  /// per-step and per-kernel costs and usable memory, and on CPUs the CPU model (bandwidth of
+  /// the cores used, the engine's instruction path). "" for a kind (the default): the
+  /// datasheet roofline (model::default_efficiency). A calibration profile still prices CPU
+  /// candidates when given. The planner checks the ids against the catalog.
+  std::string gpu_engine;
+  std::string cpu_engine;
   /// Tensor-parallel degree per candidate ("serving.tensor_parallel"; default kAuto).
   TensorParallelSpec tensor_parallel;
   /// Instance ids to try; empty means every instance type in the catalog.
@@ -153,6 +161,7 @@ struct Scenario {
 /// duplicate name, or a scenario-level "slo" beside classes), and an unknown name (weight
 /// format, router, batching policy, workload kind: lists the known ones); a
 /// "serving.tensor_parallel" that is not "auto", "search" or an object of positive integers;
+/// an "engine" that is not an object of "gpu" and "cpu" engine ids;
 /// a "fleet" with both "groups" and "prefill"/"decode", with only one of "prefill" and
 /// "decode", with an empty group list, a group without "instance" or with a "count" below
 /// 1, a router inside a group's "serving", or beside "candidates" or "search". Whether the

@@ -193,6 +193,20 @@ TEST(ResultsModel, SortsInfeasibleRowsAfterFeasibleOnes) {
   EXPECT_EQ(proxy.index(2, ResultsModel::kReason).data().toString(), "weights do not fit");
 }
 
+TEST(ResultsModel, TheDeviceTooltipSaysWhichPredictorTheFiguresAssume) {
+  plan::PlanRow row;
+  row.instance_type = "a";
+  row.device_kind = model::DeviceKind::kGpu;
+  row.feasible = true;
+  row.predictor = "engine vllm (vLLM (V1 engine), docs/engines.md)";
+  ResultsModel model(nullptr);
+  model.begin({"a"}, {"gpu"});
+  model.set_row(to_result_row(row, nullptr));
+  EXPECT_EQ(model.index(0, ResultsModel::kDevice).data().toString(), "GPU");
+  EXPECT_EQ(model.index(0, ResultsModel::kDevice).data(Qt::ToolTipRole).toString().toStdString(),
+            row.predictor);
+}
+
 TEST(PointsModel, SetPointKeepsEachSeriesSortedAndTogether) {
   PointsModel m(nullptr);
   m.set_point("x", 2.0, 20);

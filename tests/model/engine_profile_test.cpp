@@ -126,9 +126,10 @@ TEST(EngineProfile, BadFieldsAreNamedWithTheValueAndWhatWasExpected) {
 }
 
 TEST(EngineProfile, UnknownEngineListsTheKnownOnes) {
-  const auto engines = load_engine_profiles(llmcap::testing::data_dir());
+  const Catalog catalog = Catalog::load(llmcap::testing::data_dir());
+  EXPECT_NE(catalog.find_engine("vllm"), nullptr);
   EXPECT_THAT(llmcap::testing::error_message<base::InputError>(
-                  [&] { find_engine(engines, "tgi", "scenario.json: field \"engine\""); }),
+                  [&] { find_engine(catalog, "tgi", "scenario.json: field \"engine\""); }),
               HasSubstr(R"(scenario.json: field "engine": unknown engine "tgi"; known: )"
                         R"(llama.cpp, llama.cpp-cuda, neural-speed, sglang, sglang-cpu, )"
                         R"(tensorrt-llm, vllm, vllm-cpu)"));

@@ -1,0 +1,99 @@
+// A scenario's "engine": the candidates of each device kind priced with an engine profile (and
+// CPUs with the CPU model), the engine named in each row, and bad engine ids refused before
+// any simulation.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "model/engine_profile.h"
+#include "model/input_error.h"
+#include "plan/planner.h"
+#include "plan/scenario.h"
+#include "test_util.h"
+
+namespace llmcap::plan {
+namespace {
+
+using ::testing::HasSubstr;
+
+Scenario engine_scenario() {
+  Scenario s;
+  s.file = "engine-scenario.json";
+  s.name = "engine";
+  s.model_config = llmcap::testing::data_dir() / "models" / "llama-3.1-8b.json";
+  s.workload.kind = WorkloadSpec::Kind::kPoisson;
+  s.workload.path = std::filesystem::path(LLMCAP_TEST_DATA_DIR) / "lengths.csv";
+  s.workload.rate_per_s = 2.0;
+  s.workload.num_requests = 100;
+  s.slo.ttft_s = 5.0;
+  s.slo.tpot_s = 0.5;
+  s.seed = 3;
+  s.max_instances = 16;
+  s.candidates = {"aws-p5.48xlarge", "aws-m7i.8xlarge"};
+  return s;
+}
+
+const PlanRow& row_of(const PlanResult& r, const std::string& id) {
+  for (const auto& row : r.rows) {
+    if (row.instance_type == id) return row;
+  }
+  throw std::runtime_error("no row " + id);
+}
+
+TEST(PlanEngine, EachKindIsPricedWithItsEngineAndTheRowSaysWhich) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  const PlanResult plain = plan(engine_scenario(), catalog);
+  Scenario s = engine_scenario();
+  s.gpu_engine = "vllm";
+  s.cpu_engine = "llama.cpp";
+  const PlanResult with = plan(s, catalog);
+
+  const PlanRow& gpu = row_of(with, "aws-p5.48xlarge");
+  EXPECT_THAT(gpu.predictor, HasSubstr("engine vllm (vLLM"));
+  EXPECT_EQ(row_of(plain, "aws-p5.48xlarge").predictor, "roofline (datasheet defaults)");
+  // vLLM's profile: 10.8 us per kernel and no step overhead, against 2 ms per step.
+  EXPECT_NE(gpu.tpot_floor_s, row_of(plain, "aws-p5.48xlarge").tpot_floor_s);
+
+  const PlanRow& cpu = row_of(with, "aws-m7i.8xlarge");
+  EXPECT_THAT(cpu.predictor, HasSubstr("engine llama.cpp"));
+  // The CPU model: 16 cores of a Sapphire Rapids socket at 17.5 GB/s each, and llama.cpp's
+  // AVX-512 peaks.
+  EXPECT_THAT(cpu.deployment_rule, HasSubstr("read bandwidth min(16 cores x"));
+  EXPECT_THAT(cpu.deployment_rule, HasSubstr("avx512 peaks of 16 cores"));
+  EXPECT_GT(cpu.ttft_floor_s, row_of(plain, "aws-m7i.8xlarge").ttft_floor_s);
+}
+
+TEST(PlanEngine, UnknownOrMismatchedEnginesAreRefusedBeforeSimulating) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  Scenario s = engine_scenario();
+  s.gpu_engine = "tgi";
+  EXPECT_THAT(llmcap::testing::error_message<model::InputError>([&] { plan(s, catalog); }),
+              HasSubstr(R"(engine-scenario.json: field "engine.gpu": unknown engine "tgi"; )"
+                        R"(known: llama.cpp, llama.cpp-cuda, neural-speed)"));
+  s.gpu_engine = "";
+  s.cpu_engine = "vllm";
+  EXPECT_THAT(llmcap::testing::error_message<model::InputError>([&] { plan(s, catalog); }),
+              HasSubstr(R"(field "engine.cpu": "vllm" is an engine for gpu, not cpu)"));
+}
+
+TEST(PlanEngine, TheScenarioReaderTakesAnObjectOfGpuAndCpu) {
+  const std::string base = R"({"name": "x", "model": "m.json",
+    "workload": {"kind": "poisson", "lengths_path": "l.csv", "rate_per_s": 1,
+                 "num_requests": 10},
+    "slo": {"ttft_p99_s": 1, "tpot_p99_s": 1}, ENGINE})";
+  const auto with = [&](const std::string& engine) {
+    return llmcap::testing::replace_once(base, "ENGINE", engine);
+  };
+  const Scenario s =
+      load_scenario_text(with(R"("engine": {"gpu": "sglang", "cpu": "vllm-cpu"})"), "s.json");
+  EXPECT_EQ(s.gpu_engine, "sglang");
+  EXPECT_EQ(s.cpu_engine, "vllm-cpu");
+  EXPECT_THAT(llmcap::testing::error_message<model::InputError>(
+                  [&] { load_scenario_text(with(R"("engine": {"tpu": "x"})"), "s.json"); }),
+              HasSubstr(R"(s.json: field "engine.tpu": unknown; known fields: gpu, cpu)"));
+  EXPECT_THAT(llmcap::testing::error_message<model::InputError>(
+                  [&] { load_scenario_text(with(R"("engine": "vllm")"), "s.json"); }),
+              HasSubstr(R"(s.json: field "engine": expected an object)"));
+}
+
+}  // namespace
+}  // namespace llmcap::plan
