@@ -7,6 +7,7 @@
 
 #include "app/analysis_json.h"
 #include "app/plan_output.h"
+#include "app/published.h"
 #include "app/tco_json.h"
 #include "plan/analysis.h"
 #include "plan/tco.h"
@@ -134,6 +135,13 @@ PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& base
     plan::AnalysisOptions analysis_options;
     analysis_options.plan = options.plan;
     analysis_options.plan.observer = nullptr;
+    // A scenario priced with engines carries their measured error into its uncertainty.
+    plan::MeasuredStepTimeErrors measured;
+    if ((!scenario.gpu_engine.empty() || !scenario.cpu_engine.empty()) &&
+        !catalog.data_dir().empty()) {
+      measured = published_step_time_errors(catalog, catalog.data_dir());
+      analysis_options.measured_errors = &measured;
+    }
     run.analysis = plan::analyse(scenario, catalog, run.result, analysis_options);
     doc["analysis"] = analysis_to_json(*run.analysis);
   }

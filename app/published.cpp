@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/json_reader.h"
 #include "base/stats.h"
+#include "base/text.h"
 #include "model/calibrated_predictor.h"
 #include "model/cpu_model.h"
 #include "model/deployment.h"
@@ -394,6 +395,46 @@ std::vector<PublishedTarget> published_targets(
               [](const PublishedRow& r) { return r.metric == "ttft" && r.device_kind == "cpu"; });
   cpu_prefill.met = cpu_prefill.rows > 0 && cpu_prefill.worst_factor <= 2.0;
   out.push_back(cpu_prefill);
+  return out;
+}
+
+plan::MeasuredStepTimeErrors published_step_time_errors(const model::Catalog& catalog,
+                                                        const std::filesystem::path& data_dir) {
+  plan::MeasuredStepTimeErrors out;
+  const std::filesystem::path file = data_dir / "validation" / "published.json";
+  if (!std::filesystem::exists(file)) return out;
+  const PublishedSet set = read_published(file, catalog);
+  const std::vector<PublishedPrediction> predictions = predict_published(set, catalog, data_dir);
+  // |error| of the held-out step-time rows, by engine and by device kind.
+  std::map<std::string, std::vector<double>> by_engine, by_kind;
+  for (const PublishedPrediction& p : predictions) {
+    if (p.row->split != "held_out" || p.row->metric == "throughput") continue;
+    by_engine[p.row->engine].push_back(p.error);
+    by_kind[p.row->device_kind].push_back(p.error);
+  }
+  const auto describe = [&](const std::vector<double>& errors, const std::string& whose) {
+    plan::MeasuredStepTimeError m;
+    m.rows = static_cast<int64_t>(errors.size());
+    m.p95_abs_error = base::abs_nearest_rank_quantile(errors, 0.95);
+    m.source = "the p95 |error| (" + base::fixed(100 * m.p95_abs_error, 1) + "%) of " + whose +
+               " on the " + std::to_string(m.rows) +
+               " held-out TPOT and TTFT rows of the published measurements (docs/validation.md)";
+    return m;
+  };
+  for (const model::EngineProfile* e : catalog.engines()) {
+    const std::string kind(model::to_string(e->kind));
+    const auto own = by_engine.find(e->id);
+    if (own != by_engine.end() && static_cast<int64_t>(own->second.size()) >= kMinErrorRows) {
+      out[{kind, e->id}] = describe(own->second, "engine " + e->id);
+      continue;
+    }
+    const auto all = by_kind.find(kind);
+    if (all != by_kind.end() && static_cast<int64_t>(all->second.size()) >= kMinErrorRows) {
+      out[{kind, e->id}] =
+          describe(all->second, "every " + kind + " engine (" + e->id + " has fewer than " +
+                                    std::to_string(kMinErrorRows) + " rows of its own)");
+    }
+  }
   return out;
 }
 

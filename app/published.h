@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/hardware.h"
+#include "plan/analysis.h"
 
 namespace llmcap::app {
 
@@ -144,6 +145,18 @@ struct PublishedTarget {
   std::string goal;  ///< the target in words
 };
 std::vector<PublishedTarget> published_targets(const std::vector<PublishedPrediction>& predictions);
+
+/// The step-time error the validation measured for each engine of the catalog: the
+/// nearest-rank p95 of |error| over the held-out TPOT and TTFT rows of that engine on its
+/// device kind, when there are at least kMinErrorRows of them; else over the held-out TPOT and
+/// TTFT rows of every engine of that kind (and the source says so); none when the kind has
+/// fewer than kMinErrorRows either. Empty when `<data_dir>/validation/published.json` is
+/// absent. Runs predict_published over the file (about half a second). Throws as
+/// read_published and predict_published.
+plan::MeasuredStepTimeErrors published_step_time_errors(const model::Catalog& catalog,
+                                                        const std::filesystem::path& data_dir);
+/// Fewest held-out rows a measured step-time error is taken from.
+inline constexpr int64_t kMinErrorRows = 3;
 
 /// {"rows": [{"id", "split", "device_kind", "engine", "metric", "published", "predicted",
 /// "source"}], "summary": [{"device_kind", "metric", "split", "rows", "median_abs_error",

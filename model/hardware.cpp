@@ -452,6 +452,7 @@ Catalog Catalog::load(const std::filesystem::path& data_dir) {
   catalog.load_owned_hardware(data_dir);
   catalog.load_tco_defaults(data_dir);
   for (const auto& [id, engine] : load_engine_profiles(data_dir)) catalog.add_engine(engine);
+  catalog.data_dir_ = data_dir;
   return catalog;
 }
 
@@ -613,6 +614,12 @@ void Catalog::add_instance(InstanceType instance) {
 const EngineProfile* Catalog::find_engine(const std::string& id) const {
   const auto it = engines_.find(id);
   return it == engines_.end() ? nullptr : it->second.get();
+}
+
+std::vector<const EngineProfile*> Catalog::engines() const {
+  std::vector<const EngineProfile*> out;
+  for (const auto& [id, e] : engines_) out.push_back(e.get());
+  return out;
 }
 
 std::string Catalog::engine_ids() const {

@@ -221,6 +221,12 @@ class Catalog {
   /// folder is absent), loaded by load() with the same errors as load_engine_profiles().
   /// nullptr when `id` is unknown.
   const EngineProfile* find_engine(const std::string& id) const;
+  /// The folder load() read ("" for a catalog built in code).
+  const std::filesystem::path& data_dir() const { return data_dir_; }
+  /// For a catalog made from another (plan::catalog_with_price_overrides).
+  void set_data_dir(std::filesystem::path dir) { data_dir_ = std::move(dir); }
+  /// Every engine profile, sorted by id.
+  std::vector<const EngineProfile*> engines() const;
   /// The engine ids, sorted, comma-separated ("none" when there are none).
   std::string engine_ids() const;
   void add_engine(const EngineProfile& engine);  ///< for tests (replaces one of the same id)
@@ -235,6 +241,7 @@ class Catalog {
   std::vector<OwnedHardware> owned_hardware_;
   TcoDefaults tco_defaults_;
   std::map<std::string, std::shared_ptr<const EngineProfile>> engines_;
+  std::filesystem::path data_dir_;
 };
 
 }  // namespace llmcap::model

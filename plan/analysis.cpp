@@ -134,7 +134,8 @@ Scenario with_load_multiplier(const Scenario& scenario, double load_multiplier) 
 }
 
 StepTimeError step_time_error(const UncertaintySpec& spec, const PlanRow& row,
-                              const model::CalibrationProfile* calibration) {
+                              const model::CalibrationProfile* calibration,
+                              const MeasuredStepTimeErrors* measured) {
   StepTimeError e;
   const double scale = two_sided_z(spec.confidence) / two_sided_z(0.95);
   if (spec.step_time_error_fraction) {
@@ -150,6 +151,15 @@ StepTimeError step_time_error(const UncertaintySpec& spec, const PlanRow& row,
     e.source = "the calibration profile's fit p95 relative error (" + percent(p95) + ")" +
                (spec.confidence == 0.95 ? "" : ", scaled to " + percent(spec.confidence));
     return e;
+  }
+  if (measured != nullptr && !row.engine.empty()) {
+    const auto it = measured->find({std::string(model::to_string(row.device_kind)), row.engine});
+    if (it != measured->end()) {
+      e.fraction = std::min(0.9, it->second.p95_abs_error * scale);
+      e.source = it->second.source +
+                 (spec.confidence == 0.95 ? "" : ", scaled to " + percent(spec.confidence));
+      return e;
+    }
   }
   e.fraction = std::min(0.9, kDatasheetStepTimeErrorFraction * scale);
   e.source = "the datasheet roofline's assumed error (" + percent(kDatasheetStepTimeErrorFraction) +
@@ -590,7 +600,7 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog, const 
   std::vector<StepTimeError> errors;
   for (const PlanRow* r : rows) {
     choices.push_back(row_choice(base, *r));
-    errors.push_back(step_time_error(uspec, *r, plan_options.calibration));
+    errors.push_back(step_time_error(uspec, *r, plan_options.calibration, options.measured_errors));
   }
 
   // Variants, latency CDFs and (without the search) each row's maximum rate.

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/hardware.h"
@@ -19,6 +21,17 @@ namespace llmcap::plan {
 /// rate_multiplier, an arrival process's rate_per_s, a closed loop's num_users (rounded, at
 /// least 1), and each client class's own source likewise. The rest is unchanged.
 Scenario with_load_multiplier(const Scenario& scenario, double load_multiplier);
+
+/// The step-time error a validation against published measurements measured for one device
+/// kind and engine (app::published_step_time_errors): the nearest-rank p95 of |predicted /
+/// published - 1| over its held-out rows, and one line saying so.
+struct MeasuredStepTimeError {
+  double p95_abs_error = 0;
+  int64_t rows = 0;
+  std::string source;
+};
+/// By (device kind "cpu" | "gpu", engine id).
+using MeasuredStepTimeErrors = std::map<std::pair<std::string, std::string>, MeasuredStepTimeError>;
 
 struct AnalysisOptions {
   /// Threads, calibration profile (not owned); observer and step_time_scale are ignored.
@@ -36,6 +49,9 @@ struct AnalysisOptions {
   bool max_rate = true;
   /// The rate bisection stops when hi / lo <= 1 + this (max_sustainable_rate).
   double max_rate_tolerance = 0.05;
+  /// Measured step-time errors by device kind and engine (not owned; null: none): the
+  /// uncertainty of a row priced with an engine uses its entry (step_time_error).
+  const MeasuredStepTimeErrors* measured_errors = nullptr;
 };
 
 struct LoadPoint {
@@ -142,7 +158,13 @@ struct StepTimeError {
   double fraction = 0;
   std::string source;
 };
+/// In order: the scenario's uncertainty.step_time_error_fraction; for a calibrated CPU row the
+/// profile's fit p95 error; for a row priced with an engine that `measured` has an entry for
+/// (its device kind and PlanRow::engine), that measured p95 error; else the datasheet
+/// roofline's assumed error. The last three are 95% figures scaled to spec.confidence (normal
+/// quantiles) and capped at 0.9.
 StepTimeError step_time_error(const UncertaintySpec& spec, const PlanRow& row,
-                              const model::CalibrationProfile* calibration);
+                              const model::CalibrationProfile* calibration,
+                              const MeasuredStepTimeErrors* measured = nullptr);
 
 }  // namespace llmcap::plan

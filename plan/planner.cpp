@@ -316,6 +316,7 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
       row.deployment_rule = c.deployment.rule;
     }
     row.predictor = "engine " + engine->id + " (" + engine->name + ", docs/engines.md)";
+    row.engine = engine->id;
   }
   efficiency = tp_efficiency(efficiency, c.deployment, cpu);
   row.num_replicas_per_instance = c.deployment.num_replicas;

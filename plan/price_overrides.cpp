@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/engine_profile.h"
 #include "plan/scenario.h"
 
 namespace llmcap::plan {
@@ -32,6 +33,8 @@ model::Catalog catalog_with_price_overrides(const model::Catalog& catalog,
     }
   }
   model::Catalog out;
+  out.set_data_dir(catalog.data_dir());
+  for (const model::EngineProfile* e : catalog.engines()) out.add_engine(*e);
   for (const model::HardwareSpec& h : catalog.hardware()) out.add_hardware(h);
   for (const model::ExchangeRate& r : catalog.exchange_rates()) out.add_exchange_rate(r);
   for (model::InstanceType inst : catalog.instances()) {

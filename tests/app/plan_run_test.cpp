@@ -1,10 +1,12 @@
 #include "app/plan_run.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
+#include "app/published.h"
 #include "model/hardware.h"
 #include "plan/scenario.h"
 
@@ -44,6 +46,29 @@ TEST(PlanRun, DocumentHasTheFormatKeysAndEverySourceWithItsDate) {
       for (const auto& s : doc.at("sources")) found = found || s.at("id") == hw;
       EXPECT_TRUE(found) << hw;
     }
+  }
+}
+
+TEST(PlanRun, AnEnginesMeasuredErrorWidensTheUncertaintyAndIsNamed) {
+  plan::Scenario scenario = plan::load_scenario(kScenario);
+  scenario.gpu_engine = "vllm";
+  scenario.cpu_engine = "vllm-cpu";
+  const model::Catalog catalog = model::Catalog::load(LLMCAP_DATA_DIR);
+  PlanRunOptions options;
+  options.plan.num_threads = 1;
+  const PlanRun run = make_plan_run(scenario, catalog, options);
+  const nlohmann::json& u = run.document.at("analysis").at("uncertainty");
+  ASSERT_FALSE(u.empty());
+  const plan::MeasuredStepTimeErrors measured =
+      published_step_time_errors(catalog, LLMCAP_DATA_DIR);
+  for (const auto& row : u) {
+    const std::string source = row.at("step_time_error_source");
+    EXPECT_THAT(source, ::testing::HasSubstr("held-out TPOT and TTFT rows of the published"))
+        << row.dump();
+    const bool gpu = row.at("instance_type") == "aws-g6e.xlarge";
+    const auto& m = measured.at({gpu ? "gpu" : "cpu", gpu ? "vllm" : "vllm-cpu"});
+    EXPECT_DOUBLE_EQ(row.at("step_time_error_fraction").get<double>(),
+                     std::min(0.9, m.p95_abs_error));
   }
 }
 

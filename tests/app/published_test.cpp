@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "base/stats.h"
 #include "model/calibrated_predictor.h"
 #include "model/deployment.h"
 #include "model/efficiency.h"
@@ -280,6 +281,35 @@ TEST_F(Published, EngineNamesAreProfilesOfTheRowsDeviceKind) {
   const auto engine = predict(row("r", R"("batch": 1)", "tpot", "mean", 8, 8));
   ASSERT_EQ(plain.size(), 1u);
   EXPECT_NE(plain[0].predicted, engine[0].predicted);
+}
+
+TEST(PublishedData, MeasuredStepTimeErrorsComeFromHeldOutRowsOfTheEngineOrItsKind) {
+  const model::Catalog catalog = model::Catalog::load(testing::data_dir());
+  const plan::MeasuredStepTimeErrors errors =
+      published_step_time_errors(catalog, testing::data_dir());
+  // TensorRT-LLM has held-out TPOT and TTFT rows of its own: the p95 of their |error|.
+  const PublishedSet set =
+      read_published(testing::data_dir() / "validation" / "published.json", catalog);
+  std::vector<double> own, gpu;
+  for (const PublishedPrediction& p : predict_published(set, catalog, testing::data_dir())) {
+    if (p.row->split != "held_out" || p.row->metric == "throughput") continue;
+    if (p.row->engine == "tensorrt-llm") own.push_back(p.error);
+    if (p.row->device_kind == "gpu") gpu.push_back(p.error);
+  }
+  ASSERT_GE(own.size(), static_cast<size_t>(kMinErrorRows));
+  const auto trt = errors.find({"gpu", "tensorrt-llm"});
+  ASSERT_NE(trt, errors.end());
+  EXPECT_EQ(trt->second.rows, static_cast<int64_t>(own.size()));
+  EXPECT_DOUBLE_EQ(trt->second.p95_abs_error, base::abs_nearest_rank_quantile(own, 0.95));
+  EXPECT_THAT(trt->second.source, HasSubstr("of engine tensorrt-llm on the"));
+  // vLLM has none in the file: every GPU engine's held-out rows, and the source says so.
+  const auto vllm = errors.find({"gpu", "vllm"});
+  ASSERT_NE(vllm, errors.end());
+  EXPECT_EQ(vllm->second.rows, static_cast<int64_t>(gpu.size()));
+  EXPECT_THAT(vllm->second.source,
+              HasSubstr("every gpu engine (vllm has fewer than 3 rows of its own)"));
+  // No CPU entry for a GPU engine.
+  EXPECT_EQ(errors.count({"cpu", "vllm"}), 0u);
 }
 
 TEST(PublishedData, ShippedFileReadsWithBothSplitsAndBothDeviceKinds) {

@@ -101,6 +101,36 @@ TEST(StepTimeError, ComesFromTheScenarioTheProfileOrTheDatasheetDefault) {
   EXPECT_THAT(step_time_error(spec, cpu, &profile).source, HasSubstr("scenario"));
 }
 
+TEST(StepTimeError, ARowPricedWithAnEngineTakesItsMeasuredError) {
+  PlanRow gpu;
+  gpu.device_kind = model::DeviceKind::kGpu;
+  gpu.engine = "vllm";
+  MeasuredStepTimeErrors measured;
+  measured[{"gpu", "vllm"}] = {0.31, 10, "the p95 |error| of vllm (test)"};
+  measured[{"cpu", "vllm"}] = {0.77, 10, "wrong kind"};
+  UncertaintySpec spec;
+  EXPECT_DOUBLE_EQ(step_time_error(spec, gpu, nullptr, &measured).fraction, 0.31);
+  EXPECT_EQ(step_time_error(spec, gpu, nullptr, &measured).source,
+            "the p95 |error| of vllm (test)");
+  // Another confidence scales it as the other 95% figures are scaled.
+  spec.confidence = 0.6827;
+  constexpr double kZTolerance = 1e-3;
+  EXPECT_NEAR(step_time_error(spec, gpu, nullptr, &measured).fraction, 0.31 / 1.95996, kZTolerance);
+  EXPECT_THAT(step_time_error(spec, gpu, nullptr, &measured).source, HasSubstr("scaled to"));
+  // No entry for the engine, or no engine: the datasheet default.
+  spec.confidence = 0.95;
+  gpu.engine = "sglang";
+  EXPECT_DOUBLE_EQ(step_time_error(spec, gpu, nullptr, &measured).fraction,
+                   kDatasheetStepTimeErrorFraction);
+  gpu.engine = "";
+  EXPECT_DOUBLE_EQ(step_time_error(spec, gpu, nullptr, &measured).fraction,
+                   kDatasheetStepTimeErrorFraction);
+  // The scenario's own figure still comes first.
+  gpu.engine = "vllm";
+  spec.step_time_error_fraction = 0.05;
+  EXPECT_DOUBLE_EQ(step_time_error(spec, gpu, nullptr, &measured).fraction, 0.05);
+}
+
 TEST(Analyse, RangesAreOrderedAndTheDominantAssumptionIsNamed) {
   const model::Catalog catalog = test_catalog();
   Scenario s = test_scenario();

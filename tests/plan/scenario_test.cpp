@@ -871,6 +871,16 @@ TEST(PriceOverrides, AreReadFromTheScenarioAndReplaceTheCatalogPrice) {
   EXPECT_EQ(priced.find_instance("gpu-a")->source, "our quote 42");
 }
 
+TEST(PriceOverrides, TheRepricedCatalogKeepsTheEnginesAndItsFolder) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  const model::InstanceType& first = catalog.instances().front();
+  const PriceOverride p{first.id, first.price_model, 1.0, "2026-12-02"};
+  const model::Catalog priced = catalog_with_price_overrides(catalog, {p}, "s.json");
+  EXPECT_EQ(priced.engine_ids(), catalog.engine_ids());
+  EXPECT_NE(priced.find_engine("vllm"), nullptr);
+  EXPECT_EQ(priced.data_dir(), catalog.data_dir());
+}
+
 TEST(PriceOverrides, APriceWithoutItsDateOrForAnUnknownInstanceIsRefused) {
   llmcap::testing::TempDir dir;
   const std::string head = R"({"name": "t", "model": "m.json",
