@@ -7,8 +7,10 @@
 #include <sstream>
 
 #include "app/plan_output.h"
+#include "base/error.h"
 #include "cli/cli.h"
 #include "model/calibration.h"
+#include "model/engine_profile.h"
 #include "model/hardware.h"
 #include "model/input_error.h"
 
@@ -64,6 +66,10 @@ CLI::App* add_audit_command(CLI::App& app, AuditArgs& args) {
   cmd->add_option("--data-dir", args.data_dir,
                   "Folder with models/, hardware/ and instances/ (see plan --help)")
       ->option_text("DIR");
+  cmd->add_option("--engine", args.engines,
+                  "Engine profile the predictions assume (data/engines, docs/engines.md); "
+                  "repeat for the other device kind, e.g. --engine vllm --engine llama.cpp")
+      ->option_text("ID");
   cmd->add_option("--tolerance", args.tolerance,
                   "Optimistic when predicted / claimed time exceeds this factor")
       ->check(CLI::Range(1.0, 1000.0))
@@ -162,6 +168,17 @@ int run_audit_command(const AuditArgs& args, const std::filesystem::path& data_d
   if (!args.profile.empty()) {
     profile = model::read_profile_json(args.profile);
     options.profile = &profile;
+  }
+  for (const std::string& id : args.engines) {
+    const model::EngineProfile& e = model::find_engine(catalog, id, "--engine");
+    const model::EngineProfile*& slot =
+        e.kind == model::DeviceKind::kGpu ? options.gpu_engine : options.cpu_engine;
+    if (slot != nullptr) {
+      throw base::InputError("--engine: \"" + slot->id + "\" and \"" + id + "\" are both " +
+                             std::string(model::to_string(e.kind)) +
+                             " engines; give at most one per device kind");
+    }
+    slot = &e;
   }
   std::vector<model::ClaimAudit> audits;
   audits.reserve(claims.size());

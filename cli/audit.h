@@ -22,6 +22,8 @@ struct AuditArgs {
   std::string profile;   ///< --profile: calibration profile JSON (empty: datasheet defaults)
   std::string data_dir;  ///< --data-dir (empty: the CLI's default resolution)
   double tolerance = model::kOptimisticTolerance;  ///< --tolerance, >= 1
+  /// --engine (repeatable): engine profiles the predictions assume, at most one per device kind.
+  std::vector<std::string> engines;
 };
 
 /// Registers the `audit` subcommand (options bound to `args`) on `app`.

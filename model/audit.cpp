@@ -13,6 +13,8 @@
 #include "base/text.h"
 #include "model/audit_lookup.h"
 #include "model/calibrated_predictor.h"
+#include "model/cpu_model.h"
+#include "model/engine_profile.h"
 #include "model/input_error.h"
 #include "model/roofline.h"
 
@@ -354,23 +356,34 @@ void predict_step(const Claim& claim, const ModelSpec& m, WeightFormat wf, KvFor
                   " of peak bandwidth, " + percent(eff.compute_fraction) + " of peak FLOP/s, " +
                   ms(eff.step_overhead_s) + " per step";
     std::string by = a.predictor;
+    Deployment deployment = *res.deployment;
+    const EngineProfile* engine =
+        deployment.kind == DeviceKind::kCpu ? options.cpu_engine : options.gpu_engine;
     if (options.profile != nullptr && res.cpu != nullptr) {
       eff = transfer_efficiency(*options.profile, *res.cpu, std::min(1.0, res.share));
       a.predictor = "calibrated: " + eff.calibrated->source;
       by = "the roofline with rates " + eff.calibrated->source;
+    } else if (engine != nullptr) {
+      eff = engine_efficiency(*engine, eff);
+      if (res.cpu != nullptr) {
+        const int cores =
+            std::max(1, static_cast<int>(std::lround(res.share * res.cpu->num_cores)));
+        apply_cpu_model(deployment, *res.cpu, cores, engine->cpu_path);
+      }
+      a.predictor = "engine " + engine->id + " (" + engine->name + ", docs/engines.md)";
+      by = "the roofline priced as " + engine->name + " runs it";
     } else if (options.profile != nullptr) {
       a.predictor += "; the calibration profile covers CPUs only";
       by = a.predictor;
     }
     const std::shared_ptr<const StepTimePredictor> predictor =
-        make_step_time_predictor(m, wf, kf, *res.deployment, eff);
+        make_step_time_predictor(m, wf, kf, deployment, eff);
     BatchShape step;
     step.num_decode_seqs = claim.batch;
     step.num_decode_context_tokens = claim.batch * claim.context_tokens;
     a.predicted_s = predictor->step_time_s(step);
     a.factor = *a.predicted_s / *a.claimed_s;
-    e << " Predicted: " << ms(*a.predicted_s) << ", by " << by << "; on " << res.deployment->rule
-      << ".";
+    e << " Predicted: " << ms(*a.predicted_s) << ", by " << by << "; on " << deployment.rule << ".";
     if (*a.predicted_s < *a.lower_bound_s) {
       e << " The prediction is below the physical bound: its rates exceed this hardware's peak "
            "(a profile measured on data that fit the caches, or transferred too far?), so it "

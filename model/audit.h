@@ -92,6 +92,12 @@ struct AuditOptions {
   /// claim's CPU and share (transfer_efficiency). nullptr: the datasheet defaults.
   const CalibrationProfile* profile = nullptr;
   double tolerance = kOptimisticTolerance;  ///< > 1; see kOptimisticTolerance
+  /// Engine profiles (model/engine_profile.h; not owned; nullptr: none) the predictions of
+  /// GPU and of CPU claims assume: the engine's fractions and costs, and on CPUs the CPU model
+  /// (bandwidth of the cores used, the engine's instruction path). A calibration profile
+  /// still prices CPU claims when given.
+  const EngineProfile* gpu_engine = nullptr;
+  const EngineProfile* cpu_engine = nullptr;
 };
 
 /// The audit of one claim. Times are seconds per output token of one sequence (one decode
@@ -147,8 +153,10 @@ struct ClaimAudit {
 ///  - predicted time: RooflinePredictor for a decode step of `batch` sequences of
 ///    `context_tokens` on the deployment the planner would use (make_deployment for an
 ///    instance; for a CPU id with cores c of n, the share c / n of the socket's bandwidth and
-///    compute; a GPU id: one device), with default_efficiency or, given options.profile, the
-///    profile transferred to the CPU (transfer_efficiency);
+///    compute; a GPU id: one device), with default_efficiency, or the engine profile of the
+///    claim's device kind (options.gpu_engine / cpu_engine; a CPU deployment then as
+///    apply_cpu_model prices it), or, given options.profile, the profile transferred to the
+///    CPU (transfer_efficiency);
 ///  - optimistic when predicted / claimed > options.tolerance, plausible otherwise.
 /// Memory-bandwidth claims: implied channels = claimed / (MT/s x 8 bytes); impossible when the
 /// claim exceeds the peak of the named hardware (or of its stated channels), plausible

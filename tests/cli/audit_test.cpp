@@ -89,6 +89,37 @@ TEST(CliAudit, AuditsTheSeedArticleAndWritesJson) {
   EXPECT_EQ(ddr.at("memory_transfer_rate_mts").get<int64_t>(), 5600);
 }
 
+TEST(CliAudit, AnEngineProfilePricesThePredictionAndIsNamed) {
+  TempDir dir;
+  const auto plain_path = dir.path() / "plain.json";
+  const auto engine_path = dir.path() / "engine.json";
+  ASSERT_EQ(run_cli({"audit", seed_claims(), "--json", plain_path.string()}).code, kExitOk);
+  const AuditRun r = run_cli({"audit", seed_claims(), "--engine", "llama.cpp", "--engine", "vllm",
+                              "--json", engine_path.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  std::ifstream pf(plain_path), ef(engine_path);
+  const auto plain = nlohmann::json::parse(pf).at("claims");
+  const auto with = nlohmann::json::parse(ef).at("claims");
+  // The 24-core Xeon 8490H claim: llama.cpp's profile and the CPU model, named in the row and
+  // the explanation; the bound does not depend on the engine.
+  EXPECT_THAT(with[0].at("predictor").get<std::string>(), HasSubstr("engine llama.cpp"));
+  EXPECT_THAT(with[0].at("explanation").get<std::string>(),
+              HasSubstr("read bandwidth min(24 cores x"));
+  EXPECT_NE(with[0].at("predicted_s"), plain[0].at("predicted_s"));
+  EXPECT_EQ(with[0].at("lower_bound_s"), plain[0].at("lower_bound_s"));
+}
+
+TEST(CliAudit, AnUnknownEngineOrTwoOfOneKindExitTwo) {
+  const AuditRun unknown = run_cli({"audit", seed_claims(), "--engine", "tgi"});
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_THAT(unknown.err,
+              HasSubstr(R"(--engine: unknown engine "tgi"; known: llama.cpp, llama.cpp-cuda)"));
+  const AuditRun two = run_cli({"audit", seed_claims(), "--engine", "vllm", "--engine", "sglang"});
+  EXPECT_EQ(two.code, 2);
+  EXPECT_THAT(two.err, HasSubstr(R"(--engine: "vllm" and "sglang" are both gpu engines; give )"
+                                 R"(at most one per device kind)"));
+}
+
 TEST(CliAudit, UnknownHardwareExitsTwoNamingFileClaimFieldAndKnownIds) {
   TempDir dir;
   const std::string text =
