@@ -53,6 +53,9 @@ std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& resul
       {"seed", sc.seed},
       {"hours_per_year", sc.hours_per_year},
   };
+  if (!sc.gpu_engine.empty() || !sc.cpu_engine.empty()) {
+    scenario["engine"] = {{"gpu", sc.gpu_engine}, {"cpu", sc.cpu_engine}};
+  }
   if (!sc.workload.classes.empty()) {
     json classes = json::array();
     for (const plan::ClientClassSpec& c : sc.workload.classes) {

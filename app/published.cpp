@@ -164,7 +164,9 @@ model::Deployment row_deployment(const PublishedRow& row, const model::Catalog& 
   if (engine != nullptr) {
     // The CPU model: each socket's cores pull min(cores x per-core, socket) and compute on
     // the engine's instruction path.
-    model::apply_cpu_model(d, hw, sockets > 1 ? hw.num_cores : cores, engine->cpu_path);
+    // A published benchmark ran on a machine of its own: the whole socket's memory system.
+    model::apply_cpu_model(d, hw, sockets > 1 ? hw.num_cores : cores, engine->cpu_path,
+                           engine->compute_fraction.value, 1.0);
   }
   return d;
 }
@@ -438,8 +440,9 @@ plan::MeasuredStepTimeErrors published_step_time_errors(const model::Catalog& ca
   return out;
 }
 
-std::string published_json(const std::vector<PublishedPrediction>& predictions) {
+std::string published_json(const std::vector<PublishedPrediction>& predictions, bool use_engines) {
   nlohmann::ordered_json j;
+  j["mode"] = use_engines ? "engines" : "datasheet";
   j["rows"] = nlohmann::ordered_json::array();
   for (const PublishedPrediction& p : predictions) {
     nlohmann::ordered_json r;
@@ -465,6 +468,18 @@ std::string published_json(const std::vector<PublishedPrediction>& predictions) 
     r["within_25_fraction"] = s.within_25_fraction;
     r["worst_factor"] = s.worst_factor;
     j["summary"].push_back(std::move(r));
+  }
+  j["targets"] = nlohmann::ordered_json::array();
+  for (const PublishedTarget& t : published_targets(predictions)) {
+    nlohmann::ordered_json r;
+    r["what"] = t.what;
+    r["goal"] = t.goal;
+    r["rows"] = t.rows;
+    r["median_abs_error"] = t.median_abs_error;
+    r["within_25_fraction"] = t.within_25_fraction;
+    r["worst_factor"] = t.worst_factor;
+    r["met"] = t.met;
+    j["targets"].push_back(std::move(r));
   }
   return j.dump(2) + "\n";
 }

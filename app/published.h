@@ -158,9 +158,12 @@ plan::MeasuredStepTimeErrors published_step_time_errors(const model::Catalog& ca
 /// Fewest held-out rows a measured step-time error is taken from.
 inline constexpr int64_t kMinErrorRows = 3;
 
-/// {"rows": [{"id", "split", "device_kind", "engine", "metric", "published", "predicted",
-/// "source"}], "summary": [{"device_kind", "metric", "split", "rows", "median_abs_error",
-/// "p90_abs_error", "within_25_fraction", "worst_factor"}]}, two-space indented.
-std::string published_json(const std::vector<PublishedPrediction>& predictions);
+/// {"mode": "engines" | "datasheet" (PublishedOptions::use_engines), "rows": [{"id", "split",
+/// "device_kind", "engine", "metric", "published", "predicted", "source"}], "summary":
+/// [{"device_kind", "metric", "split", "rows", "median_abs_error", "p90_abs_error",
+/// "within_25_fraction", "worst_factor"}], "targets": [{"what", "goal", "rows",
+/// "median_abs_error", "within_25_fraction", "worst_factor", "met"}]}, two-space indented.
+std::string published_json(const std::vector<PublishedPrediction>& predictions,
+                           bool use_engines = true);
 
 }  // namespace llmcap::app

@@ -108,6 +108,11 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
       << fixed_decimals(static_cast<double>(result.model_num_params) / 1e9, 2) << "e9 parameters, "
       << model::to_string(sc.weight_format) << " weights, " << model::to_string(sc.kv_format)
       << " KV cache)\n";
+  if (!sc.gpu_engine.empty() || !sc.cpu_engine.empty()) {
+    out << "Engines (docs/engines.md): GPU " << (sc.gpu_engine.empty() ? "none" : sc.gpu_engine)
+        << ", CPU " << (sc.cpu_engine.empty() ? "none" : sc.cpu_engine)
+        << " (none: the datasheet roofline)\n";
+  }
   const bool has_classes = !sc.workload.classes.empty();
   out << "Workload: ";
   if (has_classes) {

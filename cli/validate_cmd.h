@@ -63,8 +63,9 @@ void print_validation(const app::ValidationResult& result, std::ostream& out);
 int run_validate_published(const ValidateArgs& args, const std::string& data_dir,
                            std::ostream& out);
 
-/// The table of predictions and the summaries of `predictions`.
+/// The table of predictions, the summaries and the targets of `predictions`; `use_engines`
+/// says how they were priced (PublishedOptions::use_engines).
 void print_published(const std::vector<app::PublishedPrediction>& predictions,
-                     const std::filesystem::path& file, std::ostream& out);
+                     const std::filesystem::path& file, bool use_engines, std::ostream& out);
 
 }  // namespace llmcap::cli

@@ -31,26 +31,31 @@ int run_validate_published(const ValidateArgs& a, const std::string& data_dir, s
   options.use_engines = !a.datasheet;
   const std::vector<app::PublishedPrediction> predictions =
       app::predict_published(set, catalog, data, options);
-  if (!a.json_out.empty()) app::write_file_atomically(a.json_out, app::published_json(predictions));
-  print_published(predictions, file, out);
+  if (!a.json_out.empty()) {
+    app::write_file_atomically(a.json_out, app::published_json(predictions, options.use_engines));
+  }
+  print_published(predictions, file, options.use_engines, out);
   return kExitOk;
 }
 
 void print_published(const std::vector<app::PublishedPrediction>& predictions,
-                     const std::filesystem::path& file, std::ostream& out) {
+                     const std::filesystem::path& file, bool use_engines, std::ostream& out) {
   out << "Published measurements (" << file.string()
-      << ") against llmcap's prediction of the same benchmark.\n"
+      << ") against llmcap's prediction of the same benchmark,\n"
+      << (use_engines ? "each row priced with its engine's profile (docs/engines.md).\n"
+                      : "every row priced with the datasheet roofline and the simulator's "
+                        "default engine limits (--datasheet).\n")
       << "Times in ms (tpot, ttft), throughput in output tokens/s; error = predicted / "
          "published - 1.\n\n";
   char line[400];
-  std::snprintf(line, sizeof line, "%-56s %-8s %-4s %-10s %-14s %-11s %-6s %11s %11s %8s\n", "row",
+  std::snprintf(line, sizeof line, "%-56s %-8s %-4s %-14s %-14s %-11s %-6s %11s %11s %8s\n", "row",
                 "split", "kind", "engine", "hardware", "metric", "stat", "published", "predicted",
                 "error");
   out << line;
   for (const app::PublishedPrediction& p : predictions) {
     const app::PublishedRow& r = *p.row;
     std::snprintf(line, sizeof line,
-                  "%-56.56s %-8s %-4s %-10.10s %-14.14s %-11s %-6.6s %11.2f %11.2f %+7.1f%%\n",
+                  "%-56.56s %-8s %-4s %-14.14s %-14.14s %-11s %-6.6s %11.2f %11.2f %+7.1f%%\n",
                   r.id.c_str(), r.split.c_str(), r.device_kind.c_str(), r.engine.c_str(),
                   r.hardware.c_str(), r.metric.c_str(), r.statistic.c_str(),
                   shown(r.metric, r.published), shown(r.metric, p.predicted), 100 * p.error);

@@ -368,7 +368,8 @@ void predict_step(const Claim& claim, const ModelSpec& m, WeightFormat wf, KvFor
       if (res.cpu != nullptr) {
         const int cores =
             std::max(1, static_cast<int>(std::lround(res.share * res.cpu->num_cores)));
-        apply_cpu_model(deployment, *res.cpu, cores, engine->cpu_path);
+        apply_cpu_model(deployment, *res.cpu, cores, engine->cpu_path,
+                        engine->compute_fraction.value, std::min(1.0, res.share));
       }
       a.predictor = "engine " + engine->id + " (" + engine->name + ", docs/engines.md)";
       by = "the roofline priced as " + engine->name + " runs it";

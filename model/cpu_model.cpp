@@ -99,11 +99,33 @@ std::string cpu_model_rule(const HardwareSpec& cpu, int cores, InstructionPath p
          " cores at " + base::fixed(cpu.clock_hz / 1e9, 2) + " GHz";
 }
 
-void apply_cpu_model(Deployment& d, const HardwareSpec& cpu, int cores, InstructionPath wanted) {
+void apply_cpu_model(Deployment& d, const HardwareSpec& cpu, int cores, InstructionPath wanted,
+                     double compute_fraction, double socket_share) {
   const InstructionPath path = available_path(cpu, wanted);
-  d.memory_bandwidth_bytes_per_s = cpu_read_bandwidth_bytes_per_s(cpu, cores);
+  const double socket_bytes_per_s = cpu.sustained_read_bytes_per_s > 0
+                                        ? cpu.sustained_read_bytes_per_s
+                                        : cpu.peak_memory_bandwidth_bytes_per_s;
+  const double share = std::clamp(socket_share, 0.0, 1.0);
+  d.memory_bandwidth_bytes_per_s =
+      std::min(cpu_read_bandwidth_bytes_per_s(cpu, cores), share * socket_bytes_per_s);
   d.peak_flops_per_s = path_peak_flops(cpu, cores, path);
-  d.rule += "; " + cpu_model_rule(cpu, cores, path);
+  std::string narrower;
+  if (path != wanted && compute_fraction > 0) {
+    // The wanted path's rate per core and cycle as the engine's fits measured it (on Intel
+    // server cores), at this CPU's cores and clock.
+    const PathRates r = *path_rates("Sapphire Rapids", wanted);
+    const double per_cycle = static_cast<double>(cores) * cpu.clock_hz;
+    const std::map<std::string, double> own = {
+        {"f32", r.f32 * per_cycle}, {"bf16", r.bf16 * per_cycle}, {"int8", r.int8 * per_cycle}};
+    for (auto& [dtype, peak] : d.peak_flops_per_s) {
+      peak = std::min(own.at(dtype), peak / compute_fraction);
+    }
+    narrower = " (the engine's " + std::string(instruction_path_name(wanted)) +
+               " rate carried over, up to the " + instruction_path_name(path) + " peak)";
+  }
+  d.rule += "; as the engine runs it: " + cpu_model_rule(cpu, cores, path) + narrower +
+            (share < 1 ? ", the slice's " + base::fixed(100 * share, 1) + "% of the socket at most"
+                       : std::string());
 }
 
 }  // namespace llmcap::model

@@ -56,10 +56,19 @@ double cpu_read_bandwidth_bytes_per_s(const HardwareSpec& cpu, int cores);
 std::string cpu_model_rule(const HardwareSpec& cpu, int cores, InstructionPath path);
 
 /// `d` (a deployment on `cpu`, each device `cores` cores of one socket) as an engine of
-/// instruction path `wanted` sees it: memory_bandwidth_bytes_per_s =
-/// cpu_read_bandwidth_bytes_per_s(cpu, cores), peak_flops_per_s = path_peak_flops(cpu, cores,
-/// available_path(cpu, wanted)), and the rule extended by cpu_model_rule. Throws as
-/// available_path.
-void apply_cpu_model(Deployment& d, const HardwareSpec& cpu, int cores, InstructionPath wanted);
+/// instruction path `wanted` and compute fraction `compute_fraction` (in (0, 1]) sees it:
+///  - memory_bandwidth_bytes_per_s = min(cpu_read_bandwidth_bytes_per_s(cpu, cores),
+///    socket_share x the socket's sustained read bandwidth): a slice of a rented socket
+///    (socket_share = its vCPUs / the socket's) does not count on its neighbours' share of the
+///    memory system; a benchmark on a machine of its own passes socket_share 1;
+///  - peak_flops_per_s = path_peak_flops(cpu, cores, available_path(cpu, wanted)); when the
+///    cores lack the engine's path, each peak is raised to min(the wanted path's peak at an
+///    Intel server core's rate per cycle, the available peak / compute_fraction): the engine's
+///    fraction was measured on its own path, and on a narrower one the engine keeps its
+///    measured rate up to the narrower path's peak;
+///  - the rule extended by cpu_model_rule.
+/// Throws as available_path.
+void apply_cpu_model(Deployment& d, const HardwareSpec& cpu, int cores, InstructionPath wanted,
+                     double compute_fraction, double socket_share);
 
 }  // namespace llmcap::model

@@ -312,7 +312,8 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
       const double share = std::min(
           1.0, c.deployment.memory_bandwidth_bytes_per_s / cpu->peak_memory_bandwidth_bytes_per_s);
       const int cores = std::max(1, static_cast<int>(std::lround(share * cpu->num_cores)));
-      model::apply_cpu_model(c.deployment, *cpu, cores, engine->cpu_path);
+      model::apply_cpu_model(c.deployment, *cpu, cores, engine->cpu_path,
+                             engine->compute_fraction.value, share);
       row.deployment_rule = c.deployment.rule;
     }
     row.predictor = "engine " + engine->id + " (" + engine->name + ", docs/engines.md)";

@@ -355,6 +355,9 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
   if (f.has("engine")) {
     const Fields e = f.object("engine");
     e.only({"gpu", "cpu"});
+    if (!e.has("gpu") && !e.has("cpu")) {
+      f.fail("engine", "an object with \"gpu\" and/or \"cpu\" engine ids", f.got("engine"));
+    }
     s.gpu_engine = e.has("gpu") ? e.non_empty_string("gpu") : "";
     s.cpu_engine = e.has("cpu") ? e.non_empty_string("cpu") : "";
   }

@@ -50,6 +50,19 @@ TEST(CliValidatePublished, PrintsEachRowAndTheSummaryAndWritesTheJson) {
   EXPECT_GT(j.at("rows")[1].at("predicted").get<double>(), 0);
   EXPECT_EQ(j.at("rows")[1].at("source"), "test");
   EXPECT_EQ(j.at("summary").size(), 2u);
+  EXPECT_EQ(j.at("mode"), "engines");
+  ASSERT_EQ(j.at("targets").size(), 3u);
+  EXPECT_EQ(j.at("targets")[2].at("what"), "cpu ttft, held_out");
+  EXPECT_EQ(j.at("targets")[2].at("rows"), 1);
+  EXPECT_THAT(run.out, HasSubstr("each row priced with its engine's profile"));
+
+  const auto datasheet =
+      run_cli({"validate", "--published", "--published-file", file.string(), "--datasheet",
+               "--json", json_out.string(), "--data-dir", LLMCAP_DATA_DIR});
+  ASSERT_EQ(datasheet.code, 0) << datasheet.err;
+  EXPECT_THAT(datasheet.out, HasSubstr("datasheet roofline and the simulator's default engine "
+                                       "limits (--datasheet)"));
+  EXPECT_EQ(nlohmann::json::parse(llmcap::testing::read_text(json_out)).at("mode"), "datasheet");
 }
 
 TEST(CliValidatePublished, BadFileExitsTwoAndWritesNothing) {

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "test_util.h"
 
@@ -88,6 +90,37 @@ TEST(CpuPaths, UnknownMicroarchitectureAndMissingPathAreNamed) {
   EXPECT_THAT(testing::error_message<base::InputError>(
                   [&] { path_peak_flops(genoa, 8, InstructionPath::kAmx); }),
               HasSubstr(R"(cpu "spr" (Zen 4 (Genoa)) has no amx path)"));
+}
+
+TEST(CpuModel, ASliceOfARentedSocketGetsAtMostItsShareOfTheSocket) {
+  Deployment d;
+  d.kind = DeviceKind::kCpu;
+  // 16 cores of 56 want 16 x 17.5 = 280 GB/s; a third of the socket's 240.6 GB/s is 80.2.
+  apply_cpu_model(d, spr(true), 16, InstructionPath::kAmx, 0.03, 1.0 / 3);
+  EXPECT_NEAR(d.memory_bandwidth_bytes_per_s, 240.6e9 / 3, 1e-3);
+  EXPECT_THAT(d.rule, HasSubstr("the slice's 33.3% of the socket at most"));
+  // A machine of its own (share 1): the per-core limit.
+  Deployment own;
+  apply_cpu_model(own, spr(true), 8, InstructionPath::kAmx, 0.03, 1.0);
+  EXPECT_NEAR(own.memory_bandwidth_bytes_per_s, 140e9, 140e9 * kRelTolerance);
+  EXPECT_DOUBLE_EQ(own.peak_flops_per_s.at("bf16"), 8 * 3e9 * 1024);
+}
+
+TEST(CpuModel, OnANarrowerPathTheEngineKeepsItsMeasuredRateUpToThatPathsPeak) {
+  HardwareSpec genoa = spr(true);
+  genoa.microarchitecture = "Zen 4 (Genoa)";
+  Deployment d;
+  // An AMX engine reaching 3% of AMX: bf16 AMX at these 8 cores would be 8 x 3e9 x 1024; 3% of
+  // that is 0.737 TFLOP/s, below Zen 4's AVX-512 bf16 peak (8 x 3e9 x 64 = 1.536 TFLOP/s), so
+  // the engine keeps that rate: the peak becomes 1.536e12 / 0.03 capped at the AMX figure.
+  apply_cpu_model(d, genoa, 8, InstructionPath::kAmx, 0.03, 1.0);
+  EXPECT_DOUBLE_EQ(d.peak_flops_per_s.at("bf16"), std::min(8 * 3e9 * 1024, 8 * 3e9 * 64 / 0.03));
+  EXPECT_NEAR(0.03 * d.peak_flops_per_s.at("bf16"), 0.03 * 8 * 3e9 * 1024, 1.0);
+  // A fraction high enough to exceed the narrower peak is held at it.
+  Deployment fast;
+  apply_cpu_model(fast, genoa, 8, InstructionPath::kAmx, 0.5, 1.0);
+  EXPECT_NEAR(0.5 * fast.peak_flops_per_s.at("bf16"), 8 * 3e9 * 64, 1.0);
+  EXPECT_THAT(fast.rule, HasSubstr("the engine's amx rate carried over, up to the avx512 peak"));
 }
 
 TEST(CpuCatalog, EveryCatalogCpuHasRatesForItsPathsAndSaneMemoryModels) {

@@ -59,6 +59,8 @@ TEST(PlanEngine, EachKindIsPricedWithItsEngineAndTheRowSaysWhich) {
   // AVX-512 peaks.
   EXPECT_THAT(cpu.deployment_rule, HasSubstr("read bandwidth min(16 cores x"));
   EXPECT_THAT(cpu.deployment_rule, HasSubstr("avx512 peaks of 16 cores"));
+  // A rented slice (32 of the socket's 96 vCPUs) counts on its share of the socket at most.
+  EXPECT_THAT(cpu.deployment_rule, HasSubstr("the slice's 33.3% of the socket at most"));
   EXPECT_GT(cpu.ttft_floor_s, row_of(plain, "aws-m7i.8xlarge").ttft_floor_s);
 }
 
@@ -90,6 +92,10 @@ TEST(PlanEngine, TheScenarioReaderTakesAnObjectOfGpuAndCpu) {
   EXPECT_THAT(llmcap::testing::error_message<model::InputError>(
                   [&] { load_scenario_text(with(R"("engine": {"tpu": "x"})"), "s.json"); }),
               HasSubstr(R"(s.json: field "engine.tpu": unknown; known fields: gpu, cpu)"));
+  EXPECT_THAT(llmcap::testing::error_message<model::InputError>(
+                  [&] { load_scenario_text(with(R"("engine": {})"), "s.json"); }),
+              HasSubstr(R"(s.json: field "engine": expected an object with "gpu" and/or "cpu" )"
+                        R"(engine ids, got {})"));
   EXPECT_THAT(llmcap::testing::error_message<model::InputError>(
                   [&] { load_scenario_text(with(R"("engine": "vllm")"), "s.json"); }),
               HasSubstr(R"(s.json: field "engine": expected an object)"));

@@ -1,0 +1,55 @@
+// `llmcap plan` with a scenario that names its engines: the printed header and the JSON's
+// scenario echo say which; a scenario without them prints and writes as before.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "run_cli.h"
+#include "test_util.h"
+
+namespace llmcap::cli {
+namespace {
+
+using llmcap::testing::TempDir;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::run_cli;
+
+std::string scenario(const std::string& engine) {
+  const std::filesystem::path data = LLMCAP_DATA_DIR;
+  const std::filesystem::path trace = llmcap::testing::test_data("conv_first300.csv");
+  return R"({"name": "engines", "model": ")" + (data / "models" / "llama-3.1-8b.json").string() +
+         R"(", "workload": {"kind": "trace", "path": ")" + trace.string() +
+         R"("}, "slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.05},
+         "candidates": ["aws-g6e.xlarge", "aws-m7i.8xlarge"], "seed": 1)" +
+         engine + "}";
+}
+
+TEST(CliPlanEngine, TheHeaderAndTheJsonSayWhichEnginesTheNumbersAssume) {
+  TempDir dir;
+  const auto with = dir.write("with.json", scenario(R"(, "engine": {"gpu": "vllm"})"));
+  const auto json_path = dir.path() / "plan.json";
+  const auto run = run_cli({"plan", with.string(), "--no-analysis", "--quiet", "--json",
+                            json_path.string(), "--data-dir", LLMCAP_DATA_DIR});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("Engines (docs/engines.md): GPU vllm, CPU none (none: the "
+                                 "datasheet roofline)"));
+  const nlohmann::json doc = nlohmann::json::parse(llmcap::testing::read_text(json_path));
+  EXPECT_EQ(doc.at("scenario").at("engine").at("gpu"), "vllm");
+  EXPECT_EQ(doc.at("scenario").at("engine").at("cpu"), "");
+
+  const auto without = dir.write("without.json", scenario(""));
+  const auto plain = run_cli({"plan", without.string(), "--no-analysis", "--quiet", "--json",
+                              json_path.string(), "--data-dir", LLMCAP_DATA_DIR});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_THAT(plain.out, Not(HasSubstr("Engines")));
+  EXPECT_FALSE(nlohmann::json::parse(llmcap::testing::read_text(json_path))
+                   .at("scenario")
+                   .contains("engine"));
+}
+
+}  // namespace
+}  // namespace llmcap::cli
