@@ -230,6 +230,36 @@ double figure_of(const PublishedRow& row, const sim::SimResult& result) {
   return statistic_of(values, row.statistic);
 }
 
+/// The error statistics of `members`: rows, median and p90 of |error| (nearest rank), the share
+/// within 25%, and the largest factor between predicted and published.
+struct ErrorStats {
+  int64_t rows = 0;
+  double median_abs_error = 0;
+  double p90_abs_error = 0;
+  double within_25_fraction = 0;
+  double worst_factor = 1;
+};
+
+ErrorStats error_stats(const std::vector<const PublishedPrediction*>& members) {
+  ErrorStats s;
+  std::vector<double> errors;
+  int64_t within = 0;
+  for (const PublishedPrediction* p : members) {
+    errors.push_back(p->error);
+    if (std::abs(p->error) <= 0.25) ++within;
+    if (p->predicted > 0) {
+      s.worst_factor = std::max(s.worst_factor, std::max(p->predicted / p->row->published,
+                                                         p->row->published / p->predicted));
+    }
+  }
+  s.rows = static_cast<int64_t>(errors.size());
+  s.median_abs_error = base::abs_nearest_rank_quantile(errors, 0.5);
+  s.p90_abs_error = base::abs_nearest_rank_quantile(errors, 0.9);
+  s.within_25_fraction =
+      s.rows > 0 ? static_cast<double>(within) / static_cast<double>(s.rows) : 0.0;
+  return s;
+}
+
 }  // namespace
 
 PublishedSet read_published(const std::filesystem::path& file, const model::Catalog& catalog) {
@@ -338,20 +368,12 @@ std::vector<PublishedSummary> summarize_published(
   for (const auto& [key, members] : groups) {
     PublishedSummary s;
     std::tie(s.device_kind, s.metric, s.split) = key;
-    s.rows = static_cast<int64_t>(members.size());
-    std::vector<double> errors;
-    int64_t within = 0;
-    for (const PublishedPrediction* p : members) {
-      errors.push_back(p->error);
-      if (std::abs(p->error) <= 0.25) ++within;
-      if (p->predicted > 0) {
-        s.worst_factor = std::max(s.worst_factor, std::max(p->predicted / p->row->published,
-                                                           p->row->published / p->predicted));
-      }
-    }
-    s.median_abs_error = base::abs_nearest_rank_quantile(errors, 0.5);
-    s.p90_abs_error = base::abs_nearest_rank_quantile(errors, 0.9);
-    s.within_25_fraction = static_cast<double>(within) / static_cast<double>(s.rows);
+    const ErrorStats e = error_stats(members);
+    s.rows = e.rows;
+    s.median_abs_error = e.median_abs_error;
+    s.p90_abs_error = e.p90_abs_error;
+    s.within_25_fraction = e.within_25_fraction;
+    s.worst_factor = e.worst_factor;
     out.push_back(std::move(s));
   }
   return out;
@@ -360,24 +382,18 @@ std::vector<PublishedSummary> summarize_published(
 std::vector<PublishedTarget> published_targets(
     const std::vector<PublishedPrediction>& predictions) {
   const auto measure = [&](const std::string& what, const std::string& goal, auto&& member) {
+    std::vector<const PublishedPrediction*> members;
+    for (const PublishedPrediction& p : predictions) {
+      if (p.row->split == "held_out" && member(*p.row)) members.push_back(&p);
+    }
+    const ErrorStats e = error_stats(members);
     PublishedTarget t;
     t.what = what;
     t.goal = goal;
-    std::vector<double> errors;
-    int64_t within = 0;
-    for (const PublishedPrediction& p : predictions) {
-      if (p.row->split != "held_out" || !member(*p.row)) continue;
-      errors.push_back(p.error);
-      if (std::abs(p.error) <= 0.25) ++within;
-      if (p.predicted > 0) {
-        t.worst_factor = std::max(t.worst_factor, std::max(p.predicted / p.row->published,
-                                                           p.row->published / p.predicted));
-      }
-    }
-    t.rows = static_cast<int64_t>(errors.size());
-    t.median_abs_error = base::abs_nearest_rank_quantile(errors, 0.5);
-    t.within_25_fraction =
-        t.rows > 0 ? static_cast<double>(within) / static_cast<double>(t.rows) : 0.0;
+    t.rows = e.rows;
+    t.median_abs_error = e.median_abs_error;
+    t.within_25_fraction = e.within_25_fraction;
+    t.worst_factor = e.worst_factor;
     return t;
   };
   std::vector<PublishedTarget> out;
