@@ -126,6 +126,10 @@ struct Efficiency {
   /// per kernel to the step (RooflinePredictor); 0 in default_efficiency, set by an engine
   /// profile (model/engine_profile.h).
   double kernel_overhead_s = 0;
+  /// Achieved / peak FLOP/s of the products of a decode-only step (few rows per product:
+  /// GEMV-like kernels an engine may run on another path than its prefill GEMMs); 0: the same
+  /// as compute_fraction. 0 in default_efficiency, set by an engine profile.
+  double decode_compute_fraction = 0;
   /// GPU memory (or CPU instance RAM) that the engine may use for weights + KV cache
   /// (vLLM's gpu_memory_utilization, default 0.9).
   double usable_memory_fraction = 0;

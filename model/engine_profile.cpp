@@ -53,7 +53,7 @@ EngineProfile load_engine_profile(const std::filesystem::path& file) {
   const base::JsonReader r(doc, file.string(), "");
   r.only({"id", "name", "version", "device_kind", "note", "scheduler", "step_overhead_s",
           "kernel_overhead_s", "memory_bandwidth_fraction", "compute_fraction",
-          "usable_memory_fraction", "cpu_path"});
+          "decode_compute_fraction", "usable_memory_fraction", "cpu_path"});
   EngineProfile e;
   e.file = file;
   e.id = r.non_empty_string("id");
@@ -93,6 +93,9 @@ EngineProfile load_engine_profile(const std::filesystem::path& file) {
   e.kernel_overhead_s = seconds(r, "kernel_overhead_s");
   e.memory_bandwidth_fraction = fraction(r, "memory_bandwidth_fraction");
   e.compute_fraction = fraction(r, "compute_fraction");
+  if (r.has("decode_compute_fraction")) {
+    e.decode_compute_fraction = fraction(r, "decode_compute_fraction");
+  }
   e.usable_memory_fraction = fraction(r, "usable_memory_fraction");
 
   if (e.kind == DeviceKind::kGpu) {
@@ -150,6 +153,7 @@ Efficiency engine_efficiency(const EngineProfile& engine, const Efficiency& base
   e.kernel_overhead_s = engine.kernel_overhead_s.value;
   e.memory_bandwidth_fraction = engine.memory_bandwidth_fraction.value;
   e.compute_fraction = engine.compute_fraction.value;
+  e.decode_compute_fraction = engine.decode_compute_fraction.value;
   e.usable_memory_fraction = engine.usable_memory_fraction.value;
   return e;
 }

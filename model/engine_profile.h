@@ -59,6 +59,9 @@ struct EngineProfile {
   SourcedFigure memory_bandwidth_fraction;
   /// Achieved / peak of the instruction path on large (prefill-sized) matrix products.
   SourcedFigure compute_fraction;
+  /// Optional ("decode_compute_fraction"; value 0 when absent: compute_fraction): achieved /
+  /// peak on the few-row products of decode-only steps.
+  SourcedFigure decode_compute_fraction;
   /// Memory the engine may use for weights + KV cache, as a fraction of the device's.
   SourcedFigure usable_memory_fraction;
   /// CPU engines: the instruction path of their matrix products, with its source.
@@ -85,8 +88,8 @@ const EngineProfile& find_engine(const Catalog& catalog, const std::string& id,
                                  const std::string& context);
 
 /// `base` (default_efficiency of the engine's device kind) with the engine's figures:
-/// step_overhead_s, kernel_overhead_s, memory_bandwidth_fraction, compute_fraction and
-/// usable_memory_fraction replaced; the link figures kept.
+/// step_overhead_s, kernel_overhead_s, memory_bandwidth_fraction, compute_fraction,
+/// decode_compute_fraction and usable_memory_fraction replaced; the link figures kept.
 Efficiency engine_efficiency(const EngineProfile& engine, const Efficiency& base);
 
 }  // namespace llmcap::model

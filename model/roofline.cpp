@@ -224,6 +224,9 @@ struct RooflinePredictor::Impl {
   /// kernel_overhead_s x the kernels of one step (num_layers x per layer + embedding, final
   /// norm and LM head).
   double kernels_overhead_s = 0;
+  /// Decode-only steps: compute times x this (compute_fraction / decode_compute_fraction; 1
+  /// when the efficiency sets none).
+  double decode_flop_scale = 1;
   double num_layers = 0;
   /// Calibrated attention: calls spread over the threads one per row (prefill tokens, or
   /// decode sequences when there are at least this many) run this many at once, one thread
@@ -260,6 +263,8 @@ struct RooflinePredictor::Impl {
     const double bf16_s_per_flop = bf16_peak_s_per_flop / e.compute_fraction;
     all_reduce_latency_s = e.all_reduce_latency_s;
     step_overhead_s = e.step_overhead_s;
+    if (e.decode_compute_fraction > 0)
+      decode_flop_scale = e.compute_fraction / e.decode_compute_fraction;
     num_layers = static_cast<double>(m.num_layers);
 
     // Calibrated rates, when the efficiency carries them.
@@ -460,7 +465,8 @@ struct RooflinePredictor::Impl {
       return;
     }
     const double memory_s = out.bytes * seconds_per_byte;
-    const double compute_s = out.flops * c.seconds_per_flop;
+    const double compute_s =
+        out.flops * c.seconds_per_flop * (t.prefill_tokens > 0 ? 1.0 : decode_flop_scale);
     out.memory_bound = memory_s >= compute_s;
     out.time_s = std::max(memory_s, compute_s);
   }
@@ -546,7 +552,8 @@ struct RooflinePredictor::Impl {
       return;
     }
     const double memory_s = out.bytes * seconds_per_byte;
-    const double compute_s = out.flops * lm_head_fixed.seconds_per_flop;
+    const double compute_s = out.flops * lm_head_fixed.seconds_per_flop *
+                             (b.num_prefill_tokens > 0 ? 1.0 : decode_flop_scale);
     out.memory_bound = memory_s >= compute_s;
     out.time_s = std::max(memory_s, compute_s);
   }

@@ -40,7 +40,8 @@ struct OpTime {
 /// (model/op_graph.h); the step is num_layers x layer + embedding/LM head + step_overhead_s +
 /// kernel_overhead_s x the step's kernels (per layer: one per norm and attention node, one per
 /// fused group of matrices of a linear node, one for the MLP's activation function; then the
-/// embedding, the final norm and the LM head); an empty batch takes 0 s.
+/// embedding, the final norm and the LM head); an empty batch takes 0 s. A step without prefill
+/// tokens prices its compute at decode_compute_fraction when the efficiency sets one.
 ///
 /// Per-operator cost on one device of a tp-degree replica, T = num_new_tokens (bf16 activations,
 /// 2 bytes per element):

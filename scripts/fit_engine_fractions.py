@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""Fits an engine profile's memory_bandwidth_fraction and compute_fraction to the fit rows of
-data/validation/published.json for that engine (never the held_out rows): a grid search of the
-pair that minimises the median |log(predicted / published)| over the rows, each prediction made
-by `llmcap validate --published` with the candidate fractions written into a scratch copy of
-the data folder. Prints the fit and the rows' errors; writes nothing into data/ unless --write.
+"""Fits an engine profile's fractions to the fit rows of data/validation/published.json for that
+engine (never the held_out rows), in two stages, each a grid search of the value(s) that
+minimise the median |log(predicted / published)| over its rows, each prediction made by
+`llmcap validate --published` with the candidate values written into a scratch copy of the data
+folder:
+  1. compute_fraction (large, prefill-sized products) on the engine's TTFT rows;
+  2. memory_bandwidth_fraction and decode_compute_fraction (the products of decode-only steps)
+     on its TPOT rows.
+A stage without rows keeps the profile's values. Prints the fit and the rows' errors; writes
+nothing into data/ unless --write.
 
 Usage: scripts/fit_engine_fractions.py ENGINE [--llmcap build/cli/llmcap] [--data data]
                                          [--keep-bandwidth] [--write]
---keep-bandwidth: keep the profile's memory_bandwidth_fraction (a sourced figure) and fit only
-the compute fraction (for an engine whose fit rows do not determine both).
+--keep-bandwidth: keep the profile's memory_bandwidth_fraction (a sourced figure).
 """
 import argparse
 import json
@@ -47,30 +51,46 @@ def main():
     try:
         data = os.path.join(scratch, "data")
         shutil.copytree(a.data, data)
-        rows_file = os.path.join(scratch, "rows.json")
-        with open(rows_file, "w") as f:
-            json.dump({**published, "rows": rows}, f)
         engine_file = os.path.join(data, "engines", a.engine + ".json")
         with open(engine_file) as f:
             engine = json.load(f)
-        best = None
-        bw_grid = ([engine["memory_bandwidth_fraction"]["value"]] if a.keep_bandwidth else BW_GRID)
-        for bw in bw_grid:
-            for compute in COMPUTE_GRID:
-                compute = min(compute, 1.0)
-                engine["memory_bandwidth_fraction"]["value"] = bw
-                engine["compute_fraction"]["value"] = compute
-                with open(engine_file, "w") as f:
-                    json.dump(engine, f)
-                out = predict(a.llmcap, data, rows_file, os.path.join(scratch, "out.json"))
-                errs = sorted(abs(math.log(r["predicted"] / r["published"])) for r in out)
-                score = errs[(len(errs) - 1) // 2]
-                key = (score, sum(errs))
-                if best is None or key < best[0]:
-                    best = (key, bw, compute, out)
-        (score, total), bw, compute, out = best
-        print(f"{a.engine}: {len(rows)} fit rows; memory_bandwidth_fraction {bw}, compute_fraction "
-              f"{compute}; median |log error| {score:.3f}")
+
+        def score(subset, values):
+            for key, value in values.items():
+                engine.setdefault(key, {"value": 0, "source": "fit in progress", "as_of": "2026-12-02"})["value"] = value
+            with open(engine_file, "w") as f:
+                json.dump(engine, f)
+            rows_file = os.path.join(scratch, "rows.json")
+            with open(rows_file, "w") as f:
+                json.dump({**published, "rows": subset}, f)
+            out = predict(a.llmcap, data, rows_file, os.path.join(scratch, "out.json"))
+            errs = sorted(abs(math.log(r["predicted"] / r["published"])) for r in out)
+            return (errs[(len(errs) - 1) // 2], sum(errs)), out
+
+        fitted = {}
+        ttft = [r for r in rows if r["metric"] == "ttft"]
+        if ttft:
+            best = min((score(ttft, {"compute_fraction": min(c, 1.0)}) + (min(c, 1.0),)
+                        for c in COMPUTE_GRID), key=lambda x: x[0])
+            fitted["compute_fraction"] = (best[2], len(ttft), best[0][0])
+            engine["compute_fraction"]["value"] = best[2]
+        tpot = [r for r in rows if r["metric"] == "tpot"]
+        if tpot:
+            bw_grid = ([engine["memory_bandwidth_fraction"]["value"]] if a.keep_bandwidth
+                       else BW_GRID)
+            best = min((score(tpot, {"memory_bandwidth_fraction": bw,
+                                     "decode_compute_fraction": min(c, 1.0)}) + ((bw, min(c, 1.0)),)
+                        for bw in bw_grid for c in COMPUTE_GRID), key=lambda x: x[0])
+            bw, dc = best[2]
+            if not a.keep_bandwidth:
+                fitted["memory_bandwidth_fraction"] = (bw, len(tpot), best[0][0])
+            fitted["decode_compute_fraction"] = (dc, len(tpot), best[0][0])
+            engine["memory_bandwidth_fraction"]["value"] = bw
+            engine["decode_compute_fraction"]["value"] = dc
+        _, out = score(rows, {})
+        print(f"{a.engine}: {len(rows)} fit rows; " +
+              ", ".join(f"{k} {v[0]:g} ({v[1]} rows, median |log error| {v[2]:.3f})"
+                        for k, v in fitted.items()))
         for r in out:
             print(f"  {r['id']:60s} {r['metric']:5s} {r['published']:10.4g} {r['predicted']:10.4g} "
                   f"{100 * (r['predicted'] / r['published'] - 1):+7.1f}%")
@@ -78,12 +98,18 @@ def main():
             path = os.path.join(a.data, "engines", a.engine + ".json")
             with open(path) as f:
                 doc = json.load(f)
-            source = (f"fitted on the {len(rows)} fit rows of data/validation/published.json for "
-                      f"this engine by scripts/fit_engine_fractions.py (grid search of the median "
-                      f"|log error|: {score:.3f})")
-            if not a.keep_bandwidth:
-                doc["memory_bandwidth_fraction"].update(value=bw, source=source)
-            doc["compute_fraction"].update(value=compute, source=source)
+            for key, (value, n, err) in fitted.items():
+                metric = "TTFT" if key == "compute_fraction" else "TPOT"
+                doc[key] = {"value": value,
+                            "source": f"fitted on the {n} fit {metric} rows of "
+                                      f"data/validation/published.json for this engine by "
+                                      f"scripts/fit_engine_fractions.py (grid search of the "
+                                      f"median |log error|: {err:.3f})",
+                            "as_of": "2026-12-02"}
+            order = ["id", "name", "version", "device_kind", "note", "scheduler", "step_overhead_s",
+                     "kernel_overhead_s", "memory_bandwidth_fraction", "compute_fraction",
+                     "decode_compute_fraction", "usable_memory_fraction", "cpu_path"]
+            doc = {k: doc[k] for k in order if k in doc}
             with open(path, "w") as f:
                 f.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     finally:

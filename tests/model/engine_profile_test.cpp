@@ -53,6 +53,10 @@ TEST(EngineProfile, EveryShippedProfileReadsWithSourcesAndAPolicy) {
       EXPECT_FALSE(f->as_of.empty()) << id;
     }
     EXPECT_FALSE(e.scheduler.source.empty()) << id;
+    if (e.decode_compute_fraction.value > 0) {
+      EXPECT_FALSE(e.decode_compute_fraction.source.empty()) << id;
+      EXPECT_FALSE(e.decode_compute_fraction.as_of.empty()) << id;
+    }
     EXPECT_GT(e.scheduler.max_num_seqs, 0) << id;
     if (e.kind == DeviceKind::kCpu) EXPECT_FALSE(e.cpu_path_source.empty()) << id;
   }
@@ -88,6 +92,33 @@ TEST(EngineProfile, ItsFiguresReplaceTheDefaultsAndEachKernelCostsItsOverhead) {
   decode.num_decode_seqs = 4;
   decode.num_decode_context_tokens = 4 * 300;
   EXPECT_NEAR(with.step_time_s(decode) - without.step_time_s(decode), 19 * 1e-5, kSumTolerance_s);
+}
+
+TEST(EngineProfile, DecodeOnlyStepsPriceTheirComputeAtTheDecodeFraction) {
+  const ModelSpec m = testing::tiny_model();
+  Efficiency e = default_efficiency(DeviceKind::kCpu);
+  e.compute_fraction = 0.5;
+  Efficiency with_decode = e;
+  with_decode.decode_compute_fraction = 0.05;  // 10x slower compute in decode-only steps
+  // A deployment so slow at compute that a decode of 64 sequences is compute-bound everywhere.
+  Deployment d = testing::cpu_deployment();
+  d.memory_bandwidth_bytes_per_s = 1e15;
+  d.peak_flops_per_s = {{"bf16", 1e9}, {"f32", 1e9}};
+  const RooflinePredictor plain(m, WeightFormat::kBf16, KvFormat::kBf16, d, e);
+  const RooflinePredictor decode(m, WeightFormat::kBf16, KvFormat::kBf16, d, with_decode);
+  BatchShape step;
+  step.num_decode_seqs = 64;
+  step.num_decode_context_tokens = 64 * 10;
+  const double overhead_s = e.step_overhead_s;
+  EXPECT_NEAR(decode.step_time_s(step) - overhead_s, 10 * (plain.step_time_s(step) - overhead_s),
+              1e-9 * plain.step_time_s(step));
+  // A step with prefill tokens keeps the prefill fraction.
+  BatchShape prefill;
+  prefill.num_prefill_seqs = 1;
+  prefill.num_prefill_tokens = 64;
+  prefill.num_prefill_attention_pairs = 64 * 65 / 2;
+  prefill.num_prefill_seqs_completing = 1;
+  EXPECT_DOUBLE_EQ(decode.step_time_s(prefill), plain.step_time_s(prefill));
 }
 
 TEST(EngineProfile, BadFieldsAreNamedWithTheValueAndWhatWasExpected) {
