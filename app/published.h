@@ -20,9 +20,9 @@ struct PublishedRow {
   std::string id;           ///< unique slug
   std::string split;        ///< "fit" (may inform efficiencies) or "held_out" (never)
   std::string device_kind;  ///< "cpu" | "gpu" (must match the hardware's kind)
-  std::string engine;       ///< e.g. "vllm", "llama.cpp" (as published; shown, not used yet)
-  std::string engine_version;
-  std::string hardware;  ///< catalog id (data/hardware/*.json)
+  std::string engine;  ///< engine profile id (data/engines/<engine>.json), e.g. "vllm", "llama.cpp"
+  std::string engine_version;  ///< as published (for people; not used in the prediction)
+  std::string hardware;        ///< catalog id (data/hardware/*.json)
   /// GPUs used (GPU rows; >= 1). CPU rows: 1.
   int device_count = 1;
   /// GPU rows: GPUs per replica (divides device_count; 0 in the file: device_count). The

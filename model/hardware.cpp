@@ -611,6 +611,16 @@ void Catalog::add_instance(InstanceType instance) {
   instances_.push_back(std::move(instance));
 }
 
+void Catalog::replace_instance(InstanceType instance) {
+  for (InstanceType& i : instances_) {
+    if (i.id != instance.id) continue;
+    if (instance.prices.empty()) instance.prices.push_back(own_offer(instance));
+    i = std::move(instance);
+    return;
+  }
+  throw InputError("instance \"" + instance.id + "\": unknown id");
+}
+
 const EngineProfile* Catalog::find_engine(const std::string& id) const {
   const auto it = engines_.find(id);
   return it == engines_.end() ? nullptr : it->second.get();

@@ -204,6 +204,9 @@ class Catalog {
   void add_hardware(HardwareSpec spec);  ///< for tests and programmatic catalogs
   /// An instance without `prices` gets its own offer (usd_per_hour under price_model).
   void add_instance(InstanceType instance);
+  /// Replaces the instance of the same id, in place (plan::catalog_with_price_overrides).
+  /// Throws InputError("instance "x": unknown id") when there is none.
+  void replace_instance(InstanceType instance);
 
   /// TCO data (empty / zero when `<data_dir>/tco/` lacks the file).
   const std::vector<ExchangeRate>& exchange_rates() const { return exchange_rates_; }
@@ -223,8 +226,6 @@ class Catalog {
   const EngineProfile* find_engine(const std::string& id) const;
   /// The folder load() read ("" for a catalog built in code).
   const std::filesystem::path& data_dir() const { return data_dir_; }
-  /// For a catalog made from another (plan::catalog_with_price_overrides).
-  void set_data_dir(std::filesystem::path dir) { data_dir_ = std::move(dir); }
   /// Every engine profile, sorted by id.
   std::vector<const EngineProfile*> engines() const;
   /// The engine ids, sorted, comma-separated ("none" when there are none).

@@ -155,6 +155,8 @@ struct BatchTerms {
   double decode_seqs;     ///< attention: one call each
   double prefill_tokens;  ///< attention (calibrated): one call each
   double decode_pairs;    ///< decode context (the decode part of pairs)
+  /// Roofline compute times x this: 1, or decode_flop_scale for a step without prefill tokens.
+  double flop_scale;
 };
 
 /// Cost of a linear node on one of `tp_degree` devices (see roofline.h): 2 FLOPs per weight per
@@ -381,14 +383,15 @@ struct RooflinePredictor::Impl {
     stream(per_step_tokens);
   }
 
-  static BatchTerms terms(const BatchShape& b) {
+  BatchTerms terms(const BatchShape& b) const {
     return {static_cast<double>(b.num_new_tokens()),
             static_cast<double>(b.num_decode_context_tokens + b.num_prefill_attention_pairs),
             static_cast<double>(b.num_decode_context_tokens + b.num_prefill_cached_tokens +
                                 b.num_prefill_tokens),
             static_cast<double>(b.num_decode_seqs),
             static_cast<double>(b.num_prefill_tokens),
-            static_cast<double>(b.num_decode_context_tokens)};
+            static_cast<double>(b.num_decode_context_tokens),
+            b.num_prefill_tokens > 0 ? 1.0 : decode_flop_scale};
   }
 
   /// Fills flops, bytes, time and memory_bound of node `v`.
@@ -465,8 +468,7 @@ struct RooflinePredictor::Impl {
       return;
     }
     const double memory_s = out.bytes * seconds_per_byte;
-    const double compute_s =
-        out.flops * c.seconds_per_flop * (t.prefill_tokens > 0 ? 1.0 : decode_flop_scale);
+    const double compute_s = out.flops * c.seconds_per_flop * t.flop_scale;
     out.memory_bound = memory_s >= compute_s;
     out.time_s = std::max(memory_s, compute_s);
   }
@@ -521,7 +523,8 @@ struct RooflinePredictor::Impl {
   }
 
   /// Embedding, final norm and LM head.
-  void lm_head(const BatchShape& b, OpTime& out) const {
+  /// `flop_scale`: BatchTerms::flop_scale of the step.
+  void lm_head(const BatchShape& b, double flop_scale, OpTime& out) const {
     const double t = static_cast<double>(b.num_new_tokens());
     const double logits = static_cast<double>(b.num_decode_seqs + b.num_prefill_seqs_completing);
     out.flops = per_step_tokens.flops_per_token * t + lm_head_fixed.flops_per_token * logits;
@@ -552,8 +555,7 @@ struct RooflinePredictor::Impl {
       return;
     }
     const double memory_s = out.bytes * seconds_per_byte;
-    const double compute_s = out.flops * lm_head_fixed.seconds_per_flop *
-                             (b.num_prefill_tokens > 0 ? 1.0 : decode_flop_scale);
+    const double compute_s = out.flops * lm_head_fixed.seconds_per_flop * flop_scale;
     out.memory_bound = memory_s >= compute_s;
     out.time_s = std::max(memory_s, compute_s);
   }
@@ -590,7 +592,7 @@ PredictorKind RooflinePredictor::kind() const { return kind_; }
 double RooflinePredictor::step_time_s(const BatchShape& batch) const {
   if (batch.empty()) return 0.0;
   const Impl& impl = *impl_;
-  const BatchTerms t = Impl::terms(batch);
+  const BatchTerms t = impl.terms(batch);
   std::array<double, LayerOpGraph::kMaxOps> times;  // entries [0, n) are written below (no
                                                     // zero-fill: it was a rep stos per step)
   const std::size_t n = impl.graph.num_ops();
@@ -600,21 +602,21 @@ double RooflinePredictor::step_time_s(const BatchShape& batch) const {
     times[v] = scratch.time_s;
   }
   const double layer_s = impl.graph.critical_path_s(std::span<const double>(times.data(), n));
-  impl.lm_head(batch, scratch);
+  impl.lm_head(batch, t.flop_scale, scratch);
   return impl.step_overhead_s + impl.kernels_overhead_s + impl.num_layers * layer_s +
          scratch.time_s;
 }
 
 std::vector<OpTime> RooflinePredictor::breakdown(const BatchShape& batch) const {
   const Impl& impl = *impl_;
-  const BatchTerms t = Impl::terms(batch);
+  const BatchTerms t = impl.terms(batch);
   std::vector<OpTime> out(impl.graph.num_ops() + 1);
   for (std::size_t v = 0; v < impl.graph.num_ops(); ++v) {
     out[v].op = impl.graph.op(v).name;
     impl.cost(v, t, out[v]);
   }
   out.back().op = "lm_head";
-  impl.lm_head(batch, out.back());
+  impl.lm_head(batch, t.flop_scale, out.back());
   return out;
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "model/engine_profile.h"
 #include "plan/scenario.h"
 
 namespace llmcap::plan {
@@ -32,14 +31,14 @@ model::Catalog catalog_with_price_overrides(const model::Catalog& catalog,
                                   "a positive number");
     }
   }
-  model::Catalog out;
-  out.set_data_dir(catalog.data_dir());
-  for (const model::EngineProfile* e : catalog.engines()) out.add_engine(*e);
-  for (const model::HardwareSpec& h : catalog.hardware()) out.add_hardware(h);
-  for (const model::ExchangeRate& r : catalog.exchange_rates()) out.add_exchange_rate(r);
+  // The catalog as it is (hardware, engines, rates, owned hardware, defaults, its folder), with
+  // the overridden instances replaced.
+  model::Catalog out = catalog;
   for (model::InstanceType inst : catalog.instances()) {
+    bool changed = false;
     for (const PriceOverride& o : overrides) {
       if (o.instance != inst.id) continue;
+      changed = true;
       model::PriceOffer* offer = nullptr;
       for (model::PriceOffer& p : inst.prices) {
         if (p.price_model == o.price_model) offer = &p;
@@ -60,10 +59,8 @@ model::Catalog catalog_with_price_overrides(const model::Catalog& catalog,
         inst.as_of = o.as_of;
       }
     }
-    out.add_instance(std::move(inst));
+    if (changed) out.replace_instance(std::move(inst));
   }
-  for (const model::OwnedHardware& h : catalog.owned_hardware()) out.add_owned_hardware(h);
-  out.set_tco_defaults(catalog.tco_defaults());
   return out;
 }
 
