@@ -285,6 +285,49 @@ PublishedSet read_published(const std::filesystem::path& file, const model::Cata
   return set;
 }
 
+PublishedSimulation simulate_published_row(const PublishedRow& row, const model::ModelSpec& spec,
+                                           const model::Catalog& catalog,
+                                           const model::EngineProfile* engine, uint64_t seed) {
+  const model::WeightFormat wf = model::parse_weight_format(row.weight_format, row.id);
+  const model::KvFormat kv = model::parse_kv_format(row.kv_format, row.id);
+  const model::HardwareSpec& hw = catalog.hardware(row.hardware, "published row " + row.id);
+  const model::Efficiency eff =
+      engine != nullptr ? model::engine_efficiency(*engine, model::default_efficiency(hw.kind))
+                        : model::default_efficiency(hw.kind);
+  const model::Deployment dep = row_deployment(row, catalog, spec, eff, wf, kv, engine);
+  const std::shared_ptr<const model::StepTimePredictor> predictor =
+      model::make_step_time_predictor(spec, wf, kv, dep, eff);
+
+  sim::FleetConfig fleet;
+  fleet.num_replicas = dep.num_replicas;
+  if (engine != nullptr) {
+    fleet.serving.policy =
+        sim::parse_batching_policy(engine->scheduler.policy, engine->file.string() + ": scheduler");
+    fleet.serving.max_num_seqs = engine->scheduler.max_num_seqs;
+    fleet.serving.max_num_batched_tokens = engine->scheduler.max_num_batched_tokens;
+  }
+  if (row.batch > 0) {
+    fleet.serving.max_num_seqs = row.batch;
+    fleet.serving.max_num_batched_tokens =
+        std::max(fleet.serving.max_num_batched_tokens, row.batch);
+  }
+  fleet.serving.num_kv_blocks =
+      dep.kv_cache_bytes / (spec.kv_cache_bytes_per_token(kv) * fleet.serving.block_size_tokens);
+  const sim::Workload workload = row_workload(row, *predictor, seed);
+  sim::SimOptions sim_options;
+  sim_options.record_itl_ns = false;
+  PublishedSimulation out;
+  out.result = sim::simulate(workload, fleet, *predictor, seed, sim_options);
+  out.predictor =
+      (engine != nullptr ? "engine " + engine->id : std::string("datasheet defaults")) + "; " +
+      dep.rule;
+  return out;
+}
+
+double published_figure(const PublishedRow& row, const sim::SimResult& result) {
+  return figure_of(row, result);
+}
+
 std::vector<PublishedPrediction> predict_published(const PublishedSet& set,
                                                    const model::Catalog& catalog,
                                                    const std::filesystem::path& data_dir,
@@ -304,8 +347,6 @@ std::vector<PublishedPrediction> predict_published(const PublishedSet& set,
       it = specs.emplace(row.model, model::load_model_spec(path)).first;
     }
     const model::ModelSpec& spec = it->second;
-    const model::WeightFormat wf = model::parse_weight_format(row.weight_format, row.id);
-    const model::KvFormat kv = model::parse_kv_format(row.kv_format, row.id);
     const model::HardwareSpec& hw = catalog.hardware(row.hardware, "published row " + row.id);
     const model::EngineProfile* engine = nullptr;
     if (options.use_engines) {
@@ -318,39 +359,12 @@ std::vector<PublishedPrediction> predict_published(const PublishedSet& set,
                 std::string(model::to_string(engine->kind)) + ")");
       }
     }
-    const model::Efficiency eff =
-        engine != nullptr ? model::engine_efficiency(*engine, model::default_efficiency(hw.kind))
-                          : model::default_efficiency(hw.kind);
-    const model::Deployment dep = row_deployment(row, catalog, spec, eff, wf, kv, engine);
-    const std::shared_ptr<const model::StepTimePredictor> predictor =
-        model::make_step_time_predictor(spec, wf, kv, dep, eff);
-
-    sim::FleetConfig fleet;
-    fleet.num_replicas = dep.num_replicas;
-    if (engine != nullptr) {
-      fleet.serving.policy = sim::parse_batching_policy(engine->scheduler.policy,
-                                                        engine->file.string() + ": scheduler");
-      fleet.serving.max_num_seqs = engine->scheduler.max_num_seqs;
-      fleet.serving.max_num_batched_tokens = engine->scheduler.max_num_batched_tokens;
-    }
-    if (row.batch > 0) {
-      fleet.serving.max_num_seqs = row.batch;
-      fleet.serving.max_num_batched_tokens =
-          std::max(fleet.serving.max_num_batched_tokens, row.batch);
-    }
-    fleet.serving.num_kv_blocks =
-        dep.kv_cache_bytes / (spec.kv_cache_bytes_per_token(kv) * fleet.serving.block_size_tokens);
-    const sim::Workload workload = row_workload(row, *predictor, seed);
-    sim::SimOptions sim_options;
-    sim_options.record_itl_ns = false;
-    const sim::SimResult result = sim::simulate(workload, fleet, *predictor, seed, sim_options);
-
     PublishedPrediction p;
     p.row = &row;
-    p.predicted = figure_of(row, result);
+    const PublishedSimulation sim = simulate_published_row(row, spec, catalog, engine, seed);
+    p.predicted = figure_of(row, sim.result);
+    p.predictor = sim.predictor;
     p.error = base::relative_error(p.predicted, row.published);
-    p.predictor = (engine != nullptr ? "engine " + engine->id : std::string("datasheet defaults")) +
-                  "; " + dep.rule;
     out.push_back(std::move(p));
   }
   return out;

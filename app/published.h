@@ -10,8 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "model/engine_profile.h"
 #include "model/hardware.h"
+#include "model/model_spec.h"
 #include "plan/analysis.h"
+#include "sim/sim_result.h"
 
 namespace llmcap::app {
 
@@ -110,6 +113,21 @@ std::vector<PublishedPrediction> predict_published(const PublishedSet& set,
                                                    const model::Catalog& catalog,
                                                    const std::filesystem::path& data_dir,
                                                    const PublishedOptions& options = {});
+
+/// The simulation predict_published runs for one row (its deployment, engine, load and
+/// lengths; the metric is not used), on the model `spec`, priced with `engine` (nullptr: the
+/// datasheet defaults and the simulator's default engine limits; the caller checks that the
+/// engine is for the row's device kind): the simulated requests and the one-line description
+/// of the predictor and deployment. Throws as predict_published.
+struct PublishedSimulation {
+  sim::SimResult result;
+  std::string predictor;
+};
+PublishedSimulation simulate_published_row(const PublishedRow& row, const model::ModelSpec& spec,
+                                           const model::Catalog& catalog,
+                                           const model::EngineProfile* engine, uint64_t seed);
+/// The row's figure (its metric and statistic, in its unit) from a simulation of its run.
+double published_figure(const PublishedRow& row, const sim::SimResult& result);
 
 /// CPU host memory assumed per socket of a published CPU benchmark (those hosts are sized for
 /// the model; it only bounds the KV cache): 512 GiB.

@@ -33,6 +33,10 @@ SourcedFigure seconds(const base::JsonReader& r, const std::string& key) {
       r, key, [](double v) { return v >= 0; }, "a non-negative number of seconds");
 }
 
+nlohmann::json figure_json(const SourcedFigure& f) {
+  return {{"value", f.value}, {"source", f.source}, {"as_of", f.as_of}};
+}
+
 }  // namespace
 
 const char* instruction_path_name(InstructionPath path) {
@@ -53,11 +57,16 @@ EngineProfile load_engine_profile(const std::filesystem::path& file) {
   const base::JsonReader r(doc, file.string(), "");
   r.only({"id", "name", "version", "device_kind", "note", "scheduler", "step_overhead_s",
           "kernel_overhead_s", "memory_bandwidth_fraction", "compute_fraction",
-          "decode_compute_fraction", "usable_memory_fraction", "cpu_path"});
+          "decode_compute_fraction", "usable_memory_fraction", "cpu_path", "hardware", "fit"});
   EngineProfile e;
   e.file = file;
   e.id = r.non_empty_string("id");
-  if (e.id != file.stem().string()) {
+  if (r.has("hardware")) {
+    e.hardware = r.non_empty_string("hardware");
+    if (r.has("fit")) e.fit_summary = r.object("fit").non_empty_string("summary");
+  } else if (r.has("fit")) {
+    r.fail_missing("hardware", "a fitted profile (one with \"fit\") names its hardware");
+  } else if (e.id != file.stem().string()) {
     r.fail("id", "the file's name without .json (\"" + file.stem().string() + "\")", r.got("id"));
   }
   e.name = r.non_empty_string("name");
@@ -138,6 +147,42 @@ std::map<std::string, EngineProfile> load_engine_profiles(const std::filesystem:
     out.emplace(id, std::move(e));
   }
   return out;
+}
+
+std::string engine_profile_to_json(const EngineProfile& e, const nlohmann::ordered_json& fit) {
+  nlohmann::ordered_json j;
+  j["id"] = e.id;
+  j["name"] = e.name;
+  j["version"] = e.version;
+  j["device_kind"] = std::string(to_string(e.kind));
+  if (!e.hardware.empty()) j["hardware"] = e.hardware;
+  j["scheduler"] = {{"policy", e.scheduler.policy},
+                    {"max_num_seqs", e.scheduler.max_num_seqs},
+                    {"max_num_batched_tokens", e.scheduler.max_num_batched_tokens},
+                    {"source", e.scheduler.source},
+                    {"as_of", e.scheduler.as_of}};
+  j["step_overhead_s"] = figure_json(e.step_overhead_s);
+  j["kernel_overhead_s"] = figure_json(e.kernel_overhead_s);
+  j["memory_bandwidth_fraction"] = figure_json(e.memory_bandwidth_fraction);
+  j["compute_fraction"] = figure_json(e.compute_fraction);
+  if (e.decode_compute_fraction.value > 0) {
+    j["decode_compute_fraction"] = figure_json(e.decode_compute_fraction);
+  }
+  j["usable_memory_fraction"] = figure_json(e.usable_memory_fraction);
+  if (e.kind == DeviceKind::kCpu) {
+    // cpu_path_source is "<source> (<as_of>)" as load_engine_profile joined them.
+    std::string source = e.cpu_path_source, as_of = "unknown";
+    const size_t open = source.rfind(" (");
+    if (open != std::string::npos && source.back() == ')') {
+      as_of = source.substr(open + 2, source.size() - open - 3);
+      source = source.substr(0, open);
+    }
+    j["cpu_path"] = {{"value", instruction_path_name(e.cpu_path)},
+                     {"source", source.empty() ? "unknown" : source},
+                     {"as_of", as_of}};
+  }
+  if (!fit.is_null()) j["fit"] = fit;
+  return j.dump(2) + "\n";
 }
 
 const EngineProfile& find_engine(const Catalog& catalog, const std::string& id,

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,11 @@ struct EngineProfile {
   /// CPU engines: the instruction path of their matrix products, with its source.
   InstructionPath cpu_path = InstructionPath::kAvx512;
   std::string cpu_path_source;
+  /// Fitted profiles only (`llmcap calibrate --from-benchmark`, app/benchmark_fit.h): the
+  /// catalog hardware id (data/hardware/*.json) the figures were fitted on, and the fit in one
+  /// line (points, files, fit and left-out error). Empty for the profiles of data/engines/.
+  std::string hardware;
+  std::string fit_summary;
   std::filesystem::path file;
 };
 
@@ -75,8 +81,16 @@ struct EngineProfile {
 /// a fraction outside (0, 1], a negative time, an unknown device kind, batching policy
 /// (static, continuous, chunked_prefill) or instruction path (amx, avx512, avx2), a CPU
 /// engine without "cpu_path" (or a GPU engine with one), a chunked_prefill token budget below
-/// max_num_seqs, and an unknown field.
+/// max_num_seqs, an id other than the file's name (except in a fitted profile, one with
+/// "hardware": its id names the engine it was fitted for), a "fit" without a "summary" string,
+/// and an unknown field.
 EngineProfile load_engine_profile(const std::filesystem::path& file);
+
+/// The profile as load_engine_profile reads it (two-space indented JSON, every figure with its
+/// value, source and as_of; "hardware" and `fit` (an object holding at least "summary") when
+/// the profile is a fitted one). load_engine_profile(file with this text) == `engine`.
+std::string engine_profile_to_json(const EngineProfile& engine,
+                                   const nlohmann::ordered_json& fit = nlohmann::ordered_json());
 
 /// Every profile of `<data_dir>/engines/*.json`, by id, in file-name order. An absent folder
 /// gives none. Throws as load_engine_profile.

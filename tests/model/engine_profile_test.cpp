@@ -168,3 +168,56 @@ TEST(EngineProfile, UnknownEngineListsTheKnownOnes) {
 
 }  // namespace
 }  // namespace llmcap::model
+
+namespace llmcap::model {
+namespace {
+
+void expect_same_figure(const SourcedFigure& a, const SourcedFigure& b, const std::string& what) {
+  EXPECT_EQ(a.value, b.value) << what;
+  EXPECT_EQ(a.source, b.source) << what;
+  EXPECT_EQ(a.as_of, b.as_of) << what;
+}
+
+TEST(EngineProfile, EveryShippedProfileWrittenAsJsonReadsBackTheSame) {
+  for (const auto& [id, e] : load_engine_profiles(llmcap::testing::data_dir())) {
+    TempDir dir;
+    const EngineProfile back =
+        load_engine_profile(dir.write(id + ".json", engine_profile_to_json(e)));
+    EXPECT_EQ(back.name, e.name) << id;
+    EXPECT_EQ(back.kind, e.kind) << id;
+    EXPECT_EQ(back.scheduler.policy, e.scheduler.policy) << id;
+    EXPECT_EQ(back.scheduler.max_num_batched_tokens, e.scheduler.max_num_batched_tokens) << id;
+    expect_same_figure(back.step_overhead_s, e.step_overhead_s, id);
+    expect_same_figure(back.kernel_overhead_s, e.kernel_overhead_s, id);
+    expect_same_figure(back.memory_bandwidth_fraction, e.memory_bandwidth_fraction, id);
+    expect_same_figure(back.compute_fraction, e.compute_fraction, id);
+    expect_same_figure(back.decode_compute_fraction, e.decode_compute_fraction, id);
+    expect_same_figure(back.usable_memory_fraction, e.usable_memory_fraction, id);
+    EXPECT_EQ(back.cpu_path, e.cpu_path) << id;
+    EXPECT_EQ(back.cpu_path_source, e.cpu_path_source) << id;
+    EXPECT_TRUE(back.hardware.empty()) << id;
+  }
+}
+
+TEST(EngineProfile, AFittedProfileNamesItsHardwareAndFitAndMayBeNamedAnyhow) {
+  EngineProfile e = load_engine_profiles(llmcap::testing::data_dir()).at("vllm");
+  e.hardware = "h100-sxm";
+  const nlohmann::ordered_json fit = {{"summary", "fitted to 12 figures"}, {"runs", 5}};
+  TempDir dir;
+  const EngineProfile back =
+      load_engine_profile(dir.write("my-h100-fit.json", engine_profile_to_json(e, fit)));
+  EXPECT_EQ(back.id, "vllm");
+  EXPECT_EQ(back.hardware, "h100-sxm");
+  EXPECT_EQ(back.fit_summary, "fitted to 12 figures");
+}
+
+TEST(EngineProfile, AFitWithoutHardwareIsRefused) {
+  std::string text = kProfile;
+  text.insert(text.rfind('}'), R"(, "fit": {"summary": "x"})");
+  EXPECT_THAT(load_error(text), HasSubstr("\"hardware\""));
+  EXPECT_THAT(load_error(text),
+              HasSubstr("a fitted profile (one with \"fit\") names its hardware"));
+}
+
+}  // namespace
+}  // namespace llmcap::model

@@ -1,0 +1,250 @@
+#include "app/benchmark_fit.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "app/published.h"
+#include "base/error.h"
+#include "model/engine_profile.h"
+#include "model/model_spec.h"
+#include "test_util.h"
+
+namespace llmcap::app {
+namespace {
+
+using ::testing::HasSubstr;
+
+/// The target: the fit recovers the parameters the synthetic results were made with
+/// within 2%.
+constexpr double kRecoveryTolerance = 0.02;
+
+/// A run of a synthetic benchmark: load and lengths.
+struct SyntheticRun {
+  int64_t batch = 0, concurrency = 0, offline_requests = 0;
+  int64_t prompt_tokens = 0, output_tokens = 0;
+  int64_t threads = 0;
+};
+
+class BenchmarkFitTest : public ::testing::Test {
+ protected:
+  /// A result file whose figures (mean TTFT, mean TPOT, throughput of each run) are what the
+  /// simulator gives with `truth` on `setup`'s machine: what the benchmark tool would have
+  /// measured if llmcap's model were exact.
+  BenchmarkFile synthetic(const BenchmarkSetup& setup, const model::EngineProfile& truth,
+                          const std::vector<SyntheticRun>& runs,
+                          const std::vector<std::string>& metrics) const {
+    const model::ModelSpec spec = model::load_model_spec(setup.model_file);
+    const model::HardwareSpec& hw = catalog_.hardware(setup.hardware, "test");
+    BenchmarkFile file;
+    file.file = "synthetic.json";
+    file.tool = "vllm-bench-serve";
+    file.model = "test-model";
+    int i = 0;
+    for (const SyntheticRun& run : runs) {
+      PublishedRow row;
+      row.id = "run " + std::to_string(++i);
+      row.device_kind = std::string(model::to_string(hw.kind));
+      row.engine = setup.engine;
+      row.hardware = setup.hardware;
+      row.device_count = setup.device_count;
+      row.tensor_parallel = setup.device_count;
+      row.cores_used = static_cast<int>(run.threads);
+      row.weight_format = setup.weight_format;
+      row.kv_format = setup.kv_format;
+      row.batch = run.batch;
+      row.concurrency = run.concurrency;
+      row.offline_requests = run.offline_requests;
+      row.prompt_tokens = run.prompt_tokens;
+      row.output_tokens = run.output_tokens;
+      const sim::SimResult result = simulate_published_row(row, spec, catalog_, &truth, 1).result;
+      for (const std::string& metric : metrics) {
+        row.metric = metric;
+        row.statistic = metric == "throughput" ? "total" : "mean";
+        BenchmarkPoint p;
+        p.where = row.id;
+        p.batch = run.batch;
+        p.concurrency = run.concurrency;
+        p.offline_requests = run.offline_requests;
+        p.prompt_tokens = run.prompt_tokens;
+        p.output_tokens = run.output_tokens;
+        p.threads = run.threads;
+        p.metric = metric;
+        p.statistic = row.statistic;
+        p.value = published_figure(row, result);
+        file.points.push_back(p);
+      }
+    }
+    return file;
+  }
+
+  const FittedParameter& param(const BenchmarkFit& fit, const std::string& name) const {
+    for (const FittedParameter& p : fit.parameters) {
+      if (p.name == name) return p;
+    }
+    throw std::runtime_error("no parameter " + name);
+  }
+
+  BenchmarkSetup gpu_setup() const {
+    BenchmarkSetup s;
+    s.engine = "vllm";
+    s.hardware = "h100-sxm";
+    s.model_file = testing::data_dir() / "models" / "llama-3.1-8b.json";
+    return s;
+  }
+
+  model::Catalog catalog_ = model::Catalog::load(testing::data_dir());
+};
+
+TEST_F(BenchmarkFitTest, RecoversTheGpuParametersASyntheticServingBenchmarkWasMadeWith) {
+  const BenchmarkSetup setup = gpu_setup();
+  model::EngineProfile truth = *catalog_.find_engine("vllm");
+  truth.step_overhead_s.value = 0.0015;
+  truth.memory_bandwidth_fraction.value = 0.82;
+  truth.compute_fraction.value = 0.52;
+  const BenchmarkFile file =
+      synthetic(setup, truth,
+                {{.concurrency = 1, .prompt_tokens = 4096, .output_tokens = 32},
+                 {.concurrency = 4, .prompt_tokens = 512, .output_tokens = 128},
+                 {.concurrency = 16, .prompt_tokens = 1024, .output_tokens = 64},
+                 {.concurrency = 8, .prompt_tokens = 256, .output_tokens = 128},
+                 {.concurrency = 2, .prompt_tokens = 2048, .output_tokens = 64}},
+                {"ttft", "tpot", "throughput"});
+  const BenchmarkFit fit = fit_benchmarks({file}, setup, catalog_);
+  EXPECT_NEAR(param(fit, "step_overhead_s").value, 0.0015, 0.0015 * kRecoveryTolerance);
+  EXPECT_NEAR(param(fit, "memory_bandwidth_fraction").value, 0.82, 0.82 * kRecoveryTolerance);
+  EXPECT_NEAR(param(fit, "compute_fraction").value, 0.52, 0.52 * kRecoveryTolerance);
+  EXPECT_EQ(fit.runs, 5);
+  EXPECT_EQ(fit.left_out_runs, 1);
+  EXPECT_LT(fit.left_out_max_abs_error, kRecoveryTolerance);
+  EXPECT_EQ(fit.profile.hardware, "h100-sxm");
+  EXPECT_NEAR(fit.profile.memory_bandwidth_fraction.value, 0.82, 0.82 * kRecoveryTolerance);
+  EXPECT_THAT(fit.profile.memory_bandwidth_fraction.source,
+              HasSubstr("calibrate --from-benchmark"));
+}
+
+TEST_F(BenchmarkFitTest, RecoversTheCpuParametersOfLlamaBenchStyleRunsOnSeveralThreadCounts) {
+  // llama-bench: batch 1, prompt processing (TTFT) and generation (TPOT) tests at 4, 8 and
+  // 56 threads of a Sapphire Rapids socket; the thread count moves the bandwidth (the per-core
+  // limit), which separates the per-step time from the bandwidth.
+  BenchmarkSetup setup;
+  setup.engine = "llama.cpp";
+  setup.hardware = "xeon-8480plus";
+  setup.model_file = testing::data_dir() / "models" / "llama-3.1-8b.json";
+  setup.weight_format = "int8";
+  model::EngineProfile truth = *catalog_.find_engine("llama.cpp");
+  truth.step_overhead_s.value = 0.002;
+  truth.memory_bandwidth_fraction.value = 0.6;
+  truth.compute_fraction.value = 0.03;
+  truth.decode_compute_fraction.value = 0.04;
+  std::vector<SyntheticRun> runs;
+  for (int64_t threads : {4, 56, 8}) {
+    runs.push_back({.batch = 1, .prompt_tokens = 512, .output_tokens = 1, .threads = threads});
+    runs.push_back({.batch = 1, .prompt_tokens = 1, .output_tokens = 128, .threads = threads});
+  }
+  BenchmarkFile file = synthetic(setup, truth, runs, {"ttft", "tpot"});
+  // A pp run has no TPOT and a tg run's TTFT is one token: keep what llama-bench reports.
+  std::erase_if(file.points, [](const BenchmarkPoint& p) {
+    return (p.metric == "tpot") == (p.output_tokens == 1);
+  });
+  const BenchmarkFit fit = fit_benchmarks({file}, setup, catalog_);
+  EXPECT_NEAR(param(fit, "step_overhead_s").value, 0.002, 0.002 * kRecoveryTolerance);
+  EXPECT_NEAR(param(fit, "memory_bandwidth_fraction").value, 0.6, 0.6 * kRecoveryTolerance);
+  EXPECT_NEAR(param(fit, "compute_fraction").value, 0.03, 0.03 * kRecoveryTolerance);
+  EXPECT_EQ(fit.runs, 6);
+  EXPECT_EQ(fit.left_out_runs, 1);
+  EXPECT_LT(fit.left_out_max_abs_error, kRecoveryTolerance);
+}
+
+TEST_F(BenchmarkFitTest, AParameterNoPointDependsOnIsKeptAndSaidSo) {
+  // Decode steps of an 8B model on an H100 at 1-16 sequences are bandwidth-bound: the decode
+  // compute fraction moves no figure.
+  const BenchmarkSetup setup = gpu_setup();
+  const model::EngineProfile truth = *catalog_.find_engine("vllm");
+  const BenchmarkFile file =
+      synthetic(setup, truth,
+                {{.concurrency = 1, .prompt_tokens = 128, .output_tokens = 64},
+                 {.concurrency = 2, .prompt_tokens = 128, .output_tokens = 64},
+                 {.concurrency = 4, .prompt_tokens = 128, .output_tokens = 64},
+                 {.concurrency = 8, .prompt_tokens = 128, .output_tokens = 64}},
+                {"tpot"});
+  const BenchmarkFit fit = fit_benchmarks({file}, setup, catalog_);
+  EXPECT_FALSE(param(fit, "decode_compute_fraction").determined);
+  EXPECT_EQ(param(fit, "decode_compute_fraction").value, truth.compute_fraction.value);
+  EXPECT_EQ(fit.profile.decode_compute_fraction.value, truth.decode_compute_fraction.value);
+}
+
+class BenchmarkFitErrors : public BenchmarkFitTest {
+ protected:
+  std::string error(const std::vector<BenchmarkFile>& files, const BenchmarkSetup& setup) {
+    return testing::error_message<base::InputError>(
+        [&] { fit_benchmarks(files, setup, catalog_); });
+  }
+  BenchmarkFile four_runs(const model::EngineProfile& truth) const {
+    return synthetic(gpu_setup(), truth,
+                     {{.concurrency = 1, .prompt_tokens = 128, .output_tokens = 32},
+                      {.concurrency = 2, .prompt_tokens = 128, .output_tokens = 32},
+                      {.concurrency = 4, .prompt_tokens = 128, .output_tokens = 32},
+                      {.concurrency = 8, .prompt_tokens = 128, .output_tokens = 32}},
+                     {"ttft", "tpot"});
+  }
+};
+
+TEST_F(BenchmarkFitErrors, TooFewRunsSaysHowManyItHasAndNeeds) {
+  BenchmarkFile file = four_runs(*catalog_.find_engine("vllm"));
+  std::erase_if(file.points, [](const BenchmarkPoint& p) { return p.concurrency == 8; });
+  EXPECT_EQ(error({file}, gpu_setup()),
+            "calibrate --from-benchmark: synthetic.json: too few runs to fit: 3 distinct runs "
+            "(loads or lengths, 6 figures); a fit needs at least 4 (every fourth is left out to "
+            "check the fit)");
+}
+
+TEST_F(BenchmarkFitErrors, FilesOfDifferentModelsAreRefused) {
+  BenchmarkFile a = four_runs(*catalog_.find_engine("vllm"));
+  BenchmarkFile b = a;
+  b.file = "other.json";
+  b.model = "meta-llama/Llama-3.1-70B";
+  EXPECT_EQ(error({a, b}, gpu_setup()),
+            "other.json: field \"model\": expected the model of synthetic.json (\"test-model\"), "
+            "got \"meta-llama/Llama-3.1-70B\": one fit takes the results of one model only");
+}
+
+TEST_F(BenchmarkFitErrors, FilesOfDifferentMachinesAreRefused) {
+  BenchmarkFile a = four_runs(*catalog_.find_engine("vllm"));
+  a.machine = "NVIDIA H100 80GB HBM3";
+  BenchmarkFile b = a;
+  b.file = "other.json";
+  b.machine = "NVIDIA A100-SXM4-80GB";
+  EXPECT_THAT(error({a, b}, gpu_setup()),
+              HasSubstr("other.json: field \"machine\": expected the machine of synthetic.json"));
+}
+
+TEST_F(BenchmarkFitErrors, AnUnknownEngineListsTheKnownOnes) {
+  BenchmarkSetup setup = gpu_setup();
+  setup.engine = "vllm-nightly";
+  EXPECT_THAT(error({four_runs(*catalog_.find_engine("vllm"))}, setup),
+              HasSubstr("calibrate --from-benchmark: --engine: unknown engine \"vllm-nightly\"; "
+                        "known: "));
+}
+
+TEST_F(BenchmarkFitErrors, AnEngineOfTheOtherDeviceKindIsRefused) {
+  BenchmarkSetup setup = gpu_setup();
+  setup.engine = "llama.cpp";
+  EXPECT_EQ(error({four_runs(*catalog_.find_engine("vllm"))}, setup),
+            "calibrate --from-benchmark: --engine \"llama.cpp\" is an engine for cpus, but "
+            "--hardware \"h100-sxm\" is a gpu");
+}
+
+TEST_F(BenchmarkFitErrors, BandwidthAboveTheDatasheetPeakIsRefusedWithTheExcess) {
+  // Results 30% faster than the H100's datasheet bandwidth allows (say, measured on an H200).
+  model::EngineProfile truth = *catalog_.find_engine("vllm");
+  truth.memory_bandwidth_fraction.value = 1.3;
+  EXPECT_THAT(error({four_runs(truth)}, gpu_setup()),
+              HasSubstr("synthetic.json: the fit puts memory_bandwidth_fraction at 1.300, 30.0% "
+                        "above the datasheet peak of"));
+}
+
+}  // namespace
+}  // namespace llmcap::app
