@@ -2,6 +2,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -293,21 +294,17 @@ void check_peaks(const Problem& p, const std::vector<FittedParameter>& params,
   }
 }
 
-}  // namespace
-
-BenchmarkFit fit_benchmarks(const std::vector<BenchmarkFile>& files, const BenchmarkSetup& setup,
-                            const model::Catalog& catalog, uint64_t seed) {
-  const Problem p = make_problem(files, setup, catalog, seed);
-  const std::string file_list = joined_files(files);
+/// The fitted parameters and the predictions at them.
+struct Solution {
   Eigen::Vector4d theta;
-  theta[kStep] = p.base.step_overhead_s.value;
-  theta[kBandwidth] = 1.0 / p.base.memory_bandwidth_fraction.value;
-  theta[kCompute] = 1.0 / p.base.compute_fraction.value;
-  theta[kDecode] =
-      1.0 / (p.base.decode_compute_fraction.value > 0 ? p.base.decode_compute_fraction.value
-                                                      : p.base.compute_fraction.value);
-  const Eigen::Vector4d start = theta;
+  std::array<bool, kNumParams> determined{};
+  std::vector<double> predicted;
+  int iterations = 0;
+};
 
+/// Projected Gauss-Newton from `theta`: linearise by forward differences, solve the NNLS of the
+/// relative errors of the fitted observations, halve the step until the simulated cost falls.
+Solution solve(const Problem& p, Eigen::Vector4d theta) {
   std::vector<size_t> fitted;  // observations in the fit
   for (size_t r = 0; r < p.obs.size(); ++r) {
     if (!p.runs[p.obs[r].run].left_out) fitted.push_back(r);
@@ -380,6 +377,30 @@ BenchmarkFit fit_benchmarks(const std::vector<BenchmarkFile>& files, const Bench
     }
     converged = converged || !moved;
   }
+
+  return Solution{theta, determined, predicted, iterations};
+}
+
+}  // namespace
+
+BenchmarkFit fit_benchmarks(const std::vector<BenchmarkFile>& files, const BenchmarkSetup& setup,
+                            const model::Catalog& catalog, uint64_t seed) {
+  const Problem p = make_problem(files, setup, catalog, seed);
+  const std::string file_list = joined_files(files);
+  Eigen::Vector4d theta;
+  theta[kStep] = p.base.step_overhead_s.value;
+  theta[kBandwidth] = 1.0 / p.base.memory_bandwidth_fraction.value;
+  theta[kCompute] = 1.0 / p.base.compute_fraction.value;
+  theta[kDecode] =
+      1.0 / (p.base.decode_compute_fraction.value > 0 ? p.base.decode_compute_fraction.value
+                                                      : p.base.compute_fraction.value);
+  const Eigen::Vector4d start = theta;
+
+  const Solution sol = solve(p, theta);
+  const std::array<bool, kNumParams>& determined = sol.determined;
+  const std::vector<double>& predicted = sol.predicted;
+  const int iterations = sol.iterations;
+  theta = sol.theta;
 
   BenchmarkFit fit;
   fit.iterations = iterations;

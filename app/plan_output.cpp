@@ -53,8 +53,13 @@ std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& resul
       {"seed", sc.seed},
       {"hours_per_year", sc.hours_per_year},
   };
-  if (!sc.gpu_engine.empty() || !sc.cpu_engine.empty()) {
+  if (!sc.gpu_engine.empty() || !sc.cpu_engine.empty() || !sc.fitted_engines.empty()) {
     scenario["engine"] = {{"gpu", sc.gpu_engine}, {"cpu", sc.cpu_engine}};
+    if (!sc.fitted_engines.empty()) {
+      std::vector<std::string> files;
+      for (const model::EngineProfile& e : sc.fitted_engines) files.push_back(e.file.string());
+      scenario["engine"]["profiles"] = files;
+    }
   }
   if (!sc.workload.classes.empty()) {
     json classes = json::array();

@@ -70,6 +70,10 @@ CLI::App* add_audit_command(CLI::App& app, AuditArgs& args) {
                   "Engine profile the predictions assume (data/engines, docs/engines.md); "
                   "repeat for the other device kind, e.g. --engine vllm --engine llama.cpp")
       ->option_text("ID");
+  cmd->add_option("--engine-profile", args.engine_profiles,
+                  "Fitted engine profile (llmcap calibrate --from-benchmark --out): claims on its "
+                  "hardware are priced with it (repeatable, one per hardware)")
+      ->option_text("FILE");
   cmd->add_option("--tolerance", args.tolerance,
                   "Optimistic when predicted / claimed time exceeds this factor")
       ->check(CLI::Range(1.0, 1000.0))
@@ -180,6 +184,12 @@ int run_audit_command(const AuditArgs& args, const std::filesystem::path& data_d
     }
     slot = &e;
   }
+  const std::vector<model::EngineProfile> fitted = model::load_fitted_engines(
+      {args.engine_profiles.begin(), args.engine_profiles.end()},
+      options.gpu_engine != nullptr ? options.gpu_engine->id : "",
+      options.cpu_engine != nullptr ? options.cpu_engine->id : "", "--engine-profile");
+  model::check_fitted_hardware(fitted, catalog, "--engine-profile");
+  options.fitted_engines = &fitted;
   std::vector<model::ClaimAudit> audits;
   audits.reserve(claims.size());
   for (const model::Claim& c : claims)

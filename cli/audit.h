@@ -24,6 +24,7 @@ struct AuditArgs {
   double tolerance = model::kOptimisticTolerance;  ///< --tolerance, >= 1
   /// --engine (repeatable): engine profiles the predictions assume, at most one per device kind.
   std::vector<std::string> engines;
+  std::vector<std::string> engine_profiles;  ///< --engine-profile: fitted engine profiles
 };
 
 /// Registers the `audit` subcommand (options bound to `args`) on `app`.

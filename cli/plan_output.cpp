@@ -113,6 +113,10 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
         << ", CPU " << (sc.cpu_engine.empty() ? "none" : sc.cpu_engine)
         << " (none: the datasheet roofline)\n";
   }
+  for (const model::EngineProfile& e : sc.fitted_engines) {
+    out << "Fitted engine profile " << e.file.string() << ": " << e.id << " on " << e.hardware
+        << ", " << e.fit_summary << "\n";
+  }
   const bool has_classes = !sc.workload.classes.empty();
   out << "Workload: ";
   if (has_classes) {

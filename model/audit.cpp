@@ -100,6 +100,7 @@ struct Resources {
   std::optional<Deployment> deployment;
   std::string no_deployment_reason;
   const HardwareSpec* cpu = nullptr;  ///< CPU predictions: the socket (for a profile)
+  std::string hardware_id;            ///< catalog id of the CPU or GPU predicted on
   double share = 1.0;                 ///< CPU: fraction of the socket the prediction gets
 };
 
@@ -112,6 +113,7 @@ Resources resources_of(const Claim& claim, const Catalog& catalog, const ModelSp
     const auto [dtype, peak] = highest_peak(*hw);
     Deployment d;
     d.kind = hw->kind;
+    r.hardware_id = hw->id;
     d.tp_degree = 1;
     d.num_replicas = 1;
     d.weight_bytes = model.weight_bytes(wf);
@@ -180,6 +182,7 @@ Resources resources_of(const Claim& claim, const Catalog& catalog, const ModelSp
     const int64_t sockets_touched =
         std::max<int64_t>(1, (inst.vcpus + socket_threads - 1) / std::max(1, socket_threads));
     r.cpu = &cpu;
+    r.hardware_id = cpu.id;
     r.bound_bandwidth_bytes_per_s =
         static_cast<double>(sockets_touched) * cpu.peak_memory_bandwidth_bytes_per_s;
     r.bound_flops_per_s = sockets_used * peak;
@@ -201,6 +204,7 @@ Resources resources_of(const Claim& claim, const Catalog& catalog, const ModelSp
     r.memory_bytes = claim.memory_bytes > 0 ? claim.memory_bytes : inst.memory_bytes;
   } else {
     const HardwareSpec& gpu = catalog.hardware(inst.gpu_id, context);
+    r.hardware_id = gpu.id;
     const auto [dtype, peak] = highest_peak(gpu);
     r.bound_bandwidth_bytes_per_s = inst.num_gpus * gpu.peak_memory_bandwidth_bytes_per_s;
     r.bound_flops_per_s = inst.num_gpus * peak;
@@ -359,6 +363,9 @@ void predict_step(const Claim& claim, const ModelSpec& m, WeightFormat wf, KvFor
     Deployment deployment = *res.deployment;
     const EngineProfile* engine =
         deployment.kind == DeviceKind::kCpu ? options.cpu_engine : options.gpu_engine;
+    if (options.fitted_engines != nullptr) {
+      engine = engine_for(engine, *options.fitted_engines, res.hardware_id);
+    }
     if (options.profile != nullptr && res.cpu != nullptr) {
       eff = transfer_efficiency(*options.profile, *res.cpu, std::min(1.0, res.share));
       a.predictor = "calibrated: " + eff.calibrated->source;
@@ -372,6 +379,7 @@ void predict_step(const Claim& claim, const ModelSpec& m, WeightFormat wf, KvFor
                         engine->compute_fraction.value, std::min(1.0, res.share));
       }
       a.predictor = "engine " + engine->id + " (" + engine->name + ", docs/engines.md)";
+      if (!engine->hardware.empty()) a.predictor += "; " + engine->fit_summary;
       by = "the roofline priced as " + engine->name + " runs it";
     } else if (options.profile != nullptr) {
       a.predictor += "; the calibration profile covers CPUs only";

@@ -98,6 +98,9 @@ struct AuditOptions {
   /// still prices CPU claims when given.
   const EngineProfile* gpu_engine = nullptr;
   const EngineProfile* cpu_engine = nullptr;
+  /// Fitted engine profiles (load_fitted_engines; not owned; nullptr: none): a claim on the
+  /// hardware one was fitted on is priced with it.
+  const std::vector<EngineProfile>* fitted_engines = nullptr;
 };
 
 /// The audit of one claim. Times are seconds per output token of one sequence (one decode

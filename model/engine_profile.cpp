@@ -185,6 +185,63 @@ std::string engine_profile_to_json(const EngineProfile& e, const nlohmann::order
   return j.dump(2) + "\n";
 }
 
+const EngineProfile* engine_for(const EngineProfile* chosen,
+                                const std::vector<EngineProfile>& fitted,
+                                const std::string& hardware_id) {
+  for (const EngineProfile& e : fitted) {
+    if (e.hardware == hardware_id) return &e;
+  }
+  return chosen;
+}
+
+std::vector<EngineProfile> load_fitted_engines(const std::vector<std::filesystem::path>& files,
+                                               const std::string& chosen_gpu,
+                                               const std::string& chosen_cpu,
+                                               const std::string& context) {
+  std::vector<EngineProfile> out;
+  for (const std::filesystem::path& f : files) {
+    EngineProfile e = load_engine_profile(f);
+    const std::string where = context + ": " + f.string();
+    if (e.hardware.empty()) {
+      throw base::InputError(where +
+                             ": expected a fitted engine profile (llmcap calibrate "
+                             "--from-benchmark --out), got one without \"hardware\"");
+    }
+    for (const EngineProfile& other : out) {
+      if (other.hardware == e.hardware) {
+        throw base::InputError(where + ": a second fitted profile for \"" + e.hardware +
+                               "\" (the first is " + other.file.string() +
+                               "); give one per hardware");
+      }
+    }
+    const std::string& chosen = e.kind == DeviceKind::kGpu ? chosen_gpu : chosen_cpu;
+    if (!chosen.empty() && chosen != e.id) {
+      throw base::InputError(where + ": fitted for engine \"" + e.id + "\", but the " +
+                             std::string(to_string(e.kind)) + " engine is \"" + chosen +
+                             "\"; fit the same engine or name \"" + e.id + "\"");
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void check_fitted_hardware(const std::vector<EngineProfile>& fitted, const Catalog& catalog,
+                           const std::string& context) {
+  for (const EngineProfile& e : fitted) {
+    const std::string where = context + ": " + e.file.string();
+    const HardwareSpec* hw = catalog.find_hardware(e.hardware);
+    if (hw == nullptr) {
+      throw base::InputError(where + ": field \"hardware\": unknown hardware \"" + e.hardware +
+                             "\" (not in the catalog's data/hardware/)");
+    }
+    if (hw->kind != e.kind) {
+      throw base::InputError(where + ": field \"hardware\": \"" + e.hardware + "\" is a " +
+                             std::string(to_string(hw->kind)) + ", the profile is for a " +
+                             std::string(to_string(e.kind)));
+    }
+  }
+}
+
 const EngineProfile& find_engine(const Catalog& catalog, const std::string& id,
                                  const std::string& context) {
   if (const EngineProfile* e = catalog.find_engine(id)) return *e;

@@ -101,6 +101,26 @@ std::map<std::string, EngineProfile> load_engine_profiles(const std::filesystem:
 const EngineProfile& find_engine(const Catalog& catalog, const std::string& id,
                                  const std::string& context);
 
+/// The profile that prices a device of catalog hardware `hardware_id`: the fitted profile of
+/// `fitted` (calibrate --from-benchmark) for that hardware when there is one, else `chosen`
+/// (nullptr: none).
+const EngineProfile* engine_for(const EngineProfile* chosen,
+                                const std::vector<EngineProfile>& fitted,
+                                const std::string& hardware_id);
+
+/// Reads fitted profiles (load_engine_profile). Throws InputError naming `context` and the
+/// file for: a profile without "hardware" (not a fitted one), two profiles for one hardware,
+/// and an engine id that differs from the engine `chosen_gpu` / `chosen_cpu` named for that
+/// device kind ("" when none was named).
+std::vector<EngineProfile> load_fitted_engines(const std::vector<std::filesystem::path>& files,
+                                               const std::string& chosen_gpu,
+                                               const std::string& chosen_cpu,
+                                               const std::string& context);
+/// Throws InputError naming `context` and the file when a fitted profile's hardware is not in
+/// `catalog` or is of the other device kind.
+void check_fitted_hardware(const std::vector<EngineProfile>& fitted, const Catalog& catalog,
+                           const std::string& context);
+
 /// `base` (default_efficiency of the engine's device kind) with the engine's figures:
 /// step_overhead_s, kernel_overhead_s, memory_bandwidth_fraction, compute_fraction,
 /// decode_compute_fraction and usable_memory_fraction replaced; the link figures kept.

@@ -284,8 +284,9 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
 
   const std::string& engine_id =
       instance.kind == model::DeviceKind::kGpu ? sc.gpu_engine : sc.cpu_engine;
-  const model::EngineProfile* engine =
-      engine_id.empty() ? nullptr : ctx.catalog.find_engine(engine_id);
+  const model::EngineProfile* engine = model::engine_for(
+      engine_id.empty() ? nullptr : ctx.catalog.find_engine(engine_id), sc.fitted_engines,
+      instance.kind == model::DeviceKind::kGpu ? instance.gpu_id : instance.cpu_id);
   model::Efficiency efficiency =
       engine != nullptr
           ? model::engine_efficiency(*engine, model::default_efficiency(instance.kind))
@@ -317,6 +318,7 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
       row.deployment_rule = c.deployment.rule;
     }
     row.predictor = "engine " + engine->id + " (" + engine->name + ", docs/engines.md)";
+    if (!engine->hardware.empty()) row.predictor += "; " + engine->fit_summary;
     row.engine = engine->id;
   }
   efficiency = tp_efficiency(efficiency, c.deployment, cpu);
@@ -347,6 +349,7 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
 
 void check_engines(const Scenario& sc, const model::Catalog& catalog) {
   const std::string file = sc.file.string();
+  model::check_fitted_hardware(sc.fitted_engines, catalog, file + ": field \"engine.profiles\"");
   for (const auto& [field, id, kind] : {std::tuple<std::string, std::string, model::DeviceKind>{
                                             "engine.gpu", sc.gpu_engine, model::DeviceKind::kGpu},
                                         {"engine.cpu", sc.cpu_engine, model::DeviceKind::kCpu}}) {

@@ -354,12 +354,25 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
 
   if (f.has("engine")) {
     const Fields e = f.object("engine");
-    e.only({"gpu", "cpu"});
-    if (!e.has("gpu") && !e.has("cpu")) {
-      f.fail("engine", "an object with \"gpu\" and/or \"cpu\" engine ids", f.got("engine"));
+    e.only({"gpu", "cpu", "profiles"});
+    if (!e.has("gpu") && !e.has("cpu") && !e.has("profiles")) {
+      f.fail("engine", "an object with \"gpu\" and/or \"cpu\" engine ids or \"profiles\"",
+             f.got("engine"));
     }
     s.gpu_engine = e.has("gpu") ? e.non_empty_string("gpu") : "";
     s.cpu_engine = e.has("cpu") ? e.non_empty_string("cpu") : "";
+    if (e.has("profiles")) {
+      const json& list = e.non_empty_array("profiles", "a non-empty array of fitted profile files");
+      std::vector<std::filesystem::path> files;
+      for (size_t i = 0; i < list.size(); ++i) {
+        if (!list[i].is_string() || list[i].get<std::string>().empty()) {
+          e.fail("profiles", "an array of file names", e.got("profiles"));
+        }
+        files.push_back(base / list[i].get<std::string>());
+      }
+      s.fitted_engines = model::load_fitted_engines(files, s.gpu_engine, s.cpu_engine,
+                                                    file + ": field \"engine.profiles\"");
+    }
   }
 
   if (f.has("candidates")) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "model/engine_profile.h"
 #include "model/formats.h"
 #include "plan/price_overrides.h"
 #include "plan/search_spec.h"
@@ -129,6 +130,12 @@ struct Scenario {
   /// candidates when given. The planner checks the ids against the catalog.
   std::string gpu_engine;
   std::string cpu_engine;
+  /// "engine": {"profiles": [FILE, ...]}: fitted engine profiles (llmcap calibrate
+  /// --from-benchmark --out; paths relative to the scenario), read with
+  /// model::load_fitted_engines: candidates on the hardware one was fitted on are priced with
+  /// it (the engine of their kind must be its engine or unnamed). The planner checks their
+  /// hardware against the catalog.
+  std::vector<model::EngineProfile> fitted_engines;
   /// Tensor-parallel degree per candidate ("serving.tensor_parallel"; default kAuto).
   TensorParallelSpec tensor_parallel;
   /// Instance ids to try; empty means every instance type in the catalog.

@@ -89,16 +89,74 @@ TEST(PlanEngine, TheScenarioReaderTakesAnObjectOfGpuAndCpu) {
       load_scenario_text(with(R"("engine": {"gpu": "sglang", "cpu": "vllm-cpu"})"), "s.json");
   EXPECT_EQ(s.gpu_engine, "sglang");
   EXPECT_EQ(s.cpu_engine, "vllm-cpu");
-  EXPECT_THAT(llmcap::testing::error_message<model::InputError>(
-                  [&] { load_scenario_text(with(R"("engine": {"tpu": "x"})"), "s.json"); }),
-              HasSubstr(R"(s.json: field "engine.tpu": unknown; known fields: gpu, cpu)"));
+  EXPECT_THAT(
+      llmcap::testing::error_message<model::InputError>(
+          [&] { load_scenario_text(with(R"("engine": {"tpu": "x"})"), "s.json"); }),
+      HasSubstr(R"(s.json: field "engine.tpu": unknown; known fields: gpu, cpu, profiles)"));
   EXPECT_THAT(llmcap::testing::error_message<model::InputError>(
                   [&] { load_scenario_text(with(R"("engine": {})"), "s.json"); }),
               HasSubstr(R"(s.json: field "engine": expected an object with "gpu" and/or "cpu" )"
-                        R"(engine ids, got {})"));
+                        R"(engine ids or "profiles", got {})"));
   EXPECT_THAT(llmcap::testing::error_message<model::InputError>(
                   [&] { load_scenario_text(with(R"("engine": "vllm")"), "s.json"); }),
               HasSubstr(R"(s.json: field "engine": expected an object)"));
+}
+
+/// vLLM's profile fitted on `hardware` at `bandwidth_fraction`, written to `dir`.
+std::filesystem::path fitted_vllm(const llmcap::testing::TempDir& dir, const std::string& name,
+                                  const std::string& hardware, double bandwidth_fraction) {
+  model::EngineProfile e = model::load_engine_profiles(llmcap::testing::data_dir()).at("vllm");
+  e.hardware = hardware;
+  e.memory_bandwidth_fraction.value = bandwidth_fraction;
+  return dir.write(name, model::engine_profile_to_json(e, {{"summary", "fitted in a test"}}));
+}
+
+TEST(PlanEngine, AFittedProfilePricesTheCandidatesOnItsHardwareOnly) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  llmcap::testing::TempDir dir;
+  Scenario s = engine_scenario();
+  s.gpu_engine = "vllm";
+  const PlanResult generic = plan(s, catalog);
+  s.fitted_engines = model::load_fitted_engines({fitted_vllm(dir, "fit.json", "h100-sxm", 0.5)},
+                                                "vllm", "", "test");
+  const PlanResult fitted = plan(s, catalog);
+  const PlanRow& gpu = row_of(fitted, "aws-p5.48xlarge");
+  EXPECT_THAT(gpu.predictor, HasSubstr("engine vllm (vLLM"));
+  EXPECT_THAT(gpu.predictor, HasSubstr("fitted in a test"));
+  // Half the bandwidth of vLLM's 0.97: a decode step of one sequence, bandwidth-bound, takes
+  // longer.
+  EXPECT_GT(gpu.tpot_floor_s, 1.5 * row_of(generic, "aws-p5.48xlarge").tpot_floor_s);
+  // The CPU candidate is not on that hardware: priced as before.
+  EXPECT_EQ(row_of(fitted, "aws-m7i.8xlarge").tpot_floor_s,
+            row_of(generic, "aws-m7i.8xlarge").tpot_floor_s);
+}
+
+TEST(PlanEngine, FittedProfilesOfAnotherEngineOrWithoutHardwareAreRefused) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  llmcap::testing::TempDir dir;
+  const auto fit = fitted_vllm(dir, "fit.json", "h100-sxm", 0.5);
+  EXPECT_EQ(llmcap::testing::error_message<model::InputError>(
+                [&] { model::load_fitted_engines({fit}, "sglang", "", "s.json"); }),
+            "s.json: " + fit.string() +
+                R"(: fitted for engine "vllm", but the gpu engine is "sglang"; fit the same )"
+                R"(engine or name "vllm")");
+  const auto shipped = llmcap::testing::data_dir() / "engines" / "vllm.json";
+  EXPECT_EQ(llmcap::testing::error_message<model::InputError>(
+                [&] { model::load_fitted_engines({shipped}, "", "", "s.json"); }),
+            "s.json: " + shipped.string() +
+                R"(: expected a fitted engine profile (llmcap calibrate --from-benchmark )"
+                R"(--out), got one without "hardware")");
+  EXPECT_THAT(llmcap::testing::error_message<model::InputError>([&] {
+                model::load_fitted_engines({fit, fitted_vllm(dir, "b.json", "h100-sxm", 0.6)}, "",
+                                           "", "s.json");
+              }),
+              HasSubstr(R"(: a second fitted profile for "h100-sxm" (the first is )"));
+  Scenario s = engine_scenario();
+  s.fitted_engines =
+      model::load_fitted_engines({fitted_vllm(dir, "c.json", "tpu-v5", 0.5)}, "", "", "s.json");
+  EXPECT_THAT(
+      llmcap::testing::error_message<model::InputError>([&] { plan(s, catalog); }),
+      HasSubstr(R"(c.json: field "hardware": unknown hardware "tpu-v5" (not in the catalog's )"));
 }
 
 }  // namespace
