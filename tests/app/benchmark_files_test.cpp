@@ -6,10 +6,12 @@
 #include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "base/error.h"
+#include "benchmark_file_writer.h"
 #include "test_util.h"
 
 namespace llmcap::app {
@@ -299,6 +301,109 @@ TEST_F(BenchmarkFiles, TrtllmReportWithoutStreamingHasOnlyTheThroughput) {
   const BenchmarkFile f = read("t.json", text);
   ASSERT_EQ(f.points.size(), 1u);
   EXPECT_EQ(f.points[0].metric, "throughput");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The test-side writer: what it writes reads back as the same points.
+
+/// A figure value with all 17 digits in use.
+double value(double base) { return base * (1 + 1.0 / 3 * 1e-7); }
+
+std::vector<BenchmarkPoint> figures(BenchmarkPoint load, const std::vector<std::string>& keys) {
+  std::vector<BenchmarkPoint> out;
+  double v = 0.0123456789;
+  for (const std::string& key : keys) {
+    BenchmarkPoint p = load;
+    p.metric = key.substr(0, key.find(' '));
+    p.statistic = key.substr(key.find(' ') + 1);
+    p.value = p.metric == "throughput" ? value(1234.5) : value(v);
+    v *= 1.37;
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<BenchmarkPoint> joined(std::vector<std::vector<BenchmarkPoint>> parts) {
+  std::vector<BenchmarkPoint> out;
+  for (const auto& part : parts) out.insert(out.end(), part.begin(), part.end());
+  return out;
+}
+
+/// Every point of `written` occurs once in `read`, with a value within 1e-12 relative.
+void expect_same_points(const std::vector<BenchmarkPoint>& written,
+                        const std::vector<BenchmarkPoint>& read, const std::string& tool) {
+  ASSERT_EQ(read.size(), written.size()) << tool;
+  for (const BenchmarkPoint& w : written) {
+    int matches = 0;
+    for (const BenchmarkPoint& r : read) {
+      if (r.batch == w.batch && r.offline_requests == w.offline_requests &&
+          r.concurrency == w.concurrency && r.request_rate_per_s == w.request_rate_per_s &&
+          r.num_requests == w.num_requests && r.prompt_tokens == w.prompt_tokens &&
+          r.output_tokens == w.output_tokens && r.threads == w.threads && r.metric == w.metric &&
+          r.statistic == w.statistic) {
+        ++matches;
+        EXPECT_NEAR(r.value / w.value, 1.0, 1e-12) << tool << " " << w.metric << " " << w.statistic;
+      }
+    }
+    EXPECT_EQ(matches, 1) << tool << " " << w.metric << " " << w.statistic << " at prompt "
+                          << w.prompt_tokens;
+  }
+}
+
+TEST_F(BenchmarkFiles, WrittenFilesOfEveryToolReadBackAsTheSamePoints) {
+  const std::vector<std::string> all = {"ttft mean", "ttft median", "ttft p90",
+                                        "ttft p99",  "tpot mean",   "tpot median",
+                                        "tpot p90",  "tpot p99",    "throughput total"};
+  BenchmarkPoint poisson = shape(1000, 300);
+  poisson.request_rate_per_s = 3.7000000000000002;
+  poisson.num_requests = 200;
+  BenchmarkPoint closed = shape(2048, 128);
+  closed.concurrency = 8;
+  BenchmarkPoint offline = shape(100, 1);
+  offline.offline_requests = 500;
+  const std::vector<BenchmarkPoint> serving = joined(
+      {figures(poisson, all), figures(closed, {"ttft mean", "tpot median", "throughput total"}),
+       figures(offline, {"ttft p99", "throughput total"})});
+  BenchmarkPoint pp = shape(512, 1);
+  pp.batch = 1;
+  pp.threads = 16;
+  BenchmarkPoint tg = shape(1, 128);
+  tg.batch = 1;
+  tg.threads = 16;
+  BenchmarkPoint pp8 = pp;
+  pp8.prompt_tokens = 128;
+  pp8.threads = 8;
+  const std::vector<BenchmarkPoint> llama =
+      joined({figures(pp, {"ttft mean"}), figures(tg, {"tpot mean"}), figures(pp8, {"ttft mean"})});
+  BenchmarkPoint four = shape(512, 256);
+  four.concurrency = 4;
+  BenchmarkPoint thousand = shape(128, 128);
+  thousand.offline_requests = 1000;
+
+  const std::vector<std::pair<std::string, std::vector<BenchmarkPoint>>> cases = {
+      {"vllm-bench-serve", serving},
+      {"sglang-bench-serving", serving},
+      {"llama-bench", llama},
+      {"genai-perf", figures(four, all)},
+      {"aiperf", figures(four, all)},
+      {"aiperf", figures(poisson, all)},
+      {"trtllm-bench", figures(thousand, all)}};
+  for (const auto& [tool, points] : cases) {
+    const BenchmarkFile f = read(tool + ".out", test::write_benchmark_text(tool, "m-7b", points));
+    EXPECT_EQ(f.tool, tool);
+    // SGLang's lines name no model.
+    EXPECT_EQ(f.model, tool == "sglang-bench-serving" ? "" : "m-7b") << tool;
+    expect_same_points(points, f.points, tool);
+  }
+}
+
+TEST_F(BenchmarkFiles, WriterRefusesWhatTheToolCannotExpress) {
+  BenchmarkPoint closed = shape(512, 256);
+  closed.concurrency = 4;
+  EXPECT_THROW(test::write_benchmark_text("trtllm-bench", "m", figures(closed, {"ttft mean"})),
+               std::invalid_argument);
+  EXPECT_THROW(test::write_benchmark_text("llama-bench", "m", figures(closed, {"ttft mean"})),
+               std::invalid_argument);
 }
 
 // ---------------------------------------------------------------------------------------------
