@@ -40,7 +40,7 @@ struct BenchmarkFile {
   std::string tool;
   std::string model;    ///< the model as the file names it ("" when it does not)
   std::string machine;  ///< the machine as the file names it (llama-bench's cpu_info and
-                        ///< gpu_info), "" when it does not
+                        ///< gpu_info, trtllm-bench's machine.name), "" when it does not
   std::vector<BenchmarkPoint> points;
 };
 
@@ -56,6 +56,35 @@ std::string known_benchmark_tools();
 /// mistyped field; a load the simulator cannot replay (e.g. a bursty arrival process); a
 /// non-positive length, count or figure; a run with no measured figure; and runs of one file
 /// that name different models.
+///
+/// The file is one JSON document, or JSON Lines (one run per non-blank line: SGLang's
+/// --output-file, vLLM's --append-result, llama-bench -o jsonl; a malformed line is named by its
+/// number). Python's bare Infinity / NaN (SGLang's infinite request_rate) are read. `where` is
+/// `run N` (N: the line of a JSON Lines file, else 1) or, for llama-bench, `entry N (pp512)` /
+/// `entry N (tg128)` (N: the entry, 1-based). Per tool (the sources, repository path @ commit,
+/// are named at each reader in benchmark_files.cpp):
+/// - vLLM / SGLang: a finite request_rate is Poisson arrivals of num_prompts requests (SGLang:
+///   its completed requests; vLLM's burstiness must be 1, a ramp-up is refused); rate "inf"
+///   with max_concurrency is a closed loop of that many users, without it all requests offline;
+///   a finite rate with max_concurrency is refused. Lengths: total_input_tokens and
+///   total_output_tokens over completed, rounded. Figures: <mean|median|p90|p99>_ttft_ms and
+///   _tpot_ms (ms), output_throughput ("total").
+/// - llama-bench: a pp test is a batch-1 TTFT (avg_ns / 1e9, output 1 token); a tg test a
+///   batch-1 TPOT (1 / avg_ts, after a 1-token prompt: the simulator needs one); threads =
+///   n_threads; model = model_type (else model_filename); machine = cpu_info [+ " + " gpu_info].
+///   Refused: pg tests, n_depth > 0, tg tests of one token, entries of other models or machines.
+/// - genai-perf / AIPerf: time_to_first_token and inter_token_latency (the TPOT) objects, avg
+///   as "mean", p50 as "median", p90, p99, in their "unit" (ms, us, ns, s or sec; others are
+///   refused); output_token_throughput avg ("total"); lengths from input_/output_sequence_length
+///   avg. genai-perf: concurrency runs only (its request-rate runs send at a constant interval).
+///   AIPerf: concurrency (1 when neither option was set) or Poisson request_rate over
+///   request_count requests; a constant rate, a rate with a concurrency and a fixed schedule are
+///   refused.
+/// - trtllm-bench: an offline run of request_info.num_requests (the report does not record
+///   --concurrency, so a report of a --concurrency run is misread as offline); lengths
+///   avg_input_length / avg_output_length; streaming_metrics avg_ttft_ms, avg_tpot_ms and their
+///   percentiles (p50 as "median", p90, p99); performance.system_output_throughput_tok_s.
+/// TPOT figures of runs whose mean output rounds to one token are not read (undefined there).
 BenchmarkFile read_benchmark_file(const std::filesystem::path& file);
 
 }  // namespace llmcap::app
