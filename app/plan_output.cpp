@@ -121,6 +121,7 @@ std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& resul
         {"infeasible_reason", r.feasible ? json(nullptr) : json(r.infeasible_reason)},
         {"deployment_rule", r.deployment_rule},
         {"predictor", r.predictor},
+        {"engine", r.engine},
         {"num_simulations", r.num_simulations},
     };
     if (!r.classes.empty()) {

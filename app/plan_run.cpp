@@ -137,7 +137,8 @@ PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& base
     analysis_options.plan.observer = nullptr;
     // A scenario priced with engines carries their measured error into its uncertainty.
     plan::MeasuredStepTimeErrors measured;
-    if ((!scenario.gpu_engine.empty() || !scenario.cpu_engine.empty() ||
+    if ((!plan::engine_id(scenario, model::DeviceKind::kGpu, catalog).empty() ||
+         !plan::engine_id(scenario, model::DeviceKind::kCpu, catalog).empty() ||
          !scenario.fitted_engines.empty()) &&
         !catalog.data_dir().empty()) {
       measured = published_step_time_errors(catalog, catalog.data_dir());

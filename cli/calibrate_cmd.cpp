@@ -130,6 +130,56 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& cal_args) {
                     "Do not store the run in the results database");
   cal_cmd->add_flag("--test-sweep", cal_args.test_sweep, "Tiny in-cache shapes (for tests)")
       ->group("");
+
+  // --from-benchmark: fit an engine profile to the user's own benchmark results.
+  const std::string group = "From benchmark results (docs/calibrate-from-benchmark.md)";
+  cal_cmd
+      ->add_option("--from-benchmark", cal_args.benchmark_files,
+                   "Fit the --engine profile to these result files instead of measuring this "
+                   "machine: vllm bench serve --save-result, SGLang bench_serving --output-file, "
+                   "llama-bench -o json, genai-perf / AIPerf profile exports, trtllm-bench "
+                   "--report_json; --out writes the fitted profile")
+      ->option_text("FILE...")
+      ->group(group);
+  cal_cmd->add_option("--engine", cal_args.engine, "Engine the files measured (data/engines/ id)")
+      ->option_text("ID")
+      ->group(group);
+  cal_cmd
+      ->add_option("--hardware", cal_args.hardware,
+                   "Catalog id of the GPU or CPU the files were measured on (data/hardware/)")
+      ->option_text("ID")
+      ->group(group);
+  cal_cmd->add_option("--devices", cal_args.devices, "GPUs the benchmark used")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(group);
+  cal_cmd->add_option("--tp", cal_args.tensor_parallel, "GPUs per replica (default: --devices)")
+      ->check(CLI::PositiveNumber)
+      ->group(group);
+  cal_cmd
+      ->add_option("--cores", cal_args.cores,
+                   "CPU cores the benchmark used (default: the thread count the file gives, else "
+                   "one socket)")
+      ->check(CLI::PositiveNumber)
+      ->group(group);
+  cal_cmd->add_option("--weight-format", cal_args.weight_format, "Weight format the model ran in")
+      ->capture_default_str()
+      ->group(group);
+  cal_cmd->add_option("--kv-format", cal_args.kv_format, "KV cache format")
+      ->capture_default_str()
+      ->group(group);
+  cal_cmd->add_option("--json", cal_args.fit_json_out, "Also write the fit, every point, to FILE")
+      ->option_text("FILE")
+      ->group(group);
+  cal_cmd
+      ->add_option("--data-dir", cal_args.data_dir,
+                   std::string("Catalog folder (default: $LLMCAP_DATA_DIR, else ") +
+                       LLMCAP_DEFAULT_DATA_DIR + ")")
+      ->option_text("DIR")
+      ->group(group);
+  cal_cmd->add_option("--seed", cal_args.seed, "Seed of the replayed arrivals")
+      ->capture_default_str()
+      ->group(group);
   return cal_cmd;
 }
 

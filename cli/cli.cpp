@@ -106,6 +106,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
       return run_serve_bench_command(serve_bench_args, resolve_data_dir(serve_bench_args.data_dir),
                                      command_line, out, err);
     }
+    if (cal_cmd->parsed() && !cal_args.benchmark_files.empty()) {
+      return run_calibrate_from_benchmark(cal_args, resolve_data_dir(cal_args.data_dir), out);
+    }
     if (cal_cmd->parsed()) {
       return run_calibrate_command(cal_args, command_line, out, err);
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <sstream>
 
 #include "app/plan_output.h"
@@ -108,10 +109,29 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
       << fixed_decimals(static_cast<double>(result.model_num_params) / 1e9, 2) << "e9 parameters, "
       << model::to_string(sc.weight_format) << " weights, " << model::to_string(sc.kv_format)
       << " KV cache)\n";
-  if (!sc.gpu_engine.empty() || !sc.cpu_engine.empty()) {
-    out << "Engines (docs/engines.md): GPU " << (sc.gpu_engine.empty() ? "none" : sc.gpu_engine)
-        << ", CPU " << (sc.cpu_engine.empty() ? "none" : sc.cpu_engine)
-        << " (none: the datasheet roofline)\n";
+  {
+    // The engines the rows were priced with (the scenario's, else each kind's default).
+    std::set<std::string> gpu, cpu;
+    for (const plan::PlanRow& row : result.rows) {
+      if (!row.deployment_rule.empty() || row.feasible) {
+        (row.device_kind == model::DeviceKind::kGpu ? gpu : cpu)
+            .insert(row.engine.empty() ? "none" : row.engine);
+      }
+    }
+    const auto names = [](const std::set<std::string>& ids) {
+      std::string s;
+      for (const std::string& id : ids) s += (s.empty() ? "" : " and ") + id;
+      return s.empty() ? std::string("-") : s;
+    };
+    const std::string g = names(gpu), c = names(cpu);
+    out << "Engines (docs/engines.md): GPU " << g << ", CPU " << c;
+    if (sc.gpu_engine.empty() && sc.cpu_engine.empty()) {
+      out << " (each kind's default; the scenario's \"engine\" chooses others)";
+    }
+    if (g.find("none") != std::string::npos || c.find("none") != std::string::npos) {
+      out << " (none: the datasheet roofline or a calibration profile)";
+    }
+    out << "\n";
   }
   for (const model::EngineProfile& e : sc.fitted_engines) {
     out << "Fitted engine profile " << e.file.string() << ": " << e.id << " on " << e.hardware

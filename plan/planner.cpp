@@ -282,8 +282,7 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
     row.hardware_name = cpu->name + ", " + std::to_string(instance.vcpus) + " vCPU";
   }
 
-  const std::string& engine_id =
-      instance.kind == model::DeviceKind::kGpu ? sc.gpu_engine : sc.cpu_engine;
+  const std::string engine_id = plan::engine_id(sc, instance.kind, ctx.catalog);
   const model::EngineProfile* engine = model::engine_for(
       engine_id.empty() ? nullptr : ctx.catalog.find_engine(engine_id), sc.fitted_engines,
       instance.kind == model::DeviceKind::kGpu ? instance.gpu_id : instance.cpu_id);
@@ -353,7 +352,7 @@ void check_engines(const Scenario& sc, const model::Catalog& catalog) {
   for (const auto& [field, id, kind] : {std::tuple<std::string, std::string, model::DeviceKind>{
                                             "engine.gpu", sc.gpu_engine, model::DeviceKind::kGpu},
                                         {"engine.cpu", sc.cpu_engine, model::DeviceKind::kCpu}}) {
-    if (id.empty()) continue;
+    if (id.empty() || id == kDatasheetEngine) continue;
     const model::EngineProfile* e = catalog.find_engine(id);
     if (e == nullptr) {
       throw InputError::refused_field(

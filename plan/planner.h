@@ -95,8 +95,9 @@ struct PlanRow {
   std::string infeasible_reason;  ///< why no fleet size works (infeasible rows)
   std::string deployment_rule;    ///< how the model sits on the instance
   std::string predictor;          ///< "roofline (datasheet defaults)" or the calibration used
-  /// The engine profile the row was priced with (the scenario's "engine" for its device kind;
-  /// "" for none, or when a calibration priced it instead).
+  /// The engine profile the row was priced with (the scenario's "engine" for its device kind,
+  /// else the kind's default, plan::engine_id; "" for the datasheet roofline, or when a
+  /// calibration priced it instead).
   std::string engine;
   /// The kind of that predictor (a fleet: its first group's); kRoofline when none was built.
   model::PredictorKind predictor_kind = model::PredictorKind::kRoofline;

@@ -299,6 +299,16 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path);
 
 }  // namespace
 
+std::string engine_id(const Scenario& scenario, model::DeviceKind kind,
+                      const model::Catalog& catalog) {
+  const std::string& named =
+      kind == model::DeviceKind::kGpu ? scenario.gpu_engine : scenario.cpu_engine;
+  if (named == kDatasheetEngine) return "";
+  if (!named.empty()) return named;
+  const char* fallback = kind == model::DeviceKind::kGpu ? kDefaultGpuEngine : kDefaultCpuEngine;
+  return catalog.find_engine(fallback) != nullptr ? fallback : "";
+}
+
 Scenario load_scenario(const std::filesystem::path& path) {
   const std::string file = path.string();
   std::ifstream in(path);

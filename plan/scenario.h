@@ -125,9 +125,11 @@ struct Scenario {
   /// "engine": {"gpu": id, "cpu": id}: the engine profile (model/engine_profile.h,
   /// docs/engines.md) the candidates of each device kind are priced with: its fractions,
   /// per-step and per-kernel costs and usable memory, and on CPUs the CPU model (bandwidth of
-  /// the cores used, the engine's instruction path). "" for a kind (the default): the
-  /// datasheet roofline (model::default_efficiency). A calibration profile still prices CPU
-  /// candidates when given. The planner checks the ids against the catalog.
+  /// the cores used, the engine's instruction path). "" for a kind: the default engine of that
+  /// kind (kDefaultGpuEngine, kDefaultCpuEngine) when the catalog has its profile, else the
+  /// datasheet roofline; kDatasheetEngine: the datasheet roofline (model::default_efficiency).
+  /// A calibration profile still prices CPU candidates when given. The planner checks the ids
+  /// against the catalog; engine_id() resolves them.
   std::string gpu_engine;
   std::string cpu_engine;
   /// "engine": {"profiles": [FILE, ...]}: fitted engine profiles (llmcap calibrate
@@ -160,6 +162,18 @@ struct Scenario {
   /// or {slo} for a scenario without classes. For sim::compute_class_metrics.
   std::vector<sim::Slo> class_slos() const;
 };
+
+/// The engines a scenario assumes when it names none for a device kind: vLLM on GPUs (the most
+/// used open serving engine) and llama.cpp on CPUs (the most used CPU engine; docs/engines.md).
+inline constexpr const char* kDefaultGpuEngine = "vllm";
+inline constexpr const char* kDefaultCpuEngine = "llama.cpp";
+/// The engine id that asks for the datasheet roofline instead of an engine profile.
+inline constexpr const char* kDatasheetEngine = "datasheet";
+
+/// The engine profile id the candidates of `kind` are priced with ("" for the datasheet
+/// roofline): the scenario's id, else the kind's default when `catalog` has its profile.
+std::string engine_id(const Scenario& scenario, model::DeviceKind kind,
+                      const model::Catalog& catalog);
 
 /// Reads a scenario JSON file (format: docs/scenarios.md). Throws InputError naming the file,
 /// field and value for a missing file, malformed JSON, a missing, mistyped or out-of-range

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "app/benchmark_file_writer.h"
 #include "app/published.h"
 #include "base/error.h"
 #include "model/engine_profile.h"
@@ -175,6 +176,88 @@ TEST_F(BenchmarkFitTest, AParameterNoPointDependsOnIsKeptAndSaidSo) {
   EXPECT_EQ(param(fit, "decode_compute_fraction").value, truth.compute_fraction.value);
   EXPECT_EQ(fit.profile.decode_compute_fraction.value, truth.decode_compute_fraction.value);
 }
+
+/// Each tool's file format carries the synthetic runs to the fit: written as the tool writes
+/// them (one file per run for the tools whose file holds one run), read back, fitted.
+class BenchmarkFitThroughFiles : public BenchmarkFitTest,
+                                 public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(BenchmarkFitThroughFiles, RecoversTheParametersFromTheToolsResultFiles) {
+  const std::string tool = GetParam();
+  const bool cpu = tool == "llama-bench";
+  BenchmarkSetup setup = gpu_setup();
+  model::EngineProfile truth = *catalog_.find_engine("vllm");
+  truth.step_overhead_s.value = 0.0015;
+  truth.memory_bandwidth_fraction.value = 0.82;
+  truth.compute_fraction.value = 0.52;
+  std::vector<SyntheticRun> runs;
+  std::vector<std::string> metrics = {"ttft", "tpot", "throughput"};
+  if (cpu) {
+    setup.engine = "llama.cpp";
+    setup.hardware = "xeon-8480plus";
+    setup.weight_format = "int8";
+    truth = *catalog_.find_engine("llama.cpp");
+    truth.step_overhead_s.value = 0.002;
+    truth.memory_bandwidth_fraction.value = 0.6;
+    truth.compute_fraction.value = 0.03;
+    for (int64_t threads : {4, 56, 8}) {
+      runs.push_back({.batch = 1, .prompt_tokens = 512, .output_tokens = 1, .threads = threads});
+      runs.push_back({.batch = 1, .prompt_tokens = 1, .output_tokens = 128, .threads = threads});
+    }
+    metrics = {"ttft", "tpot"};
+  } else if (tool == "trtllm-bench") {
+    // trtllm-bench reports offline runs: all requests at once.
+    runs = {{.offline_requests = 1, .prompt_tokens = 4096, .output_tokens = 32},
+            {.offline_requests = 16, .prompt_tokens = 512, .output_tokens = 128},
+            {.offline_requests = 4, .prompt_tokens = 1024, .output_tokens = 64},
+            {.offline_requests = 8, .prompt_tokens = 256, .output_tokens = 128},
+            {.offline_requests = 2, .prompt_tokens = 2048, .output_tokens = 64}};
+  } else {
+    runs = {{.concurrency = 1, .prompt_tokens = 4096, .output_tokens = 32},
+            {.concurrency = 4, .prompt_tokens = 512, .output_tokens = 128},
+            {.concurrency = 16, .prompt_tokens = 1024, .output_tokens = 64},
+            {.concurrency = 8, .prompt_tokens = 256, .output_tokens = 128},
+            {.concurrency = 2, .prompt_tokens = 2048, .output_tokens = 64}};
+  }
+  BenchmarkFile made = synthetic(setup, truth, runs, metrics);
+  std::erase_if(made.points, [&](const BenchmarkPoint& p) {
+    return cpu && (p.metric == "tpot") == (p.output_tokens == 1);
+  });
+  const bool one_run_per_file = tool == "genai-perf" || tool == "aiperf" || tool == "trtllm-bench";
+  std::vector<std::vector<BenchmarkPoint>> groups;
+  for (const BenchmarkPoint& p : made.points) {
+    if (groups.empty() || (one_run_per_file && groups.back().front().where != p.where)) {
+      groups.emplace_back();
+    }
+    groups.back().push_back(p);
+  }
+  llmcap::testing::TempDir dir;
+  std::vector<BenchmarkFile> files;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const auto path =
+        dir.write("run" + std::to_string(i) + (tool == "sglang-bench-serving" ? ".jsonl" : ".json"),
+                  test::write_benchmark_text(tool, "test-model", groups[i]));
+    files.push_back(read_benchmark_file(path));
+    EXPECT_EQ(files.back().tool, tool);
+  }
+  const BenchmarkFit fit = fit_benchmarks(files, setup, catalog_);
+  EXPECT_EQ(fit.runs, static_cast<int64_t>(runs.size()));
+  for (const auto& [name, value] :
+       {std::pair{"step_overhead_s", truth.step_overhead_s.value},
+        {"memory_bandwidth_fraction", truth.memory_bandwidth_fraction.value},
+        {"compute_fraction", truth.compute_fraction.value}}) {
+    EXPECT_NEAR(param(fit, name).value, value, value * kRecoveryTolerance) << tool << " " << name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryTool, BenchmarkFitThroughFiles,
+                         ::testing::Values("vllm-bench-serve", "sglang-bench-serving",
+                                           "llama-bench", "genai-perf", "aiperf", "trtllm-bench"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::erase(name, '-');
+                           return name;
+                         });
 
 class BenchmarkFitErrors : public BenchmarkFitTest {
  protected:

@@ -1,5 +1,6 @@
 // `llmcap plan` with a scenario that names its engines: the printed header and the JSON's
-// scenario echo say which; a scenario without them prints and writes as before.
+// scenario echo say which; a scenario without them is priced with each kind's default engine
+// and says so; "datasheet" asks for the datasheet roofline.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -30,25 +31,31 @@ std::string scenario(const std::string& engine) {
 
 TEST(CliPlanEngine, TheHeaderAndTheJsonSayWhichEnginesTheNumbersAssume) {
   TempDir dir;
-  const auto with = dir.write("with.json", scenario(R"(, "engine": {"gpu": "vllm"})"));
+  const auto with =
+      dir.write("with.json", scenario(R"(, "engine": {"gpu": "vllm", "cpu": "datasheet"})"));
   const auto json_path = dir.path() / "plan.json";
   const auto run = run_cli({"plan", with.string(), "--no-analysis", "--quiet", "--json",
                             json_path.string(), "--data-dir", LLMCAP_DATA_DIR});
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("Engines (docs/engines.md): GPU vllm, CPU none (none: the "
-                                 "datasheet roofline)"));
+                                 "datasheet roofline or a calibration profile)\n"));
   const nlohmann::json doc = nlohmann::json::parse(llmcap::testing::read_text(json_path));
   EXPECT_EQ(doc.at("scenario").at("engine").at("gpu"), "vllm");
-  EXPECT_EQ(doc.at("scenario").at("engine").at("cpu"), "");
+  EXPECT_EQ(doc.at("scenario").at("engine").at("cpu"), "datasheet");
 
   const auto without = dir.write("without.json", scenario(""));
   const auto plain = run_cli({"plan", without.string(), "--no-analysis", "--quiet", "--json",
                               json_path.string(), "--data-dir", LLMCAP_DATA_DIR});
   ASSERT_EQ(plain.code, 0) << plain.err;
-  EXPECT_THAT(plain.out, Not(HasSubstr("Engines")));
-  EXPECT_FALSE(nlohmann::json::parse(llmcap::testing::read_text(json_path))
-                   .at("scenario")
-                   .contains("engine"));
+  EXPECT_THAT(plain.out, HasSubstr("Engines (docs/engines.md): GPU vllm, CPU llama.cpp (each "
+                                   "kind's default; the scenario's \"engine\" chooses others)\n"));
+  // The scenario echo holds what the scenario said; each row names its engine.
+  const nlohmann::json plain_doc = nlohmann::json::parse(llmcap::testing::read_text(json_path));
+  EXPECT_FALSE(plain_doc.at("scenario").contains("engine"));
+  for (const auto& row : plain_doc.at("results")) {
+    EXPECT_EQ(row.at("engine"), row.at("device_kind") == "gpu" ? "vllm" : "llama.cpp")
+        << row.dump();
+  }
 }
 
 }  // namespace

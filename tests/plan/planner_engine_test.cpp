@@ -41,7 +41,10 @@ const PlanRow& row_of(const PlanResult& r, const std::string& id) {
 
 TEST(PlanEngine, EachKindIsPricedWithItsEngineAndTheRowSaysWhich) {
   const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
-  const PlanResult plain = plan(engine_scenario(), catalog);
+  Scenario datasheet = engine_scenario();
+  datasheet.gpu_engine = kDatasheetEngine;
+  datasheet.cpu_engine = kDatasheetEngine;
+  const PlanResult plain = plan(datasheet, catalog);
   Scenario s = engine_scenario();
   s.gpu_engine = "vllm";
   s.cpu_engine = "llama.cpp";
@@ -62,6 +65,21 @@ TEST(PlanEngine, EachKindIsPricedWithItsEngineAndTheRowSaysWhich) {
   // A rented slice (32 of the socket's 96 vCPUs) counts on its share of the socket at most.
   EXPECT_THAT(cpu.deployment_rule, HasSubstr("the slice's 33.3% of the socket at most"));
   EXPECT_GT(cpu.ttft_floor_s, row_of(plain, "aws-m7i.8xlarge").ttft_floor_s);
+}
+
+TEST(PlanEngine, AScenarioNamingNoEngineIsPricedWithEachKindsDefault) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  const PlanResult defaults = plan(engine_scenario(), catalog);
+  EXPECT_EQ(row_of(defaults, "aws-p5.48xlarge").engine, kDefaultGpuEngine);
+  EXPECT_EQ(row_of(defaults, "aws-m7i.8xlarge").engine, kDefaultCpuEngine);
+  Scenario s = engine_scenario();
+  s.gpu_engine = "vllm";
+  s.cpu_engine = "llama.cpp";
+  EXPECT_EQ(row_of(defaults, "aws-p5.48xlarge").tpot_floor_s,
+            row_of(plan(s, catalog), "aws-p5.48xlarge").tpot_floor_s);
+  // A catalog without those profiles falls back to the datasheet roofline.
+  EXPECT_EQ(engine_id(engine_scenario(), model::DeviceKind::kGpu, catalog), "vllm");
+  EXPECT_EQ(engine_id(engine_scenario(), model::DeviceKind::kGpu, model::Catalog()), "");
 }
 
 TEST(PlanEngine, UnknownOrMismatchedEnginesAreRefusedBeforeSimulating) {
