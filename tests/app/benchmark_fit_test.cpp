@@ -96,23 +96,64 @@ class BenchmarkFitTest : public ::testing::Test {
     return s;
   }
 
+  /// vLLM on an H100 with figures unlike its profile's, and serving runs at five
+  /// concurrencies, long prompts (compute) to short ones (bandwidth).
+  model::EngineProfile gpu_truth() const {
+    model::EngineProfile truth = *catalog_.find_engine("vllm");
+    truth.step_overhead_s.value = 0.0015;
+    truth.memory_bandwidth_fraction.value = 0.82;
+    truth.compute_fraction.value = 0.52;
+    return truth;
+  }
+  static std::vector<SyntheticRun> gpu_runs() {
+    return {{.concurrency = 1, .prompt_tokens = 4096, .output_tokens = 32},
+            {.concurrency = 4, .prompt_tokens = 512, .output_tokens = 128},
+            {.concurrency = 16, .prompt_tokens = 1024, .output_tokens = 64},
+            {.concurrency = 8, .prompt_tokens = 256, .output_tokens = 128},
+            {.concurrency = 2, .prompt_tokens = 2048, .output_tokens = 64}};
+  }
+  /// llama.cpp on a Sapphire Rapids socket (int8 weights) with figures unlike its profile's,
+  /// and llama-bench runs: batch-1 prompt processing (TTFT) and generation (TPOT) tests at 4, 8
+  /// and 56 threads; the thread count moves the bandwidth (the per-core limit), which separates
+  /// the per-step time from the bandwidth.
+  BenchmarkSetup cpu_setup() const {
+    BenchmarkSetup setup;
+    setup.engine = "llama.cpp";
+    setup.hardware = "xeon-8480plus";
+    setup.model_file = testing::data_dir() / "models" / "llama-3.1-8b.json";
+    setup.weight_format = "int8";
+    return setup;
+  }
+  model::EngineProfile cpu_truth() const {
+    model::EngineProfile truth = *catalog_.find_engine("llama.cpp");
+    truth.step_overhead_s.value = 0.002;
+    truth.memory_bandwidth_fraction.value = 0.6;
+    truth.compute_fraction.value = 0.03;
+    truth.decode_compute_fraction.value = 0.04;
+    return truth;
+  }
+  static std::vector<SyntheticRun> cpu_runs() {
+    std::vector<SyntheticRun> runs;
+    for (int64_t threads : {4, 56, 8}) {
+      runs.push_back({.batch = 1, .prompt_tokens = 512, .output_tokens = 1, .threads = threads});
+      runs.push_back({.batch = 1, .prompt_tokens = 1, .output_tokens = 128, .threads = threads});
+    }
+    return runs;
+  }
+  /// llama-bench reports no TPOT for a pp test and no TTFT for a tg test.
+  static void keep_llama_bench_figures(BenchmarkFile& file) {
+    std::erase_if(file.points, [](const BenchmarkPoint& p) {
+      return (p.metric == "tpot") == (p.output_tokens == 1);
+    });
+  }
+
   model::Catalog catalog_ = model::Catalog::load(testing::data_dir());
 };
 
 TEST_F(BenchmarkFitTest, RecoversTheGpuParametersASyntheticServingBenchmarkWasMadeWith) {
   const BenchmarkSetup setup = gpu_setup();
-  model::EngineProfile truth = *catalog_.find_engine("vllm");
-  truth.step_overhead_s.value = 0.0015;
-  truth.memory_bandwidth_fraction.value = 0.82;
-  truth.compute_fraction.value = 0.52;
   const BenchmarkFile file =
-      synthetic(setup, truth,
-                {{.concurrency = 1, .prompt_tokens = 4096, .output_tokens = 32},
-                 {.concurrency = 4, .prompt_tokens = 512, .output_tokens = 128},
-                 {.concurrency = 16, .prompt_tokens = 1024, .output_tokens = 64},
-                 {.concurrency = 8, .prompt_tokens = 256, .output_tokens = 128},
-                 {.concurrency = 2, .prompt_tokens = 2048, .output_tokens = 64}},
-                {"ttft", "tpot", "throughput"});
+      synthetic(setup, gpu_truth(), gpu_runs(), {"ttft", "tpot", "throughput"});
   const BenchmarkFit fit = fit_benchmarks({file}, setup, catalog_);
   EXPECT_NEAR(param(fit, "step_overhead_s").value, 0.0015, 0.0015 * kRecoveryTolerance);
   EXPECT_NEAR(param(fit, "memory_bandwidth_fraction").value, 0.82, 0.82 * kRecoveryTolerance);
@@ -124,39 +165,6 @@ TEST_F(BenchmarkFitTest, RecoversTheGpuParametersASyntheticServingBenchmarkWasMa
   EXPECT_NEAR(fit.profile.memory_bandwidth_fraction.value, 0.82, 0.82 * kRecoveryTolerance);
   EXPECT_THAT(fit.profile.memory_bandwidth_fraction.source,
               HasSubstr("calibrate --from-benchmark"));
-}
-
-TEST_F(BenchmarkFitTest, RecoversTheCpuParametersOfLlamaBenchStyleRunsOnSeveralThreadCounts) {
-  // llama-bench: batch 1, prompt processing (TTFT) and generation (TPOT) tests at 4, 8 and
-  // 56 threads of a Sapphire Rapids socket; the thread count moves the bandwidth (the per-core
-  // limit), which separates the per-step time from the bandwidth.
-  BenchmarkSetup setup;
-  setup.engine = "llama.cpp";
-  setup.hardware = "xeon-8480plus";
-  setup.model_file = testing::data_dir() / "models" / "llama-3.1-8b.json";
-  setup.weight_format = "int8";
-  model::EngineProfile truth = *catalog_.find_engine("llama.cpp");
-  truth.step_overhead_s.value = 0.002;
-  truth.memory_bandwidth_fraction.value = 0.6;
-  truth.compute_fraction.value = 0.03;
-  truth.decode_compute_fraction.value = 0.04;
-  std::vector<SyntheticRun> runs;
-  for (int64_t threads : {4, 56, 8}) {
-    runs.push_back({.batch = 1, .prompt_tokens = 512, .output_tokens = 1, .threads = threads});
-    runs.push_back({.batch = 1, .prompt_tokens = 1, .output_tokens = 128, .threads = threads});
-  }
-  BenchmarkFile file = synthetic(setup, truth, runs, {"ttft", "tpot"});
-  // A pp run has no TPOT and a tg run's TTFT is one token: keep what llama-bench reports.
-  std::erase_if(file.points, [](const BenchmarkPoint& p) {
-    return (p.metric == "tpot") == (p.output_tokens == 1);
-  });
-  const BenchmarkFit fit = fit_benchmarks({file}, setup, catalog_);
-  EXPECT_NEAR(param(fit, "step_overhead_s").value, 0.002, 0.002 * kRecoveryTolerance);
-  EXPECT_NEAR(param(fit, "memory_bandwidth_fraction").value, 0.6, 0.6 * kRecoveryTolerance);
-  EXPECT_NEAR(param(fit, "compute_fraction").value, 0.03, 0.03 * kRecoveryTolerance);
-  EXPECT_EQ(fit.runs, 6);
-  EXPECT_EQ(fit.left_out_runs, 1);
-  EXPECT_LT(fit.left_out_max_abs_error, kRecoveryTolerance);
 }
 
 TEST_F(BenchmarkFitTest, AParameterNoPointDependsOnIsKeptAndSaidSo) {
@@ -185,44 +193,17 @@ class BenchmarkFitThroughFiles : public BenchmarkFitTest,
 TEST_P(BenchmarkFitThroughFiles, RecoversTheParametersFromTheToolsResultFiles) {
   const std::string tool = GetParam();
   const bool cpu = tool == "llama-bench";
-  BenchmarkSetup setup = gpu_setup();
-  model::EngineProfile truth = *catalog_.find_engine("vllm");
-  truth.step_overhead_s.value = 0.0015;
-  truth.memory_bandwidth_fraction.value = 0.82;
-  truth.compute_fraction.value = 0.52;
-  std::vector<SyntheticRun> runs;
-  std::vector<std::string> metrics = {"ttft", "tpot", "throughput"};
-  if (cpu) {
-    setup.engine = "llama.cpp";
-    setup.hardware = "xeon-8480plus";
-    setup.weight_format = "int8";
-    truth = *catalog_.find_engine("llama.cpp");
-    truth.step_overhead_s.value = 0.002;
-    truth.memory_bandwidth_fraction.value = 0.6;
-    truth.compute_fraction.value = 0.03;
-    for (int64_t threads : {4, 56, 8}) {
-      runs.push_back({.batch = 1, .prompt_tokens = 512, .output_tokens = 1, .threads = threads});
-      runs.push_back({.batch = 1, .prompt_tokens = 1, .output_tokens = 128, .threads = threads});
-    }
-    metrics = {"ttft", "tpot"};
-  } else if (tool == "trtllm-bench") {
+  const BenchmarkSetup setup = cpu ? cpu_setup() : gpu_setup();
+  const model::EngineProfile truth = cpu ? cpu_truth() : gpu_truth();
+  std::vector<SyntheticRun> runs = cpu ? cpu_runs() : gpu_runs();
+  if (tool == "trtllm-bench") {
     // trtllm-bench reports offline runs: all requests at once.
-    runs = {{.offline_requests = 1, .prompt_tokens = 4096, .output_tokens = 32},
-            {.offline_requests = 16, .prompt_tokens = 512, .output_tokens = 128},
-            {.offline_requests = 4, .prompt_tokens = 1024, .output_tokens = 64},
-            {.offline_requests = 8, .prompt_tokens = 256, .output_tokens = 128},
-            {.offline_requests = 2, .prompt_tokens = 2048, .output_tokens = 64}};
-  } else {
-    runs = {{.concurrency = 1, .prompt_tokens = 4096, .output_tokens = 32},
-            {.concurrency = 4, .prompt_tokens = 512, .output_tokens = 128},
-            {.concurrency = 16, .prompt_tokens = 1024, .output_tokens = 64},
-            {.concurrency = 8, .prompt_tokens = 256, .output_tokens = 128},
-            {.concurrency = 2, .prompt_tokens = 2048, .output_tokens = 64}};
+    for (SyntheticRun& r : runs) std::swap(r.concurrency, r.offline_requests);
   }
-  BenchmarkFile made = synthetic(setup, truth, runs, metrics);
-  std::erase_if(made.points, [&](const BenchmarkPoint& p) {
-    return cpu && (p.metric == "tpot") == (p.output_tokens == 1);
-  });
+  BenchmarkFile made = synthetic(setup, truth, runs,
+                                 cpu ? std::vector<std::string>{"ttft", "tpot"}
+                                     : std::vector<std::string>{"ttft", "tpot", "throughput"});
+  if (cpu) keep_llama_bench_figures(made);
   const bool one_run_per_file = tool == "genai-perf" || tool == "aiperf" || tool == "trtllm-bench";
   std::vector<std::vector<BenchmarkPoint>> groups;
   for (const BenchmarkPoint& p : made.points) {
