@@ -305,6 +305,7 @@ PublishedSimulation simulate_published_row(const PublishedRow& row, const model:
         sim::parse_batching_policy(engine->scheduler.policy, engine->file.string() + ": scheduler");
     fleet.serving.max_num_seqs = engine->scheduler.max_num_seqs;
     fleet.serving.max_num_batched_tokens = engine->scheduler.max_num_batched_tokens;
+    fleet.frontend_latency = sim::SimTime::Seconds(engine->frontend_latency_s.value);
   }
   if (row.batch > 0) {
     fleet.serving.max_num_seqs = row.batch;
@@ -318,9 +319,8 @@ PublishedSimulation simulate_published_row(const PublishedRow& row, const model:
   sim_options.record_itl_ns = false;
   PublishedSimulation out;
   out.result = sim::simulate(workload, fleet, *predictor, seed, sim_options);
-  out.predictor =
-      (engine != nullptr ? "engine " + engine->id : std::string("datasheet defaults")) + "; " +
-      dep.rule;
+  out.predictor = (engine != nullptr ? "engine " + engine->id : std::string("datasheet defaults")) +
+                  "; " + dep.rule;
   return out;
 }
 

@@ -57,7 +57,8 @@ EngineProfile load_engine_profile(const std::filesystem::path& file) {
   const base::JsonReader r(doc, file.string(), "");
   r.only({"id", "name", "version", "device_kind", "note", "scheduler", "step_overhead_s",
           "kernel_overhead_s", "memory_bandwidth_fraction", "compute_fraction",
-          "decode_compute_fraction", "usable_memory_fraction", "cpu_path", "hardware", "fit"});
+          "decode_compute_fraction", "usable_memory_fraction", "frontend_latency_s", "cpu_path",
+          "hardware", "fit"});
   EngineProfile e;
   e.file = file;
   e.id = r.non_empty_string("id");
@@ -106,6 +107,7 @@ EngineProfile load_engine_profile(const std::filesystem::path& file) {
     e.decode_compute_fraction = fraction(r, "decode_compute_fraction");
   }
   e.usable_memory_fraction = fraction(r, "usable_memory_fraction");
+  if (r.has("frontend_latency_s")) e.frontend_latency_s = seconds(r, "frontend_latency_s");
 
   if (e.kind == DeviceKind::kGpu) {
     r.refuse("cpu_path", "only CPU engines have an instruction path");
@@ -169,6 +171,9 @@ std::string engine_profile_to_json(const EngineProfile& e, const nlohmann::order
     j["decode_compute_fraction"] = figure_json(e.decode_compute_fraction);
   }
   j["usable_memory_fraction"] = figure_json(e.usable_memory_fraction);
+  if (!e.frontend_latency_s.source.empty()) {
+    j["frontend_latency_s"] = figure_json(e.frontend_latency_s);
+  }
   if (e.kind == DeviceKind::kCpu) {
     // cpu_path_source is "<source> (<as_of>)" as load_engine_profile joined them.
     std::string source = e.cpu_path_source, as_of = "unknown";

@@ -63,6 +63,10 @@ struct EngineProfile {
   /// Optional ("decode_compute_fraction"; value 0 when absent: compute_fraction): achieved /
   /// peak on the few-row products of decode-only steps.
   SourcedFigure decode_compute_fraction;
+  /// Optional ("frontend_latency_s"; value 0 when absent): time each request spends in the
+  /// engine's serving front end (API server, tokenization) before its scheduler sees it, s;
+  /// the simulator's sim::FleetConfig::frontend_latency.
+  SourcedFigure frontend_latency_s;
   /// Memory the engine may use for weights + KV cache, as a fraction of the device's.
   SourcedFigure usable_memory_fraction;
   /// CPU engines: the instruction path of their matrix products, with its source.

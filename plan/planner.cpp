@@ -335,6 +335,9 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   const int64_t kv_bytes_per_token = ctx.model.kv_cache_bytes_per_token(sc.kv_format);
   c.fleet.serving = serving;
   c.fleet.router = sc.router;
+  if (engine != nullptr && !row.engine.empty()) {
+    c.fleet.frontend_latency = sim::SimTime::Seconds(engine->frontend_latency_s.value);
+  }
   c.fleet.serving.num_kv_blocks =
       c.deployment.kv_cache_bytes / (kv_bytes_per_token * serving.block_size_tokens);
 
@@ -342,7 +345,8 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   decode1.num_decode_seqs = 1;
   decode1.num_decode_context_tokens = 1;
   row.tpot_floor_s = c.predictor->step_time_s(decode1);
-  row.ttft_floor_s = prefill_floor_s(*c.predictor, ctx.summary.p99_prompt_tokens);
+  row.ttft_floor_s = prefill_floor_s(*c.predictor, ctx.summary.p99_prompt_tokens) +
+                     c.fleet.frontend_latency.seconds();
   return c;
 }
 

@@ -76,6 +76,9 @@ class Engine {
   void start_closed_loop();
   void schedule_user_request(int64_t user, SimTime time);
   void on_arrival(SimTime now, int64_t target);
+  /// Request `id` (arrived, recorded) reaches the engine: refused when it fits nowhere, else
+  /// routed and queued.
+  void admit(SimTime now, int64_t id);
   void add_outstanding(Replica& replica, int64_t delta);
   int64_t route(Pool& pool, int64_t tokens);
   void maybe_schedule(int64_t r, SimTime now);

@@ -19,7 +19,9 @@ enum class Phase : uint8_t { kStepComplete = 0, kArrival = 1, kSchedule = 2 };
 ///  - kSchedule: a replica decides its next step (target: the replica).
 ///  - kStepDone: a replica's step ends (target: the replica).
 ///  - kTransferDone: a KV transfer lands at its decode replica (target: the request id).
-enum class EventKind : uint8_t { kArrival, kSchedule, kStepDone, kTransferDone };
+///  - kAdmit: a request reaches the engine after the fleet's front-end latency (target: the
+///    request id).
+enum class EventKind : uint8_t { kArrival, kSchedule, kStepDone, kTransferDone, kAdmit };
 
 /// A scheduled event.
 struct Event {

@@ -185,6 +185,10 @@ bool request_fits(const std::vector<ReplicaGroup>& groups, bool disaggregated,
 
 void validate_fleet(const FleetConfig& fleet, const std::vector<ReplicaGroup>& groups) {
   validate_router(fleet.router, "fleet.router");
+  if (fleet.frontend_latency < SimTime::Zero()) {
+    throw InputError("fleet.frontend_latency: expected a non-negative time, got " +
+                     std::to_string(fleet.frontend_latency.seconds()) + " s");
+  }
   const bool disaggregated = is_disaggregated(groups);
   if (fleet.groups.empty()) {
     if (fleet.num_replicas <= 0) {

@@ -107,6 +107,10 @@ struct FleetConfig {
   /// V; model::ModelSpec::kv_cache_bytes_per_token), > 0. A prefilled prompt of p tokens moves
   /// p x kv_bytes_per_token bytes.
   int64_t kv_bytes_per_token = 0;
+  /// Time from a request's arrival to its reaching the engine's scheduler (the serving
+  /// front end: API server, tokenization), >= 0: added before every request's first token,
+  /// never overlapping a step. Zero (the default): requests reach the scheduler as they arrive.
+  SimTime frontend_latency = SimTime::Zero();
 };
 
 /// The fleet as groups: `fleet.groups`, or one group of fleet.num_replicas x fleet.serving.

@@ -97,6 +97,9 @@ SimResult Engine::run() {
       case EventKind::kTransferDone:
         on_transfer_done(now, event.target);
         break;
+      case EventKind::kAdmit:
+        admit(now, event.target);
+        break;
     }
     if (!early_stop_.stop_reason().empty()) {  // SimOptions::stop_at_certain_p99_miss
       return stop(now, "stopped at " + seconds_text(now) + ": " + early_stop_.stop_reason());
@@ -198,13 +201,22 @@ void Engine::on_arrival(SimTime now, int64_t target) {
   seq.user = user;
   seq.num_prompt_tokens = spec.num_prompt_tokens;
   seq.num_output_tokens = spec.num_output_tokens;
+  if (fleet_.frontend_latency > SimTime::Zero()) {
+    events_.schedule(now + fleet_.frontend_latency, Phase::kArrival, EventKind::kAdmit, id);
+  } else {
+    admit(now, id);
+  }
+}
 
+void Engine::admit(SimTime now, int64_t id) {
+  RequestRecord& record = result_.requests[static_cast<size_t>(id)];
+  Sequence& seq = sequences_[static_cast<size_t>(id)];
+  const int64_t user = seq.user;
   // KV the request needs where it arrives: its whole length, or (prefill pool) its prompt.
-  const int64_t entry_tokens =
-      spec.num_prompt_tokens + (disaggregated_ ? 0 : spec.num_output_tokens);
+  const int64_t entry_tokens = seq.num_prompt_tokens + (disaggregated_ ? 0 : seq.num_output_tokens);
   if (entry_tokens > pools_[0].max_capacity_tokens ||
       (disaggregated_ &&
-       spec.num_prompt_tokens + spec.num_output_tokens > pools_[1].max_capacity_tokens)) {
+       seq.num_prompt_tokens + seq.num_output_tokens > pools_[1].max_capacity_tokens)) {
     // It fits nowhere: the router is not consulted.
     record.rejected = true;
     record.first_scheduled = record.first_token = record.completion = now;

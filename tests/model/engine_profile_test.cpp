@@ -193,6 +193,7 @@ TEST(EngineProfile, EveryShippedProfileWrittenAsJsonReadsBackTheSame) {
     expect_same_figure(back.compute_fraction, e.compute_fraction, id);
     expect_same_figure(back.decode_compute_fraction, e.decode_compute_fraction, id);
     expect_same_figure(back.usable_memory_fraction, e.usable_memory_fraction, id);
+    expect_same_figure(back.frontend_latency_s, e.frontend_latency_s, id);
     EXPECT_EQ(back.cpu_path, e.cpu_path) << id;
     EXPECT_EQ(back.cpu_path_source, e.cpu_path_source) << id;
     EXPECT_TRUE(back.hardware.empty()) << id;
@@ -209,6 +210,20 @@ TEST(EngineProfile, AFittedProfileNamesItsHardwareAndFitAndMayBeNamedAnyhow) {
   EXPECT_EQ(back.id, "vllm");
   EXPECT_EQ(back.hardware, "h100-sxm");
   EXPECT_EQ(back.fit_summary, "fitted to 12 figures");
+}
+
+TEST(EngineProfile, AFrontEndLatencyIsOptionalAndNonNegative) {
+  TempDir dir;
+  EXPECT_EQ(load_engine_profile(dir.write("e.json", kProfile)).frontend_latency_s.value, 0.0);
+  std::string with = kProfile;
+  with.insert(with.rfind('}'),
+              R"(, "frontend_latency_s": {"value": 0.004, "source": "s", "as_of": "2026"})");
+  EXPECT_EQ(load_engine_profile(dir.write("e.json", with)).frontend_latency_s.value, 0.004);
+  std::string negative = kProfile;
+  negative.insert(negative.rfind('}'),
+                  R"(, "frontend_latency_s": {"value": -1, "source": "s", "as_of": "2026"})");
+  EXPECT_THAT(load_error(negative), HasSubstr("frontend_latency_s.value"));
+  EXPECT_THAT(load_error(negative), HasSubstr("a non-negative number of seconds"));
 }
 
 TEST(EngineProfile, AFitWithoutHardwareIsRefused) {

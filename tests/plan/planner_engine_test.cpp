@@ -82,6 +82,24 @@ TEST(PlanEngine, AScenarioNamingNoEngineIsPricedWithEachKindsDefault) {
   EXPECT_EQ(engine_id(engine_scenario(), model::DeviceKind::kGpu, model::Catalog()), "");
 }
 
+TEST(PlanEngine, AnEnginesFrontEndLatencyIsInTheTtftFloorAndTheSimulation) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  Scenario s = engine_scenario();
+  s.gpu_engine = "tensorrt-llm";
+  const double latency_s = catalog.find_engine("tensorrt-llm")->frontend_latency_s.value;
+  ASSERT_GT(latency_s, 0);
+  const PlanResult with = plan(s, catalog);
+  model::Catalog without_catalog = catalog;
+  model::EngineProfile e = *catalog.find_engine("tensorrt-llm");
+  e.frontend_latency_s.value = 0;
+  without_catalog.add_engine(e);
+  const PlanResult without = plan(s, without_catalog);
+  const PlanRow& a = row_of(with, "aws-p5.48xlarge");
+  const PlanRow& b = row_of(without, "aws-p5.48xlarge");
+  EXPECT_NEAR(a.ttft_floor_s - b.ttft_floor_s, latency_s, 1e-12);
+  EXPECT_GE(a.metrics.ttft.p50_s, b.metrics.ttft.p50_s + latency_s * 0.99);
+}
+
 TEST(PlanEngine, UnknownOrMismatchedEnginesAreRefusedBeforeSimulating) {
   const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
   Scenario s = engine_scenario();

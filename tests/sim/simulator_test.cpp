@@ -12,6 +12,7 @@
 #include "sim/input_error.h"
 #include "sim/metrics.h"
 #include "sim/workload.h"
+#include "test_util.h"
 
 namespace llmcap::sim {
 namespace {
@@ -575,6 +576,56 @@ TEST(RealTraceSimulationTest, ConvTraceOnFourReplicas) {
 
 // ---- bad configuration and invariants
 // ------------------------------------------------------------
+
+TEST(SimulatorFrontEndTest, AnOpenLoopRunIsTheSameScheduleShiftedByTheFrontEndLatency) {
+  // The front end delays every request by the same time before the engine sees it: the
+  // engine's schedule is the one without it, shifted; TTFT and E2E grow by exactly that much.
+  const Workload w =
+      open_loop({request(0, 100, 5), request(3, 50, 10), request(4, 200, 3), request(40, 10, 20)});
+  const FakePredictor predictor(0.002, 1e-5);
+  FleetConfig fleet = one_replica(16, 1000);
+  const SimResult direct = simulate(w, fleet, predictor, 1);
+  fleet.frontend_latency = ms(7);
+  const SimResult delayed = simulate(w, fleet, predictor, 1);
+  ASSERT_EQ(direct.requests.size(), delayed.requests.size());
+  for (size_t i = 0; i < direct.requests.size(); ++i) {
+    const RequestRecord& a = direct.requests[i];
+    const RequestRecord& b = delayed.requests[i];
+    EXPECT_EQ(b.arrival, a.arrival) << i;
+    EXPECT_EQ(b.first_scheduled, a.first_scheduled + ms(7)) << i;
+    EXPECT_EQ(b.first_token, a.first_token + ms(7)) << i;
+    EXPECT_EQ(b.completion, a.completion + ms(7)) << i;
+  }
+}
+
+TEST(SimulatorFrontEndTest, AClosedLoopUserWaitsForTheFrontEndBeforeEachRequest) {
+  Workload w;
+  ClosedLoopWorkload loop;
+  loop.num_users = 1;
+  loop.think_time_s = 0;
+  loop.duration_s = 1.0;
+  loop.lengths = {LengthSample{10, 2}};
+  w.closed_loop = loop;
+  const ConstantPredictor predictor(0.01);
+  FleetConfig fleet = one_replica(16, 1000);
+  fleet.frontend_latency = ms(30);
+  const SimResult r = simulate(w, fleet, predictor, 1);
+  // Each request: 30 ms in the front end, a prefill step and a decode step of 10 ms each.
+  ASSERT_GE(r.requests.size(), 2u);
+  EXPECT_EQ(r.requests[0].first_token - r.requests[0].arrival, ms(40));
+  EXPECT_EQ(r.requests[0].completion - r.requests[0].arrival, ms(50));
+  EXPECT_EQ(r.requests[1].arrival, r.requests[0].completion);
+  EXPECT_EQ(r.requests.size(), 20u);  // 1 s / 50 ms
+}
+
+TEST(SimulatorFrontEndTest, ANegativeFrontEndLatencyIsRefused) {
+  const FakePredictor predictor(0.002, 1e-5);
+  FleetConfig fleet = one_replica(16, 1000);
+  fleet.frontend_latency = ms(-1);
+  EXPECT_THAT(llmcap::testing::error_message<InputError>(
+                  [&] { simulate(open_loop({request(0, 10, 2)}), fleet, predictor, 1); }),
+              HasSubstr("fleet.frontend_latency: expected a non-negative time, got -0.001"));
+}
 
 TEST(SimulatorInputTest, RejectsBadConfiguration) {
   ConstantPredictor predictor(0.01);
