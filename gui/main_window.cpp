@@ -49,6 +49,12 @@ namespace llmcap::gui {
 namespace {
 
 constexpr int kMaxRecentFiles = 8;
+
+/// "; engines: GPU vllm, CPU llama.cpp" for the status line after a run ("" without rows).
+QString engines_note(const std::vector<ResultRow>& rows) {
+  const std::string s = engines_summary(rows);
+  return s.empty() ? QString() : MainWindow::tr("; engines: %1").arg(QString::fromStdString(s));
+}
 constexpr const char* kRecentKey = "recent_files";
 
 /// Formats the results model's numbers (SI units) for the table; the model keeps the numbers.
@@ -767,20 +773,22 @@ void MainWindow::on_finished(const PlanOutcome& outcome) {
       }
     }
     show_status(tr("Full run: %1 instance types, %2 simulations, %3 s%4")
-                    .arg(t.num_rows)
-                    .arg(t.num_simulations)
-                    .arg(t.last_row_s, 0, 'f', 2)
-                    .arg(stored),
+                        .arg(t.num_rows)
+                        .arg(t.num_simulations)
+                        .arg(t.last_row_s, 0, 'f', 2)
+                        .arg(stored) +
+                    engines_note(outcome.rows),
                 false);
   } else {
     charts_->add_load_point(outcome.load_multiplier);
     show_status(tr("What-if at load %1×: first row after %2 s, all %3 rows after %4 s "
                    "(%5 simulations)")
-                    .arg(t.load_multiplier, 0, 'f', 2)
-                    .arg(t.first_row_s, 0, 'f', 2)
-                    .arg(t.num_rows)
-                    .arg(t.last_row_s, 0, 'f', 2)
-                    .arg(t.num_simulations),
+                        .arg(t.load_multiplier, 0, 'f', 2)
+                        .arg(t.first_row_s, 0, 'f', 2)
+                        .arg(t.num_rows)
+                        .arg(t.last_row_s, 0, 'f', 2)
+                        .arg(t.num_simulations) +
+                    engines_note(outcome.rows),
                 false);
   }
   if (pending_export_ && outcome.full_run) {

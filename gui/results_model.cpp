@@ -4,8 +4,26 @@
 #include <QColor>
 #include <QFont>
 #include <limits>
+#include <set>
 
 namespace llmcap::gui {
+
+std::string engines_summary(const std::vector<ResultRow>& rows) {
+  std::set<std::string> gpu, cpu;
+  for (const ResultRow& r : rows) {
+    if (r.predictor.empty()) continue;  // no deployment: nothing was priced
+    (r.device_kind == "gpu" ? gpu : cpu).insert(r.engine.empty() ? "none" : r.engine);
+  }
+  const auto names = [](const std::set<std::string>& ids) {
+    std::string s;
+    for (const std::string& id : ids) s += (s.empty() ? "" : " + ") + id;
+    return s;
+  };
+  std::string out;
+  if (!gpu.empty()) out += "GPU " + names(gpu);
+  if (!cpu.empty()) out += (out.empty() ? "" : ", ") + ("CPU " + names(cpu));
+  return out;
+}
 
 ResultRow to_result_row(const plan::PlanRow& row, const plan::TcoRow* tco) {
   ResultRow r;
@@ -15,6 +33,7 @@ ResultRow to_result_row(const plan::PlanRow& row, const plan::TcoRow* tco) {
   r.feasible = row.feasible;
   r.num_instances = row.num_instances;
   r.predictor = row.predictor;
+  r.engine = row.engine;
   r.price_model = tco != nullptr ? tco->price_model : row.price_model;
   r.usd_per_hour = tco != nullptr ? tco->usd_per_hour : row.usd_per_hour;
   r.usd_per_million_output_tokens =

@@ -37,7 +37,13 @@ struct ResultRow {
   /// Which predictor the figures assume (plan::PlanRow::predictor: the engine profile, a
   /// calibration, or the datasheet roofline); the Device column's tooltip.
   std::string predictor;
+  /// The engine profile the row was priced with (plan::PlanRow::engine; "" for none).
+  std::string engine;
 };
+
+/// "GPU vllm, CPU llama.cpp": the engines `rows` were priced with, per device kind ("none":
+/// the datasheet roofline or a calibration), for the status line; "" without rows.
+std::string engines_summary(const std::vector<ResultRow>& rows);
 
 /// The row of `row` and, when given (feasible rows), its TCO: USD per hour and per million
 /// output tokens are the TCO's, else the planner's catalog-price figures.

@@ -487,6 +487,11 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <location filename="../main_window.cpp" line="55"/>
+        <source>; engines: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <location filename="../main_window.cpp" line="849"/>
         <source>Nothing to export yet: run a full plan first (Run ▸ Run full plan).</source>
         <translation type="unfinished"></translation>

@@ -487,6 +487,11 @@
         <translation>负载 %1× 的假设分析：%2 秒后出现首行，%4 秒后全部 %3 行完成（%5 次仿真）</translation>
     </message>
     <message>
+        <location filename="../main_window.cpp" line="55"/>
+        <source>; engines: %1</source>
+        <translation>；引擎：%1</translation>
+    </message>
+    <message>
         <location filename="../main_window.cpp" line="849"/>
         <source>Nothing to export yet: run a full plan first (Run ▸ Run full plan).</source>
         <translation>尚无可导出的内容：请先运行完整规划（运行 ▸ 运行完整规划）。</translation>

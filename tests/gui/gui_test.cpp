@@ -269,6 +269,9 @@ TEST_F(GuiWindow, DefaultScenarioRunFillsTheTableAndTheCharts) {
   bool ok = false;
   ASSERT_TRUE(wait_for_run(*window_, kDefaultRunTimeoutMs, &ok));
   ASSERT_TRUE(ok) << window_->status_text().toStdString();
+  // The scenario names no engine: each kind's default, said in the status line.
+  EXPECT_TRUE(window_->status_text().endsWith("; engines: GPU vllm, CPU llama.cpp"))
+      << window_->status_text().toStdString();
   ResultsModel* m = window_->results();
   const model::Catalog catalog = model::Catalog::load(data_dir());
   ASSERT_EQ(m->rowCount(), static_cast<int>(catalog.instances().size()));
