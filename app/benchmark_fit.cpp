@@ -27,9 +27,13 @@ using base::InputError;
 /// Parameters, in the order of the fit's vector: step_overhead_s, then the inverses of the
 /// bandwidth, compute and decode compute fractions (a roofline step time is linear in each
 /// inverse on each side of its kinks).
-enum Param { kStep = 0, kBandwidth = 1, kCompute = 2, kDecode = 3, kNumParams = 4 };
+enum Param { kStep = 0, kBandwidth = 1, kCompute = 2, kDecode = 3, kFrontend = 4, kNumParams = 5 };
 const char* const kParamNames[kNumParams] = {"step_overhead_s", "memory_bandwidth_fraction",
-                                             "compute_fraction", "decode_compute_fraction"};
+                                             "compute_fraction", "decode_compute_fraction",
+                                             "frontend_latency_s"};
+using Theta = Eigen::Matrix<double, kNumParams, 1>;
+/// Parameters that are times (fitted as they are), not inverse fractions.
+bool is_time(int i) { return i == kStep || i == kFrontend; }
 
 constexpr int kMaxIterations = 40;
 /// A parameter moves the fitted predictions less than this (mean elasticity): not determined.
@@ -115,17 +119,18 @@ struct Problem {
   uint64_t seed = 1;
 };
 
-model::EngineProfile profile_at(const model::EngineProfile& base, const Eigen::Vector4d& theta) {
+model::EngineProfile profile_at(const model::EngineProfile& base, const Theta& theta) {
   model::EngineProfile e = base;
   e.step_overhead_s.value = theta[kStep];
   e.memory_bandwidth_fraction.value = 1.0 / theta[kBandwidth];
   e.compute_fraction.value = 1.0 / theta[kCompute];
   e.decode_compute_fraction.value = 1.0 / theta[kDecode];
+  e.frontend_latency_s.value = theta[kFrontend];
   return e;
 }
 
 /// Each observation's prediction (seconds; throughput as seconds per token) at `theta`.
-std::vector<double> predict(const Problem& p, const Eigen::Vector4d& theta) {
+std::vector<double> predict(const Problem& p, const Theta& theta) {
   const model::EngineProfile engine = profile_at(p.base, theta);
   std::vector<sim::SimResult> results(p.runs.size());
   base::parallel_for(p.runs.size(), 0, [&](size_t i) {
@@ -264,7 +269,9 @@ Problem make_problem(const std::vector<BenchmarkFile>& files, const BenchmarkSet
 void check_peaks(const Problem& p, const std::vector<FittedParameter>& params,
                  const std::string& files) {
   for (const FittedParameter& f : params) {
-    if (f.name == "step_overhead_s" || !f.determined || f.value <= 1 + kPeakTolerance) continue;
+    if (f.name == "step_overhead_s" || f.name == "frontend_latency_s" || !f.determined ||
+        f.value <= 1 + kPeakTolerance)
+      continue;
     std::string ceiling;
     if (f.name == "memory_bandwidth_fraction") {
       const int cores =
@@ -296,7 +303,7 @@ void check_peaks(const Problem& p, const std::vector<FittedParameter>& params,
 
 /// The fitted parameters and the predictions at them.
 struct Solution {
-  Eigen::Vector4d theta;
+  Theta theta;
   std::array<bool, kNumParams> determined{};
   std::vector<double> predicted;
   int iterations = 0;
@@ -304,7 +311,7 @@ struct Solution {
 
 /// Projected Gauss-Newton from `theta`: linearise by forward differences, solve the NNLS of the
 /// relative errors of the fitted observations, halve the step until the simulated cost falls.
-Solution solve(const Problem& p, Eigen::Vector4d theta) {
+Solution solve(const Problem& p, Theta theta) {
   std::vector<size_t> fitted;  // observations in the fit
   for (size_t r = 0; r < p.obs.size(); ++r) {
     if (!p.runs[p.obs[r].run].left_out) fitted.push_back(r);
@@ -319,9 +326,9 @@ Solution solve(const Problem& p, Eigen::Vector4d theta) {
     // Jacobian by forward differences (the step time is piecewise linear in theta).
     Eigen::MatrixXd jac(static_cast<Eigen::Index>(p.obs.size()), kNumParams);
     for (int i = 0; i < kNumParams; ++i) {
-      Eigen::Vector4d moved = theta;
+      Theta moved = theta;
       const double h =
-          i == kStep ? std::max(kDifferenceStep * theta[i], 1e-6) : kDifferenceStep * theta[i];
+          is_time(i) ? std::max(kDifferenceStep * theta[i], 1e-6) : kDifferenceStep * theta[i];
       moved[i] += h;
       const std::vector<double> q = predict(p, moved);
       double elasticity = 0;
@@ -332,7 +339,7 @@ Solution solve(const Problem& p, Eigen::Vector4d theta) {
         elasticity += std::abs(q[r] - predicted[r]) / predicted[r] / kDifferenceStep;
       }
       elasticity /= static_cast<double>(fitted.size());
-      determined[i] = i == kStep ? elasticity > 0 : elasticity >= kMinElasticity;
+      determined[i] = is_time(i) ? elasticity > 0 : elasticity >= kMinElasticity;
     }
     std::vector<int> cols;
     for (int i = 0; i < kNumParams; ++i) {
@@ -354,16 +361,16 @@ Solution solve(const Problem& p, Eigen::Vector4d theta) {
       b[static_cast<Eigen::Index>(k)] = rhs / y;
     }
     const Eigen::VectorXd x = nnls(a, b);
-    Eigen::Vector4d target = theta;
+    Theta target = theta;
     for (size_t j = 0; j < cols.size(); ++j) {
       target[cols[j]] = x[static_cast<Eigen::Index>(j)];
-      if (cols[j] != kStep) target[cols[j]] = std::max(target[cols[j]], kMinInverse);
+      if (!is_time(cols[j])) target[cols[j]] = std::max(target[cols[j]], kMinInverse);
     }
     // Halve the step until the simulated cost falls.
     bool moved = false;
-    Eigen::Vector4d step = target - theta;
+    Theta step = target - theta;
     for (int halving = 0; halving < 8 && !moved; ++halving, step *= 0.5) {
-      const Eigen::Vector4d next = theta + step;
+      const Theta next = theta + step;
       const std::vector<double> q = predict(p, next);
       const double c = cost_of(p, q);
       if (c < cost) {
@@ -387,14 +394,15 @@ BenchmarkFit fit_benchmarks(const std::vector<BenchmarkFile>& files, const Bench
                             const model::Catalog& catalog, uint64_t seed) {
   const Problem p = make_problem(files, setup, catalog, seed);
   const std::string file_list = joined_files(files);
-  Eigen::Vector4d theta;
+  Theta theta;
   theta[kStep] = p.base.step_overhead_s.value;
+  theta[kFrontend] = p.base.frontend_latency_s.value;
   theta[kBandwidth] = 1.0 / p.base.memory_bandwidth_fraction.value;
   theta[kCompute] = 1.0 / p.base.compute_fraction.value;
   theta[kDecode] =
       1.0 / (p.base.decode_compute_fraction.value > 0 ? p.base.decode_compute_fraction.value
                                                       : p.base.compute_fraction.value);
-  const Eigen::Vector4d start = theta;
+  const Theta start = theta;
 
   const Solution sol = solve(p, theta);
   const std::array<bool, kNumParams>& determined = sol.determined;
@@ -410,9 +418,9 @@ BenchmarkFit fit_benchmarks(const std::vector<BenchmarkFile>& files, const Bench
     FittedParameter f;
     f.name = kParamNames[i];
     f.determined = determined[i];
-    f.start = i == kStep ? start[i] : 1.0 / start[i];
+    f.start = is_time(i) ? start[i] : 1.0 / start[i];
     const double v = determined[i] ? theta[i] : start[i];
-    f.value = i == kStep ? v : 1.0 / v;
+    f.value = is_time(i) ? v : 1.0 / v;
     fit.parameters.push_back(f);
   }
   check_peaks(p, fit.parameters, file_list);
@@ -469,6 +477,7 @@ BenchmarkFit fit_benchmarks(const std::vector<BenchmarkFile>& files, const Bench
   set(e.memory_bandwidth_fraction, fit.parameters[kBandwidth]);
   set(e.compute_fraction, fit.parameters[kCompute]);
   set(e.decode_compute_fraction, fit.parameters[kDecode]);
+  set(e.frontend_latency_s, fit.parameters[kFrontend]);
   return fit;
 }
 

@@ -2,14 +2,16 @@
 // --from-benchmark FILE...`, docs/calibrate-from-benchmark.md): the runs of the files are
 // replayed by the simulator on llmcap's model of the machine they ran on, and the engine's
 // figures (per-step host time, the fraction of the memory bandwidth its kernels reach, the
-// fraction of its instruction path's peak on prefill-sized and on decode-sized products) are
-// fitted so that the replayed TTFT, TPOT and throughput match the measured ones.
+// fraction of its instruction path's peak on prefill-sized and on decode-sized products, the
+// serving front end's latency) are fitted so that the replayed TTFT, TPOT and throughput match the
+// measured ones.
 //
 // The fit is a projected Gauss-Newton iteration: each step linearises the simulated figures in
-// the parameters (step_overhead_s and the inverse fractions, in which a roofline step time is
-// piecewise linear) by finite differences and solves the non-negative least-squares problem of
-// the relative errors (Eigen; every subset of the parameters, which is exact for so few).
-// Every fourth run, in file order, is left out of the fit and its error reported.
+// the parameters (step_overhead_s, frontend_latency_s and the inverse fractions, in which a
+// roofline step time is piecewise linear; the front-end latency adds to TTFT) by finite differences
+// and solves the non-negative least-squares problem of the relative errors (Eigen; every subset of
+// the parameters, which is exact for so few). Every fourth run, in file order, is left out of the
+// fit and its error reported.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +43,7 @@ struct BenchmarkSetup {
 /// One fitted parameter of the profile.
 struct FittedParameter {
   /// "step_overhead_s" | "memory_bandwidth_fraction" | "compute_fraction" |
-  /// "decode_compute_fraction"
+  /// "decode_compute_fraction" | "frontend_latency_s"
   std::string name;
   double start = 0;  ///< the engine profile's value (decode: its compute_fraction when absent)
   double value = 0;  ///< fitted (start when not determined)

@@ -18,12 +18,12 @@ namespace {
 using base::fixed;
 
 std::string shown(const app::FittedParameter& f) {
-  if (f.name == "step_overhead_s") return fixed(f.value * 1e3, 3) + " ms";
+  if (f.name.ends_with("_s")) return fixed(f.value * 1e3, 3) + " ms";
   return fixed(f.value, 4);
 }
 
 std::string shown_start(const app::FittedParameter& f) {
-  if (f.name == "step_overhead_s") return fixed(f.start * 1e3, 3) + " ms";
+  if (f.name.ends_with("_s")) return fixed(f.start * 1e3, 3) + " ms";
   return fixed(f.start, 4);
 }
 
