@@ -287,9 +287,19 @@ void run_mpi_worker(const PointRunner& runner, int rank) {
 /// Rank 0: one local worker thread plus the other ranks, all fed from `coordinator`; this
 /// thread alone calls MPI and writes the database.
 void run_mpi_root(Coordinator& coordinator, const PointRunner& runner, int size) {
+  // Each other rank gets its first point before the local worker starts: a rank that starts
+  // late would otherwise find short sweeps done without it.
+  int remote_active = size - 1;
+  for (int i = 1; i < size; ++i) {
+    MPI_Status status;
+    MPI_Recv(nullptr, 0, MPI_CHAR, MPI_ANY_SOURCE, kTagReady, MPI_COMM_WORLD, &status);
+    const std::optional<size_t> next = coordinator.take_next();
+    const int64_t reply = next ? static_cast<int64_t>(*next) : -1;
+    MPI_Send(&reply, 1, MPI_INT64_T, status.MPI_SOURCE, kTagWork, MPI_COMM_WORLD);
+    if (reply < 0) --remote_active;
+  }
   OutcomeQueue queue;
   std::vector<std::thread> workers = start_workers(1, coordinator, runner, queue);
-  int remote_active = size - 1;
   bool local_active = true;
   while (remote_active > 0 || local_active) {
     local_active = queue.num_workers_done() < 1;
