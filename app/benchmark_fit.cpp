@@ -24,16 +24,23 @@ namespace {
 
 using base::InputError;
 
-/// Parameters, in the order of the fit's vector: step_overhead_s, then the inverses of the
+/// Parameters, in the order of the fit's vector: kernel_overhead_s, then the inverses of the
 /// bandwidth, compute and decode compute fractions (a roofline step time is linear in each
 /// inverse on each side of its kinks).
-enum Param { kStep = 0, kBandwidth = 1, kCompute = 2, kDecode = 3, kFrontend = 4, kNumParams = 5 };
-const char* const kParamNames[kNumParams] = {"step_overhead_s", "memory_bandwidth_fraction",
+enum Param {
+  kKernel = 0,
+  kBandwidth = 1,
+  kCompute = 2,
+  kDecode = 3,
+  kFrontend = 4,
+  kNumParams = 5
+};
+const char* const kParamNames[kNumParams] = {"kernel_overhead_s", "memory_bandwidth_fraction",
                                              "compute_fraction", "decode_compute_fraction",
                                              "frontend_latency_s"};
 using Theta = Eigen::Matrix<double, kNumParams, 1>;
 /// Parameters that are times (fitted as they are), not inverse fractions.
-bool is_time(int i) { return i == kStep || i == kFrontend; }
+bool is_time(int i) { return i == kKernel || i == kFrontend; }
 
 constexpr int kMaxIterations = 40;
 /// A parameter moves the fitted predictions less than this (mean elasticity): not determined.
@@ -117,11 +124,12 @@ struct Problem {
   std::vector<Run> runs;
   std::vector<Observation> obs;
   uint64_t seed = 1;
+  double shortest_time_s = 0;  ///< the shortest measured time (TTFT or TPOT), s
 };
 
 model::EngineProfile profile_at(const model::EngineProfile& base, const Theta& theta) {
   model::EngineProfile e = base;
-  e.step_overhead_s.value = theta[kStep];
+  e.kernel_overhead_s.value = theta[kKernel];
   e.memory_bandwidth_fraction.value = 1.0 / theta[kBandwidth];
   e.compute_fraction.value = 1.0 / theta[kCompute];
   e.decode_compute_fraction.value = 1.0 / theta[kDecode];
@@ -231,7 +239,6 @@ Problem make_problem(const std::vector<BenchmarkFile>& files, const BenchmarkSet
         r.num_requests = pt.num_requests;
         r.prompt_tokens = pt.prompt_tokens;
         r.output_tokens = pt.output_tokens;
-        run.left_out = p.runs.size() % 4 == 3;
         it = run_of.emplace(key, p.runs.size()).first;
         p.runs.push_back(std::move(run));
       }
@@ -253,13 +260,18 @@ Problem make_problem(const std::vector<BenchmarkFile>& files, const BenchmarkSet
       }
     }
   }
+  p.shortest_time_s = 1e30;
+  for (const Observation& o : p.obs) {
+    if (o.row.metric != "throughput") p.shortest_time_s = std::min(p.shortest_time_s, o.measured_s);
+  }
+  if (p.shortest_time_s > 1e29) p.shortest_time_s = 1e-3;
   if (static_cast<int64_t>(p.runs.size()) < kMinBenchmarkRuns) {
     throw InputError("calibrate --from-benchmark: " + joined_files(files) +
                      ": too few runs to fit: " + std::to_string(p.runs.size()) + " distinct run" +
                      (p.runs.size() == 1 ? "" : "s") + " (loads or lengths, " +
                      std::to_string(p.obs.size()) + " figures); a fit needs at least " +
                      std::to_string(kMinBenchmarkRuns) +
-                     " (every fourth is left out to check the fit)");
+                     " (each is left out in turn to check the fit)");
   }
   return p;
 }
@@ -269,7 +281,7 @@ Problem make_problem(const std::vector<BenchmarkFile>& files, const BenchmarkSet
 void check_peaks(const Problem& p, const std::vector<FittedParameter>& params,
                  const std::string& files) {
   for (const FittedParameter& f : params) {
-    if (f.name == "step_overhead_s" || f.name == "frontend_latency_s" || !f.determined ||
+    if (f.name == "kernel_overhead_s" || f.name == "frontend_latency_s" || !f.determined ||
         f.value <= 1 + kPeakTolerance)
       continue;
     std::string ceiling;
@@ -318,7 +330,9 @@ Solution solve(const Problem& p, Theta theta) {
   }
   std::vector<double> predicted = predict(p, theta);
   double cost = cost_of(p, predicted);
-  std::array<bool, kNumParams> determined{};
+  // determined: moved the fitted figures at some iteration (and so may have moved);
+  // now_determined: at this iteration.
+  std::array<bool, kNumParams> determined{}, now_determined{};
   int iterations = 0;
   bool converged = false;
   while (!converged && iterations < kMaxIterations) {
@@ -339,11 +353,12 @@ Solution solve(const Problem& p, Theta theta) {
         elasticity += std::abs(q[r] - predicted[r]) / predicted[r] / kDifferenceStep;
       }
       elasticity /= static_cast<double>(fitted.size());
-      determined[i] = is_time(i) ? elasticity > 0 : elasticity >= kMinElasticity;
+      now_determined[i] = is_time(i) ? elasticity > 0 : elasticity >= kMinElasticity;
+      determined[i] = determined[i] || now_determined[i];
     }
     std::vector<int> cols;
     for (int i = 0; i < kNumParams; ++i) {
-      if (determined[i]) cols.push_back(i);
+      if (now_determined[i]) cols.push_back(i);
     }
     if (cols.empty() || cost <= 1e-24) break;  // nothing to fit, or nothing left to gain
     Eigen::MatrixXd a(static_cast<Eigen::Index>(fitted.size()),
@@ -382,6 +397,26 @@ Solution solve(const Problem& p, Theta theta) {
         converged = change < kConverged;
       }
     }
+    // Where the simulated figures are not smooth in the parameters (a closed loop's users in
+    // lockstep, a step crossing a roofline kink), the linear model's step can fail: try each
+    // parameter alone, scaled up and down (a time at 0: a share of the shortest figure).
+    for (size_t j = 0; j < cols.size() && !moved; ++j) {
+      const int i = cols[j];
+      for (double factor : {2.0, 0.5, 1.25, 0.8, 1.05, 0.95}) {
+        Theta next = theta;
+        next[i] = theta[i] > 0 ? theta[i] * factor : (factor - 0.5) * p.shortest_time_s;
+        if (!is_time(i) && next[i] < kMinInverse) continue;
+        const std::vector<double> q = predict(p, next);
+        const double c = cost_of(p, q);
+        if (c < cost * (1 - 1e-9)) {
+          theta = next;
+          predicted = q;
+          cost = c;
+          moved = true;
+          break;
+        }
+      }
+    }
     converged = converged || !moved;
   }
 
@@ -395,7 +430,7 @@ BenchmarkFit fit_benchmarks(const std::vector<BenchmarkFile>& files, const Bench
   const Problem p = make_problem(files, setup, catalog, seed);
   const std::string file_list = joined_files(files);
   Theta theta;
-  theta[kStep] = p.base.step_overhead_s.value;
+  theta[kKernel] = p.base.kernel_overhead_s.value;
   theta[kFrontend] = p.base.frontend_latency_s.value;
   theta[kBandwidth] = 1.0 / p.base.memory_bandwidth_fraction.value;
   theta[kCompute] = 1.0 / p.base.compute_fraction.value;
@@ -404,23 +439,30 @@ BenchmarkFit fit_benchmarks(const std::vector<BenchmarkFile>& files, const Bench
                                                       : p.base.compute_fraction.value);
   const Theta start = theta;
 
+  // The profile: fitted on every run. The error a user can expect on runs it has not seen:
+  // each run's figures predicted by a fit on the other runs (leave one run out).
   const Solution sol = solve(p, theta);
-  const std::array<bool, kNumParams>& determined = sol.determined;
-  const std::vector<double>& predicted = sol.predicted;
-  const int iterations = sol.iterations;
   theta = sol.theta;
+  std::vector<double> unseen(p.obs.size());
+  for (size_t k = 0; k < p.runs.size(); ++k) {
+    Problem without = p;
+    without.runs[k].left_out = true;
+    const Solution s = solve(without, sol.theta);
+    for (size_t r = 0; r < p.obs.size(); ++r) {
+      if (p.obs[r].run == k) unseen[r] = s.predicted[r];
+    }
+  }
 
   BenchmarkFit fit;
-  fit.iterations = iterations;
+  fit.iterations = sol.iterations;
   fit.runs = static_cast<int64_t>(p.runs.size());
-  for (const Run& r : p.runs) fit.left_out_runs += r.left_out ? 1 : 0;
+  fit.left_out_runs = fit.runs;
   for (int i = 0; i < kNumParams; ++i) {
     FittedParameter f;
     f.name = kParamNames[i];
-    f.determined = determined[i];
+    f.determined = sol.determined[i];
     f.start = is_time(i) ? start[i] : 1.0 / start[i];
-    const double v = determined[i] ? theta[i] : start[i];
-    f.value = is_time(i) ? v : 1.0 / v;
+    f.value = is_time(i) ? theta[i] : 1.0 / theta[i];  // start when it never moved
     fit.parameters.push_back(f);
   }
   check_peaks(p, fit.parameters, file_list);
@@ -429,16 +471,21 @@ BenchmarkFit fit_benchmarks(const std::vector<BenchmarkFile>& files, const Bench
   for (const BenchmarkFile& f : files) tools.insert(f.tool);
   for (const std::string& t : tools) fit.tools += (fit.tools.empty() ? "" : ", ") + t;
   std::vector<double> fit_errors, left_errors;
+  const auto figure = [](const Observation& o, double time_s) {
+    return o.row.metric == "throughput" ? 1.0 / time_s : time_s;
+  };
   for (size_t r = 0; r < p.obs.size(); ++r) {
     const Observation& o = p.obs[r];
     FittedPoint fp;
     fp.file = files[p.runs[o.run].file].file;
     fp.point = o.point;
     fp.run = static_cast<int>(o.run);
-    fp.left_out = p.runs[o.run].left_out;
-    fp.predicted = o.row.metric == "throughput" ? 1.0 / predicted[r] : predicted[r];
+    fp.predicted = figure(o, sol.predicted[r]);
     fp.error = base::relative_error(fp.predicted, o.point.value);
-    (fp.left_out ? left_errors : fit_errors).push_back(fp.error);
+    fp.left_out_predicted = figure(o, unseen[r]);
+    fp.left_out_error = base::relative_error(fp.left_out_predicted, o.point.value);
+    fit_errors.push_back(fp.error);
+    left_errors.push_back(fp.left_out_error);
     fit.points.push_back(fp);
   }
   const auto max_abs = [](const std::vector<double>& v) {
@@ -458,13 +505,13 @@ BenchmarkFit fit_benchmarks(const std::vector<BenchmarkFile>& files, const Bench
   e.name = p.base.name + ", fitted on " + p.hw->name;
   e.file.clear();
   std::ostringstream summary;
-  summary << "fitted to " << fit_errors.size() << " figures of " << fit.runs - fit.left_out_runs
-          << " runs (" << fit.tools << ": " << file_list << ") on " << p.hw->name << ", model "
+  summary << "fitted to " << fit_errors.size() << " figures of " << fit.runs << " runs ("
+          << fit.tools << ": " << file_list << ") on " << p.hw->name << ", model "
           << setup.model_file.filename().string() << " (" << setup.weight_format << ", KV "
           << setup.kv_format << "); error median " << base::fixed(100 * fit.fit_median_abs_error, 1)
-          << "%, on " << left_errors.size() << " figures of " << fit.left_out_runs
-          << " left-out runs median " << base::fixed(100 * fit.left_out_median_abs_error, 1)
-          << "%, worst " << base::fixed(100 * fit.left_out_max_abs_error, 1) << "%";
+          << "%; each run left out in turn: median "
+          << base::fixed(100 * fit.left_out_median_abs_error, 1) << "%, worst "
+          << base::fixed(100 * fit.left_out_max_abs_error, 1) << "%";
   e.fit_summary = summary.str();
   const std::string date = today();
   const auto set = [&](model::SourcedFigure& figure, const FittedParameter& f) {
@@ -473,7 +520,7 @@ BenchmarkFit fit_benchmarks(const std::vector<BenchmarkFile>& files, const Bench
     figure.source = "llmcap calibrate --from-benchmark: " + e.fit_summary;
     figure.as_of = date;
   };
-  set(e.step_overhead_s, fit.parameters[kStep]);
+  set(e.kernel_overhead_s, fit.parameters[kKernel]);
   set(e.memory_bandwidth_fraction, fit.parameters[kBandwidth]);
   set(e.compute_fraction, fit.parameters[kCompute]);
   set(e.decode_compute_fraction, fit.parameters[kDecode]);
@@ -518,10 +565,11 @@ nlohmann::ordered_json fit_json(const BenchmarkFit& fit, const BenchmarkSetup& s
                       {"where", p.point.where},
                       {"metric", p.point.metric},
                       {"statistic", p.point.statistic},
-                      {"split", p.left_out ? "left_out" : "fit"},
                       {"measured", p.point.value},
                       {"predicted", p.predicted},
-                      {"error", p.error}});
+                      {"error", p.error},
+                      {"left_out_predicted", p.left_out_predicted},
+                      {"left_out_error", p.left_out_error}});
   }
   j["points"] = points;
   return j;

@@ -1,17 +1,18 @@
 // An engine profile fitted to the user's own benchmark results (`llmcap calibrate
 // --from-benchmark FILE...`, docs/calibrate-from-benchmark.md): the runs of the files are
 // replayed by the simulator on llmcap's model of the machine they ran on, and the engine's
-// figures (per-step host time, the fraction of the memory bandwidth its kernels reach, the
-// fraction of its instruction path's peak on prefill-sized and on decode-sized products, the
-// serving front end's latency) are fitted so that the replayed TTFT, TPOT and throughput match the
-// measured ones.
+// figures (the fixed cost of each kernel a step runs, the fraction of the memory bandwidth its
+// kernels reach, the fraction of its instruction path's peak on prefill-sized and on
+// decode-sized products, the serving front end's latency) are fitted so that the replayed TTFT,
+// TPOT and throughput match the measured ones.
 //
 // The fit is a projected Gauss-Newton iteration: each step linearises the simulated figures in
-// the parameters (step_overhead_s, frontend_latency_s and the inverse fractions, in which a
-// roofline step time is piecewise linear; the front-end latency adds to TTFT) by finite differences
-// and solves the non-negative least-squares problem of the relative errors (Eigen; every subset of
-// the parameters, which is exact for so few). Every fourth run, in file order, is left out of the
-// fit and its error reported.
+// the parameters (the two times and the inverse fractions, in which a roofline step time is
+// piecewise linear; the front-end latency adds to TTFT) by finite differences and solves the
+// non-negative least-squares problem of the relative errors (Eigen; every subset of the
+// parameters, which is exact for so few). The profile is fitted on every run; the error on
+// unseen runs is measured by leaving each run out in turn and predicting it from a fit on the
+// others (independent of the files' order).
 #pragma once
 
 #include <cstdint>
@@ -42,7 +43,7 @@ struct BenchmarkSetup {
 
 /// One fitted parameter of the profile.
 struct FittedParameter {
-  /// "step_overhead_s" | "memory_bandwidth_fraction" | "compute_fraction" |
+  /// "kernel_overhead_s" | "memory_bandwidth_fraction" | "compute_fraction" |
   /// "decode_compute_fraction" | "frontend_latency_s"
   std::string name;
   double start = 0;  ///< the engine profile's value (decode: its compute_fraction when absent)
@@ -56,10 +57,12 @@ struct FittedParameter {
 struct FittedPoint {
   std::filesystem::path file;
   BenchmarkPoint point;
-  int run = 0;            ///< run index (0-based, in file order)
-  bool left_out = false;  ///< every fourth run is left out of the fit
-  double predicted = 0;   ///< in the point's unit
-  double error = 0;       ///< predicted / measured - 1
+  int run = 0;           ///< run index (0-based, in file order)
+  double predicted = 0;  ///< by the fitted profile, in the point's unit
+  double error = 0;      ///< predicted / measured - 1
+  /// By the profile fitted on the other runs (its run left out), and its error.
+  double left_out_predicted = 0;
+  double left_out_error = 0;
 };
 
 /// The fit.
@@ -68,16 +71,17 @@ struct BenchmarkFit {
   std::vector<FittedParameter> parameters;
   std::vector<FittedPoint> points;  ///< the points fitted and left out (one statistic per metric)
   int64_t runs = 0;
-  int64_t left_out_runs = 0;
+  int64_t left_out_runs = 0;  ///< runs left out in turn (all of them)
   int iterations = 0;
   double fit_median_abs_error = 0;  ///< nearest-rank median of |error| over fitted points
   double fit_max_abs_error = 0;
-  double left_out_median_abs_error = 0;  ///< over the points of left-out runs
+  /// Over every point, each predicted by the fit on the runs other than its own.
+  double left_out_median_abs_error = 0;
   double left_out_max_abs_error = 0;
   std::string tools;  ///< the tools of the files, comma-separated
 };
 
-/// Fewest distinct runs (loads or lengths) a fit takes: every fourth is left out, so three are
+/// Fewest distinct runs (loads or lengths) a fit takes: each is left out in turn, so three are
 /// fitted and one checks them.
 inline constexpr int64_t kMinBenchmarkRuns = 4;
 
@@ -96,8 +100,8 @@ BenchmarkFit fit_benchmarks(const std::vector<BenchmarkFile>& files, const Bench
 /// The "fit" object stored in the fitted profile: {"summary", "tools", "files", "model",
 /// "hardware", "runs", "left_out_runs", "fit_median_abs_error", "fit_max_abs_error",
 /// "left_out_median_abs_error", "left_out_max_abs_error", "parameters": [{"name", "start",
-/// "value", "determined"}], "points": [{"file", "where", "metric", "statistic", "split"
-/// ("fit" | "left_out"), "measured", "predicted", "error"}]}.
+/// "value", "determined"}], "points": [{"file", "where", "metric", "statistic", "measured",
+/// "predicted", "error", "left_out_predicted", "left_out_error"}]}.
 nlohmann::ordered_json fit_json(const BenchmarkFit& fit, const BenchmarkSetup& setup);
 
 }  // namespace llmcap::app

@@ -1,4 +1,5 @@
 // `llmcap calibrate --from-benchmark FILE...`: options are registered in calibrate_cmd.cpp.
+#include <filesystem>
 #include <iomanip>
 #include <ostream>
 
@@ -34,30 +35,31 @@ std::string shown_value(const std::string& metric, double v) {
 
 void print_fit(const app::BenchmarkFit& fit, const std::string& out_file, std::ostream& out) {
   out << "Engine " << fit.profile.id << " fitted on " << fit.profile.hardware << " (" << fit.tools
-      << "): " << fit.runs << " runs, " << fit.left_out_runs << " left out (every fourth), "
-      << fit.iterations << " iterations\n\n";
-  out << "  " << std::left << std::setw(28) << "parameter" << std::right << std::setw(14)
+      << "): " << fit.runs << " runs, " << fit.iterations
+      << " iterations; each run also left out in turn and predicted by a fit on the others\n\n";
+  out << "  " << std::left << std::setw(28) << "parameter" << std::right << std::setw(16)
       << "engine profile" << std::setw(14) << "fitted"
       << "\n";
   for (const app::FittedParameter& f : fit.parameters) {
-    out << "  " << std::left << std::setw(28) << f.name << std::right << std::setw(14)
+    out << "  " << std::left << std::setw(28) << f.name << std::right << std::setw(16)
         << shown_start(f) << std::setw(14) << (f.determined ? shown(f) : "kept")
-        << (f.determined ? "" : "  (no point depends on it)") << "\n";
+        << (f.determined ? "" : "  (no figure depends on it)") << "\n";
   }
-  out << "\n  " << std::left << std::setw(24) << "file" << std::setw(22) << "where" << std::setw(12)
-      << "metric" << std::setw(9) << "split" << std::right << std::setw(16) << "measured"
-      << std::setw(16) << "predicted" << std::setw(9) << "error"
+  out << "\n  " << std::left << std::setw(24) << "file" << std::setw(20) << "where" << std::setw(18)
+      << "metric" << std::right << std::setw(14) << "measured" << std::setw(14) << "fitted"
+      << std::setw(9) << "error" << std::setw(14) << "run left out" << std::setw(9) << "error"
       << "\n";
   for (const app::FittedPoint& p : fit.points) {
-    out << "  " << std::left << std::setw(24) << p.file.filename().string() << std::setw(22)
-        << p.point.where << std::setw(12) << (p.point.metric + " " + p.point.statistic)
-        << std::setw(9) << (p.left_out ? "left out" : "fit") << std::right << std::setw(16)
-        << shown_value(p.point.metric, p.point.value) << std::setw(16)
-        << shown_value(p.point.metric, p.predicted) << std::setw(8) << fixed(100 * p.error, 1)
-        << "%\n";
+    out << "  " << std::left << std::setw(24) << p.file.filename().string() << std::setw(20)
+        << p.point.where << std::setw(18) << (p.point.metric + " " + p.point.statistic)
+        << std::right << std::setw(14) << shown_value(p.point.metric, p.point.value)
+        << std::setw(14) << shown_value(p.point.metric, p.predicted) << std::setw(8)
+        << fixed(100 * p.error, 1) << "%" << std::setw(14)
+        << shown_value(p.point.metric, p.left_out_predicted) << std::setw(8)
+        << fixed(100 * p.left_out_error, 1) << "%\n";
   }
   out << "\nFit error: median " << fixed(100 * fit.fit_median_abs_error, 1) << "%, worst "
-      << fixed(100 * fit.fit_max_abs_error, 1) << "%; left-out runs: median "
+      << fixed(100 * fit.fit_max_abs_error, 1) << "%; each run predicted with it left out: median "
       << fixed(100 * fit.left_out_median_abs_error, 1) << "%, worst "
       << fixed(100 * fit.left_out_max_abs_error, 1) << "%\n";
   out << "Wrote the fitted profile to " << out_file
@@ -79,6 +81,17 @@ int run_calibrate_from_benchmark(const CalibrateArgs& a, const std::string& data
   if (a.models.size() > 1) {
     throw base::InputError("calibrate --from-benchmark: --model: one model per fit, got " +
                            std::to_string(a.models.size()));
+  }
+  if (a.tensor_parallel > a.devices || (a.tensor_parallel > 0 && a.devices % a.tensor_parallel)) {
+    throw base::InputError("calibrate --from-benchmark: --tp " + std::to_string(a.tensor_parallel) +
+                           ": expected a divisor of --devices (" + std::to_string(a.devices) + ")");
+  }
+  for (const std::string& path : {a.json_out, a.fit_json_out}) {
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    if (!path.empty() && !dir.empty() && !std::filesystem::is_directory(dir)) {
+      throw base::InputError(path + ": cannot write file: no folder " + dir.string() +
+                             "; nothing written");
+    }
   }
   std::vector<app::BenchmarkFile> files;
   for (const std::string& f : a.benchmark_files) files.push_back(app::read_benchmark_file(f));

@@ -120,22 +120,27 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
     }
     const auto names = [](const std::set<std::string>& ids) {
       std::string s;
-      for (const std::string& id : ids) s += (s.empty() ? "" : " and ") + id;
+      for (const std::string& id : ids) {
+        s += (s.empty() ? "" : " and ") +
+             (id == "none" ? std::string("none (the datasheet roofline or a calibration profile)")
+                           : id);
+      }
       return s.empty() ? std::string("-") : s;
     };
-    const std::string g = names(gpu), c = names(cpu);
-    out << "Engines (docs/engines.md): GPU " << g << ", CPU " << c;
+    out << "Engines (docs/engines.md): GPU " << names(gpu) << "; CPU " << names(cpu);
     if (sc.gpu_engine.empty() && sc.cpu_engine.empty()) {
       out << " (each kind's default; the scenario's \"engine\" chooses others)";
-    }
-    if (g.find("none") != std::string::npos || c.find("none") != std::string::npos) {
-      out << " (none: the datasheet roofline or a calibration profile)";
     }
     out << "\n";
   }
   for (const model::EngineProfile& e : sc.fitted_engines) {
+    const bool used = std::any_of(result.rows.begin(), result.rows.end(), [&](const auto& row) {
+      return row.predictor.find(e.fit_summary) != std::string::npos;
+    });
     out << "Fitted engine profile " << e.file.string() << ": " << e.id << " on " << e.hardware
-        << ", " << e.fit_summary << "\n";
+        << (used ? ", " + e.fit_summary
+                 : ": unused, no candidate instance type has that hardware (or its engine)")
+        << "\n";
   }
   const bool has_classes = !sc.workload.classes.empty();
   out << "Workload: ";

@@ -100,7 +100,7 @@ class BenchmarkFitTest : public ::testing::Test {
   /// concurrencies, long prompts (compute) to short ones (bandwidth).
   model::EngineProfile gpu_truth() const {
     model::EngineProfile truth = *catalog_.find_engine("vllm");
-    truth.step_overhead_s.value = 0.0015;
+    truth.kernel_overhead_s.value = 6e-6;
     truth.memory_bandwidth_fraction.value = 0.82;
     truth.compute_fraction.value = 0.52;
     truth.frontend_latency_s.value = 0.004;
@@ -127,7 +127,7 @@ class BenchmarkFitTest : public ::testing::Test {
   }
   model::EngineProfile cpu_truth() const {
     model::EngineProfile truth = *catalog_.find_engine("llama.cpp");
-    truth.step_overhead_s.value = 0.002;
+    truth.kernel_overhead_s.value = 20e-6;
     truth.memory_bandwidth_fraction.value = 0.6;
     truth.compute_fraction.value = 0.03;
     truth.decode_compute_fraction.value = 0.04;
@@ -156,12 +156,12 @@ TEST_F(BenchmarkFitTest, RecoversTheGpuParametersASyntheticServingBenchmarkWasMa
   const BenchmarkFile file =
       synthetic(setup, gpu_truth(), gpu_runs(), {"ttft", "tpot", "throughput"});
   const BenchmarkFit fit = fit_benchmarks({file}, setup, catalog_);
-  EXPECT_NEAR(param(fit, "step_overhead_s").value, 0.0015, 0.0015 * kRecoveryTolerance);
+  EXPECT_NEAR(param(fit, "kernel_overhead_s").value, 6e-6, 6e-6 * kRecoveryTolerance);
   EXPECT_NEAR(param(fit, "memory_bandwidth_fraction").value, 0.82, 0.82 * kRecoveryTolerance);
   EXPECT_NEAR(param(fit, "compute_fraction").value, 0.52, 0.52 * kRecoveryTolerance);
   EXPECT_NEAR(param(fit, "frontend_latency_s").value, 0.004, 0.004 * kRecoveryTolerance);
   EXPECT_EQ(fit.runs, 5);
-  EXPECT_EQ(fit.left_out_runs, 1);
+  EXPECT_EQ(fit.left_out_runs, 5);  // each in turn
   EXPECT_LT(fit.left_out_max_abs_error, kRecoveryTolerance);
   EXPECT_EQ(fit.profile.hardware, "h100-sxm");
   EXPECT_NEAR(fit.profile.memory_bandwidth_fraction.value, 0.82, 0.82 * kRecoveryTolerance);
@@ -225,14 +225,20 @@ TEST_P(BenchmarkFitThroughFiles, RecoversTheParametersFromTheToolsResultFiles) {
   }
   const BenchmarkFit fit = fit_benchmarks(files, setup, catalog_);
   EXPECT_EQ(fit.runs, static_cast<int64_t>(runs.size()));
+  // A front-end latency of 0 (llama.cpp's) is recovered within 2% of the shortest TTFT it adds
+  // to: a figure that moves no TTFT by more is not seen by the fit.
+  double shortest_ttft_s = 1e30;
+  for (const BenchmarkPoint& p : made.points) {
+    if (p.metric == "ttft") shortest_ttft_s = std::min(shortest_ttft_s, p.value);
+  }
   for (const auto& [name, value] :
-       {std::pair{"step_overhead_s", truth.step_overhead_s.value},
+       {std::pair{"kernel_overhead_s", truth.kernel_overhead_s.value},
         {"memory_bandwidth_fraction", truth.memory_bandwidth_fraction.value},
         {"compute_fraction", truth.compute_fraction.value},
         {"frontend_latency_s", truth.frontend_latency_s.value}}) {
-    // A time of 0 (llama.cpp's front end) is recovered within a microsecond.
-    EXPECT_NEAR(param(fit, name).value, value, std::max(value * kRecoveryTolerance, 1e-6))
-        << tool << " " << name;
+    const double tolerance =
+        value > 0 ? value * kRecoveryTolerance : kRecoveryTolerance * shortest_ttft_s;
+    EXPECT_NEAR(param(fit, name).value, value, tolerance) << tool << " " << name;
   }
 }
 
@@ -266,7 +272,7 @@ TEST_F(BenchmarkFitErrors, TooFewRunsSaysHowManyItHasAndNeeds) {
   std::erase_if(file.points, [](const BenchmarkPoint& p) { return p.concurrency == 8; });
   EXPECT_EQ(error({file}, gpu_setup()),
             "calibrate --from-benchmark: synthetic.json: too few runs to fit: 3 distinct runs "
-            "(loads or lengths, 6 figures); a fit needs at least 4 (every fourth is left out to "
+            "(loads or lengths, 6 figures); a fit needs at least 4 (each is left out in turn to "
             "check the fit)");
 }
 

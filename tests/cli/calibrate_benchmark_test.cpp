@@ -70,7 +70,7 @@ std::vector<std::string> vllm_files(const TempDir& dir, const model::EngineProfi
 
 model::EngineProfile vllm_truth() {
   model::EngineProfile truth = model::load_engine_profiles(kData).at("vllm");
-  truth.step_overhead_s.value = 0.001;
+  truth.kernel_overhead_s.value = 5e-6;
   truth.memory_bandwidth_fraction.value = 0.85;
   truth.compute_fraction.value = 0.6;
   return truth;
@@ -98,17 +98,18 @@ TEST(CliCalibrateBenchmark, FitsWritesAProfileThatPlanAndAuditUse) {
   args.insert(args.end(), {"--json", fit_json.string()});
   const auto run = run_cli(args);
   ASSERT_EQ(run.code, 0) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("Engine vllm fitted on h100-sxm (vllm-bench-serve): 5 runs, 1 "
-                                 "left out (every fourth)"));
+  EXPECT_THAT(run.out, HasSubstr("Engine vllm fitted on h100-sxm (vllm-bench-serve): 5 runs, "));
+  EXPECT_THAT(run.out, HasSubstr("each run also left out in turn and predicted by a fit on the "
+                                 "others"));
   EXPECT_THAT(run.out, HasSubstr("Wrote the fitted profile to " + out.string()));
   const model::EngineProfile fitted = model::load_engine_profile(out);
   EXPECT_EQ(fitted.hardware, "h100-sxm");
   EXPECT_NEAR(fitted.memory_bandwidth_fraction.value, 0.85, 0.85 * kRecoveryTolerance);
   EXPECT_NEAR(fitted.compute_fraction.value, 0.6, 0.6 * kRecoveryTolerance);
-  EXPECT_NEAR(fitted.step_overhead_s.value, 0.001, 0.001 * kRecoveryTolerance);
+  EXPECT_NEAR(fitted.kernel_overhead_s.value, 5e-6, 5e-6 * kRecoveryTolerance);
   const nlohmann::json fit = nlohmann::json::parse(llmcap::testing::read_text(fit_json));
   EXPECT_EQ(fit.at("points").size(), 15u);
-  EXPECT_EQ(fit.at("left_out_runs"), 1);
+  EXPECT_EQ(fit.at("left_out_runs"), 5);
 
   // plan: the scenario names the profile; the H100 row is priced with it and says so.
   const std::filesystem::path trace = llmcap::testing::test_data("conv_first300.csv");
@@ -125,7 +126,7 @@ TEST(CliCalibrateBenchmark, FitsWritesAProfileThatPlanAndAuditUse) {
   EXPECT_THAT(plan.out, HasSubstr("Fitted engine profile " + out.string() + ": vllm on h100-sxm"));
   const nlohmann::json doc = nlohmann::json::parse(llmcap::testing::read_text(plan_json));
   EXPECT_THAT(doc.at("results").at(0).at("predictor").get<std::string>(),
-              HasSubstr("fitted to 12 figures of 4 runs"));
+              HasSubstr("fitted to 15 figures of 5 runs"));
 
   // audit: a claim on an H100 is priced with it.
   const auto claims = dir.write("claims.json", R"({"source": "test", "as_of": "2026-12-02",
@@ -170,6 +171,14 @@ TEST(CliCalibrateBenchmark, BadInputExitsTwoWithItsMessageAndWritesNothing) {
   std::vector<std::string> args = fit_args(files, out);
   args[args.size() - 9] = "tgi";
   refused(args, "--engine: unknown engine \"tgi\"; known: ");
+  // A tensor-parallel degree that does not divide the GPUs.
+  std::vector<std::string> tp = fit_args(files, out);
+  tp.insert(tp.end(), {"--devices", "1", "--tp", "2"});
+  refused(tp, "calibrate --from-benchmark: --tp 2: expected a divisor of --devices (1)");
+  // A --json into a folder that does not exist: nothing written, not even --out.
+  std::vector<std::string> bad_json = fit_args(files, out);
+  bad_json.insert(bad_json.end(), {"--json", (dir.path() / "nodir" / "fit.json").string()});
+  refused(bad_json, "nodir/fit.json: cannot write file: no folder");
   // No --out.
   std::vector<std::string> no_out = fit_args(files, out);
   no_out.resize(no_out.size() - 2);

@@ -37,8 +37,8 @@ TEST(CliPlanEngine, TheHeaderAndTheJsonSayWhichEnginesTheNumbersAssume) {
   const auto run = run_cli({"plan", with.string(), "--no-analysis", "--quiet", "--json",
                             json_path.string(), "--data-dir", LLMCAP_DATA_DIR});
   ASSERT_EQ(run.code, 0) << run.err;
-  EXPECT_THAT(run.out, HasSubstr("Engines (docs/engines.md): GPU vllm, CPU none (none: the "
-                                 "datasheet roofline or a calibration profile)\n"));
+  EXPECT_THAT(run.out, HasSubstr("Engines (docs/engines.md): GPU vllm; CPU none (the datasheet "
+                                 "roofline or a calibration profile)\n"));
   const nlohmann::json doc = nlohmann::json::parse(llmcap::testing::read_text(json_path));
   EXPECT_EQ(doc.at("scenario").at("engine").at("gpu"), "vllm");
   EXPECT_EQ(doc.at("scenario").at("engine").at("cpu"), "datasheet");
@@ -47,7 +47,7 @@ TEST(CliPlanEngine, TheHeaderAndTheJsonSayWhichEnginesTheNumbersAssume) {
   const auto plain = run_cli({"plan", without.string(), "--no-analysis", "--quiet", "--json",
                               json_path.string(), "--data-dir", LLMCAP_DATA_DIR});
   ASSERT_EQ(plain.code, 0) << plain.err;
-  EXPECT_THAT(plain.out, HasSubstr("Engines (docs/engines.md): GPU vllm, CPU llama.cpp (each "
+  EXPECT_THAT(plain.out, HasSubstr("Engines (docs/engines.md): GPU vllm; CPU llama.cpp (each "
                                    "kind's default; the scenario's \"engine\" chooses others)\n"));
   // The scenario echo holds what the scenario said; each row names its engine.
   const nlohmann::json plain_doc = nlohmann::json::parse(llmcap::testing::read_text(json_path));
