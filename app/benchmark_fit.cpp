@@ -3,6 +3,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -191,6 +192,30 @@ Eigen::VectorXd nnls(const Eigen::MatrixXd& a, const Eigen::VectorXd& b) {
   return best;
 }
 
+/// llmcap's weight format for the quantisation a GGUF model type names ("llama 8B Q4_0":
+/// "int4"), or "" when it names none llmcap knows.
+std::string gguf_weight_format(const std::string& model_type) {
+  const size_t space = model_type.rfind(' ');
+  std::string q = model_type.substr(space == std::string::npos ? 0 : space + 1);
+  std::transform(q.begin(), q.end(), q.begin(), [](unsigned char ch) { return std::toupper(ch); });
+  if (q.rfind("Q4", 0) == 0 || q.rfind("IQ4", 0) == 0) return "int4";
+  if (q.rfind("Q8", 0) == 0) return "int8";
+  if (q == "BF16" || q == "F16") return "bf16";  // 2 bytes per weight either way
+  if (q == "F32") return "f32";
+  return "";
+}
+
+/// Refuses a llama-bench file whose model type names another weight format than --weight-format.
+void check_gguf_format(const BenchmarkFile& f, const std::string& weight_format) {
+  if (f.tool != "llama-bench") return;
+  const std::string named = gguf_weight_format(f.model);
+  if (!named.empty() && named != weight_format) {
+    throw InputError(f.file.string() + ": field \"model_type\": \"" + f.model + "\" has " + named +
+                     " weights, but --weight-format is " + weight_format +
+                     "; pass --weight-format " + named);
+  }
+}
+
 Problem make_problem(const std::vector<BenchmarkFile>& files, const BenchmarkSetup& setup,
                      const model::Catalog& catalog, uint64_t seed) {
   if (files.empty()) throw InputError("calibrate --from-benchmark: no result file given");
@@ -208,6 +233,7 @@ Problem make_problem(const std::vector<BenchmarkFile>& files, const BenchmarkSet
                      std::string(model::to_string(p.hw->kind)));
   }
   model::parse_weight_format(setup.weight_format, "calibrate --from-benchmark: --weight-format");
+  for (const BenchmarkFile& f : files) check_gguf_format(f, setup.weight_format);
   model::parse_kv_format(setup.kv_format, "calibrate --from-benchmark: --kv-format");
   p.spec = model::load_model_spec(setup.model_file);
 

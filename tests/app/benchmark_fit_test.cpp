@@ -296,6 +296,16 @@ TEST_F(BenchmarkFitErrors, FilesOfDifferentMachinesAreRefused) {
               HasSubstr("other.json: field \"machine\": expected the machine of synthetic.json"));
 }
 
+TEST_F(BenchmarkFitErrors, ALlamaBenchModelOfAnotherWeightFormatIsRefused) {
+  BenchmarkFile file = four_runs(*catalog_.find_engine("vllm"));
+  file.tool = "llama-bench";
+  file.file = "bench.json";
+  file.model = "llama 8B Q4_0";
+  EXPECT_EQ(error({file}, gpu_setup()),
+            "bench.json: field \"model_type\": \"llama 8B Q4_0\" has int4 weights, but "
+            "--weight-format is bf16; pass --weight-format int4");
+}
+
 TEST_F(BenchmarkFitErrors, AnUnknownEngineListsTheKnownOnes) {
   BenchmarkSetup setup = gpu_setup();
   setup.engine = "vllm-nightly";
