@@ -75,8 +75,9 @@ FleetEvaluation evaluate_fleet(const Scenario& scenario, const model::Catalog& c
       [&](const Context& ctx) {
         const model::InstanceType& instance =
             catalog.instance(instance_type, scenario.file.string() + ": instance type");
-        Candidate c = make_candidate(ctx, instance, chosen_tp(scenario, instance.id),
-                                     scenario.serving, scenario.weight_format);
+        Candidate c =
+            make_candidate(ctx, instance, chosen_tp(scenario, instance.id),
+                           serving_for(scenario, instance, catalog), scenario.weight_format);
         if (c.predictor == nullptr) throw model::InfeasibleError(c.row.infeasible_reason);
         return c.simulate(ctx, num_instances);
       });
@@ -182,7 +183,10 @@ const WorkloadSummary& PlanSession::summary() const { return impl_->summary; }
 
 ServingChoice PlanSession::default_choice(const std::string& instance_id) const {
   const Scenario& sc = impl_->scenario;
-  return ServingChoice{chosen_tp(sc, instance_id), sc.weight_format, sc.serving};
+  const model::InstanceType& instance =
+      impl_->catalog.instance(instance_id, sc.file.string() + ": instance type");
+  return ServingChoice{chosen_tp(sc, instance_id), sc.weight_format,
+                       serving_for(sc, instance, impl_->catalog)};
 }
 
 PreparedType PlanSession::prepare(const model::InstanceType& instance,

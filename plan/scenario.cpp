@@ -309,6 +309,28 @@ std::string engine_id(const Scenario& scenario, model::DeviceKind kind,
   return catalog.find_engine(fallback) != nullptr ? fallback : "";
 }
 
+sim::ServingConfig serving_for(const Scenario& scenario, const model::InstanceType& instance,
+                               const model::Catalog& catalog) {
+  sim::ServingConfig serving = scenario.serving;
+  const std::string id = engine_id(scenario, instance.kind, catalog);
+  const model::EngineProfile* engine = model::engine_for(
+      id.empty() ? nullptr : catalog.find_engine(id), scenario.fitted_engines,
+      instance.kind == model::DeviceKind::kGpu ? instance.gpu_id : instance.cpu_id);
+  if (engine == nullptr) return serving;
+  const model::EngineScheduler& s = engine->scheduler;
+  if (!scenario.batching_set) {
+    serving.policy = sim::parse_batching_policy(s.policy, engine->file.string() + ": scheduler");
+  }
+  if (!scenario.max_num_seqs_set) serving.max_num_seqs = s.max_num_seqs;
+  if (!scenario.max_num_batched_tokens_set)
+    serving.max_num_batched_tokens = s.max_num_batched_tokens;
+  if (serving.policy == sim::BatchingPolicy::kChunkedPrefill &&
+      serving.max_num_batched_tokens < serving.max_num_seqs) {
+    serving.max_num_batched_tokens = serving.max_num_seqs;
+  }
+  return serving;
+}
+
 Scenario load_scenario(const std::filesystem::path& path) {
   const std::string file = path.string();
   std::ifstream in(path);
@@ -358,6 +380,9 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
   if (f.has("serving")) {
     const Fields sv = f.object("serving");
     parse_serving_limits(sv, s.serving);
+    s.batching_set = sv.has("batching");
+    s.max_num_seqs_set = sv.has("max_num_seqs");
+    s.max_num_batched_tokens_set = sv.has("max_num_batched_tokens");
     if (sv.has("router")) s.router = parse_router_field(sv, "router");
     if (sv.has("tensor_parallel")) s.tensor_parallel = parse_tensor_parallel(sv);
   }

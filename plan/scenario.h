@@ -138,6 +138,11 @@ struct Scenario {
   /// it (the engine of their kind must be its engine or unnamed). The planner checks their
   /// hardware against the catalog.
   std::vector<model::EngineProfile> fitted_engines;
+  /// Which of serving's batching policy, max_num_seqs and max_num_batched_tokens the scenario
+  /// set ("serving"); the others come from the engine's scheduler defaults (serving_for).
+  bool batching_set = false;
+  bool max_num_seqs_set = false;
+  bool max_num_batched_tokens_set = false;
   /// Tensor-parallel degree per candidate ("serving.tensor_parallel"; default kAuto).
   TensorParallelSpec tensor_parallel;
   /// Instance ids to try; empty means every instance type in the catalog.
@@ -174,6 +179,14 @@ inline constexpr const char* kDatasheetEngine = "datasheet";
 /// roofline): the scenario's id, else the kind's default when `catalog` has its profile.
 std::string engine_id(const Scenario& scenario, model::DeviceKind kind,
                       const model::Catalog& catalog);
+
+/// The serving limits the candidates of `instance` run with: the scenario's "serving", with
+/// the batching policy, max_num_seqs and max_num_batched_tokens it does not set taken from the
+/// scheduler defaults of the engine that prices the instance (a fitted profile for its
+/// hardware, else engine_id's; none: the simulator's defaults). A chunked_prefill token budget
+/// below max_num_seqs is raised to it (every running decode must fit in a step).
+sim::ServingConfig serving_for(const Scenario& scenario, const model::InstanceType& instance,
+                               const model::Catalog& catalog);
 
 /// Reads a scenario JSON file (format: docs/scenarios.md). Throws InputError naming the file,
 /// field and value for a missing file, malformed JSON, a missing, mistyped or out-of-range

@@ -100,6 +100,30 @@ TEST(PlanEngine, AnEnginesFrontEndLatencyIsInTheTtftFloorAndTheSimulation) {
   EXPECT_GE(a.metrics.ttft.p50_s, b.metrics.ttft.p50_s + latency_s * 0.99);
 }
 
+TEST(PlanEngine, TheServingLimitsTheScenarioLeavesOpenAreTheEnginesSchedulerDefaults) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  const model::InstanceType& gpu = catalog.instance("aws-p5.48xlarge", "test");
+  const model::InstanceType& cpu = catalog.instance("aws-m7i.8xlarge", "test");
+  Scenario s = engine_scenario();
+  // No "serving" limits: vLLM's on GPUs (chunked prefill, 1,024 sequences, 8,192 tokens per
+  // step), llama.cpp's on CPUs (4 server slots, 2,048 tokens per batch).
+  sim::ServingConfig g = serving_for(s, gpu, catalog);
+  EXPECT_EQ(g.policy, sim::BatchingPolicy::kChunkedPrefill);
+  EXPECT_EQ(g.max_num_seqs, 1024);
+  EXPECT_EQ(g.max_num_batched_tokens, 8192);
+  EXPECT_EQ(serving_for(s, cpu, catalog).max_num_seqs, 4);
+  // What the scenario sets stays; a token budget below the sequences is raised to them.
+  s.serving.max_num_seqs = 16384;
+  s.max_num_seqs_set = true;
+  g = serving_for(s, gpu, catalog);
+  EXPECT_EQ(g.max_num_seqs, 16384);
+  EXPECT_EQ(g.max_num_batched_tokens, 16384);
+  // The datasheet roofline has no engine: the scenario's serving as it is.
+  s.gpu_engine = kDatasheetEngine;
+  EXPECT_EQ(serving_for(s, gpu, catalog).policy, s.serving.policy);
+  EXPECT_EQ(serving_for(s, gpu, catalog).max_num_batched_tokens, s.serving.max_num_batched_tokens);
+}
+
 TEST(PlanEngine, UnknownOrMismatchedEnginesAreRefusedBeforeSimulating) {
   const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
   Scenario s = engine_scenario();
@@ -125,6 +149,12 @@ TEST(PlanEngine, TheScenarioReaderTakesAnObjectOfGpuAndCpu) {
       load_scenario_text(with(R"("engine": {"gpu": "sglang", "cpu": "vllm-cpu"})"), "s.json");
   EXPECT_EQ(s.gpu_engine, "sglang");
   EXPECT_EQ(s.cpu_engine, "vllm-cpu");
+  EXPECT_FALSE(s.max_num_seqs_set);
+  const Scenario limited = load_scenario_text(
+      with(R"("serving": {"max_num_seqs": 8}, "engine": {"gpu": "vllm"})"), "s.json");
+  EXPECT_TRUE(limited.max_num_seqs_set);
+  EXPECT_FALSE(limited.batching_set);
+  EXPECT_FALSE(limited.max_num_batched_tokens_set);
   EXPECT_THAT(
       llmcap::testing::error_message<model::InputError>(
           [&] { load_scenario_text(with(R"("engine": {"tpu": "x"})"), "s.json"); }),
