@@ -282,10 +282,7 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
     row.hardware_name = cpu->name + ", " + std::to_string(instance.vcpus) + " vCPU";
   }
 
-  const std::string engine_id = plan::engine_id(sc, instance.kind, ctx.catalog);
-  const model::EngineProfile* engine = model::engine_for(
-      engine_id.empty() ? nullptr : ctx.catalog.find_engine(engine_id), sc.fitted_engines,
-      instance.kind == model::DeviceKind::kGpu ? instance.gpu_id : instance.cpu_id);
+  const model::EngineProfile* engine = plan::engine_for(sc, instance, ctx.catalog);
   model::Efficiency efficiency =
       engine != nullptr
           ? model::engine_efficiency(*engine, model::default_efficiency(instance.kind))

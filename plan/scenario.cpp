@@ -309,13 +309,19 @@ std::string engine_id(const Scenario& scenario, model::DeviceKind kind,
   return catalog.find_engine(fallback) != nullptr ? fallback : "";
 }
 
+const model::EngineProfile* engine_for(const Scenario& scenario,
+                                       const model::InstanceType& instance,
+                                       const model::Catalog& catalog) {
+  const std::string id = engine_id(scenario, instance.kind, catalog);
+  return model::engine_for(
+      id.empty() ? nullptr : catalog.find_engine(id), scenario.fitted_engines,
+      instance.kind == model::DeviceKind::kGpu ? instance.gpu_id : instance.cpu_id);
+}
+
 sim::ServingConfig serving_for(const Scenario& scenario, const model::InstanceType& instance,
                                const model::Catalog& catalog) {
   sim::ServingConfig serving = scenario.serving;
-  const std::string id = engine_id(scenario, instance.kind, catalog);
-  const model::EngineProfile* engine = model::engine_for(
-      id.empty() ? nullptr : catalog.find_engine(id), scenario.fitted_engines,
-      instance.kind == model::DeviceKind::kGpu ? instance.gpu_id : instance.cpu_id);
+  const model::EngineProfile* engine = engine_for(scenario, instance, catalog);
   if (engine == nullptr) return serving;
   const model::EngineScheduler& s = engine->scheduler;
   if (!scenario.batching_set) {

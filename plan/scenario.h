@@ -180,6 +180,12 @@ inline constexpr const char* kDatasheetEngine = "datasheet";
 std::string engine_id(const Scenario& scenario, model::DeviceKind kind,
                       const model::Catalog& catalog);
 
+/// The engine profile that prices `instance` (nullptr: the datasheet roofline): the scenario's
+/// fitted profile for its hardware, else the profile of engine_id.
+const model::EngineProfile* engine_for(const Scenario& scenario,
+                                       const model::InstanceType& instance,
+                                       const model::Catalog& catalog);
+
 /// The serving limits the candidates of `instance` run with: the scenario's "serving", with
 /// the batching policy, max_num_seqs and max_num_batched_tokens it does not set taken from the
 /// scheduler defaults of the engine that prices the instance (a fitted profile for its
