@@ -292,7 +292,10 @@ void read_llama_like(const Fields& f, ModelDescription& d) {
       layer.attention.kind = AttentionKind::kSlidingWindow;
       layer.attention.window_tokens = window;
     }
-    if (t == "llama4_text" && !sliding[i]) layer.attention.qk_norm = false;  // NoPE layers
+    if (t == "llama4_text") {
+      layer.attention.chunked = sliding[i];
+      if (!sliding[i]) layer.attention.qk_norm = false;  // NoPE layers have no q/k norm
+    }
     d.layers.push_back(layer);
   }
 }

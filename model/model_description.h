@@ -27,6 +27,9 @@ struct AttentionSpec {
   int64_t num_kv_heads = 0;   ///< K/V heads (GQA groups; 1: MQA); == num_heads for MLA
   int64_t head_dim = 0;       ///< per-head width of Q and K (MLA: qk_nope + qk_rope)
   int64_t window_tokens = 0;  ///< kSlidingWindow only: tokens a query sees (and the cache keeps)
+  /// kSlidingWindow only: Llama-4's chunked attention (a query sees the tokens of its own chunk
+  /// of window_tokens), cached like a window of that size.
+  bool chunked = false;
   // MLA only (DeepSeek-V2 paper, Liu et al. 2024, sec. 2.1): zero elsewhere.
   int64_t q_lora_rank = 0;  ///< 0: queries are not compressed (DeepSeek-V2-Lite)
   int64_t kv_lora_rank = 0;
