@@ -346,6 +346,39 @@ TEST(ModelDescriptionErrors, NestedFieldNamedWithItsPath) {
                                 "a positive integer, got 0");
 }
 
+TEST(ModelDescriptionErrors, HeadsNotDividingHiddenWithoutHeadDim) {
+  const auto path =
+      edited("falcon-7b", R"("num_attention_heads": 71)", R"("num_attention_heads": 70)");
+  EXPECT_EQ(error_of(path), path.string() +
+                                ": field \"num_attention_heads\": expected a divisor "
+                                "of the hidden size 4544 (or an explicit "
+                                "\"head_dim\"), got 70");
+}
+
+TEST(ModelDescriptionErrors, LayerTypesOfTheWrongLength) {
+  const auto path = edited("gpt-oss-120b", R"(["sliding_attention", "full_attention", )", "[");
+  EXPECT_EQ(error_of(path), path.string() +
+                                ": field \"layer_types\": expected 36 entries "
+                                "(num_hidden_layers), got 34 entries");
+}
+
+TEST(ModelDescriptionErrors, NestedConfigWithoutTextConfig) {
+  const std::filesystem::path path = fresh_temp_dir() / "llama4.json";
+  write_text(path, R"({"model_type": "llama4"})");
+  EXPECT_EQ(error_of(path), path.string() +
+                                ": field \"text_config\": expected an object (the "
+                                "text model), got nothing (field missing)");
+}
+
+TEST(ModelDescriptionErrors, OptEmbeddingProjectionRefused) {
+  const auto path =
+      edited("opt-6.7b", R"("word_embed_proj_dim": 4096)", R"("word_embed_proj_dim": 512)");
+  EXPECT_EQ(error_of(path), path.string() +
+                                ": field \"word_embed_proj_dim\": expected equal to "
+                                "hidden_size 4096 (embedding projections are not "
+                                "described), got 512");
+}
+
 TEST(ModelDescriptionErrors, MissingFileNamed) {
   EXPECT_EQ(error_of("/nonexistent/config.json"), "/nonexistent/config.json: cannot open file");
 }
