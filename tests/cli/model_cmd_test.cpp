@@ -55,6 +55,21 @@ TEST(CliModel, WritesJsonWithWindowAwareKvAtTheDefaultContext) {
   EXPECT_EQ(j.at("layers")[0].at("layers")[1], 2);
 }
 
+TEST(CliModel, DescribesEveryShippedConfig) {
+  const std::filesystem::path models = llmcap::testing::data_dir() / "models";
+  int num_configs = 0;
+  for (const auto& dir : {models, models / "families"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().extension() != ".json") continue;
+      ++num_configs;
+      const CliRun r = run_cli({"model", entry.path().string(), "--context", "32768"});
+      EXPECT_EQ(r.code, kExitOk) << entry.path() << ": " << r.err;
+      EXPECT_THAT(r.out, HasSubstr("active per decode token")) << entry.path();
+    }
+  }
+  EXPECT_GE(num_configs, 30);  // 11 dense configs in data/models, 19 in data/models/families
+}
+
 TEST(CliModel, BadConfigExitsTwoAndWritesNothing) {
   TempDir dir;
   const auto bad = dir.write("bad.json", R"({"model_type": "mamba"})");

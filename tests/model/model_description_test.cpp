@@ -232,6 +232,18 @@ TEST(ModelDescriptionKv, Gemma3FiveSlidingLayersPerGlobal) {
             (int64_t{10} * 32768 + 52 * 1024) * 8192);
 }
 
+TEST(ModelDescriptionKv, Phi3MiniEveryLayerSlides) {
+  // 32 layers x 2 x 32 heads x 96 (3072 / 32) x 2 bytes = 393,216 per token; every layer keeps
+  // at most 2,047 tokens.
+  const ModelDescription m = family("phi-3-mini-4k");
+  EXPECT_EQ(m.kv_cache_bytes_per_token(KvFormat::kBf16), 32 * 2 * 32 * 96 * 2);
+  EXPECT_EQ(m.kv_cache_bytes_for_sequence(4096, KvFormat::kBf16), int64_t{32} * 2047 * 12'288);
+  // Phi-4 has no window: 40 x 2 x 10 x 128 x 2 per token, all kept.
+  const ModelDescription phi4 = family("phi-4");
+  EXPECT_EQ(phi4.kv_cache_bytes_for_sequence(16384, KvFormat::kBf16),
+            int64_t{16384} * 40 * 2 * 10 * 128 * 2);
+}
+
 TEST(ModelDescriptionKv, MqaAndGqaUseTheirKvHeads) {
   // Falcon-7B: one KV head of 64: 32 x 2 x 64 x 2 = 8,192. Qwen3-30B-A3B: 48 x 2 x 4 x 128 x 2.
   EXPECT_EQ(family("falcon-7b").kv_cache_bytes_per_token(KvFormat::kBf16), 8192);
