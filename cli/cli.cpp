@@ -9,6 +9,7 @@
 #include "cli/audit.h"
 #include "cli/bench_sim.h"
 #include "cli/calibrate_cmd.h"
+#include "cli/model_cmd.h"
 #include "cli/plan_cmd.h"
 #include "cli/report_cmd.h"
 #include "cli/runs_cmd.h"
@@ -58,6 +59,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   CLI::App* sweep_cmd = add_sweep_command(app, sweep_args);
   ReportArgs report_args;  // `report` (cli/report_cmd.h)
   CLI::App* report_cmd = add_report_command(app, report_args);
+  ModelArgs model_args;  // `model` (cli/model_cmd.h)
+  CLI::App* model_cmd = add_model_command(app, model_args);
 
   std::string command_line = "llmcap";
   for (const std::string& arg : args) command_line += " " + arg;
@@ -91,6 +94,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     if (report_cmd->parsed()) {
       return run_report_command(report_args, resolve_data_dir(report_args.data_dir), out, err);
     }
+    if (model_cmd->parsed()) return run_model_command(model_args, out);
     if (audit_cmd->parsed()) {
       return run_audit_command(audit_args, resolve_data_dir(audit_args.data_dir), out);
     }

@@ -1,0 +1,115 @@
+// A per-layer description of a decoder-only transformer read from a Hugging Face config.json,
+// for the families ModelSpec (model_spec.h) cannot represent: mixture-of-experts MLPs, MLA
+// attention, sliding-window layers, nested text configs (issue 28, items 1-2). The predictor does
+// not read it yet; `llmcap model` prints it (docs/model.md, "Model descriptions").
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "model/formats.h"
+
+namespace llmcap::model {
+
+/// How a layer's attention caches and reads keys and values.
+enum class AttentionKind {
+  kFull,           ///< every token attends to every earlier token
+  kSlidingWindow,  ///< every token attends to the last `window_tokens` tokens (itself included)
+  kMla,            ///< DeepSeek multi-head latent attention: one compressed latent per token
+};
+
+/// One layer's attention. Head counts are per model (not per device).
+struct AttentionSpec {
+  AttentionKind kind = AttentionKind::kFull;
+  int64_t num_heads = 0;      ///< query heads
+  int64_t num_kv_heads = 0;   ///< K/V heads (GQA groups; 1: MQA); == num_heads for MLA
+  int64_t head_dim = 0;       ///< per-head width of Q and K (MLA: qk_nope + qk_rope)
+  int64_t window_tokens = 0;  ///< kSlidingWindow only: tokens a query sees (and the cache keeps)
+  /// kSlidingWindow only: Llama-4's chunked attention (a query sees the tokens of its own chunk
+  /// of window_tokens), cached like a window of that size.
+  bool chunked = false;
+  // MLA only (DeepSeek-V2 paper, Liu et al. 2024, sec. 2.1): zero elsewhere.
+  int64_t q_lora_rank = 0;  ///< 0: queries are not compressed (DeepSeek-V2-Lite)
+  int64_t kv_lora_rank = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t v_head_dim = 0;
+  bool qkv_bias = false;         ///< biases on Q, K, V
+  bool out_bias = false;         ///< bias on the output projection
+  bool qk_norm = false;          ///< per-head RMSNorm of q and k (Qwen3, Gemma-3, Llama-4)
+  bool qk_norm_weights = false;  ///< the q/k norms carry a head_dim weight each (Llama-4's do not)
+  bool sinks = false;            ///< one learned attention-sink logit per head (gpt-oss)
+};
+
+/// One layer's MLP.
+enum class MlpKind { kDense, kMoe };
+
+struct MlpSpec {
+  MlpKind kind = MlpKind::kDense;
+  bool gated = true;              ///< gate, up, down (SwiGLU/GeGLU) vs up, down (GELU)
+  bool bias = false;              ///< biases on the MLP (and, for MoE, on each expert's matrices)
+  int64_t intermediate_size = 0;  ///< kDense: inner width
+  // kMoe only.
+  int64_t num_experts = 0;               ///< routed experts
+  int64_t num_experts_per_token = 0;     ///< top-k
+  int64_t expert_intermediate_size = 0;  ///< inner width of one routed expert
+  int64_t num_shared_experts = 0;        ///< experts every token goes through
+  int64_t shared_intermediate_size = 0;  ///< inner width of all shared experts together
+  bool shared_expert_gate = false;       ///< Qwen2-MoE: a [1, hidden] sigmoid gate
+  bool router_bias = false;              ///< a bias on the router (gpt-oss)
+  bool score_correction_bias = false;    ///< DeepSeek-V3's per-expert routing bias
+};
+
+struct LayerSpec {
+  AttentionSpec attention;
+  MlpSpec mlp;
+};
+
+/// A decoder-only transformer, layer by layer. All counts are per model.
+struct ModelDescription {
+  std::string id;          ///< "llmcap_id" of the file, else the file stem
+  std::string model_type;  ///< config.json "model_type" (of text_config when nested)
+  std::string source;      ///< "source" key of the file
+  int64_t hidden_size = 0;
+  int64_t vocab_size = 0;
+  int64_t max_position_embeddings = 0;
+  bool tie_word_embeddings = false;      ///< the LM head is the embedding matrix (counted once)
+  int64_t num_learned_positions = 0;     ///< rows of a learned position table (OPT: max + 2)
+  bool lm_head_bias = false;             ///< GPT-J
+  bool layer_norm_bias = false;          ///< LayerNorm (weight + bias) instead of RMSNorm
+  int64_t num_norms_per_layer = 2;       ///< Gemma-2/3: 4; GPT-J, Falcon-7B: 1
+  std::vector<LayerSpec> layers;         ///< decoder layers (MTP layers excluded)
+  std::vector<std::string> fields_read;  ///< config fields read, in reading order, dotted
+
+  /// Total parameters: embeddings (a tied LM head once), learned positions, all layers
+  /// (every expert), norms and biases. Excludes multi-token-prediction layers and vision towers.
+  int64_t num_params() const;
+  /// Parameters one decode token reads: the input embedding matrix and the LM head (a tied one
+  /// once), attention, the router, shared experts and `num_experts_per_token` routed experts per
+  /// MoE layer, norms and biases (as the Mistral and Qwen model cards count "active").
+  int64_t num_active_params() const;
+  /// Bytes of all weights in `format`: matrices (embeddings, LM head, projections, experts,
+  /// routers) by matrix_weight_bytes (model_spec.h); norms, biases and sinks in bf16.
+  int64_t weight_bytes(WeightFormat format) const;
+  /// KV-cache bytes per token if every layer caches every token: per layer 2 x kv_heads x
+  /// head_dim elements (MLA: kv_lora_rank + qk_rope_head_dim, one latent and no separate V).
+  /// DeepSeek-V3 bf16: 61 x 576 x 2 = 70,272.
+  int64_t kv_cache_bytes_per_token(KvFormat format) const;
+  /// KV-cache bytes of one sequence of `num_tokens` tokens (>= 0): a sliding-window layer keeps
+  /// min(num_tokens, window_tokens), every other layer num_tokens.
+  int64_t kv_cache_bytes_for_sequence(int64_t num_tokens, KvFormat format) const;
+};
+
+/// Model types load_model_description reads, comma-separated.
+std::string known_description_model_types();
+
+/// Reads a Hugging Face config.json of any family of known_description_model_types() (a
+/// gemma3 / llama4 file's nested "text_config"). Throws InputError naming the file, field and
+/// value: missing file, malformed JSON, a missing/mistyped/non-positive field, an unknown
+/// model_type (lists the known ones), heads that do not divide, experts per token above the
+/// expert count, a window above max_position_embeddings, missing MLA ranks.
+ModelDescription load_model_description(const std::filesystem::path& config_json);
+
+}  // namespace llmcap::model
