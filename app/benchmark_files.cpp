@@ -265,6 +265,7 @@ Run read_serving_run(const JsonReader& r, bool vllm) {
     base.num_requests = requests;
   } else if (r.has("max_concurrency")) {
     base.concurrency = r.positive_int("max_concurrency");
+    base.num_requests = requests;
   } else {
     base.offline_requests = requests;
   }

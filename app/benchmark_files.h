@@ -22,6 +22,8 @@ struct BenchmarkPoint {
   int64_t offline_requests = 0;
   int64_t concurrency = 0;
   double request_rate_per_s = 0;
+  /// Requests the run sent: Poisson runs, and vLLM / SGLang concurrency runs (the fit replays
+  /// that many); 0 when the file does not say.
   int64_t num_requests = 0;
   int64_t prompt_tokens = 0;  ///< mean prompt length (rounded), >= 1
   int64_t output_tokens = 0;  ///< mean output length (rounded), >= 1

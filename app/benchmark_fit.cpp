@@ -263,6 +263,11 @@ Problem make_problem(const std::vector<BenchmarkFile>& files, const BenchmarkSet
         r.concurrency = pt.concurrency;
         r.request_rate_per_s = pt.request_rate_per_s;
         r.num_requests = pt.num_requests;
+        if (pt.concurrency > 0 && pt.num_requests > 0) {
+          // As many requests as the benchmark sent: a few per client start together.
+          r.requests_per_user = std::max(
+              1.0, static_cast<double>(pt.num_requests) / static_cast<double>(pt.concurrency));
+        }
         r.prompt_tokens = pt.prompt_tokens;
         r.output_tokens = pt.output_tokens;
         it = run_of.emplace(key, p.runs.size()).first;

@@ -197,7 +197,8 @@ sim::Workload row_workload(const PublishedRow& row, const model::StepTimePredict
     sim::ClosedLoopWorkload loop;
     loop.num_users = row.concurrency;
     loop.think_time_s = 0;
-    loop.duration_s = request_s * kClosedLoopRequestsPerUser;
+    loop.duration_s = request_s * (row.requests_per_user > 0 ? row.requests_per_user
+                                                             : kClosedLoopRequestsPerUser);
     loop.lengths = {lengths};
     w.closed_loop = loop;
   } else {

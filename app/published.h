@@ -47,6 +47,9 @@ struct PublishedRow {
   int64_t concurrency = 0;
   double request_rate_per_s = 0;
   int64_t num_requests = 0;  ///< requests of a rate-driven benchmark (absent in the file: 500)
+  /// `concurrency` rows: requests each client sends (a benchmark's prompts over its clients;
+  /// not in the file; 0: kClosedLoopRequestsPerUser).
+  double requests_per_user = 0;
   int64_t prompt_tokens = 0;
   int64_t output_tokens = 0;
   std::string metric;     ///< "tpot" | "ttft" | "throughput"

@@ -112,6 +112,7 @@ TEST_F(BenchmarkFiles, VllmConcurrencyRunIsAClosedLoop) {
   const BenchmarkFile f = read_benchmark_file(fixture("vllm_concurrency.json"));
   BenchmarkPoint closed = shape(512, 256);
   closed.concurrency = 16;
+  closed.num_requests = 64;  // num_prompts: the fit replays as many
   expect_run(f, "run 1", closed);
   EXPECT_EQ(f.points.size(), 7u);
   EXPECT_DOUBLE_EQ(point(f, "run 1", "tpot", "mean").value, 19.5 / 1e3);
@@ -158,6 +159,7 @@ TEST_F(BenchmarkFiles, SglangLinesAreRunsNamedByTheirLine) {
   EXPECT_EQ(f.points.size(), 21u);
   BenchmarkPoint closed = shape(1024, 256);
   closed.concurrency = 8;
+  closed.num_requests = 80;  // completed (SGLang names no prompt count)
   expect_run(f, "run 1", closed);
   BenchmarkPoint poisson = shape(1024, 256);
   poisson.request_rate_per_s = 2;
@@ -359,6 +361,7 @@ TEST_F(BenchmarkFiles, WrittenFilesOfEveryToolReadBackAsTheSamePoints) {
   poisson.num_requests = 200;
   BenchmarkPoint closed = shape(2048, 128);
   closed.concurrency = 8;
+  closed.num_requests = 24;
   BenchmarkPoint offline = shape(100, 1);
   offline.offline_requests = 500;
   const std::vector<BenchmarkPoint> serving = joined(

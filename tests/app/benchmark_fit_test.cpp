@@ -27,6 +27,9 @@ struct SyntheticRun {
   int64_t batch = 0, concurrency = 0, offline_requests = 0;
   int64_t prompt_tokens = 0, output_tokens = 0;
   int64_t threads = 0;
+  /// Concurrency runs: the requests the benchmark sent (0: not recorded, the replay's default
+  /// of kClosedLoopRequestsPerUser per client).
+  int64_t num_requests = 0;
 };
 
 class BenchmarkFitTest : public ::testing::Test {
@@ -58,6 +61,10 @@ class BenchmarkFitTest : public ::testing::Test {
       row.batch = run.batch;
       row.concurrency = run.concurrency;
       row.offline_requests = run.offline_requests;
+      if (run.num_requests > 0) {
+        row.requests_per_user =
+            static_cast<double>(run.num_requests) / static_cast<double>(run.concurrency);
+      }
       row.prompt_tokens = run.prompt_tokens;
       row.output_tokens = run.output_tokens;
       const sim::SimResult result = simulate_published_row(row, spec, catalog_, &truth, 1).result;
@@ -69,6 +76,7 @@ class BenchmarkFitTest : public ::testing::Test {
         p.batch = run.batch;
         p.concurrency = run.concurrency;
         p.offline_requests = run.offline_requests;
+        p.num_requests = run.num_requests;
         p.prompt_tokens = run.prompt_tokens;
         p.output_tokens = run.output_tokens;
         p.threads = run.threads;
@@ -201,6 +209,10 @@ TEST_P(BenchmarkFitThroughFiles, RecoversTheParametersFromTheToolsResultFiles) {
   if (tool == "trtllm-bench") {
     // trtllm-bench reports offline runs: all requests at once.
     for (SyntheticRun& r : runs) std::swap(r.concurrency, r.offline_requests);
+  }
+  if (tool == "vllm-bench-serve" || tool == "sglang-bench-serving") {
+    // Their files say how many requests a concurrency run sent: three per client, replayed so.
+    for (SyntheticRun& r : runs) r.num_requests = 3 * r.concurrency;
   }
   BenchmarkFile made = synthetic(setup, truth, runs,
                                  cpu ? std::vector<std::string>{"ttft", "tpot"}

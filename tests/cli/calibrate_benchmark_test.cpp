@@ -45,6 +45,7 @@ std::vector<std::string> vllm_files(const TempDir& dir, const model::EngineProfi
     row.weight_format = "bf16";
     row.kv_format = "bf16";
     row.concurrency = c;
+    row.requests_per_user = 4;  // the files say 4 x c prompts: the fit replays them so
     row.prompt_tokens = 2048 / c;
     row.output_tokens = 128;
     const sim::SimResult result = app::simulate_published_row(row, spec, catalog, &truth, 1).result;
@@ -54,6 +55,7 @@ std::vector<std::string> vllm_files(const TempDir& dir, const model::EngineProfi
       row.statistic = row.metric == "throughput" ? "total" : "mean";
       app::BenchmarkPoint p;
       p.concurrency = c;
+      p.num_requests = 4 * c;
       p.prompt_tokens = row.prompt_tokens;
       p.output_tokens = row.output_tokens;
       p.metric = row.metric;
