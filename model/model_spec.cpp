@@ -153,6 +153,17 @@ int64_t ModelSpec::kv_cache_bytes_per_token(KvFormat format) const {
                               static_cast<int64_t>(bytes_per_element(format)));
 }
 
+int64_t ModelSpec::kv_cache_bytes_per_token_on_replica(KvFormat format, int tp_degree) const {
+  if (!description) return kv_cache_bytes_per_token(format);
+  int64_t mla_elements = 0;
+  for (const LayerSpec& layer : description->layers) {
+    const AttentionSpec& a = layer.attention;
+    if (a.kind == AttentionKind::kMla) mla_elements += a.kv_lora_rank + a.qk_rope_head_dim;
+  }
+  const auto element_bytes = static_cast<int64_t>(bytes_per_element(format));
+  return kv_cache_bytes_per_token(format) + (tp_degree - 1) * mla_elements * element_bytes;
+}
+
 ModelSpec load_model_spec(const std::filesystem::path& config_json) {
   const std::string file = config_json.string();
   const json doc = read_json_file(config_json);

@@ -59,6 +59,12 @@ struct ModelSpec {
   /// token (ModelDescription::kv_cache_bytes_per_token; MLA: the latent), so sliding-window
   /// layers count at the full context, a conservative bound used for KV capacity.
   int64_t kv_cache_bytes_per_token(KvFormat format) const;
+  /// Memory one cached token takes on a replica of `tp_degree` (>= 1) devices:
+  /// kv_cache_bytes_per_token, except that an MLA layer's latent is kept whole on every device
+  /// (it has no heads to split; vLLM replicates it across tensor-parallel ranks), so it counts
+  /// tp_degree times. DeepSeek-V3 bf16 at tp 8: 8 x 70,272 = 562,176. Dense models: equal to
+  /// kv_cache_bytes_per_token.
+  int64_t kv_cache_bytes_per_token_on_replica(KvFormat format, int tp_degree) const;
 };
 
 /// Bytes of one weight matrix of shape [out_features, in_features] stored in `format`:

@@ -161,6 +161,17 @@ TEST(RooflineMla, DecodeReadsTheLatentCache) {
                   70272.0 * 4096 + 61.0 * 128 * (576 + 512) * 2);
 }
 
+// Every device of a tensor-parallel replica keeps DeepSeek-V3's whole latent: at tp 8 a cached
+// token takes 8 x 70,272 = 562,176 bytes of the replica's memory; a GQA model's KV heads split.
+TEST(ModelSpecMla, TheLatentTakesMemoryOnEveryDeviceOfAReplica) {
+  const ModelSpec v3 = family("deepseek-v3");
+  EXPECT_EQ(v3.kv_cache_bytes_per_token_on_replica(KvFormat::kBf16, 1), 70'272);
+  EXPECT_EQ(v3.kv_cache_bytes_per_token_on_replica(KvFormat::kBf16, 8), 562'176);
+  const ModelSpec mixtral = family("mixtral-8x7b");
+  EXPECT_EQ(mixtral.kv_cache_bytes_per_token_on_replica(KvFormat::kBf16, 8),
+            mixtral.kv_cache_bytes_per_token(KvFormat::kBf16));
+}
+
 // Gemma-2-9B: 8 KV heads x 256 x 2 (K, V) x 2 bytes = 8,192 bytes per token and layer. At a
 // context of 8,192 its 21 full layers read 8,192 tokens and its 21 sliding ones their window of
 // 4,096; each layer also reads the query and writes the output, 2 x 16 x 256 x 2 bytes.
