@@ -32,12 +32,7 @@ struct OpCost {
   double floor_s_per_flop = 0;
   bool all_reduce = false;
   bool per_sequence = false;  ///< one kernel call per sequence (attention)
-  /// Mixture-of-experts "experts" node: bytes += expert_bytes x the expected distinct experts
-  /// num_experts x (1 - exp(T x log_expert_miss)), log_expert_miss = log(1 - k / num_experts).
-  double expert_bytes = 0;
-  double num_experts = 0;
-  double log_expert_miss = 0;
-  double experts_per_token = 0;
+  bool experts = false;       ///< a mixture-of-experts "experts" node (fields at the end)
   // Calibrated rates (Efficiency::calibrated); used when `calibrated` is set, with
   // floor_s_per_flop above as a floor.
   bool calibrated = false;
@@ -60,6 +55,13 @@ struct OpCost {
   /// Attention: the layout's calls spread over the threads, one per thread at once
   /// (CalibratedEfficiency::attention_spread_shapes); empty: none measured.
   std::vector<ShapeRatio> spread_ratio;
+  /// Mixture-of-experts "experts" node (`experts` set): bytes += expert_bytes x the expected
+  /// distinct experts num_experts x (1 - exp(T x log_expert_miss)), log_expert_miss =
+  /// log(1 - k / num_experts). Kept last: the dense models' steps never read them.
+  double expert_bytes = 0;
+  double num_experts = 0;
+  double log_expert_miss = 0;
+  double experts_per_token = 0;
 };
 
 /// `table` at `tokens`: linear between measured batches, the end ratios outside them; 1 for
@@ -195,6 +197,7 @@ void price_linear(OpCost& c, const OpNode& node, WeightFormat wf, int tp_degree,
     const double e_count = static_cast<double>(node.num_experts);
     c.expert_bytes = c.fixed_bytes;
     c.fixed_bytes = 0;
+    c.experts = true;
     c.num_experts = e_count;
     c.log_expert_miss = std::log1p(-k / e_count);
     c.experts_per_token = k;
@@ -302,15 +305,6 @@ void price_attention(OpCost& c, const AttentionSpec& a, KvFormat kf, int tp_degr
   }
 }
 
-/// The attention of a dense ModelSpec as an AttentionSpec.
-AttentionSpec dense_attention(const ModelSpec& m) {
-  AttentionSpec a;
-  a.num_heads = m.num_attention_heads;
-  a.num_kv_heads = m.num_kv_heads;
-  a.head_dim = m.head_dim;
-  return a;
-}
-
 /// The layer groups of `m` on one of `tp` devices: one for a dense ModelSpec, one per
 /// layer_kinds entry for a described one. A deque: groups are built in place, never copied.
 std::deque<LayerGroup> layer_groups(const ModelSpec& m, int tp,
@@ -318,7 +312,9 @@ std::deque<LayerGroup> layer_groups(const ModelSpec& m, int tp,
   std::deque<LayerGroup> out;
   if (!m.description) {
     out.emplace_back(m, tp);
-    attention->push_back(dense_attention(m));
+    attention->push_back({.num_heads = m.num_attention_heads,
+                          .num_kv_heads = m.num_kv_heads,
+                          .head_dim = m.head_dim});
     return out;
   }
   for (const LayerKind& k : layer_kinds(*m.description)) {
@@ -332,6 +328,8 @@ std::deque<LayerGroup> layer_groups(const ModelSpec& m, int tp,
 
 struct RooflinePredictor::Impl {
   std::deque<LayerGroup> groups;
+  /// The one group of a dense ModelSpec (step_time_s's fast path); nullptr for a described one.
+  const LayerGroup* dense = nullptr;
   OpCost lm_head_fixed;              ///< LM-head part: applies when L > 0 (per-token terms in L)
   OpCost per_step_tokens;            ///< embedding + final norm, per new token
   double seconds_per_byte = 0;       ///< 1 / (bw x fraction)
@@ -382,6 +380,7 @@ struct RooflinePredictor::Impl {
       decode_flop_scale = e.compute_fraction / e.decode_compute_fraction;
     std::vector<AttentionSpec> attention;
     groups = layer_groups(m, d.tp_degree, &attention);
+    if (!m.description) dense = &groups.front();
 
     // Calibrated rates, when the efficiency carries them.
     const CalibratedRates* linear_rates = nullptr;
@@ -513,17 +512,49 @@ struct RooflinePredictor::Impl {
             b.num_prefill_tokens > 0 ? 1.0 : decode_flop_scale};
   }
 
+  /// The layers' time of a described model's step (every layer kind x its layers); kept out
+  /// of step_time_s so that the dense models' path stays as small as it was.
+  [[gnu::noinline]] double described_layers_s(const BatchShape& batch) const {
+    const BatchTerms t = terms(batch);  // not passed in: the dense path keeps its in registers
+    std::array<double, LayerOpGraph::kMaxOps> times;
+    OpTime scratch;
+    double layers_s = 0;
+    for (const LayerGroup& group : groups) {
+      const BatchTerms tg = group.window_tokens > 0 ? windowed(t, batch, group.window_tokens) : t;
+      const std::size_t n = group.graph.num_ops();
+      for (std::size_t v = 0; v < n; ++v) {
+        cost_any(group.ops[v], tg, scratch);
+        times[v] = scratch.time_s;
+      }
+      layers_s +=
+          group.num_layers * group.graph.critical_path_s(std::span<const double>(times.data(), n));
+    }
+    return layers_s;
+  }
+
+  /// cost() of any node, experts or not.
+  void cost_any(const OpCost& c, const BatchTerms& t, OpTime& out) const {
+    return c.experts ? cost<true>(c, t, out) : cost<false>(c, t, out);
+  }
+
+  /// Adds to out.bytes the weights of the distinct routed experts `tokens` tokens reach (uniform
+  /// top-k routing); returns the rows of one expert's call, tokens x k / distinct experts.
+  static double add_expert_bytes(const OpCost& c, double tokens, OpTime& out) {
+    const double distinct = c.num_experts * -std::expm1(tokens * c.log_expert_miss);
+    out.bytes += c.expert_bytes * distinct;
+    return distinct > 0 ? tokens * c.experts_per_token / distinct : 0.0;
+  }
+
   /// Fills flops, bytes, time and memory_bound of an operator costing `c`.
-  void cost(const OpCost& c, const BatchTerms& t, OpTime& out) const {
+  /// kExperts: `c` is an "experts" node (c.experts); a template so that the steps of dense
+  /// models, which have none, do not test for it per operator.
+  template <bool kExperts = false>
+  [[gnu::always_inline]] inline void cost(const OpCost& c, const BatchTerms& t, OpTime& out) const {
     out.flops = c.flops_per_token * t.tokens + c.flops_per_pair * t.pairs;
     out.bytes = c.fixed_bytes + c.bytes_per_token * t.tokens + c.bytes_per_kv_token * t.kv_tokens;
     // Rows of one kernel call: the tokens, or a routed expert's share of them.
     double rows = t.tokens;
-    if (c.num_experts > 0) {
-      const double distinct = c.num_experts * -std::expm1(t.tokens * c.log_expert_miss);
-      out.bytes += c.expert_bytes * distinct;
-      rows = distinct > 0 ? t.tokens * c.experts_per_token / distinct : 0.0;
-    }
+    if constexpr (kExperts) rows = add_expert_bytes(c, t.tokens, out);
     if (c.all_reduce) {
       out.time_s = all_reduce_latency_s + out.bytes * seconds_per_link_byte;
       out.memory_bound = false;
@@ -725,16 +756,18 @@ double RooflinePredictor::step_time_s(const BatchShape& batch) const {
                                                     // zero-fill: it was a rep stos per step)
   OpTime scratch;
   double layers_s = 0;
-  for (const LayerGroup& group : impl.groups) {
-    const BatchTerms tg =
-        group.window_tokens > 0 ? Impl::windowed(t, batch, group.window_tokens) : t;
+  if (impl.dense != nullptr) {
+    // A dense ModelSpec: one group, the whole context, no experts.
+    const LayerGroup& group = *impl.dense;
     const std::size_t n = group.graph.num_ops();
     for (std::size_t v = 0; v < n; ++v) {
-      impl.cost(group.ops[v], tg, scratch);
+      impl.cost(group.ops[v], t, scratch);
       times[v] = scratch.time_s;
     }
-    layers_s +=
+    layers_s =
         group.num_layers * group.graph.critical_path_s(std::span<const double>(times.data(), n));
+  } else {
+    layers_s = impl.described_layers_s(batch);
   }
   impl.lm_head(batch, t.flop_scale, scratch);
   return impl.step_overhead_s + impl.kernels_overhead_s + layers_s + scratch.time_s;
@@ -751,7 +784,7 @@ std::vector<OpTime> RooflinePredictor::breakdown(const BatchShape& batch) const 
       out.emplace_back();
       out.back().op = group.graph.op(v).name;
       out.back().num_layers = group.num_layers;
-      impl.cost(group.ops[v], tg, out.back());
+      impl.cost_any(group.ops[v], tg, out.back());
     }
   }
   out.emplace_back();
