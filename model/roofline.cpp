@@ -32,7 +32,6 @@ struct OpCost {
   double floor_s_per_flop = 0;
   bool all_reduce = false;
   bool per_sequence = false;  ///< one kernel call per sequence (attention)
-  bool experts = false;       ///< a mixture-of-experts "experts" node (fields at the end)
   // Calibrated rates (Efficiency::calibrated); used when `calibrated` is set, with
   // floor_s_per_flop above as a floor.
   bool calibrated = false;
@@ -55,11 +54,14 @@ struct OpCost {
   /// Attention: the layout's calls spread over the threads, one per thread at once
   /// (CalibratedEfficiency::attention_spread_shapes); empty: none measured.
   std::vector<ShapeRatio> spread_ratio;
-  /// Mixture-of-experts "experts" node (`experts` set): bytes += expert_bytes x the expected
-  /// distinct experts num_experts x (1 - exp(T x log_expert_miss)), log_expert_miss =
-  /// log(1 - k / num_experts). Kept last: the dense models' steps never read them.
+};
+
+/// The routed-expert terms of a mixture-of-experts "experts" node (apart from OpCost, which the
+/// dense models' steps read): bytes += expert_bytes x the expected distinct experts
+/// num_experts x (1 - exp(T x log_expert_miss)), log_expert_miss = log(1 - k / num_experts).
+struct ExpertCost {
   double expert_bytes = 0;
-  double num_experts = 0;
+  double num_experts = 0;  ///< 0: not an experts node
   double log_expert_miss = 0;
   double experts_per_token = 0;
 };
@@ -174,8 +176,8 @@ struct BatchTerms {
 /// token, its weights (and bf16 biases) once per step, its activations at `act` bytes per
 /// element; with calibrated `rates` (nullptr: none), one kernel call per fused group, the
 /// measured shapes' ratios and the MLP's activation function.
-void price_linear(OpCost& c, const OpNode& node, WeightFormat wf, int tp_degree, double act,
-                  double linear_s_per_flop, double linear_peak_s_per_flop,
+void price_linear(OpCost& c, ExpertCost& x, const OpNode& node, WeightFormat wf, int tp_degree,
+                  double act, double linear_s_per_flop, double linear_peak_s_per_flop,
                   const CalibratedRates* linear_rates, const Efficiency& e) {
   for (const LinearMatrix& mat : node.matrices) {
     const double tp = mat.replicated ? 1.0 : tp_degree;
@@ -195,12 +197,11 @@ void price_linear(OpCost& c, const OpNode& node, WeightFormat wf, int tp_degree,
     // FLOPs and activations for k experts per token, the busiest expert's share scaled by
     // kExpertLoadImbalance.
     const double e_count = static_cast<double>(node.num_experts);
-    c.expert_bytes = c.fixed_bytes;
+    x.expert_bytes = c.fixed_bytes;
     c.fixed_bytes = 0;
-    c.experts = true;
-    c.num_experts = e_count;
-    c.log_expert_miss = std::log1p(-k / e_count);
-    c.experts_per_token = k;
+    x.num_experts = e_count;
+    x.log_expert_miss = std::log1p(-k / e_count);
+    x.experts_per_token = k;
     c.flops_per_token *= k * kExpertLoadImbalance;
     c.bytes_per_token *= k;
   }
@@ -260,6 +261,7 @@ struct LayerGroup {
 
   LayerOpGraph graph;
   std::array<OpCost, LayerOpGraph::kMaxOps> ops{};
+  std::array<ExpertCost, LayerOpGraph::kMaxOps> experts{};  ///< of the "experts" node, if any
   double num_layers = 0;
   double window_tokens = 0;  ///< attention sees at most this many tokens; 0: the whole context
 };
@@ -420,8 +422,8 @@ struct RooflinePredictor::Impl {
             stream(c);
             break;
           case OpKind::kLinear:
-            price_linear(c, node, wf, d.tp_degree, act, linear_s_per_flop, linear_peak_s_per_flop,
-                         linear_rates, e);
+            price_linear(c, group.experts[v], node, wf, d.tp_degree, act, linear_s_per_flop,
+                         linear_peak_s_per_flop, linear_rates, e);
             break;
           case OpKind::kAttention:
             price_attention(c, attention[g], kf, d.tp_degree, act, attention_rates, e);
@@ -523,7 +525,7 @@ struct RooflinePredictor::Impl {
       const BatchTerms tg = group.window_tokens > 0 ? windowed(t, batch, group.window_tokens) : t;
       const std::size_t n = group.graph.num_ops();
       for (std::size_t v = 0; v < n; ++v) {
-        cost_any(group.ops[v], tg, scratch);
+        cost_any(group.ops[v], group.experts[v], tg, scratch);
         times[v] = scratch.time_s;
       }
       layers_s +=
@@ -533,28 +535,29 @@ struct RooflinePredictor::Impl {
   }
 
   /// cost() of any node, experts or not.
-  void cost_any(const OpCost& c, const BatchTerms& t, OpTime& out) const {
-    return c.experts ? cost<true>(c, t, out) : cost<false>(c, t, out);
+  void cost_any(const OpCost& c, const ExpertCost& x, const BatchTerms& t, OpTime& out) const {
+    return x.num_experts > 0 ? cost<true>(c, t, out, &x) : cost<false>(c, t, out);
   }
 
   /// Adds to out.bytes the weights of the distinct routed experts `tokens` tokens reach (uniform
   /// top-k routing); returns the rows of one expert's call, tokens x k / distinct experts.
-  static double add_expert_bytes(const OpCost& c, double tokens, OpTime& out) {
-    const double distinct = c.num_experts * -std::expm1(tokens * c.log_expert_miss);
-    out.bytes += c.expert_bytes * distinct;
-    return distinct > 0 ? tokens * c.experts_per_token / distinct : 0.0;
+  static double add_expert_bytes(const ExpertCost& x, double tokens, OpTime& out) {
+    const double distinct = x.num_experts * -std::expm1(tokens * x.log_expert_miss);
+    out.bytes += x.expert_bytes * distinct;
+    return distinct > 0 ? tokens * x.experts_per_token / distinct : 0.0;
   }
 
   /// Fills flops, bytes, time and memory_bound of an operator costing `c`.
-  /// kExperts: `c` is an "experts" node (c.experts); a template so that the steps of dense
-  /// models, which have none, do not test for it per operator.
+  /// kExperts: an "experts" node, whose routed-expert terms `x` are; a template so that the
+  /// steps of dense models, which have none, do not test for it per operator.
   template <bool kExperts = false>
-  [[gnu::always_inline]] inline void cost(const OpCost& c, const BatchTerms& t, OpTime& out) const {
+  [[gnu::always_inline]] inline void cost(const OpCost& c, const BatchTerms& t, OpTime& out,
+                                          const ExpertCost* x = nullptr) const {
     out.flops = c.flops_per_token * t.tokens + c.flops_per_pair * t.pairs;
     out.bytes = c.fixed_bytes + c.bytes_per_token * t.tokens + c.bytes_per_kv_token * t.kv_tokens;
     // Rows of one kernel call: the tokens, or a routed expert's share of them.
     double rows = t.tokens;
-    if constexpr (kExperts) rows = add_expert_bytes(c, t.tokens, out);
+    if constexpr (kExperts) rows = add_expert_bytes(*x, t.tokens, out);
     if (c.all_reduce) {
       out.time_s = all_reduce_latency_s + out.bytes * seconds_per_link_byte;
       out.memory_bound = false;
@@ -784,7 +787,7 @@ std::vector<OpTime> RooflinePredictor::breakdown(const BatchShape& batch) const 
       out.emplace_back();
       out.back().op = group.graph.op(v).name;
       out.back().num_layers = group.num_layers;
-      impl.cost_any(group.ops[v], tg, out.back());
+      impl.cost_any(group.ops[v], group.experts[v], tg, out.back());
     }
   }
   out.emplace_back();
