@@ -514,10 +514,10 @@ struct RooflinePredictor::Impl {
             b.num_prefill_tokens > 0 ? 1.0 : decode_flop_scale};
   }
 
-  /// The layers' time of a described model's step (every layer kind x its layers); kept out
-  /// of step_time_s so that the dense models' path stays as small as it was.
-  [[gnu::noinline]] double described_layers_s(const BatchShape& batch) const {
-    const BatchTerms t = terms(batch);  // not passed in: the dense path keeps its in registers
+  /// step_time_s of a described model (every layer kind x its layers); kept out of
+  /// step_time_s so that the dense models' path stays as it was.
+  [[gnu::noinline]] double described_step_s(const BatchShape& batch) const {
+    const BatchTerms t = terms(batch);
     std::array<double, LayerOpGraph::kMaxOps> times;
     OpTime scratch;
     double layers_s = 0;
@@ -531,7 +531,8 @@ struct RooflinePredictor::Impl {
       layers_s +=
           group.num_layers * group.graph.critical_path_s(std::span<const double>(times.data(), n));
     }
-    return layers_s;
+    lm_head(batch, t.flop_scale, scratch);
+    return step_overhead_s + kernels_overhead_s + layers_s + scratch.time_s;
   }
 
   /// cost() of any node, experts or not.
@@ -551,8 +552,8 @@ struct RooflinePredictor::Impl {
   /// kExperts: an "experts" node, whose routed-expert terms `x` are; a template so that the
   /// steps of dense models, which have none, do not test for it per operator.
   template <bool kExperts = false>
-  [[gnu::always_inline]] inline void cost(const OpCost& c, const BatchTerms& t, OpTime& out,
-                                          const ExpertCost* x = nullptr) const {
+  void cost(const OpCost& c, const BatchTerms& t, OpTime& out,
+            const ExpertCost* x = nullptr) const {
     out.flops = c.flops_per_token * t.tokens + c.flops_per_pair * t.pairs;
     out.bytes = c.fixed_bytes + c.bytes_per_token * t.tokens + c.bytes_per_kv_token * t.kv_tokens;
     // Rows of one kernel call: the tokens, or a routed expert's share of them.
@@ -754,26 +755,22 @@ PredictorKind RooflinePredictor::kind() const { return kind_; }
 double RooflinePredictor::step_time_s(const BatchShape& batch) const {
   if (batch.empty()) return 0.0;
   const Impl& impl = *impl_;
+  if (impl.dense == nullptr) return impl.described_step_s(batch);
+  // A dense ModelSpec: one group, the whole context, no experts.
+  const LayerGroup& group = *impl.dense;
   const BatchTerms t = impl.terms(batch);
   std::array<double, LayerOpGraph::kMaxOps> times;  // entries [0, n) are written below (no
                                                     // zero-fill: it was a rep stos per step)
+  const std::size_t n = group.graph.num_ops();
   OpTime scratch;
-  double layers_s = 0;
-  if (impl.dense != nullptr) {
-    // A dense ModelSpec: one group, the whole context, no experts.
-    const LayerGroup& group = *impl.dense;
-    const std::size_t n = group.graph.num_ops();
-    for (std::size_t v = 0; v < n; ++v) {
-      impl.cost(group.ops[v], t, scratch);
-      times[v] = scratch.time_s;
-    }
-    layers_s =
-        group.num_layers * group.graph.critical_path_s(std::span<const double>(times.data(), n));
-  } else {
-    layers_s = impl.described_layers_s(batch);
+  for (std::size_t v = 0; v < n; ++v) {
+    impl.cost(group.ops[v], t, scratch);
+    times[v] = scratch.time_s;
   }
+  const double layer_s = group.graph.critical_path_s(std::span<const double>(times.data(), n));
   impl.lm_head(batch, t.flop_scale, scratch);
-  return impl.step_overhead_s + impl.kernels_overhead_s + layers_s + scratch.time_s;
+  return impl.step_overhead_s + impl.kernels_overhead_s + group.num_layers * layer_s +
+         scratch.time_s;
 }
 
 std::vector<OpTime> RooflinePredictor::breakdown(const BatchShape& batch) const {
