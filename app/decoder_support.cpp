@@ -10,6 +10,12 @@
 namespace llmcap::app {
 
 kernels::DecoderShape decoder_shape(const model::ModelSpec& m, const std::string& file) {
+  if (m.description) {
+    throw model::InputError(file +
+                            ": the reference decoder runs Llama-architecture models "
+                            "(model_type llama, mistral, qwen2), got model_type \"" +
+                            m.description->model_type + "\"");
+  }
   if (m.architecture == model::Architecture::kGptNeox || !m.gated_mlp || m.parallel_residual) {
     throw model::InputError(file +
                             ": the reference decoder runs Llama-architecture models "

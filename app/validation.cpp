@@ -31,9 +31,9 @@ double abs_quantile(const std::vector<double>& values, double q) {
 }
 
 /// Predicted seconds per decoder section (kernels::StepSections): the layer operators of
-/// predictor.breakdown x layers, the MLP's matrices summed, the LM head once.
+/// predictor.breakdown x their num_layers, the MLP's matrices summed, the LM head once.
 std::vector<double> section_seconds(const model::CalibratedPredictor& predictor,
-                                    const model::BatchShape& step, const model::ModelSpec& spec) {
+                                    const model::BatchShape& step) {
   std::vector<double> predicted(kernels::StepSections::kCount, 0.0);
   const auto section_index = [](const std::string& op) {
     const std::string name = op == "gate_proj" || op == "up_proj" || op == "down_proj" ? "mlp" : op;
@@ -45,8 +45,7 @@ std::vector<double> section_seconds(const model::CalibratedPredictor& predictor,
   for (const model::OpTime& op : predictor.breakdown(step)) {
     const int i = section_index(op.op);
     if (i < 0) continue;
-    const double layers = op.op == "lm_head" ? 1.0 : static_cast<double>(spec.num_layers);
-    predicted[static_cast<size_t>(i)] += op.time_s * layers;
+    predicted[static_cast<size_t>(i)] += op.time_s * op.num_layers;
   }
   return predicted;
 }
@@ -155,9 +154,9 @@ ValidationPoint make_point(const model::ModelSpec& spec, const std::string& form
     p.section_names.emplace_back(kernels::StepSections::kNames[i]);
     p.section_measured_s.push_back(median_of(c.section_s[static_cast<size_t>(i)]));
   }
-  p.section_predicted_s = section_seconds(predictor, step, spec);
+  p.section_predicted_s = section_seconds(predictor, step);
   if (retimed_predictor != nullptr) {
-    p.section_retimed_s = section_seconds(*retimed_predictor, step, spec);
+    p.section_retimed_s = section_seconds(*retimed_predictor, step);
   }
   return p;
 }

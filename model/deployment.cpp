@@ -23,14 +23,15 @@ int whole_sockets_of(const InstanceType& instance, const HardwareSpec& cpu) {
 
 ReplicaMemory replica_memory(int64_t memory_bytes, int64_t reserve_bytes, const ModelSpec& model,
                              WeightFormat weight_format, KvFormat kv_format,
-                             double usable_memory_fraction) {
+                             double usable_memory_fraction, int tp_degree) {
   ReplicaMemory r;
   r.memory_bytes = memory_bytes;
   r.usable_bytes = std::llround(usable_memory_fraction * static_cast<double>(memory_bytes));
   r.weight_bytes = model.weight_bytes(weight_format);
   r.reserve_bytes = reserve_bytes;
   r.fit_sequence_tokens = std::min(model.max_position_embeddings, kMaxFitSequenceTokens);
-  r.fit_sequence_kv_bytes = r.fit_sequence_tokens * model.kv_cache_bytes_per_token(kv_format);
+  r.fit_sequence_kv_bytes =
+      r.fit_sequence_tokens * model.kv_cache_bytes_per_token_on_replica(kv_format, tp_degree);
   r.kv_cache_bytes = r.usable_bytes - r.weight_bytes - reserve_bytes;
   return r;
 }
@@ -66,9 +67,9 @@ std::string weights_do_not_fit(const std::string& where, const std::string& has,
 /// replica").
 int64_t kv_bytes_or_throw(const std::string& where, const std::string& of, int64_t memory_bytes,
                           int64_t reserve_bytes, const ModelSpec& model, WeightFormat wf,
-                          KvFormat kf, const Efficiency& e) {
-  const ReplicaMemory r =
-      replica_memory(memory_bytes, reserve_bytes, model, wf, kf, e.usable_memory_fraction);
+                          KvFormat kf, const Efficiency& e, int tp_degree) {
+  const ReplicaMemory r = replica_memory(memory_bytes, reserve_bytes, model, wf, kf,
+                                         e.usable_memory_fraction, tp_degree);
   const std::string has = of + " has " + std::to_string(r.usable_bytes) + " bytes usable (" +
                           fraction_text(e.usable_memory_fraction) + " x " +
                           std::to_string(memory_bytes) + ")";
@@ -90,9 +91,9 @@ int64_t kv_bytes_or_throw(const std::string& where, const std::string& of, int64
 int64_t chosen_tp_kv_bytes_or_throw(const std::string& where, const std::string& of,
                                     int64_t memory_bytes, int64_t reserve_bytes,
                                     const ModelSpec& model, WeightFormat wf, KvFormat kf,
-                                    const Efficiency& e) {
-  const ReplicaMemory r =
-      replica_memory(memory_bytes, reserve_bytes, model, wf, kf, e.usable_memory_fraction);
+                                    const Efficiency& e, int tp_degree) {
+  const ReplicaMemory r = replica_memory(memory_bytes, reserve_bytes, model, wf, kf,
+                                         e.usable_memory_fraction, tp_degree);
   const std::string has = of + " has " + std::to_string(r.usable_bytes) + " bytes usable";
   if (!r.weights_fit()) throw InfeasibleError(weights_do_not_fit(where, has, r, wf));
   if (!r.sequence_fits()) {
@@ -137,7 +138,7 @@ Deployment make_deployment(const InstanceType& instance, const Catalog& catalog,
                                        std::to_string(instance.num_gpus) + " GPUs)";
       try {
         d.kv_cache_bytes = kv_bytes_or_throw(where, of, memory, tp * kActivationReserveBytes, model,
-                                             weight_format, kv_format, efficiency);
+                                             weight_format, kv_format, efficiency, tp);
       } catch (const InfeasibleError&) {
         if (k + 1 == candidates.size()) throw;
         continue;
@@ -185,7 +186,7 @@ Deployment make_deployment(const InstanceType& instance, const Catalog& catalog,
                              ? "instance"
                              : "a replica (1/" + std::to_string(d.num_replicas) + " of instance)";
   d.kv_cache_bytes = kv_bytes_or_throw(where, of, d.memory_bytes, kActivationReserveBytes, model,
-                                       weight_format, kv_format, efficiency);
+                                       weight_format, kv_format, efficiency, 1);
   if (share < 1.0) {
     d.rule = "slice of " + std::to_string(instance.vcpus) + "/" + std::to_string(socket_threads) +
              " vCPUs of one " + cpu.name + " socket: " + percent(share) + " of " +
@@ -214,9 +215,10 @@ Deployment make_deployment_at_tp(const InstanceType& instance, const Catalog& ca
     const HardwareSpec& gpu = catalog.hardware(instance.gpu_id, instance.id);
     d.num_replicas = instance.num_gpus / tp_degree;
     d.memory_bytes = tp_degree * gpu.memory_bytes;
-    d.kv_cache_bytes = chosen_tp_kv_bytes_or_throw(
-        where, "a tp=" + std::to_string(tp_degree) + " replica", d.memory_bytes,
-        tp_degree * kActivationReserveBytes, model, weight_format, kv_format, efficiency);
+    d.kv_cache_bytes =
+        chosen_tp_kv_bytes_or_throw(where, "a tp=" + std::to_string(tp_degree) + " replica",
+                                    d.memory_bytes, tp_degree * kActivationReserveBytes, model,
+                                    weight_format, kv_format, efficiency, tp_degree);
     d.memory_bandwidth_bytes_per_s = gpu.peak_memory_bandwidth_bytes_per_s;
     d.peak_flops_per_s = gpu.peak_flops_per_s;
     d.link_bandwidth_bytes_per_s = tp_degree > 1 ? gpu.interconnect_bandwidth_bytes_per_s : 0.0;
@@ -236,7 +238,8 @@ Deployment make_deployment_at_tp(const InstanceType& instance, const Catalog& ca
   d.memory_bytes = instance.memory_bytes / d.num_replicas;
   d.kv_cache_bytes = chosen_tp_kv_bytes_or_throw(
       where, d.num_replicas == 1 ? "instance" : "a tp=" + std::to_string(tp_degree) + " replica",
-      d.memory_bytes, kActivationReserveBytes, model, weight_format, kv_format, efficiency);
+      d.memory_bytes, kActivationReserveBytes, model, weight_format, kv_format, efficiency,
+      tp_degree);
   d.memory_bandwidth_bytes_per_s = cpu.peak_memory_bandwidth_bytes_per_s;
   d.peak_flops_per_s = cpu.peak_flops_per_s;
   d.link_bandwidth_bytes_per_s = cpu.socket_link_bandwidth_bytes_per_s;

@@ -63,11 +63,12 @@ struct ReplicaMemory {
   bool sequence_fits() const { return weights_fit() && kv_cache_bytes >= fit_sequence_kv_bytes; }
 };
 
-/// The memory rule (see make_deployment) for a replica of `memory_bytes` keeping
-/// `reserve_bytes` for activations; `usable_memory_fraction` from Efficiency. Never throws.
+/// The memory rule (see make_deployment) for a replica of `memory_bytes` over `tp_degree`
+/// devices keeping `reserve_bytes` for activations; `usable_memory_fraction` from Efficiency.
+/// The fit sequence's KV bytes use ModelSpec::kv_cache_bytes_per_token_on_replica. Never throws.
 ReplicaMemory replica_memory(int64_t memory_bytes, int64_t reserve_bytes, const ModelSpec& model,
                              WeightFormat weight_format, KvFormat kv_format,
-                             double usable_memory_fraction);
+                             double usable_memory_fraction, int tp_degree = 1);
 
 /// Places `model` on `instance`.
 /// Memory of a replica: usable = round(usable_memory_fraction x memory); kv_cache_bytes =

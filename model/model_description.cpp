@@ -535,6 +535,19 @@ int64_t ModelDescription::num_active_params() const {
   return n;
 }
 
+int64_t ModelDescription::num_active_layer_matrix_params() const {
+  std::vector<Tensor> tensors;
+  for (const LayerSpec& layer : layers) {
+    add_attention(layer.attention, hidden_size, tensors);
+    add_mlp(layer.mlp, hidden_size, tensors);
+  }
+  int64_t n = 0;
+  for (const Tensor& t : tensors) {
+    if (t.matrix) n += t.rows * t.cols * t.active_copies;
+  }
+  return n;
+}
+
 int64_t ModelDescription::weight_bytes(WeightFormat format) const {
   int64_t n = 0;
   for (const Tensor& t : all_tensors(*this)) {

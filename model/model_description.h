@@ -41,6 +41,8 @@ struct AttentionSpec {
   bool qk_norm = false;          ///< per-head RMSNorm of q and k (Qwen3, Gemma-3, Llama-4)
   bool qk_norm_weights = false;  ///< the q/k norms carry a head_dim weight each (Llama-4's do not)
   bool sinks = false;            ///< one learned attention-sink logit per head (gpt-oss)
+
+  bool operator==(const AttentionSpec&) const = default;
 };
 
 /// One layer's MLP.
@@ -60,11 +62,15 @@ struct MlpSpec {
   bool shared_expert_gate = false;       ///< Qwen2-MoE: a [1, hidden] sigmoid gate
   bool router_bias = false;              ///< a bias on the router (gpt-oss)
   bool score_correction_bias = false;    ///< DeepSeek-V3's per-expert routing bias
+
+  bool operator==(const MlpSpec&) const = default;
 };
 
 struct LayerSpec {
   AttentionSpec attention;
   MlpSpec mlp;
+
+  bool operator==(const LayerSpec&) const = default;
 };
 
 /// A decoder-only transformer, layer by layer. All counts are per model.
@@ -90,6 +96,10 @@ struct ModelDescription {
   /// once), attention, the router, shared experts and `num_experts_per_token` routed experts per
   /// MoE layer, norms and biases (as the Mistral and Qwen model cards count "active").
   int64_t num_active_params() const;
+  /// Parameters of the layers' weight matrices one decode token multiplies by (attention, the
+  /// router, shared experts and `num_experts_per_token` routed experts): no embeddings, norms,
+  /// biases or sinks. The FLOPs of a token are about 2 x this (plus the LM head and attention).
+  int64_t num_active_layer_matrix_params() const;
   /// Bytes of all weights in `format`: matrices (embeddings, LM head, projections, experts,
   /// routers) by matrix_weight_bytes (model_spec.h); norms, biases and sinks in bf16.
   int64_t weight_bytes(WeightFormat format) const;

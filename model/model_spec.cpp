@@ -15,8 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kKnownModelTypes = "llama, mistral, qwen2, gpt_neox";
-
 /// `field` as true or false, or `fallback` when absent or null.
 bool optional_boolean(const base::JsonReader& r, const std::string& field, bool fallback) {
   return r.has_value(field) ? r.boolean(field) : fallback;
@@ -68,6 +66,42 @@ int64_t num_small_params(const ModelSpec& m) {
 
 int64_t num_embedding_matrices(const ModelSpec& m) { return m.tie_word_embeddings ? 1 : 2; }
 
+/// A ModelSpec of any family load_model_description reads: its description, and the first
+/// layer's dense fields.
+ModelSpec described_model_spec(const std::filesystem::path& config_json) {
+  auto d = std::make_shared<ModelDescription>(load_model_description(config_json));
+  if (d->layers.empty()) {
+    throw InputError::refused_field(config_json.string(), "num_hidden_layers",
+                                    "expected at least one layer, got 0");
+  }
+  ModelSpec m;
+  m.id = d->id;
+  m.source = d->source;
+  m.architecture = Architecture::kDescribed;
+  const LayerSpec& first = d->layers.front();
+  m.hidden_size = d->hidden_size;
+  m.num_layers = static_cast<int64_t>(d->layers.size());
+  m.num_attention_heads = first.attention.num_heads;
+  m.num_kv_heads = first.attention.num_kv_heads;
+  m.head_dim = first.attention.head_dim;
+  m.vocab_size = d->vocab_size;
+  m.max_position_embeddings = d->max_position_embeddings;
+  m.tie_word_embeddings = d->tie_word_embeddings;
+  m.gated_mlp = first.mlp.gated;
+  m.qkv_bias = first.attention.qkv_bias;
+  m.mlp_bias = first.mlp.bias;
+  m.norm_bias = d->layer_norm_bias;
+  m.intermediate_size = first.mlp.expert_intermediate_size;
+  for (const LayerSpec& layer : d->layers) {
+    if (layer.mlp.kind == MlpKind::kDense) {
+      m.intermediate_size = layer.mlp.intermediate_size;
+      break;
+    }
+  }
+  m.description = std::move(d);
+  return m;
+}
+
 }  // namespace
 
 int64_t matrix_weight_bytes(int64_t out_features, int64_t in_features, WeightFormat format) {
@@ -88,6 +122,7 @@ int64_t matrix_weight_bytes(int64_t out_features, int64_t in_features, WeightFor
 }
 
 int64_t ModelSpec::num_layer_matrix_params() const {
+  if (description) return description->num_active_layer_matrix_params();
   const LayerMatrices mats = layer_matrices(*this);
   int64_t per_layer = 0;
   for (int k = 0; k < mats.count; ++k) per_layer += mats.shapes[k][0] * mats.shapes[k][1];
@@ -95,11 +130,13 @@ int64_t ModelSpec::num_layer_matrix_params() const {
 }
 
 int64_t ModelSpec::num_params() const {
+  if (description) return description->num_params();
   return num_embedding_matrices(*this) * vocab_size * hidden_size + num_layer_matrix_params() +
          num_small_params(*this);
 }
 
 int64_t ModelSpec::weight_bytes(WeightFormat format) const {
+  if (description) return description->weight_bytes(format);
   const LayerMatrices mats = layer_matrices(*this);
   int64_t per_layer = 0;
   for (int k = 0; k < mats.count; ++k) {
@@ -111,8 +148,20 @@ int64_t ModelSpec::weight_bytes(WeightFormat format) const {
 }
 
 int64_t ModelSpec::kv_cache_bytes_per_token(KvFormat format) const {
+  if (description) return description->kv_cache_bytes_per_token(format);
   return static_cast<int64_t>(2 * num_layers * num_kv_heads * head_dim *
                               static_cast<int64_t>(bytes_per_element(format)));
+}
+
+int64_t ModelSpec::kv_cache_bytes_per_token_on_replica(KvFormat format, int tp_degree) const {
+  if (!description) return kv_cache_bytes_per_token(format);
+  int64_t mla_elements = 0;
+  for (const LayerSpec& layer : description->layers) {
+    const AttentionSpec& a = layer.attention;
+    if (a.kind == AttentionKind::kMla) mla_elements += a.kv_lora_rank + a.qk_rope_head_dim;
+  }
+  const auto element_bytes = static_cast<int64_t>(bytes_per_element(format));
+  return kv_cache_bytes_per_token(format) + (tp_degree - 1) * mla_elements * element_bytes;
 }
 
 ModelSpec load_model_spec(const std::filesystem::path& config_json) {
@@ -135,9 +184,7 @@ ModelSpec load_model_spec(const std::filesystem::path& config_json) {
   } else if (model_type == "gpt_neox") {
     m.architecture = Architecture::kGptNeox;
   } else {
-    throw InputError::refused_field(
-        file, "model_type",
-        "unsupported model type \"" + model_type + "\"; known: " + kKnownModelTypes);
+    return described_model_spec(config_json);
   }
 
   m.id = r.non_empty_string_or("llmcap_id", config_json.stem().string());

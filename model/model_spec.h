@@ -1,18 +1,27 @@
-// A dense decoder-only transformer read from a Hugging Face config.json.
+// A decoder-only transformer read from a Hugging Face config.json: dense shapes for the common
+// case, and the per-layer description (model/model_description.h) for the other families.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "model/formats.h"
+#include "model/model_description.h"
 
 namespace llmcap::model {
 
-/// Architecture family, from config.json "model_type".
-enum class Architecture { kLlama, kMistral, kQwen2, kGptNeox };
+/// Architecture family, from config.json "model_type". kDescribed: any other family of
+/// known_description_model_types(), whose layers ModelSpec::description holds.
+enum class Architecture { kLlama, kMistral, kQwen2, kGptNeox, kDescribed };
 
-/// Shapes of a dense decoder-only transformer. All counts are per model (not per device).
+/// Shapes of a decoder-only transformer. All counts are per model (not per device).
+/// llama, mistral, qwen2 and gpt_neox files fill the dense fields below and leave `description`
+/// empty. Every other family (mixture-of-experts, MLA, sliding-window, ...) sets `description`,
+/// which is then authoritative for parameters, weight bytes, KV bytes and the operator graph;
+/// its dense fields hold the first layer's values (intermediate_size: the first dense layer's
+/// width, else one routed expert's) for readers that need one number.
 struct ModelSpec {
   std::string id;  ///< "llmcap_id" of the file, else the file stem
   Architecture architecture = Architecture::kLlama;
@@ -32,9 +41,12 @@ struct ModelSpec {
   /// LayerNorm with weight and bias (GPT-NeoX) instead of RMSNorm with a weight only.
   bool norm_bias = false;
   std::string source;  ///< "source" key of the file (where the config came from)
+  /// Per-layer description (architecture kDescribed only), shared and immutable.
+  std::shared_ptr<const ModelDescription> description;
 
   /// Parameters in the transformer layers' weight matrices (QKV, output projection, MLP),
   /// the ones streamed from memory once per step: excludes embeddings, norms and biases.
+  /// A described model: the matrices one token multiplies by (k routed experts per MoE layer).
   int64_t num_layer_matrix_params() const;
   /// Total parameter count: embeddings, LM head (unless tied), layer matrices, biases, norms.
   /// Llama-3.1-8B: 8,030,261,248.
@@ -43,8 +55,16 @@ struct ModelSpec {
   /// embeddings/LM head in the same format, norms and biases in bf16.
   int64_t weight_bytes(WeightFormat format) const;
   /// KV-cache bytes per token over all layers: 2 (K and V) x layers x kv_heads x head_dim x
-  /// element size. Llama-3.1-8B in bf16: 131,072.
+  /// element size. Llama-3.1-8B in bf16: 131,072. A described model: every layer caching every
+  /// token (ModelDescription::kv_cache_bytes_per_token; MLA: the latent), so sliding-window
+  /// layers count at the full context, a conservative bound used for KV capacity.
   int64_t kv_cache_bytes_per_token(KvFormat format) const;
+  /// Memory one cached token takes on a replica of `tp_degree` (>= 1) devices:
+  /// kv_cache_bytes_per_token, except that an MLA layer's latent is kept whole on every device
+  /// (it has no heads to split; vLLM replicates it across tensor-parallel ranks), so it counts
+  /// tp_degree times. DeepSeek-V3 bf16 at tp 8: 8 x 70,272 = 562,176. Dense models: equal to
+  /// kv_cache_bytes_per_token.
+  int64_t kv_cache_bytes_per_token_on_replica(KvFormat format, int tp_degree) const;
 };
 
 /// Bytes of one weight matrix of shape [out_features, in_features] stored in `format`:
@@ -54,10 +74,12 @@ struct ModelSpec {
 /// 32 divides in_features). An embedding matrix counts its vocab rows as output rows.
 int64_t matrix_weight_bytes(int64_t out_features, int64_t in_features, WeightFormat format);
 
-/// Reads a Hugging Face config.json (model_type llama, mistral, qwen2 or gpt_neox).
-/// Throws InputError naming the file, field and value: missing file, malformed JSON,
-/// a missing/mistyped/non-positive field, an unsupported model_type (lists the known ones),
-/// or num_attention_heads not divisible by num_key_value_heads.
+/// Reads a Hugging Face config.json: model_type llama, mistral, qwen2 or gpt_neox as dense
+/// fields, any other of known_description_model_types() through load_model_description (the
+/// result's `description` set). Throws InputError naming the file, field and value: missing
+/// file, malformed JSON, a missing/mistyped/non-positive field, an unsupported model_type
+/// (lists the known ones), num_attention_heads not divisible by num_key_value_heads, and the
+/// errors of load_model_description.
 ModelSpec load_model_spec(const std::filesystem::path& config_json);
 
 }  // namespace llmcap::model

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace llmcap::model {
 namespace {
@@ -40,6 +41,10 @@ std::string_view to_string(OpKind kind) {
 LayerOpGraph::LayerOpGraph(const ModelSpec& m, int tp_degree, LayerGraphOptions options)
     : tp_degree_(tp_degree) {
   if (tp_degree < 1) throw std::invalid_argument("LayerOpGraph: tp_degree must be >= 1");
+  if (m.description) {
+    build(*m.description, m.description->layers.front(), options);
+    return;
+  }
   const bool tp = tp_degree > 1;
   const int64_t h = m.hidden_size;
   const int64_t q = m.num_attention_heads * m.head_dim;
@@ -99,7 +104,134 @@ LayerOpGraph::LayerOpGraph(const ModelSpec& m, int tp_degree, LayerGraphOptions 
     add_data(g, mlp_end, ar);
     if (m.parallel_residual) add_data(g, out_proj, ar);
   }
+  finish(options);
+}
 
+namespace {
+
+/// The attention projections of `a` (see the header): (qkv_proj matrices, out_proj matrix).
+std::pair<std::vector<LinearMatrix>, LinearMatrix> attention_matrices(const AttentionSpec& a,
+                                                                      int64_t h) {
+  std::vector<LinearMatrix> qkv;
+  if (a.kind == AttentionKind::kMla) {
+    const int64_t q_out = a.num_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim);
+    if (a.q_lora_rank > 0) {
+      qkv.push_back({"q_a_proj", a.q_lora_rank, h, false, false, false, true});
+      qkv.push_back(
+          {"kv_a_proj_with_mqa", a.kv_lora_rank + a.qk_rope_head_dim, h, false, false, true, true});
+      qkv.push_back({"q_b_proj", q_out, a.q_lora_rank});
+    } else {
+      qkv.push_back({"kv_a_proj_with_mqa", a.kv_lora_rank + a.qk_rope_head_dim, h, false, false,
+                     false, true});
+      qkv.push_back({"q_proj", q_out, h});
+    }
+    qkv.push_back({"kv_b_proj", a.num_heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank});
+    return {qkv, {"o_proj", h, a.num_heads * a.v_head_dim, a.out_bias, true}};
+  }
+  const int64_t q = a.num_heads * a.head_dim;
+  const int64_t kv = a.num_kv_heads * a.head_dim;
+  qkv = {{"q_proj", q, h, a.qkv_bias, false, false},
+         {"k_proj", kv, h, a.qkv_bias, false, true},
+         {"v_proj", kv, h, a.qkv_bias, false, true}};
+  return {qkv, {"o_proj", h, q, a.out_bias, true}};
+}
+
+/// gate (when gated), up and down of an MLP of inner width `width`, fused as one node's
+/// matrices (gate and up read one input).
+std::vector<LinearMatrix> ffn_matrices(int64_t h, int64_t width, bool gated, bool bias) {
+  std::vector<LinearMatrix> mats;
+  if (gated) mats.push_back({"gate_proj", width, h, bias, false});
+  mats.push_back({"up_proj", width, h, bias, false, gated});
+  mats.push_back({"down_proj", h, width, bias, true});
+  return mats;
+}
+
+}  // namespace
+
+LayerOpGraph::LayerOpGraph(const ModelDescription& model, const LayerSpec& layer, int tp_degree,
+                           LayerGraphOptions options)
+    : tp_degree_(tp_degree) {
+  if (tp_degree < 1) throw std::invalid_argument("LayerOpGraph: tp_degree must be >= 1");
+  build(model, layer, options);
+}
+
+void LayerOpGraph::build(const ModelDescription& model, const LayerSpec& layer,
+                         const LayerGraphOptions& options) {
+  const bool tp = tp_degree_ > 1;
+  const int64_t h = model.hidden_size;
+  Graph& g = graph_;
+  auto [qkv_mats, o_proj] = attention_matrices(layer.attention, h);
+  Vertex last = add_op(g, "input_norm", OpKind::kNorm);
+  const auto then = [&](std::string name, OpKind kind, std::vector<LinearMatrix> mats = {}) {
+    const Vertex v = add_op(g, std::move(name), kind, std::move(mats));
+    add_data(g, last, v);
+    last = v;
+    return v;
+  };
+  then("qkv_proj", OpKind::kLinear, std::move(qkv_mats));
+  then("attention", OpKind::kAttention);
+  then("out_proj", OpKind::kLinear, {o_proj});
+  if (tp) then("attn_all_reduce", OpKind::kAllReduce);
+  then("post_attention_norm", OpKind::kNorm);
+  const MlpSpec& mlp = layer.mlp;
+  if (mlp.kind == MlpKind::kDense) {
+    std::vector<LinearMatrix> mats = ffn_matrices(h, mlp.intermediate_size, mlp.gated, mlp.bias);
+    if (options.split_mlp) {
+      const Vertex norm = last;
+      std::vector<Vertex> inputs;
+      for (std::size_t k = 0; k + 1 < mats.size(); ++k) {
+        mats[k].shares_input_with_previous = false;
+        inputs.push_back(add_op(g, mats[k].name, OpKind::kLinear, {mats[k]}));
+        add_data(g, norm, inputs.back());
+      }
+      last = add_op(g, "down_proj", OpKind::kLinear, {mats.back()});
+      for (const Vertex v : inputs) add_data(g, v, last);
+    } else {
+      then("mlp", OpKind::kLinear, std::move(mats));
+    }
+  } else {
+    const Vertex norm = last;
+    LinearMatrix router{"router", mlp.num_experts, h, mlp.router_bias, false};
+    router.replicated = true;
+    then("router", OpKind::kLinear, {router});
+    const Vertex experts = then("experts", OpKind::kLinear,
+                                ffn_matrices(h, mlp.expert_intermediate_size, mlp.gated, mlp.bias));
+    g[experts].num_experts = mlp.num_experts;
+    g[experts].num_experts_per_token = mlp.num_experts_per_token;
+    add_data(g, norm, experts);  // the experts read the normed hidden state and the routing
+    if (mlp.num_shared_experts > 0) {
+      const Vertex shared = add_op(g, "shared_experts", OpKind::kLinear,
+                                   ffn_matrices(h, mlp.shared_intermediate_size, mlp.gated, false));
+      add_data(g, norm, shared);
+      last = shared;
+    }
+    if (tp) {
+      const Vertex ar = add_op(g, "mlp_all_reduce", OpKind::kAllReduce);
+      add_data(g, experts, ar);  // one all-reduce sums routed and shared outputs
+      if (last != experts) add_data(g, last, ar);
+      last = ar;
+    }
+  }
+  if (tp && mlp.kind == MlpKind::kDense) then("mlp_all_reduce", OpKind::kAllReduce);
+  finish(options);
+}
+
+std::vector<LayerKind> layer_kinds(const ModelDescription& model) {
+  std::vector<LayerKind> out;
+  for (const LayerSpec& layer : model.layers) {
+    const auto it =
+        std::find_if(out.begin(), out.end(), [&](const LayerKind& k) { return k.layer == layer; });
+    if (it == out.end()) {
+      out.push_back({layer, 1});
+    } else {
+      ++it->num_layers;
+    }
+  }
+  return out;
+}
+
+void LayerOpGraph::finish(const LayerGraphOptions& options) {
+  Graph& g = graph_;
   // Stream order: vertices were added in issue order; chain consecutive ones.
   const std::size_t n = boost::num_vertices(g);
   if (n > kMaxOps) throw std::logic_error("LayerOpGraph: more nodes than kMaxOps");

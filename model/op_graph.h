@@ -35,6 +35,9 @@ struct LinearMatrix {
   /// Reads the same input as the previous matrix of its node (fused QKV, fused gate/up), so
   /// the kernel reads that input once.
   bool shares_input_with_previous = false;
+  /// Every device holds the whole matrix (vLLM's ReplicatedLinear: MLA's q_a_proj and
+  /// kv_a_proj_with_mqa, a MoE router), so tensor parallelism splits neither weights nor FLOPs.
+  bool replicated = false;
 };
 
 /// A vertex: one operator of the layer.
@@ -44,6 +47,10 @@ struct OpNode {
                      ///< "mlp_all_reduce", "all_reduce" (GPT-NeoX parallel residual)
   OpKind kind = OpKind::kNorm;
   std::vector<LinearMatrix> matrices;  ///< kLinear only
+  /// kLinear "experts" node of a mixture-of-experts layer only: `matrices` are ONE routed
+  /// expert's, of which the layer holds num_experts and each token uses num_experts_per_token.
+  int64_t num_experts = 0;
+  int64_t num_experts_per_token = 0;
 };
 
 /// Why an edge exists.
@@ -96,8 +103,27 @@ class LayerOpGraph {
   /// Upper bound on nodes of a layer graph (the largest has 10).
   static constexpr std::size_t kMaxOps = 16;
 
-  /// Throws std::invalid_argument if tp_degree < 1.
+  /// Throws std::invalid_argument if tp_degree < 1. For a described model (model.description
+  /// set), the graph of its first layer; layer_kinds() lists them all.
   LayerOpGraph(const ModelSpec& model, int tp_degree, LayerGraphOptions options = {});
+  /// The graph of `layer` of `model` (hidden size from the model), sequential residual:
+  ///   input_norm -> qkv_proj -> attention -> out_proj -> [attn_all_reduce]
+  ///     -> post_attention_norm -> MLP -> [mlp_all_reduce]
+  /// qkv_proj holds q, k, v (biases as the layer has them); MLA (DeepSeek-V2 paper, Liu et al.
+  /// 2024, sec. 2.1): q_a_proj [q_lora_rank, hidden] and kv_a_proj_with_mqa [kv_lora_rank +
+  /// qk_rope_head_dim, hidden] (replicated, reading one input), then q_b_proj [heads x
+  /// (qk_nope + qk_rope), q_lora_rank] (q_proj [.., hidden] without q_lora_rank) and kv_b_proj
+  /// [heads x (qk_nope + v_head_dim), kv_lora_rank], which the absorbed decode form applies once
+  /// per new token (to the query and to the attention output). MLP: a dense layer's "mlp" node
+  /// (split_mlp as above); a mixture-of-experts layer's "router" [num_experts, hidden]
+  /// (replicated), "experts" (one routed expert's gate/up/down, num_experts and
+  /// num_experts_per_token set) and, with shared experts, "shared_experts" (gate/up/down of
+  /// shared_intermediate_size). Ignored as negligible: extra norms (Gemma's four per layer), q/k
+  /// norms, attention sinks, Qwen2-MoE's shared-expert gate, Falcon's and GPT-J's parallel
+  /// residual (one device stream serialises both branches anyway; only the all-reduce count
+  /// differs). Throws std::invalid_argument if tp_degree < 1.
+  LayerOpGraph(const ModelDescription& model, const LayerSpec& layer, int tp_degree,
+               LayerGraphOptions options = {});
 
   const Graph& graph() const { return graph_; }
   std::size_t num_ops() const { return boost::num_vertices(graph_); }
@@ -122,6 +148,12 @@ class LayerOpGraph {
   std::string to_dot() const;
 
  private:
+  /// Adds the nodes of `layer` (see the ModelDescription constructor), then finish().
+  void build(const ModelDescription& model, const LayerSpec& layer,
+             const LayerGraphOptions& options);
+  /// Adds the stream-order edges (if asked) and caches the topological order and predecessors.
+  void finish(const LayerGraphOptions& options);
+
   Graph graph_;
   int tp_degree_ = 1;
   std::vector<std::size_t> topo_order_;
@@ -132,5 +164,16 @@ class LayerOpGraph {
   /// predecessors (one stream serialises the layer): the longest path is then the whole chain.
   bool is_chain_ = false;
 };
+
+/// One kind of layer of a model and how many layers have it (their order does not matter to
+/// a step's time).
+struct LayerKind {
+  LayerSpec layer;
+  int64_t num_layers = 0;
+};
+
+/// The distinct layers of `model`, in order of first appearance, with their counts (summing to
+/// model.layers.size()). Gemma-2-9B: sliding-window and full-attention dense layers, 21 each.
+std::vector<LayerKind> layer_kinds(const ModelDescription& model);
 
 }  // namespace llmcap::model

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <string>
 
 #include "base/text.h"
@@ -53,6 +54,16 @@ struct OpCost {
   /// Attention: the layout's calls spread over the threads, one per thread at once
   /// (CalibratedEfficiency::attention_spread_shapes); empty: none measured.
   std::vector<ShapeRatio> spread_ratio;
+};
+
+/// The routed-expert terms of a mixture-of-experts "experts" node (apart from OpCost, which the
+/// dense models' steps read): bytes += expert_bytes x the expected distinct experts
+/// num_experts x (1 - exp(T x log_expert_miss)), log_expert_miss = log(1 - k / num_experts).
+struct ExpertCost {
+  double expert_bytes = 0;
+  double num_experts = 0;  ///< 0: not an experts node
+  double log_expert_miss = 0;
+  double experts_per_token = 0;
 };
 
 /// `table` at `tokens`: linear between measured batches, the end ratios outside them; 1 for
@@ -135,14 +146,16 @@ std::vector<CallShape> call_shapes(const std::vector<LinearMatrix>& matrices, We
       calls.back().key.cols = mat.row_parallel && mat.in_features % tp != 0 ? -1 : cols;
     }
     CallShape& call = calls.back();
-    const bool whole = mat.row_parallel || mat.out_features % tp == 0;
+    const bool whole = mat.row_parallel || mat.replicated || mat.out_features % tp == 0;
     if (!whole || call.key.rows < 0 || call.key.cols < 0) {
       call.key.rows = -1;
     } else {
-      call.key.rows += mat.row_parallel ? mat.out_features : mat.out_features / tp;
+      call.key.rows +=
+          mat.row_parallel || mat.replicated ? mat.out_features : mat.out_features / tp;
     }
     call.weight_bytes +=
-        static_cast<double>(matrix_weight_bytes(mat.out_features, mat.in_features, wf)) / tp;
+        static_cast<double>(matrix_weight_bytes(mat.out_features, mat.in_features, wf)) /
+        (mat.replicated ? 1 : tp);
   }
   return calls;
 }
@@ -163,11 +176,11 @@ struct BatchTerms {
 /// token, its weights (and bf16 biases) once per step, its activations at `act` bytes per
 /// element; with calibrated `rates` (nullptr: none), one kernel call per fused group, the
 /// measured shapes' ratios and the MLP's activation function.
-void price_linear(OpCost& c, const OpNode& node, const ModelSpec& m, WeightFormat wf, int tp_degree,
+void price_linear(OpCost& c, ExpertCost& x, const OpNode& node, WeightFormat wf, int tp_degree,
                   double act, double linear_s_per_flop, double linear_peak_s_per_flop,
                   const CalibratedRates* linear_rates, const Efficiency& e) {
-  const double tp = tp_degree;
   for (const LinearMatrix& mat : node.matrices) {
+    const double tp = mat.replicated ? 1.0 : tp_degree;
     const double out = static_cast<double>(mat.out_features);
     const double in = static_cast<double>(mat.in_features);
     c.flops_per_token += 2 * out * in / tp;
@@ -177,6 +190,20 @@ void price_linear(OpCost& c, const OpNode& node, const ModelSpec& m, WeightForma
     c.fixed_bytes += weights / tp;
     const double in_read = mat.shares_input_with_previous ? 0.0 : (mat.row_parallel ? in / tp : in);
     c.bytes_per_token += (in_read + (mat.row_parallel ? out : out / tp)) * act;
+  }
+  const double k = static_cast<double>(node.num_experts_per_token);
+  if (node.num_experts > 0) {
+    // One routed expert's weights per distinct expert the step's tokens reach (cost());
+    // FLOPs and activations for k experts per token, the busiest expert's share scaled by
+    // kExpertLoadImbalance.
+    const double e_count = static_cast<double>(node.num_experts);
+    x.expert_bytes = c.fixed_bytes;
+    c.fixed_bytes = 0;
+    x.num_experts = e_count;
+    x.log_expert_miss = std::log1p(-k / e_count);
+    x.experts_per_token = k;
+    c.flops_per_token *= k * kExpertLoadImbalance;
+    c.bytes_per_token *= k;
   }
   c.seconds_per_flop = linear_s_per_flop;
   c.floor_s_per_flop = linear_peak_s_per_flop;
@@ -192,10 +219,17 @@ void price_linear(OpCost& c, const OpNode& node, const ModelSpec& m, WeightForma
         std::any_of(node.matrices.begin(), node.matrices.end(),
                     [](const LinearMatrix& mat) { return mat.name == "down_proj"; });
     if (has_down && e.calibrated->activation_s_per_element > 0) {
-      const double inter = static_cast<double>(m.intermediate_size) / tp;
-      c.act_s_per_token =
-          inter * e.calibrated->activation_s_per_element / std::max(1.0, e.calibrated->threads);
-      c.act_bytes_per_token = (m.gated_mlp ? 3.0 : 2.0) * inter * act;
+      // The down projection's input width is the MLP's (one expert's) inner width.
+      double inter = 0;
+      bool gated = false;
+      for (const LinearMatrix& mat : node.matrices) {
+        if (mat.name == "down_proj") inter = static_cast<double>(mat.in_features) / tp_degree;
+        gated = gated || mat.name == "gate_proj";
+      }
+      const double per_token = node.num_experts > 0 ? k : 1.0;
+      c.act_s_per_token = per_token * inter * e.calibrated->activation_s_per_element /
+                          std::max(1.0, e.calibrated->threads);
+      c.act_bytes_per_token = per_token * (gated ? 3.0 : 2.0) * inter * act;
     }
   }
 }
@@ -212,11 +246,92 @@ double peak_for(const std::map<std::string, double>& peaks, std::string_view dty
                    "\", \"bf16\" or \"f32\" (has: " + (known.empty() ? "none" : known) + ")");
 }
 
+/// The layers of one kind (model/op_graph.h, layer_kinds): their graph, operator costs and
+/// attention window.
+struct LayerGroup {
+  LayerGroup(const ModelSpec& m, int tp)
+      : graph(m, tp), num_layers(static_cast<double>(m.num_layers)) {}
+  LayerGroup(const ModelDescription& d, const LayerKind& k, int tp)
+      : graph(d, k.layer, tp), num_layers(static_cast<double>(k.num_layers)) {
+    const AttentionSpec& a = k.layer.attention;
+    if (a.kind == AttentionKind::kSlidingWindow) {
+      window_tokens = static_cast<double>(a.window_tokens);
+    }
+  }
+
+  LayerOpGraph graph;
+  std::array<OpCost, LayerOpGraph::kMaxOps> ops{};
+  std::array<ExpertCost, LayerOpGraph::kMaxOps> experts{};  ///< of the "experts" node, if any
+  double num_layers = 0;
+  double window_tokens = 0;  ///< attention sees at most this many tokens; 0: the whole context
+};
+
+/// Cost of an attention node of `a` on one of `tp` devices (see roofline.h): K and V of
+/// ceil(kv_heads / tp) heads per cached token, or MLA's latent (kv_lora_rank +
+/// qk_rope_head_dim, on every device: it has no heads to split), scored in the absorbed form
+/// (DeepSeek-V2 paper, Liu et al. 2024, sec. 2.1.2): per head and pair, a dot product over the
+/// latent and rope dims and a weighted sum of kv_lora_rank latent values; for prefill too,
+/// which overstates its compute (vLLM prefills MLA unabsorbed).
+void price_attention(OpCost& c, const AttentionSpec& a, KvFormat kf, int tp_degree, double act,
+                     const CalibratedRates* attention_rates, const Efficiency& e) {
+  const double tp = tp_degree;
+  c.per_sequence = true;
+  if (a.kind == AttentionKind::kMla) {
+    const double heads = static_cast<double>(a.num_heads) / tp;
+    const double latent = static_cast<double>(a.kv_lora_rank + a.qk_rope_head_dim);
+    const double values = static_cast<double>(a.kv_lora_rank);
+    c.flops_per_pair = 2 * heads * (latent + values);
+    c.bytes_per_kv_token = latent * bytes_per_element(kf);
+    c.bytes_per_token = heads * (latent + values) * act;  // read the query, write the output
+    if (attention_rates != nullptr) apply_rates(c, *attention_rates, 1);
+    return;
+  }
+  const double heads_x_dim = static_cast<double>(a.num_heads * a.head_dim);
+  const double kv_heads_per_device =
+      static_cast<double>((a.num_kv_heads + tp_degree - 1) / tp_degree);
+  c.flops_per_pair = 4 * heads_x_dim / tp;
+  c.bytes_per_kv_token =
+      2 * kv_heads_per_device * static_cast<double>(a.head_dim) * bytes_per_element(kf);
+  c.bytes_per_token = 2 * (heads_x_dim / tp) * act;
+  if (attention_rates != nullptr) {
+    apply_rates(c, *attention_rates, 1);
+    const AttentionShapeKey key{std::string(to_string(kf)),
+                                static_cast<int64_t>(kv_heads_per_device) * a.head_dim,
+                                a.num_heads / tp_degree};
+    if (a.num_heads % tp_degree == 0) {
+      const auto& layouts = e.calibrated->attention_shapes;
+      if (const auto it = layouts.find(key); it != layouts.end()) c.shape_ratio = it->second;
+      const auto& spread = e.calibrated->attention_spread_shapes;
+      if (const auto it = spread.find(key); it != spread.end()) c.spread_ratio = it->second;
+    }
+  }
+}
+
+/// The layer groups of `m` on one of `tp` devices: one for a dense ModelSpec, one per
+/// layer_kinds entry for a described one. A deque: groups are built in place, never copied.
+std::deque<LayerGroup> layer_groups(const ModelSpec& m, int tp,
+                                    std::vector<AttentionSpec>* attention) {
+  std::deque<LayerGroup> out;
+  if (!m.description) {
+    out.emplace_back(m, tp);
+    attention->push_back({.num_heads = m.num_attention_heads,
+                          .num_kv_heads = m.num_kv_heads,
+                          .head_dim = m.head_dim});
+    return out;
+  }
+  for (const LayerKind& k : layer_kinds(*m.description)) {
+    out.emplace_back(*m.description, k, tp);
+    attention->push_back(k.layer.attention);
+  }
+  return out;
+}
+
 }  // namespace
 
 struct RooflinePredictor::Impl {
-  LayerOpGraph graph;
-  std::array<OpCost, LayerOpGraph::kMaxOps> ops{};
+  std::deque<LayerGroup> groups;
+  /// The one group of a dense ModelSpec (step_time_s's fast path); nullptr for a described one.
+  const LayerGroup* dense = nullptr;
   OpCost lm_head_fixed;              ///< LM-head part: applies when L > 0 (per-token terms in L)
   OpCost per_step_tokens;            ///< embedding + final norm, per new token
   double seconds_per_byte = 0;       ///< 1 / (bw x fraction)
@@ -229,7 +344,6 @@ struct RooflinePredictor::Impl {
   /// Decode-only steps: compute times x this (compute_fraction / decode_compute_fraction; 1
   /// when the efficiency sets none).
   double decode_flop_scale = 1;
-  double num_layers = 0;
   /// Calibrated attention: calls spread over the threads one per row (prefill tokens, or
   /// decode sequences when there are at least this many) run this many at once, one thread
   /// each (CalibratedEfficiency::threads).
@@ -237,8 +351,7 @@ struct RooflinePredictor::Impl {
   /// Calibrated element-wise traffic: seconds per byte at the measured read bandwidth (0: none).
   double stream_s_per_byte = 0;
 
-  Impl(const ModelSpec& m, WeightFormat wf, KvFormat kf, const Deployment& d, const Efficiency& e)
-      : graph(m, d.tp_degree) {
+  Impl(const ModelSpec& m, WeightFormat wf, KvFormat kf, const Deployment& d, const Efficiency& e) {
     if (!(d.memory_bandwidth_bytes_per_s > 0) || !(e.memory_bandwidth_fraction > 0) ||
         !(e.compute_fraction > 0)) {
       throw InputError(
@@ -267,7 +380,9 @@ struct RooflinePredictor::Impl {
     step_overhead_s = e.step_overhead_s;
     if (e.decode_compute_fraction > 0)
       decode_flop_scale = e.compute_fraction / e.decode_compute_fraction;
-    num_layers = static_cast<double>(m.num_layers);
+    std::vector<AttentionSpec> attention;
+    groups = layer_groups(m, d.tp_degree, &attention);
+    if (!m.description) dense = &groups.front();
 
     // Calibrated rates, when the efficiency carries them.
     const CalibratedRates* linear_rates = nullptr;
@@ -293,51 +408,33 @@ struct RooflinePredictor::Impl {
     // Bytes per activation element: bf16 on the datasheet roofline, the measured kernels'
     // size (f32) with calibrated rates (CalibratedEfficiency::activation_bytes).
     const double act = e.calibrated ? e.calibrated->activation_bytes : 2.0;
-    for (std::size_t v = 0; v < graph.num_ops(); ++v) {
-      const OpNode& node = graph.op(v);
-      OpCost& c = ops[v];
-      switch (node.kind) {
-        case OpKind::kNorm:
-          c.flops_per_token = 4 * h;
-          c.bytes_per_token = 2 * h * act;
-          c.seconds_per_flop = bf16_s_per_flop;
-          c.floor_s_per_flop = bf16_peak_s_per_flop;
-          stream(c);
-          break;
-        case OpKind::kLinear:
-          price_linear(c, node, m, wf, d.tp_degree, act, linear_s_per_flop, linear_peak_s_per_flop,
-                       linear_rates, e);
-          break;
-        case OpKind::kAttention: {
-          const double heads_x_dim = static_cast<double>(m.num_attention_heads * m.head_dim);
-          const double kv_heads_per_device =
-              static_cast<double>((m.num_kv_heads + d.tp_degree - 1) / d.tp_degree);
-          c.flops_per_pair = 4 * heads_x_dim / tp;
-          c.bytes_per_kv_token =
-              2 * kv_heads_per_device * static_cast<double>(m.head_dim) * bytes_per_element(kf);
-          c.bytes_per_token = 2 * (heads_x_dim / tp) * act;
-          c.seconds_per_flop = bf16_s_per_flop;
-          c.floor_s_per_flop = bf16_peak_s_per_flop;
-          c.per_sequence = true;
-          if (attention_rates != nullptr) {
-            apply_rates(c, *attention_rates, 1);
-            const AttentionShapeKey key{std::string(to_string(kf)),
-                                        static_cast<int64_t>(kv_heads_per_device) * m.head_dim,
-                                        m.num_attention_heads / d.tp_degree};
-            if (m.num_attention_heads % d.tp_degree == 0) {
-              const auto& layouts = e.calibrated->attention_shapes;
-              if (const auto it = layouts.find(key); it != layouts.end())
-                c.shape_ratio = it->second;
-              const auto& spread = e.calibrated->attention_spread_shapes;
-              if (const auto it = spread.find(key); it != spread.end()) c.spread_ratio = it->second;
-            }
-          }
-          break;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      LayerGroup& group = groups[g];
+      for (std::size_t v = 0; v < group.graph.num_ops(); ++v) {
+        const OpNode& node = group.graph.op(v);
+        OpCost& c = group.ops[v];
+        switch (node.kind) {
+          case OpKind::kNorm:
+            c.flops_per_token = 4 * h;
+            c.bytes_per_token = 2 * h * act;
+            c.seconds_per_flop = bf16_s_per_flop;
+            c.floor_s_per_flop = bf16_peak_s_per_flop;
+            stream(c);
+            break;
+          case OpKind::kLinear:
+            price_linear(c, group.experts[v], node, wf, d.tp_degree, act, linear_s_per_flop,
+                         linear_peak_s_per_flop, linear_rates, e);
+            break;
+          case OpKind::kAttention:
+            price_attention(c, attention[g], kf, d.tp_degree, act, attention_rates, e);
+            c.seconds_per_flop = bf16_s_per_flop;
+            c.floor_s_per_flop = bf16_peak_s_per_flop;
+            break;
+          case OpKind::kAllReduce:
+            c.all_reduce = true;
+            c.bytes_per_token = 2 * (tp - 1) / tp * h * act;
+            break;
         }
-        case OpKind::kAllReduce:
-          c.all_reduce = true;
-          c.bytes_per_token = 2 * (tp - 1) / tp * h * act;
-          break;
       }
     }
     // LM head: weights read once when any token needs logits; per-logit-token terms.
@@ -361,26 +458,49 @@ struct RooflinePredictor::Impl {
     // Kernels per step: per layer one per norm and attention node and one per fused group of a
     // linear node (plus the MLP's activation function between its products), then the
     // embedding, the final norm and the LM head; all-reduces carry their own latency.
-    double kernels_per_layer = 0;
-    for (std::size_t v = 0; v < graph.num_ops(); ++v) {
-      const OpNode& node = graph.op(v);
-      if (node.kind == OpKind::kAllReduce) continue;
-      if (node.kind != OpKind::kLinear) {
-        kernels_per_layer += 1;
-        continue;
+    // A mixture-of-experts node counts as one call per fused group, as a fused MoE kernel runs
+    // all its experts.
+    double layer_kernels = 0;
+    for (const LayerGroup& group : groups) {
+      double kernels_per_layer = 0;
+      for (std::size_t v = 0; v < group.graph.num_ops(); ++v) {
+        const OpNode& node = group.graph.op(v);
+        if (node.kind == OpKind::kAllReduce) continue;
+        if (node.kind != OpKind::kLinear) {
+          kernels_per_layer += 1;
+          continue;
+        }
+        kernels_per_layer +=
+            static_cast<double>(call_shapes(node.matrices, wf, d.tp_degree).size());
+        for (const LinearMatrix& mat : node.matrices) {
+          if (mat.name == "down_proj") kernels_per_layer += 1;
+        }
       }
-      kernels_per_layer += static_cast<double>(call_shapes(node.matrices, wf, d.tp_degree).size());
-      for (const LinearMatrix& mat : node.matrices) {
-        if (mat.name == "down_proj") kernels_per_layer += 1;
-      }
+      layer_kernels += group.num_layers * kernels_per_layer;
     }
-    kernels_overhead_s = e.kernel_overhead_s * (num_layers * kernels_per_layer + 3);
+    kernels_overhead_s = e.kernel_overhead_s * (layer_kernels + 3);
     // Embedding lookup (read T rows) and final norm (read + write, 4 FLOPs per element).
     per_step_tokens.bytes_per_token = h * act + 2 * h * act;
     per_step_tokens.flops_per_token = 4 * h;
     per_step_tokens.seconds_per_flop = bf16_s_per_flop;
     per_step_tokens.floor_s_per_flop = bf16_peak_s_per_flop;
     stream(per_step_tokens);
+  }
+
+  /// `t` for attention that sees at most `window` tokens (> 0): each decode sequence's context,
+  /// each prefill chunk's cached prefix and each prefill token's pairs capped at the window,
+  /// from the batch's sums (sum of min(context, w) <= min(sum, sequences x w): an upper bound
+  /// when contexts differ, exact when all are below or all above the window).
+  static BatchTerms windowed(const BatchTerms& t, const BatchShape& b, double window) {
+    BatchTerms w = t;
+    const double prefill_pairs = t.pairs - t.decode_pairs;
+    w.decode_pairs = std::min(t.decode_pairs, t.decode_seqs * window);
+    const double pairs = std::min(prefill_pairs, t.prefill_tokens * window);
+    const double cached = std::min(static_cast<double>(b.num_prefill_cached_tokens),
+                                   static_cast<double>(b.num_prefill_seqs) * window);
+    w.pairs = w.decode_pairs + pairs;
+    w.kv_tokens = w.decode_pairs + cached + t.prefill_tokens;
+    return w;
   }
 
   BatchTerms terms(const BatchShape& b) const {
@@ -394,11 +514,51 @@ struct RooflinePredictor::Impl {
             b.num_prefill_tokens > 0 ? 1.0 : decode_flop_scale};
   }
 
-  /// Fills flops, bytes, time and memory_bound of node `v`.
-  void cost(std::size_t v, const BatchTerms& t, OpTime& out) const {
-    const OpCost& c = ops[v];
+  /// step_time_s of a described model (every layer kind x its layers); kept out of
+  /// step_time_s so that the dense models' path stays as it was.
+  [[gnu::noinline]] double described_step_s(const BatchShape& batch) const {
+    const BatchTerms t = terms(batch);
+    std::array<double, LayerOpGraph::kMaxOps> times;
+    OpTime scratch;
+    double layers_s = 0;
+    for (const LayerGroup& group : groups) {
+      const BatchTerms tg = group.window_tokens > 0 ? windowed(t, batch, group.window_tokens) : t;
+      const std::size_t n = group.graph.num_ops();
+      for (std::size_t v = 0; v < n; ++v) {
+        cost_any(group.ops[v], group.experts[v], tg, scratch);
+        times[v] = scratch.time_s;
+      }
+      layers_s +=
+          group.num_layers * group.graph.critical_path_s(std::span<const double>(times.data(), n));
+    }
+    lm_head(batch, t.flop_scale, scratch);
+    return step_overhead_s + kernels_overhead_s + layers_s + scratch.time_s;
+  }
+
+  /// cost() of any node, experts or not.
+  void cost_any(const OpCost& c, const ExpertCost& x, const BatchTerms& t, OpTime& out) const {
+    return x.num_experts > 0 ? cost<true>(c, t, out, &x) : cost<false>(c, t, out);
+  }
+
+  /// Adds to out.bytes the weights of the distinct routed experts `tokens` tokens reach (uniform
+  /// top-k routing); returns the rows of one expert's call, tokens x k / distinct experts.
+  static double add_expert_bytes(const ExpertCost& x, double tokens, OpTime& out) {
+    const double distinct = x.num_experts * -std::expm1(tokens * x.log_expert_miss);
+    out.bytes += x.expert_bytes * distinct;
+    return distinct > 0 ? tokens * x.experts_per_token / distinct : 0.0;
+  }
+
+  /// Fills flops, bytes, time and memory_bound of an operator costing `c`.
+  /// kExperts: an "experts" node, whose routed-expert terms `x` are; a template so that the
+  /// steps of dense models, which have none, do not test for it per operator.
+  template <bool kExperts = false>
+  void cost(const OpCost& c, const BatchTerms& t, OpTime& out,
+            const ExpertCost* x = nullptr) const {
     out.flops = c.flops_per_token * t.tokens + c.flops_per_pair * t.pairs;
     out.bytes = c.fixed_bytes + c.bytes_per_token * t.tokens + c.bytes_per_kv_token * t.kv_tokens;
+    // Rows of one kernel call: the tokens, or a routed expert's share of them.
+    double rows = t.tokens;
+    if constexpr (kExperts) rows = add_expert_bytes(*x, t.tokens, out);
     if (c.all_reduce) {
       out.time_s = all_reduce_latency_s + out.bytes * seconds_per_link_byte;
       out.memory_bound = false;
@@ -461,8 +621,8 @@ struct RooflinePredictor::Impl {
       return;
     }
     if (c.calibrated) {
-      out.time_s = calibrated_s(c, out.bytes, out.flops, 1.0, out.memory_bound, t.tokens) *
-                   ratio_at(c.shape_ratio, t.tokens);
+      out.time_s = calibrated_s(c, out.bytes, out.flops, 1.0, out.memory_bound, rows) *
+                   ratio_at(c.shape_ratio, rows);
       out.time_s += std::max(c.act_s_per_token * t.tokens,
                              c.act_bytes_per_token * t.tokens * stream_s_per_byte);
       return;
@@ -563,18 +723,21 @@ struct RooflinePredictor::Impl {
 
 std::vector<MatmulShapeKey> linear_call_shapes(const ModelSpec& model, int tp) {
   if (tp < 1) throw InputError("linear_call_shapes: tp: expected >= 1, got " + std::to_string(tp));
-  const LayerOpGraph graph(model, tp);
+  std::vector<AttentionSpec> attention;
+  const std::deque<LayerGroup> groups = layer_groups(model, tp, &attention);
   std::vector<MatmulShapeKey> out;
   const auto add = [&](const MatmulShapeKey& k) {
     if (k.rows < 1 || k.cols < 1) return;
     MatmulShapeKey shape{"", k.rows, k.cols};
     if (std::find(out.begin(), out.end(), shape) == out.end()) out.push_back(shape);
   };
-  for (std::size_t v = 0; v < graph.num_ops(); ++v) {
-    const OpNode& node = graph.op(v);
-    if (node.kind != OpKind::kLinear) continue;
-    for (const CallShape& call : call_shapes(node.matrices, WeightFormat::kBf16, tp)) {
-      add(call.key);
+  for (const LayerGroup& group : groups) {
+    for (std::size_t v = 0; v < group.graph.num_ops(); ++v) {
+      const OpNode& node = group.graph.op(v);
+      if (node.kind != OpKind::kLinear) continue;
+      for (const CallShape& call : call_shapes(node.matrices, WeightFormat::kBf16, tp)) {
+        add(call.key);
+      }
     }
   }
   if (model.vocab_size % tp == 0) add({"", model.vocab_size / tp, model.hidden_size});
@@ -592,30 +755,41 @@ PredictorKind RooflinePredictor::kind() const { return kind_; }
 double RooflinePredictor::step_time_s(const BatchShape& batch) const {
   if (batch.empty()) return 0.0;
   const Impl& impl = *impl_;
+  if (impl.dense == nullptr) return impl.described_step_s(batch);
+  // A dense ModelSpec: one group, the whole context, no experts.
+  const LayerGroup& group = *impl.dense;
   const BatchTerms t = impl.terms(batch);
   std::array<double, LayerOpGraph::kMaxOps> times;  // entries [0, n) are written below (no
                                                     // zero-fill: it was a rep stos per step)
-  const std::size_t n = impl.graph.num_ops();
+  const std::size_t n = group.graph.num_ops();
   OpTime scratch;
   for (std::size_t v = 0; v < n; ++v) {
-    impl.cost(v, t, scratch);
+    impl.cost(group.ops[v], t, scratch);
     times[v] = scratch.time_s;
   }
-  const double layer_s = impl.graph.critical_path_s(std::span<const double>(times.data(), n));
+  const double layer_s = group.graph.critical_path_s(std::span<const double>(times.data(), n));
   impl.lm_head(batch, t.flop_scale, scratch);
-  return impl.step_overhead_s + impl.kernels_overhead_s + impl.num_layers * layer_s +
+  return impl.step_overhead_s + impl.kernels_overhead_s + group.num_layers * layer_s +
          scratch.time_s;
 }
 
 std::vector<OpTime> RooflinePredictor::breakdown(const BatchShape& batch) const {
   const Impl& impl = *impl_;
   const BatchTerms t = impl.terms(batch);
-  std::vector<OpTime> out(impl.graph.num_ops() + 1);
-  for (std::size_t v = 0; v < impl.graph.num_ops(); ++v) {
-    out[v].op = impl.graph.op(v).name;
-    impl.cost(v, t, out[v]);
+  std::vector<OpTime> out;
+  for (const LayerGroup& group : impl.groups) {
+    const BatchTerms tg =
+        group.window_tokens > 0 ? Impl::windowed(t, batch, group.window_tokens) : t;
+    for (std::size_t v = 0; v < group.graph.num_ops(); ++v) {
+      out.emplace_back();
+      out.back().op = group.graph.op(v).name;
+      out.back().num_layers = group.num_layers;
+      impl.cost_any(group.ops[v], group.experts[v], tg, out.back());
+    }
   }
+  out.emplace_back();
   out.back().op = "lm_head";
+  out.back().num_layers = 1;
   impl.lm_head(batch, t.flop_scale, out.back());
   return out;
 }

@@ -25,9 +25,20 @@ namespace llmcap::model {
 /// linear_shapes is looked up by (`format` left empty). Throws InputError for tp < 1.
 std::vector<MatmulShapeKey> linear_call_shapes(const ModelSpec& model, int tp = 1);
 
+/// Load-imbalance factor of routed experts: a mixture-of-experts layer's expert FLOPs are
+/// scaled by it (the busiest expert's tokens over the mean). 1.0 is the uniform-routing
+/// assumption, the same one that gives the expected distinct experts of a step,
+/// E x (1 - (1 - k/E)^T); the models are trained to route evenly (DeepSeek-V3's
+/// auxiliary-loss-free balancing, DeepSeek-AI 2024, arXiv 2412.19437, sec. 2.1.2; the
+/// Switch Transformer's auxiliary loss, Fedus et al. 2021, arXiv 2101.03961, sec. 2.2).
+inline constexpr double kExpertLoadImbalance = 1.0;
+
 /// Time of one operator node of the per-layer graph for one batch.
 struct OpTime {
-  std::string op;     ///< "input_norm", "qkv_proj", "attention", "out_proj", ...
+  std::string op;  ///< "input_norm", "qkv_proj", "attention", "out_proj", ...
+  /// Layers whose step runs this operator at this cost (the model's layers for a dense model;
+  /// one kind's layers for a described one, model/op_graph.h layer_kinds; 1 for "lm_head").
+  double num_layers = 1;
   double flops = 0;   ///< per device, per layer
   double bytes = 0;   ///< memory bytes moved per device, per layer
   double time_s = 0;  ///< max(bytes / eff. bandwidth, flops / eff. compute) (+ link)
@@ -65,6 +76,21 @@ struct OpTime {
 ///    tokens, flops = 2 L vocab hidden / tp, bytes = LM-head weight bytes / tp (when L > 0) +
 ///    L x (hidden + vocab/tp) x 2; plus embedding lookup T x hidden x 2 bytes and the final norm
 ///    (as a norm node).
+///
+/// A described model (ModelSpec::description: mixture-of-experts, MLA, sliding-window layers;
+/// docs/model.md, "Mixture of experts, MLA and sliding windows") is priced per layer kind
+/// (op_graph.h, layer_kinds), each kind's layer time x its layers:
+///  - "experts" (a MoE layer's routed experts): weight bytes = one expert's / tp x the expected
+///    distinct experts of T tokens under uniform top-k routing, E x (1 - (1 - k/E)^T); flops
+///    and activations as a linear node x k per token (x kExpertLoadImbalance); "router"
+///    (replicated) and "shared_experts" as linear nodes.
+///  - MLA attention: bytes per cached token = (kv_lora_rank + qk_rope_head_dim) x kv element
+///    bytes on every device; flops per pair = 2 x heads/tp x (2 kv_lora_rank + qk_rope_head_dim)
+///    (absorbed form); per token 2 x heads/tp x (2 kv_lora_rank + qk_rope_head_dim) bytes.
+///  - sliding-window (and chunked) attention of window w: decode context min(context sum,
+///    sequences x w), prefill pairs min(pairs, tokens x w), prefill cache min(cached, chunks x w).
+/// breakdown() lists every kind's operators, OpTime::num_layers saying how many layers each
+/// stands for.
 ///
 /// With efficiency.calibrated set (docs/model.md, "Calibration"), an operator whose weight
 /// format (linear nodes, LM head) or KV format (attention) has calibrated rates r costs

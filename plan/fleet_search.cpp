@@ -40,7 +40,8 @@ void check_floors(const Context& ctx, Candidate& c) {
       return;
     }
   }
-  const int64_t kv_bytes_per_token = ctx.model.kv_cache_bytes_per_token(sc.kv_format);
+  const int64_t kv_bytes_per_token =
+      ctx.model.kv_cache_bytes_per_token_on_replica(sc.kv_format, c.deployment.tp_degree);
   const int64_t block = c.fleet.serving.block_size_tokens;
   const int64_t needed_blocks = (ctx.max_request_tokens + block - 1) / block;
   if (c.fleet.serving.num_kv_blocks < needed_blocks) {

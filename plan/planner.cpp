@@ -329,7 +329,8 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   } else {
     c.predictor = std::move(roofline);
   }
-  const int64_t kv_bytes_per_token = ctx.model.kv_cache_bytes_per_token(sc.kv_format);
+  const int64_t kv_bytes_per_token =
+      ctx.model.kv_cache_bytes_per_token_on_replica(sc.kv_format, c.deployment.tp_degree);
   c.fleet.serving = serving;
   c.fleet.router = sc.router;
   if (engine != nullptr && !row.engine.empty()) {
