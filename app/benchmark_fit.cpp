@@ -499,7 +499,10 @@ BenchmarkFit fit_benchmarks(const std::vector<BenchmarkFile>& files, const Bench
   check_peaks(p, fit.parameters, file_list);
 
   std::set<std::string> tools;
-  for (const BenchmarkFile& f : files) tools.insert(f.tool);
+  for (const BenchmarkFile& f : files) {
+    tools.insert(f.tool);
+    if (fit.files_model.empty()) fit.files_model = f.model;
+  }
   for (const std::string& t : tools) fit.tools += (fit.tools.empty() ? "" : ", ") + t;
   std::vector<double> fit_errors, left_errors;
   const auto figure = [](const Observation& o, double time_s) {

@@ -79,6 +79,9 @@ struct BenchmarkFit {
   double left_out_median_abs_error = 0;
   double left_out_max_abs_error = 0;
   std::string tools;  ///< the tools of the files, comma-separated
+  /// The model the files name ("" when none does): for the user to compare with --model (the
+  /// fit cannot: a checkpoint's name need not be the config's).
+  std::string files_model;
 };
 
 /// Fewest distinct runs (loads or lengths) a fit takes: each is left out in turn, so three are

@@ -33,10 +33,14 @@ std::string shown_value(const std::string& metric, double v) {
   return fixed(v * 1e3, 2) + " ms";
 }
 
-void print_fit(const app::BenchmarkFit& fit, const std::string& out_file, std::ostream& out) {
+void print_fit(const app::BenchmarkFit& fit, const std::string& model_file,
+               const std::string& out_file, std::ostream& out) {
   out << "Engine " << fit.profile.id << " fitted on " << fit.profile.hardware << " (" << fit.tools
       << "): " << fit.runs << " runs, " << fit.iterations
-      << " iterations; each run also left out in turn and predicted by a fit on the others\n\n";
+      << " iterations; each run also left out in turn and predicted by a fit on the others\n";
+  out << "Model: " << model_file << " (the files name "
+      << (fit.files_model.empty() ? std::string("none") : "\"" + fit.files_model + "\"")
+      << ": check they are the same model)\n\n";
   out << "  " << std::left << std::setw(28) << "parameter" << std::right << std::setw(16)
       << "engine profile" << std::setw(14) << "fitted"
       << "\n";
@@ -112,7 +116,7 @@ int run_calibrate_from_benchmark(const CalibrateArgs& a, const std::string& data
   const std::string fit_text = a.fit_json_out.empty() ? "" : fit_object.dump(2) + "\n";
   app::write_file_atomically(a.json_out, profile);
   if (!a.fit_json_out.empty()) app::write_file_atomically(a.fit_json_out, fit_text);
-  print_fit(fit, a.json_out, out);
+  print_fit(fit, a.models.front(), a.json_out, out);
   return kExitOk;
 }
 

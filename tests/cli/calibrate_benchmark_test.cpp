@@ -104,6 +104,8 @@ TEST(CliCalibrateBenchmark, FitsWritesAProfileThatPlanAndAuditUse) {
   EXPECT_THAT(run.out, HasSubstr("each run also left out in turn and predicted by a fit on the "
                                  "others"));
   EXPECT_THAT(run.out, HasSubstr("Wrote the fitted profile to " + out.string()));
+  EXPECT_THAT(run.out, HasSubstr("llama-3.1-8b.json (the files name \"meta-llama/Llama-3.1-8B\": "
+                                 "check they are the same model)"));
   const model::EngineProfile fitted = model::load_engine_profile(out);
   EXPECT_EQ(fitted.hardware, "h100-sxm");
   EXPECT_NEAR(fitted.memory_bandwidth_fraction.value, 0.85, 0.85 * kRecoveryTolerance);
