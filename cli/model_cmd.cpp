@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/plan_output.h"
+#include "base/error.h"
 #include "cli/cli.h"
 #include "model/formats.h"
 
@@ -149,7 +150,7 @@ CLI::App* add_model_command(CLI::App& app, ModelArgs& args) {
   cmd->add_option("--context", args.context_tokens,
                   "Tokens of the one sequence whose KV cache is sized (sliding-window layers "
                   "keep at most their window)")
-      ->check(CLI::PositiveNumber)
+      ->each([&args](const std::string&) { args.context_given = true; })
       ->option_text("N (default: max_position_embeddings)");
   cmd->add_option("--json", args.json_out,
                   "Write {model_type, total_params, active_params, weight_bytes, "
@@ -196,7 +197,8 @@ void print_model(const model::ModelDescription& d, const std::string& config_fil
   const int64_t context = context_of(d, context_tokens);
   out << "Model " << d.id << " (" << d.model_type << ") from " << config_file << "\n";
   if (!d.source.empty()) out << "source: " << d.source << "\n";
-  out << "\nparameters: " << grouped(d.num_params()) << " total (a tied embedding once), "
+  out << "\nparameters: " << grouped(d.num_params()) << " total"
+      << (d.tie_word_embeddings ? " (the tied embedding once)" : "") << ", "
       << grouped(d.num_active_params())
       << " active per decode token (input embedding and LM head included)\n";
   out << "\nweight bytes:\n";
@@ -226,6 +228,14 @@ void print_model(const model::ModelDescription& d, const std::string& config_fil
 
 int run_model_command(const ModelArgs& args, std::ostream& out) {
   const model::ModelDescription d = model::load_model_description(args.config);
+  if (args.context_given &&
+      (args.context_tokens < 1 || args.context_tokens > d.max_position_embeddings)) {
+    throw base::InputError(
+        "--context: expected a number of tokens from 1 to the model's "
+        "max_position_embeddings (" +
+        std::to_string(d.max_position_embeddings) + "), got " +
+        std::to_string(args.context_tokens));
+  }
   const std::string json_text = args.json_out.empty() ? "" : model_to_json(d, args.context_tokens);
   print_model(d, args.config, args.context_tokens, out);
   if (!args.json_out.empty()) app::write_file_atomically(args.json_out, json_text);

@@ -20,6 +20,7 @@ namespace llmcap::cli {
 struct ModelArgs {
   std::string config;          ///< the config.json
   int64_t context_tokens = 0;  ///< --context (0: the model's max_position_embeddings)
+  bool context_given = false;  ///< whether --context was given
   std::string json_out;        ///< --json FILE (empty: none)
 };
 

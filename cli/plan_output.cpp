@@ -243,8 +243,16 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
         << fixed_decimals(best->usd_per_hour, 2) << "/hour, USD "
         << grouped_thousands(best->annual_usd) << "/year.\n";
   }
-  if (best_cpu == nullptr) out << "No CPU instance type meets the SLO (reasons above).\n";
-  if (best_gpu == nullptr) out << "No GPU instance type meets the SLO (reasons above).\n";
+  const auto has_kind = [&](model::DeviceKind kind) {
+    return std::any_of(result.rows.begin(), result.rows.end(),
+                       [&](const plan::PlanRow& r) { return r.device_kind == kind; });
+  };
+  if (best_cpu == nullptr && has_kind(model::DeviceKind::kCpu)) {
+    out << "No CPU instance type meets the SLO (reasons above).\n";
+  }
+  if (best_gpu == nullptr && has_kind(model::DeviceKind::kGpu)) {
+    out << "No GPU instance type meets the SLO (reasons above).\n";
+  }
 }
 
 void print_run_summary(const app::PlanRun& run, std::ostream& out) {

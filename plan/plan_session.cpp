@@ -33,6 +33,15 @@ using detail::summarize_workload;
 
 namespace {
 
+/// The scenario's model; an error reading it names the scenario file and its "model" field.
+model::ModelSpec load_scenario_model(const Scenario& scenario) {
+  try {
+    return model::load_model_spec(scenario.model_config);
+  } catch (const InputError& e) {
+    throw InputError(scenario.file.string() + ": field \"model\": " + e.what());
+  }
+}
+
 /// Loads what every entry point needs and calls `body` with the context; `before` runs after
 /// the model is read and before the workload is (so errors come in that order).
 template <typename Before, typename Body>
@@ -44,7 +53,7 @@ auto with_context(const Scenario& scenario, const model::Catalog& catalog,
     throw InputError("plan options: step_time_scale " + std::to_string(step_time_scale) +
                      ": expected a positive number");
   }
-  const model::ModelSpec model = model::load_model_spec(scenario.model_config);
+  const model::ModelSpec model = load_scenario_model(scenario);
   before();
   check_fixed_tp(scenario, catalog, model);
   check_engines(scenario, catalog);
@@ -152,7 +161,7 @@ PlanSession::PlanSession(const Scenario& scenario, const model::Catalog& catalog
     throw InputError("plan options: step_time_scale " + std::to_string(options.step_time_scale) +
                      ": expected a positive number");
   }
-  model::ModelSpec model = model::load_model_spec(scenario.model_config);
+  model::ModelSpec model = load_scenario_model(scenario);
   check_fixed_tp(scenario, catalog, model);
   check_engines(scenario, catalog);
   impl_ = std::unique_ptr<Impl>(new Impl{scenario, catalog, std::move(model), {}, {}, {}, {}});

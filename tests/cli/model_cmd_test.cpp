@@ -62,12 +62,24 @@ TEST(CliModel, DescribesEveryShippedConfig) {
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
       if (entry.path().extension() != ".json") continue;
       ++num_configs;
-      const CliRun r = run_cli({"model", entry.path().string(), "--context", "32768"});
+      // 2,048 tokens: within every shipped model's max_position_embeddings.
+      const CliRun r = run_cli({"model", entry.path().string(), "--context", "2048"});
       EXPECT_EQ(r.code, kExitOk) << entry.path() << ": " << r.err;
       EXPECT_THAT(r.out, HasSubstr("active per decode token")) << entry.path();
     }
   }
   EXPECT_GE(num_configs, 30);  // 11 dense configs in data/models, 19 in data/models/families
+}
+
+TEST(CliModel, AContextBeyondTheModelsPositionsIsRefused) {
+  const auto config = llmcap::testing::data_dir() / "models" / "gpt-neox-20b.json";
+  for (const char* context : {"4096", "0"}) {
+    const CliRun r = run_cli({"model", config.string(), "--context", context});
+    EXPECT_EQ(r.code, 2) << context;
+    EXPECT_THAT(r.err, HasSubstr("--context: expected a number of tokens from 1 to the model's "
+                                 "max_position_embeddings (2048), got " +
+                                 std::string(context)));
+  }
 }
 
 TEST(CliModel, BadConfigExitsTwoAndWritesNothing) {

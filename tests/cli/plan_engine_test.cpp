@@ -60,3 +60,36 @@ TEST(CliPlanEngine, TheHeaderAndTheJsonSayWhichEnginesTheNumbersAssume) {
 
 }  // namespace
 }  // namespace llmcap::cli
+
+namespace llmcap::cli {
+namespace {
+
+TEST(CliPlanOutput, AKindWithoutCandidatesIsNotSaidToMissTheSlo) {
+  llmcap::testing::TempDir dir;
+  std::string text = scenario("");
+  text = llmcap::testing::replace_once(text, R"(["aws-g6e.xlarge", "aws-m7i.8xlarge"])",
+                                       R"(["aws-g6e.xlarge"])");
+  const auto gpu_only = dir.write("gpu.json", text);
+  const auto run = run_cli({"plan", gpu_only.string(), "--no-analysis", "--quiet", "--no-store",
+                            "--data-dir", LLMCAP_DATA_DIR});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_THAT(run.out, Not(HasSubstr("No CPU instance type")));
+}
+
+TEST(CliPlanOutput, AScenariosMissingModelIsNamedWithItsField) {
+  llmcap::testing::TempDir dir;
+  const auto bad = dir.write(
+      "bad.json",
+      llmcap::testing::replace_once(
+          scenario(""),
+          (std::filesystem::path(LLMCAP_DATA_DIR) / "models" / "llama-3.1-8b.json").string(),
+          "nope.json"));
+  const auto run = run_cli({"plan", bad.string(), "--no-analysis", "--quiet", "--no-store",
+                            "--data-dir", LLMCAP_DATA_DIR});
+  EXPECT_EQ(run.code, 2);
+  EXPECT_THAT(run.err, HasSubstr(bad.string() + ": field \"model\": "));
+  EXPECT_THAT(run.err, HasSubstr("nope.json: cannot open file"));
+}
+
+}  // namespace
+}  // namespace llmcap::cli
