@@ -103,12 +103,9 @@ void print_detail_lines(const plan::PlanRow& r, std::ostream& out) {
 
 }  // namespace
 
-void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, std::ostream& out) {
-  const auto& w = result.workload;
-  out << "Scenario " << sc.name << ": " << result.model_id << " ("
-      << fixed_decimals(static_cast<double>(result.model_num_params) / 1e9, 2) << "e9 parameters, "
-      << model::to_string(sc.weight_format) << " weights, " << model::to_string(sc.kv_format)
-      << " KV cache)\n";
+/// The engines the rows were priced with (the scenario's, else each kind's default) and the
+/// scenario's fitted profiles, used or not.
+void print_engines(const plan::Scenario& sc, const plan::PlanResult& result, std::ostream& out) {
   {
     // The engines the rows were priced with (the scenario's, else each kind's default).
     std::set<std::string> gpu, cpu;
@@ -142,6 +139,15 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
                  : ": unused, no candidate instance type has that hardware (or its engine)")
         << "\n";
   }
+}
+
+void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, std::ostream& out) {
+  const auto& w = result.workload;
+  out << "Scenario " << sc.name << ": " << result.model_id << " ("
+      << fixed_decimals(static_cast<double>(result.model_num_params) / 1e9, 2) << "e9 parameters, "
+      << model::to_string(sc.weight_format) << " weights, " << model::to_string(sc.kv_format)
+      << " KV cache)\n";
+  print_engines(sc, result, out);
   const bool has_classes = !sc.workload.classes.empty();
   out << "Workload: ";
   if (has_classes) {
