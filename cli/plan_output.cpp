@@ -106,30 +106,28 @@ void print_detail_lines(const plan::PlanRow& r, std::ostream& out) {
 /// The engines the rows were priced with (the scenario's, else each kind's default) and the
 /// scenario's fitted profiles, used or not.
 void print_engines(const plan::Scenario& sc, const plan::PlanResult& result, std::ostream& out) {
-  {
-    // The engines the rows were priced with (the scenario's, else each kind's default).
-    std::set<std::string> gpu, cpu;
-    for (const plan::PlanRow& row : result.rows) {
-      if (!row.deployment_rule.empty() || row.feasible) {
-        (row.device_kind == model::DeviceKind::kGpu ? gpu : cpu)
-            .insert(row.engine.empty() ? "none" : row.engine);
-      }
+  // The engines the rows were priced with (the scenario's, else each kind's default).
+  std::set<std::string> gpu, cpu;
+  for (const plan::PlanRow& row : result.rows) {
+    if (!row.deployment_rule.empty() || row.feasible) {
+      (row.device_kind == model::DeviceKind::kGpu ? gpu : cpu)
+          .insert(row.engine.empty() ? "none" : row.engine);
     }
-    const auto names = [](const std::set<std::string>& ids) {
-      std::string s;
-      for (const std::string& id : ids) {
-        s += (s.empty() ? "" : " and ") +
-             (id == "none" ? std::string("none (the datasheet roofline or a calibration profile)")
-                           : id);
-      }
-      return s.empty() ? std::string("-") : s;
-    };
-    out << "Engines (docs/engines.md): GPU " << names(gpu) << "; CPU " << names(cpu);
-    if (sc.gpu_engine.empty() && sc.cpu_engine.empty()) {
-      out << " (each kind's default; the scenario's \"engine\" chooses others)";
-    }
-    out << "\n";
   }
+  const auto names = [](const std::set<std::string>& ids) {
+    std::string s;
+    for (const std::string& id : ids) {
+      s += (s.empty() ? "" : " and ") +
+           (id == "none" ? std::string("none (the datasheet roofline or a calibration profile)")
+                         : id);
+    }
+    return s.empty() ? std::string("-") : s;
+  };
+  out << "Engines (docs/engines.md): GPU " << names(gpu) << "; CPU " << names(cpu);
+  if (sc.gpu_engine.empty() && sc.cpu_engine.empty()) {
+    out << " (each kind's default; the scenario's \"engine\" chooses others)";
+  }
+  out << "\n";
   for (const model::EngineProfile& e : sc.fitted_engines) {
     const bool used = std::any_of(result.rows.begin(), result.rows.end(), [&](const auto& row) {
       return row.predictor.find(e.fit_summary) != std::string::npos;
