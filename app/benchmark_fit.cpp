@@ -205,11 +205,15 @@ std::string gguf_weight_format(const std::string& model_type) {
   return "";
 }
 
-/// Refuses a llama-bench file whose model type names another weight format than --weight-format.
+/// Refuses a llama-bench file whose model type names another weight format (kernel class) than
+/// --weight-format.
 void check_gguf_format(const BenchmarkFile& f, const std::string& weight_format) {
   if (f.tool != "llama-bench") return;
   const std::string named = gguf_weight_format(f.model);
-  if (!named.empty() && named != weight_format) {
+  // q4_k_m, q4_0, ... are of the int4 class the file's quantisation names (model/formats.h).
+  const std::string given_class(model::to_string(model::kernel_class(
+      model::parse_weight_format(weight_format, "calibrate --from-benchmark: --weight-format"))));
+  if (!named.empty() && named != given_class) {
     throw InputError(f.file.string() + ": field \"model_type\": \"" + f.model + "\" has " + named +
                      " weights, but --weight-format is " + weight_format +
                      "; pass --weight-format " + named);

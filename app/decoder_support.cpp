@@ -43,11 +43,12 @@ kernels::WeightFormat kernel_format(model::WeightFormat f, const std::string& co
       return kernels::WeightFormat::kInt8;
     case model::WeightFormat::kInt4:
       return kernels::WeightFormat::kInt4;
-    case model::WeightFormat::kFp8:
+    default:
       break;
   }
-  throw model::InputError(context +
-                          "weight format \"fp8\": no CPU kernel; known: f32, bf16, int8, int4");
+  throw model::InputError(context + "weight format \"" + std::string(model::to_string(f)) +
+                          "\": no CPU kernel of the reference decoder; known: f32, bf16, int8, "
+                          "int4");
 }
 
 std::vector<kernels::MatmulShape> model_matmul_shapes(

@@ -8,6 +8,7 @@
 
 #include "app/plan_output.h"
 #include "base/error.h"
+#include "base/text.h"
 #include "cli/cli.h"
 #include "model/formats.h"
 
@@ -22,9 +23,6 @@ using model::MlpSpec;
 using model::WeightFormat;
 using nlohmann::ordered_json;
 
-constexpr WeightFormat kWeightFormats[] = {WeightFormat::kF32, WeightFormat::kBf16,
-                                           WeightFormat::kFp8, WeightFormat::kInt8,
-                                           WeightFormat::kInt4};
 constexpr KvFormat kKvFormats[] = {KvFormat::kF32, KvFormat::kBf16, KvFormat::kFp8,
                                    KvFormat::kInt8};
 
@@ -133,6 +131,46 @@ std::string range_text(const std::vector<int64_t>& layers) {
   return out;
 }
 
+bool has_experts(const model::ModelDescription& d) {
+  return std::any_of(d.layers.begin(), d.layers.end(),
+                     [](const model::LayerSpec& l) { return l.mlp.kind == MlpKind::kMoe; });
+}
+
+/// The weight formats that apply to `d` (mxfp4-experts needs routed experts).
+std::vector<WeightFormat> formats_for(const model::ModelDescription& d) {
+  std::vector<WeightFormat> out;
+  for (WeightFormat f : model::kAllWeightFormats) {
+    if (!model::format_needs_experts(f) || has_experts(d)) out.push_back(f);
+  }
+  return out;
+}
+
+/// A parameter count in B (1e9), M or K with three significant digits: "5.21B", "266K".
+std::string params_text(int64_t n) {
+  const double v = static_cast<double>(n);
+  if (v >= 1e9) return base::fixed(v / 1e9, v >= 1e11 ? 1 : 2) + "B";
+  if (v >= 1e6) return base::fixed(v / 1e6, v >= 1e8 ? 0 : 1) + "M";
+  return base::fixed(v / 1e3, 0) + "K";
+}
+
+/// "4.89 bits per parameter: q4_k 5.21B params, q6_k 1.93B, f32 266K".
+std::string encoding_text(const model::ModelDescription& d, WeightFormat f) {
+  const int64_t params = d.num_params();
+  std::string s = base::fixed(8.0 * static_cast<double>(d.weight_bytes(f)) /
+                                  static_cast<double>(std::max<int64_t>(1, params)),
+                              2) +
+                  " bits per parameter";
+  const std::vector<model::WeightTensorBytes> parts = d.weight_bytes_by_encoding(f);
+  if (parts.size() > 1) {
+    s += ":";
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      s += (k == 0 ? " " : ", ") + parts[k].encoding + " " + params_text(parts[k].num_params) +
+           (k == 0 ? " params" : "");
+    }
+  }
+  return s;
+}
+
 int64_t context_of(const model::ModelDescription& d, int64_t context_tokens) {
   return context_tokens > 0 ? context_tokens : d.max_position_embeddings;
 }
@@ -168,8 +206,17 @@ std::string model_to_json(const model::ModelDescription& d, int64_t context_toke
   j["total_params"] = d.num_params();
   j["active_params"] = d.num_active_params();
   ordered_json weights = ordered_json::object();
-  for (WeightFormat f : kWeightFormats) weights[std::string(to_string(f))] = d.weight_bytes(f);
+  ordered_json encodings = ordered_json::object();
+  for (WeightFormat f : formats_for(d)) {
+    weights[std::string(to_string(f))] = d.weight_bytes(f);
+    ordered_json parts = ordered_json::array();
+    for (const model::WeightTensorBytes& w : d.weight_bytes_by_encoding(f)) {
+      parts.push_back({{"encoding", w.encoding}, {"params", w.num_params}, {"bytes", w.bytes}});
+    }
+    encodings[std::string(to_string(f))] = parts;
+  }
   j["weight_bytes"] = weights;
+  j["weight_bytes_by_encoding"] = encodings;
   ordered_json per_token = ordered_json::object();
   ordered_json at_context = ordered_json::object();
   for (KvFormat f : kKvFormats) {
@@ -201,9 +248,10 @@ void print_model(const model::ModelDescription& d, const std::string& config_fil
       << (d.tie_word_embeddings ? " (the tied embedding once)" : "") << ", "
       << grouped(d.num_active_params())
       << " active per decode token (input embedding and LM head included)\n";
-  out << "\nweight bytes:\n";
-  for (WeightFormat f : kWeightFormats) {
-    out << "  " << to_string(f) << ": " << grouped(d.weight_bytes(f)) << "\n";
+  out << "\nweight bytes (docs/model.md, \"Weight formats\"):\n";
+  for (WeightFormat f : formats_for(d)) {
+    out << "  " << to_string(f) << ": " << grouped(d.weight_bytes(f)) << " (" << encoding_text(d, f)
+        << ")\n";
   }
   out << "\nKV cache, bytes per token (every layer caches every token) and for one sequence of "
       << grouped(context) << " tokens (sliding-window layers keep their window):\n";

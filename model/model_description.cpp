@@ -433,83 +433,119 @@ void read_opt(const Fields& f, ModelDescription& d) {
 
 // ---- Counting ----------------------------------------------------------------------------------
 
-/// `copies` tensors of [rows, cols], of which `active_copies` are read per token. A matrix is
-/// stored in the weight format; any other tensor (norm, bias, sink) in bf16.
+/// `copies` tensors of [rows, cols], of which `active_copies` are read per token, with the role
+/// and layer the weight formats' rules read (model/weight_encoding.h). A kVector tensor (norm,
+/// bias, sink) is 1-D.
 struct Tensor {
   int64_t rows;
   int64_t cols;
   int64_t copies = 1;
   int64_t active_copies = 1;
-  bool matrix = true;
+  TensorRole role = TensorRole::kAttnQ;
+  int64_t layer = 0;
+  bool matrix() const { return role != TensorRole::kVector; }
 };
 
-Tensor small(int64_t n, int64_t copies = 1, int64_t active_copies = 1) {
-  return {1, n, copies, active_copies, false};
-}
+/// Appends the tensors of one layer, tagging each with `layer`.
+class LayerTensors {
+ public:
+  LayerTensors(std::vector<Tensor>& out, int64_t layer) : out_(out), layer_(layer) {}
+  void add(TensorRole role, int64_t rows, int64_t cols, int64_t copies = 1,
+           int64_t active_copies = 1) {
+    out_.push_back({rows, cols, copies, active_copies, role, layer_});
+  }
+  void vector(int64_t n, int64_t copies = 1, int64_t active_copies = 1) {
+    add(TensorRole::kVector, 1, n, copies, active_copies);
+  }
 
-void add_attention(const AttentionSpec& a, int64_t h, std::vector<Tensor>& out) {
+ private:
+  std::vector<Tensor>& out_;
+  int64_t layer_;
+};
+
+void add_attention(const AttentionSpec& a, int64_t h, bool fused_qkv, LayerTensors& out) {
   if (a.kind == AttentionKind::kMla) {
     const int64_t q_out = a.num_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim);
     if (a.q_lora_rank > 0) {
-      out.push_back({a.q_lora_rank, h});      // q_a_proj
-      out.push_back(small(a.q_lora_rank));    // q_a_layernorm
-      out.push_back({q_out, a.q_lora_rank});  // q_b_proj
+      out.add(TensorRole::kAttnQ, a.q_lora_rank, h);      // q_a_proj
+      out.vector(a.q_lora_rank);                          // q_a_layernorm
+      out.add(TensorRole::kAttnQ, q_out, a.q_lora_rank);  // q_b_proj
     } else {
-      out.push_back({q_out, h});  // q_proj
+      out.add(TensorRole::kAttnQ, q_out, h);  // q_proj
     }
-    out.push_back({a.kv_lora_rank + a.qk_rope_head_dim, h});  // kv_a_proj_with_mqa
-    out.push_back(small(a.kv_lora_rank));                     // kv_a_layernorm
-    out.push_back({a.num_heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank});  // kv_b
-    out.push_back({h, a.num_heads * a.v_head_dim});                                      // o_proj
-    if (a.out_bias) out.push_back(small(h));
+    out.add(TensorRole::kAttnLatent, a.kv_lora_rank + a.qk_rope_head_dim, h);  // kv_a_proj
+    out.vector(a.kv_lora_rank);                                                // kv_a_layernorm
+    out.add(TensorRole::kAttnLatent, a.num_heads * (a.qk_nope_head_dim + a.v_head_dim),
+            a.kv_lora_rank);                                       // kv_b_proj
+    out.add(TensorRole::kAttnOut, h, a.num_heads * a.v_head_dim);  // o_proj
+    if (a.out_bias) out.vector(h);
     return;
   }
   const int64_t q = a.num_heads * a.head_dim;
   const int64_t kv = a.num_kv_heads * a.head_dim;
-  out.push_back({q, h});
-  out.push_back({kv, h, 2, 2});  // K and V
-  out.push_back({h, q});
-  if (a.qkv_bias) out.push_back(small(q + 2 * kv));
-  if (a.out_bias) out.push_back(small(h));
-  if (a.qk_norm && a.qk_norm_weights) out.push_back(small(2 * a.head_dim));
-  if (a.sinks) out.push_back(small(a.num_heads));
+  if (fused_qkv) {
+    out.add(TensorRole::kAttnQkv, q + 2 * kv, h);
+  } else {
+    out.add(TensorRole::kAttnQ, q, h);
+    out.add(TensorRole::kAttnK, kv, h);
+    out.add(TensorRole::kAttnV, kv, h);
+  }
+  out.add(TensorRole::kAttnOut, h, q);
+  if (a.qkv_bias) out.vector(q + 2 * kv);
+  if (a.out_bias) out.vector(h);
+  if (a.qk_norm && a.qk_norm_weights) out.vector(2 * a.head_dim);
+  if (a.sinks) out.vector(a.num_heads);
 }
 
 /// An MLP of inner width `width`, `copies` times, `active` of them per token.
 void add_ffn(int64_t h, int64_t width, bool gated, bool bias, int64_t copies, int64_t active,
-             std::vector<Tensor>& out) {
-  out.push_back({width, h, (gated ? 2 : 1) * copies, (gated ? 2 : 1) * active});  // (gate,) up
-  out.push_back({h, width, copies, active});                                      // down
-  if (bias) out.push_back(small((gated ? 2 : 1) * width + h, copies, active));
+             TensorRole up, TensorRole down, LayerTensors& out) {
+  out.add(up, width, h, (gated ? 2 : 1) * copies, (gated ? 2 : 1) * active);  // (gate,) up
+  out.add(down, h, width, copies, active);                                    // down
+  if (bias) out.vector((gated ? 2 : 1) * width + h, copies, active);
 }
 
-void add_mlp(const MlpSpec& m, int64_t h, std::vector<Tensor>& out) {
+void add_mlp(const MlpSpec& m, int64_t h, LayerTensors& out) {
   if (m.kind == MlpKind::kDense) {
-    add_ffn(h, m.intermediate_size, m.gated, m.bias, 1, 1, out);
+    add_ffn(h, m.intermediate_size, m.gated, m.bias, 1, 1, TensorRole::kMlpUp, TensorRole::kMlpDown,
+            out);
     return;
   }
-  out.push_back({m.num_experts, h});  // router
-  if (m.router_bias) out.push_back(small(m.num_experts));
-  if (m.score_correction_bias) out.push_back(small(m.num_experts));
+  out.add(TensorRole::kRouter, m.num_experts, h);
+  if (m.router_bias) out.vector(m.num_experts);
+  if (m.score_correction_bias) out.vector(m.num_experts);
   add_ffn(h, m.expert_intermediate_size, m.gated, m.bias, m.num_experts, m.num_experts_per_token,
-          out);
-  if (m.num_shared_experts > 0) add_ffn(h, m.shared_intermediate_size, m.gated, false, 1, 1, out);
-  if (m.shared_expert_gate) out.push_back(small(h));
+          TensorRole::kExpertUp, TensorRole::kExpertDown, out);
+  if (m.num_shared_experts > 0) {
+    add_ffn(h, m.shared_intermediate_size, m.gated, false, 1, 1, TensorRole::kSharedUp,
+            TensorRole::kSharedDown, out);
+  }
+  if (m.shared_expert_gate) out.vector(h);
+}
+
+void add_layer(const ModelDescription& d, std::size_t i, std::vector<Tensor>& out) {
+  LayerTensors t(out, static_cast<int64_t>(i));
+  add_attention(d.layers[i].attention, d.hidden_size, has_fused_qkv(d.model_type), t);
+  add_mlp(d.layers[i].mlp, d.hidden_size, t);
 }
 
 std::vector<Tensor> all_tensors(const ModelDescription& d) {
   const int64_t h = d.hidden_size;
   const int64_t norm = (d.layer_norm_bias ? 2 : 1) * h;
   std::vector<Tensor> out;
-  out.push_back({d.vocab_size, h});                              // input embedding
-  if (!d.tie_word_embeddings) out.push_back({d.vocab_size, h});  // LM head
-  if (d.lm_head_bias) out.push_back(small(d.vocab_size));
-  if (d.num_learned_positions > 0) out.push_back({d.num_learned_positions, h});
-  out.push_back(small(norm));  // final norm
-  for (const LayerSpec& layer : d.layers) {
-    out.push_back(small(d.num_norms_per_layer * norm));
-    add_attention(layer.attention, h, out);
-    add_mlp(layer.mlp, h, out);
+  LayerTensors top(out, 0);
+  if (d.tie_word_embeddings) {
+    top.add(TensorRole::kTiedEmbedding, d.vocab_size, h);
+  } else {
+    top.add(TensorRole::kEmbedding, d.vocab_size, h);
+    top.add(TensorRole::kLmHead, d.vocab_size, h);
+  }
+  if (d.lm_head_bias) top.vector(d.vocab_size);
+  if (d.num_learned_positions > 0) top.add(TensorRole::kPositions, d.num_learned_positions, h);
+  top.vector(norm);  // final norm
+  for (std::size_t i = 0; i < d.layers.size(); ++i) {
+    LayerTensors(out, static_cast<int64_t>(i)).vector(d.num_norms_per_layer * norm);
+    add_layer(d, i, out);
   }
   return out;
 }
@@ -522,6 +558,23 @@ int64_t kv_elements_per_token(const AttentionSpec& a) {
 int64_t element_bytes(KvFormat format) { return static_cast<int64_t>(bytes_per_element(format)); }
 
 }  // namespace
+
+bool has_fused_qkv(std::string_view model_type) {
+  return model_type == "phi3" || model_type == "falcon" || model_type == "RefinedWeb" ||
+         model_type == "RefinedWebModel" || model_type == "gpt_neox";
+}
+
+QuantModel quant_model(const ModelDescription& model) {
+  QuantModel q;
+  q.model_type = model.model_type;
+  q.num_layers = static_cast<int64_t>(model.layers.size());
+  for (const LayerSpec& layer : model.layers) {
+    if (layer.mlp.kind == MlpKind::kMoe && q.num_experts == 0)
+      q.num_experts = layer.mlp.num_experts;
+    if (layer.attention.num_kv_heads < layer.attention.num_heads) q.gqa = true;
+  }
+  return q;
+}
 
 int64_t ModelDescription::num_params() const {
   int64_t n = 0;
@@ -537,23 +590,36 @@ int64_t ModelDescription::num_active_params() const {
 
 int64_t ModelDescription::num_active_layer_matrix_params() const {
   std::vector<Tensor> tensors;
-  for (const LayerSpec& layer : layers) {
-    add_attention(layer.attention, hidden_size, tensors);
-    add_mlp(layer.mlp, hidden_size, tensors);
-  }
+  for (std::size_t i = 0; i < layers.size(); ++i) add_layer(*this, i, tensors);
   int64_t n = 0;
   for (const Tensor& t : tensors) {
-    if (t.matrix) n += t.rows * t.cols * t.active_copies;
+    if (t.matrix()) n += t.rows * t.cols * t.active_copies;
   }
   return n;
 }
 
 int64_t ModelDescription::weight_bytes(WeightFormat format) const {
+  const QuantModel q = quant_model(*this);
   int64_t n = 0;
   for (const Tensor& t : all_tensors(*this)) {
-    n += t.copies * (t.matrix ? matrix_weight_bytes(t.rows, t.cols, format) : 2 * t.rows * t.cols);
+    n += t.copies * tensor_bytes(encoding_for(format, t.role, t.layer, t.cols, q), t.rows, t.cols);
   }
   return n;
+}
+
+std::vector<WeightTensorBytes> ModelDescription::weight_bytes_by_encoding(
+    WeightFormat format) const {
+  const QuantModel q = quant_model(*this);
+  std::vector<WeightTensorBytes> out;
+  for (const Tensor& t : all_tensors(*this)) {
+    const TensorEncoding e = encoding_for(format, t.role, t.layer, t.cols, q);
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const WeightTensorBytes& w) { return w.encoding == e.name; });
+    if (it == out.end()) it = out.insert(out.end(), {std::string(e.name), 0, 0});
+    it->num_params += t.copies * t.rows * t.cols;
+    it->bytes += t.copies * tensor_bytes(e, t.rows, t.cols);
+  }
+  return out;
 }
 
 int64_t ModelDescription::kv_cache_bytes_per_token(KvFormat format) const {

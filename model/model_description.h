@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/formats.h"
+#include "model/weight_encoding.h"
 
 namespace llmcap::model {
 
@@ -73,6 +74,13 @@ struct LayerSpec {
   bool operator==(const LayerSpec&) const = default;
 };
 
+/// The weights of a model stored in one tensor encoding (weight_bytes_by_encoding).
+struct WeightTensorBytes {
+  std::string encoding;    ///< TensorEncoding::name: "q4_k", "q6_k", "bf16", "f32", ...
+  int64_t num_params = 0;  ///< parameters stored in it
+  int64_t bytes = 0;       ///< their bytes, scales included
+};
+
 /// A decoder-only transformer, layer by layer. All counts are per model.
 struct ModelDescription {
   std::string id;          ///< "llmcap_id" of the file, else the file stem
@@ -100,9 +108,12 @@ struct ModelDescription {
   /// router, shared experts and `num_experts_per_token` routed experts): no embeddings, norms,
   /// biases or sinks. The FLOPs of a token are about 2 x this (plus the LM head and attention).
   int64_t num_active_layer_matrix_params() const;
-  /// Bytes of all weights in `format`: matrices (embeddings, LM head, projections, experts,
-  /// routers) by matrix_weight_bytes (model_spec.h); norms, biases and sinks in bf16.
+  /// Bytes of all weights in `format`, tensor by tensor as encoding_for (weight_encoding.h)
+  /// stores each (its role and layer decide in the mixed formats); norms, biases and sinks in
+  /// bf16 (f32 in the GGUF formats). Llama-3.1-8B in q4_k_m: 4,912,898,048.
   int64_t weight_bytes(WeightFormat format) const;
+  /// weight_bytes split by tensor encoding, in order of first use (embedding first).
+  std::vector<WeightTensorBytes> weight_bytes_by_encoding(WeightFormat format) const;
   /// KV-cache bytes per token if every layer caches every token: per layer 2 x kv_heads x
   /// head_dim elements (MLA: kv_lora_rank + qk_rope_head_dim, one latent and no separate V).
   /// DeepSeek-V3 bf16: 61 x 576 x 2 = 70,272.
@@ -111,6 +122,13 @@ struct ModelDescription {
   /// min(num_tokens, window_tokens), every other layer num_tokens.
   int64_t kv_cache_bytes_for_sequence(int64_t num_tokens, KvFormat format) const;
 };
+
+/// The facts of `model` the mixed weight formats' rules read (weight_encoding.h).
+QuantModel quant_model(const ModelDescription& model);
+
+/// Families whose checkpoints fuse Q, K and V into one matrix (GGUF "attn_qkv"): phi3, falcon
+/// (and its legacy RefinedWeb types), gpt_neox.
+bool has_fused_qkv(std::string_view model_type);
 
 /// Model types load_model_description reads, comma-separated.
 std::string known_description_model_types();

@@ -30,8 +30,6 @@ base::JsonReader config_reader(const json& doc, const std::string& file) {
   return base::JsonReader(doc, file, "", style);
 }
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 /// The weight matrices of one layer as (out_features, in_features).
 struct LayerMatrices {
   int64_t shapes[7][2];
@@ -105,20 +103,8 @@ ModelSpec described_model_spec(const std::filesystem::path& config_json) {
 }  // namespace
 
 int64_t matrix_weight_bytes(int64_t out_features, int64_t in_features, WeightFormat format) {
-  const int64_t n = out_features * in_features;
-  switch (format) {
-    case WeightFormat::kF32:
-      return 4 * n;
-    case WeightFormat::kBf16:
-      return 2 * n;
-    case WeightFormat::kFp8:
-      return n;
-    case WeightFormat::kInt8:
-      return n + 4 * out_features;
-    case WeightFormat::kInt4:
-      return out_features * (ceil_div(in_features, 2) + 2 * ceil_div(in_features, 32));
-  }
-  return 0;
+  const TensorEncoding e = encoding_for(format, TensorRole::kAttnQ, 0, in_features, {});
+  return tensor_bytes(e, out_features, in_features);
 }
 
 int64_t ModelSpec::num_layer_matrix_params() const {
@@ -137,14 +123,57 @@ int64_t ModelSpec::num_params() const {
 
 int64_t ModelSpec::weight_bytes(WeightFormat format) const {
   if (description) return description->weight_bytes(format);
-  const LayerMatrices mats = layer_matrices(*this);
-  int64_t per_layer = 0;
-  for (int k = 0; k < mats.count; ++k) {
-    per_layer += matrix_weight_bytes(mats.shapes[k][0], mats.shapes[k][1], format);
+  return describe_layers(*this).weight_bytes(format);
+}
+
+std::string_view model_type_of(Architecture architecture) {
+  switch (architecture) {
+    case Architecture::kLlama:
+      return "llama";
+    case Architecture::kMistral:
+      return "mistral";
+    case Architecture::kQwen2:
+      return "qwen2";
+    case Architecture::kGptNeox:
+      return "gpt_neox";
+    case Architecture::kDescribed:
+      break;
   }
-  const int64_t embeddings =
-      num_embedding_matrices(*this) * matrix_weight_bytes(vocab_size, hidden_size, format);
-  return embeddings + num_layers * per_layer + 2 * num_small_params(*this);
+  return "";
+}
+
+ModelDescription describe_layers(const ModelSpec& m) {
+  if (m.description) return *m.description;
+  ModelDescription d;
+  d.id = m.id;
+  d.model_type = model_type_of(m.architecture);
+  d.source = m.source;
+  d.hidden_size = m.hidden_size;
+  d.vocab_size = m.vocab_size;
+  d.max_position_embeddings = m.max_position_embeddings;
+  d.tie_word_embeddings = m.tie_word_embeddings;
+  d.layer_norm_bias = m.norm_bias;
+  AttentionSpec a;
+  a.num_heads = m.num_attention_heads;
+  a.num_kv_heads = m.num_kv_heads;
+  a.head_dim = m.head_dim;
+  a.qkv_bias = m.qkv_bias;
+  a.out_bias = m.mlp_bias;  // GPT-NeoX's output projection bias comes with its MLP biases
+  MlpSpec mlp;
+  mlp.gated = m.gated_mlp;
+  mlp.bias = m.mlp_bias;
+  mlp.intermediate_size = m.intermediate_size;
+  d.layers.assign(static_cast<std::size_t>(m.num_layers), LayerSpec{a, mlp});
+  return d;
+}
+
+QuantModel quant_model(const ModelSpec& model) {
+  if (model.description) return quant_model(*model.description);
+  QuantModel q;
+  q.model_type = model_type_of(model.architecture);
+  q.num_layers = model.num_layers;
+  q.gqa = model.num_kv_heads < model.num_attention_heads;
+  return q;
 }
 
 int64_t ModelSpec::kv_cache_bytes_per_token(KvFormat format) const {
@@ -162,6 +191,14 @@ int64_t ModelSpec::kv_cache_bytes_per_token_on_replica(KvFormat format, int tp_d
   }
   const auto element_bytes = static_cast<int64_t>(bytes_per_element(format));
   return kv_cache_bytes_per_token(format) + (tp_degree - 1) * mla_elements * element_bytes;
+}
+
+void check_weight_format(const ModelSpec& model, WeightFormat format, const std::string& context) {
+  if (!format_needs_experts(format) || quant_model(model).num_experts > 0) return;
+  throw InputError(context + ": weight format \"" + std::string(to_string(format)) +
+                   "\" stores routed experts in MXFP4, and model " + model.id +
+                   " has none (a dense model); expected a format for every layer matrix, such "
+                   "as mxfp4");
 }
 
 ModelSpec load_model_spec(const std::filesystem::path& config_json) {

@@ -51,8 +51,10 @@ struct ModelSpec {
   /// Total parameter count: embeddings, LM head (unless tied), layer matrices, biases, norms.
   /// Llama-3.1-8B: 8,030,261,248.
   int64_t num_params() const;
-  /// Bytes of all weights stored in `format`: matrices in the format (with their scales),
-  /// embeddings/LM head in the same format, norms and biases in bf16.
+  /// Bytes of all weights stored in `format`, tensor by tensor (ModelDescription::weight_bytes
+  /// of describe_layers): the uniform formats store every matrix, embeddings included, in the
+  /// format; checkpoint formats keep embeddings, LM head and routers as they ship them
+  /// (model/formats.h); norms and biases bf16 (GGUF: f32).
   int64_t weight_bytes(WeightFormat format) const;
   /// KV-cache bytes per token over all layers: 2 (K and V) x layers x kv_heads x head_dim x
   /// element size. Llama-3.1-8B in bf16: 131,072. A described model: every layer caching every
@@ -67,12 +69,29 @@ struct ModelSpec {
   int64_t kv_cache_bytes_per_token_on_replica(KvFormat format, int tp_degree) const;
 };
 
-/// Bytes of one weight matrix of shape [out_features, in_features] stored in `format`:
-/// f32 4, bf16 2, fp8 1 byte per weight (a per-tensor scale is ignored); int8 1 byte per weight
-/// plus one f32 scale per output row; int4 half a byte per weight plus one bf16 scale per block
-/// of 32 weights along a row: out x (ceil(in/2) + 2 x ceil(in/32)) (= 0.5625 bytes/weight when
-/// 32 divides in_features). An embedding matrix counts its vocab rows as output rows.
+/// Bytes of one layer weight matrix of shape [out_features, in_features] stored in `format` as an
+/// ordinary layer matrix (the format's bulk encoding, weight_encoding.h): f32 4, bf16 2 bytes
+/// per weight; int8 1 byte per weight plus one f32 scale per output row; int4 half a byte per
+/// weight plus one bf16 scale per block of 32 weights along a row: out x (ceil(in/2) +
+/// 2 x ceil(in/32)); fp8 1 byte per weight plus 8 bytes of per-tensor scales; the others as
+/// their encodings. Tensors whose class a format stores differently (embeddings, LM head,
+/// GGUF's raised layers) are priced by ModelSpec::weight_bytes, not here.
 int64_t matrix_weight_bytes(int64_t out_features, int64_t in_features, WeightFormat format);
+
+/// config.json model_type of a dense architecture ("llama", ...); "" for kDescribed.
+std::string_view model_type_of(Architecture architecture);
+
+/// `model`'s description, or for a dense model one built from its dense fields (every layer
+/// alike), so that every model can be counted tensor by tensor.
+ModelDescription describe_layers(const ModelSpec& model);
+
+/// The facts of `model` the mixed weight formats' rules read.
+QuantModel quant_model(const ModelSpec& model);
+
+/// Throws InputError("<context>: weight format "mxfp4-experts" stores routed experts in MXFP4,
+/// and model M has none (a dense model); use mxfp4 for every layer matrix") when `format` is
+/// not valid for `model`'s tensor classes (format_needs_experts without MoE layers).
+void check_weight_format(const ModelSpec& model, WeightFormat format, const std::string& context);
 
 /// Reads a Hugging Face config.json: model_type llama, mistral, qwen2 or gpt_neox as dense
 /// fields, any other of known_description_model_types() through load_model_description (the

@@ -10,6 +10,8 @@
 #include "base/text.h"
 #include "model/input_error.h"
 #include "model/op_graph.h"
+#include "model/roofline_calls.h"
+#include "model/weight_encoding.h"
 
 namespace llmcap::model {
 
@@ -80,12 +82,6 @@ double ratio_at(const std::vector<ShapeRatio>& table, double tokens) {
   return (1 - w) * a.ratio + w * b.ratio;
 }
 
-/// One kernel call of a linear node: its shape and weight bytes (the weight of its ratio).
-struct CallShape {
-  MatmulShapeKey key;
-  double weight_bytes = 0;
-};
-
 /// The ratio table of a node made of `calls`: at every batch measured for any of them, the
 /// calls' ratios weighted by weight bytes (a call without a measured shape counts as 1).
 /// Empty when none of the calls was measured.
@@ -132,34 +128,6 @@ void apply_rates(OpCost& c, const CalibratedRates& r, double calls) {
   }
 }
 
-/// The kernel calls of a linear node's matrices on one of `tp` devices: a matrix sharing the
-/// previous one's input joins its call (fused QKV, fused gate/up), as the reference decoder
-/// packs them. Column-parallel matrices hold out / tp rows, row-parallel ones in / tp columns; a
-/// call whose split is not whole gets rows -1, which matches no measurement.
-std::vector<CallShape> call_shapes(const std::vector<LinearMatrix>& matrices, WeightFormat wf,
-                                   int tp) {
-  std::vector<CallShape> calls;
-  for (const LinearMatrix& mat : matrices) {
-    if (calls.empty() || !mat.shares_input_with_previous) {
-      calls.push_back({{std::string(to_string(wf)), 0, 0}, 0});
-      const int64_t cols = mat.row_parallel ? mat.in_features / tp : mat.in_features;
-      calls.back().key.cols = mat.row_parallel && mat.in_features % tp != 0 ? -1 : cols;
-    }
-    CallShape& call = calls.back();
-    const bool whole = mat.row_parallel || mat.replicated || mat.out_features % tp == 0;
-    if (!whole || call.key.rows < 0 || call.key.cols < 0) {
-      call.key.rows = -1;
-    } else {
-      call.key.rows +=
-          mat.row_parallel || mat.replicated ? mat.out_features : mat.out_features / tp;
-    }
-    call.weight_bytes +=
-        static_cast<double>(matrix_weight_bytes(mat.out_features, mat.in_features, wf)) /
-        (mat.replicated ? 1 : tp);
-  }
-  return calls;
-}
-
 /// The features of a batch that the costs depend on.
 struct BatchTerms {
   double tokens;          ///< T
@@ -176,16 +144,16 @@ struct BatchTerms {
 /// token, its weights (and bf16 biases) once per step, its activations at `act` bytes per
 /// element; with calibrated `rates` (nullptr: none), one kernel call per fused group, the
 /// measured shapes' ratios and the MLP's activation function.
-void price_linear(OpCost& c, ExpertCost& x, const OpNode& node, WeightFormat wf, int tp_degree,
-                  double act, double linear_s_per_flop, double linear_peak_s_per_flop,
-                  const CalibratedRates* linear_rates, const Efficiency& e) {
+void price_linear(OpCost& c, ExpertCost& x, const OpNode& node, const WeightPricing& wp,
+                  int tp_degree, double act, double linear_s_per_flop,
+                  double linear_peak_s_per_flop, const CalibratedRates* linear_rates,
+                  const Efficiency& e) {
   for (const LinearMatrix& mat : node.matrices) {
     const double tp = mat.replicated ? 1.0 : tp_degree;
     const double out = static_cast<double>(mat.out_features);
     const double in = static_cast<double>(mat.in_features);
     c.flops_per_token += 2 * out * in / tp;
-    double weights =
-        static_cast<double>(matrix_weight_bytes(mat.out_features, mat.in_features, wf));
+    double weights = wp.bytes(node, mat);
     if (mat.has_bias) weights += out * act;
     c.fixed_bytes += weights / tp;
     const double in_read = mat.shares_input_with_previous ? 0.0 : (mat.row_parallel ? in / tp : in);
@@ -210,7 +178,7 @@ void price_linear(OpCost& c, ExpertCost& x, const OpNode& node, WeightFormat wf,
   if (linear_rates != nullptr) {
     // One kernel call per fused group: a matrix sharing the previous one's input
     // (k and v after q, up after gate) runs in the same call.
-    const std::vector<CallShape> calls = call_shapes(node.matrices, wf, tp_degree);
+    const std::vector<CallShape> calls = call_shapes(node, wp, tp_degree);
     apply_rates(c, *linear_rates, std::max<double>(1.0, static_cast<double>(calls.size())));
     c.shape_ratio = merged_ratios(e.calibrated->linear_shapes, calls);
     // The MLP's activation function runs between its products (with the down
@@ -326,6 +294,32 @@ std::deque<LayerGroup> layer_groups(const ModelSpec& m, int tp,
   return out;
 }
 
+/// Kernels per step in the layers: per layer one per norm and attention node and one per fused
+/// group of a linear node (plus the MLP's activation function between its products); the
+/// embedding, the final norm and the LM head come on top; all-reduces carry their own latency.
+/// A mixture-of-experts node counts as one call per fused group, as a fused MoE kernel runs
+/// all its experts.
+double kernels_in_layers(const std::deque<LayerGroup>& groups, const WeightPricing& wp, int tp) {
+  double layer_kernels = 0;
+  for (const LayerGroup& group : groups) {
+    double kernels_per_layer = 0;
+    for (std::size_t v = 0; v < group.graph.num_ops(); ++v) {
+      const OpNode& node = group.graph.op(v);
+      if (node.kind == OpKind::kAllReduce) continue;
+      if (node.kind != OpKind::kLinear) {
+        kernels_per_layer += 1;
+        continue;
+      }
+      kernels_per_layer += static_cast<double>(call_shapes(node, wp, tp).size());
+      for (const LinearMatrix& mat : node.matrices) {
+        if (mat.name == "down_proj") kernels_per_layer += 1;
+      }
+    }
+    layer_kernels += group.num_layers * kernels_per_layer;
+  }
+  return layer_kernels;
+}
+
 }  // namespace
 
 struct RooflinePredictor::Impl {
@@ -371,10 +365,9 @@ struct RooflinePredictor::Impl {
       seconds_per_link_byte = 1.0 / (d.link_bandwidth_bytes_per_s * e.link_bandwidth_fraction);
     }
     seconds_per_byte = 1.0 / (d.memory_bandwidth_bytes_per_s * e.memory_bandwidth_fraction);
-    const std::string_view linear_dtype = compute_dtype(wf, d.kind == DeviceKind::kGpu);
-    const double linear_peak_s_per_flop = 1.0 / peak_for(d.peak_flops_per_s, linear_dtype);
+    const bool gpu = d.kind == DeviceKind::kGpu;
+    const WeightPricing wp = WeightPricing::of(m, wf);
     const double bf16_peak_s_per_flop = 1.0 / peak_for(d.peak_flops_per_s, "bf16");
-    const double linear_s_per_flop = linear_peak_s_per_flop / e.compute_fraction;
     const double bf16_s_per_flop = bf16_peak_s_per_flop / e.compute_fraction;
     all_reduce_latency_s = e.all_reduce_latency_s;
     step_overhead_s = e.step_overhead_s;
@@ -384,14 +377,28 @@ struct RooflinePredictor::Impl {
     groups = layer_groups(m, d.tp_degree, &attention);
     if (!m.description) dense = &groups.front();
 
+    // Linear terms of a kernel class: its peak (datasheet) and calibrated rates, if any.
+    struct LinearTerms {
+      double s_per_flop = 0;
+      double peak_s_per_flop = 0;
+      const CalibratedRates* rates = nullptr;
+    };
+    const auto linear_terms = [&](WeightFormat kernel) {
+      LinearTerms t;
+      t.peak_s_per_flop = 1.0 / peak_for(d.peak_flops_per_s, compute_dtype(kernel, gpu));
+      t.s_per_flop = t.peak_s_per_flop / e.compute_fraction;
+      if (e.calibrated) {
+        const auto& linear = e.calibrated->linear;
+        if (const auto it = linear.find(std::string(to_string(kernel))); it != linear.end()) {
+          t.rates = &it->second;
+        }
+      }
+      return t;
+    };
     // Calibrated rates, when the efficiency carries them.
-    const CalibratedRates* linear_rates = nullptr;
     const CalibratedRates* attention_rates = nullptr;
     if (e.calibrated) {
       const CalibratedEfficiency& cal = *e.calibrated;
-      if (const auto it = cal.linear.find(std::string(to_string(wf))); it != cal.linear.end()) {
-        linear_rates = &it->second;
-      }
       if (const auto it = cal.attention.find(std::string(to_string(kf)));
           it != cal.attention.end()) {
         attention_rates = &it->second;
@@ -421,10 +428,12 @@ struct RooflinePredictor::Impl {
             c.floor_s_per_flop = bf16_peak_s_per_flop;
             stream(c);
             break;
-          case OpKind::kLinear:
-            price_linear(c, group.experts[v], node, wf, d.tp_degree, act, linear_s_per_flop,
-                         linear_peak_s_per_flop, linear_rates, e);
+          case OpKind::kLinear: {
+            const LinearTerms t = linear_terms(wp.kernel(node));
+            price_linear(c, group.experts[v], node, wp, d.tp_degree, act, t.s_per_flop,
+                         t.peak_s_per_flop, t.rates, e);
             break;
+          }
           case OpKind::kAttention:
             price_attention(c, attention[g], kf, d.tp_degree, act, attention_rates, e);
             c.seconds_per_flop = bf16_s_per_flop;
@@ -439,45 +448,27 @@ struct RooflinePredictor::Impl {
     }
     // LM head: weights read once when any token needs logits; per-logit-token terms.
     const double vocab = static_cast<double>(m.vocab_size);
+    const TensorEncoding head_encoding =
+        encoding_for(wf, m.tie_word_embeddings ? TensorRole::kTiedEmbedding : TensorRole::kLmHead,
+                     0, m.hidden_size, wp.quant);
+    const LinearTerms head = linear_terms(head_encoding.kernel);
     lm_head_fixed.fixed_bytes =
-        static_cast<double>(matrix_weight_bytes(m.vocab_size, m.hidden_size, wf)) / tp;
+        static_cast<double>(tensor_bytes(head_encoding, m.vocab_size, m.hidden_size)) / tp;
     lm_head_fixed.flops_per_token = 2 * vocab * h / tp;
     lm_head_fixed.bytes_per_token = (h + vocab / tp) * act;
-    lm_head_fixed.seconds_per_flop = linear_s_per_flop;
-    lm_head_fixed.floor_s_per_flop = linear_peak_s_per_flop;
-    if (linear_rates != nullptr) {
-      apply_rates(lm_head_fixed, *linear_rates, 1);
+    lm_head_fixed.seconds_per_flop = head.s_per_flop;
+    lm_head_fixed.floor_s_per_flop = head.peak_s_per_flop;
+    if (head.rates != nullptr) {
+      apply_rates(lm_head_fixed, *head.rates, 1);
       // Column-parallel: each device holds vocab / tp rows.
       if (m.vocab_size % d.tp_degree == 0) {
-        const MatmulShapeKey head{std::string(to_string(wf)), m.vocab_size / d.tp_degree,
-                                  m.hidden_size};
-        lm_head_fixed.shape_ratio = merged_ratios(e.calibrated->linear_shapes,
-                                                  {CallShape{head, lm_head_fixed.fixed_bytes}});
+        const MatmulShapeKey key{std::string(to_string(head_encoding.kernel)),
+                                 m.vocab_size / d.tp_degree, m.hidden_size};
+        lm_head_fixed.shape_ratio =
+            merged_ratios(e.calibrated->linear_shapes, {CallShape{key, lm_head_fixed.fixed_bytes}});
       }
     }
-    // Kernels per step: per layer one per norm and attention node and one per fused group of a
-    // linear node (plus the MLP's activation function between its products), then the
-    // embedding, the final norm and the LM head; all-reduces carry their own latency.
-    // A mixture-of-experts node counts as one call per fused group, as a fused MoE kernel runs
-    // all its experts.
-    double layer_kernels = 0;
-    for (const LayerGroup& group : groups) {
-      double kernels_per_layer = 0;
-      for (std::size_t v = 0; v < group.graph.num_ops(); ++v) {
-        const OpNode& node = group.graph.op(v);
-        if (node.kind == OpKind::kAllReduce) continue;
-        if (node.kind != OpKind::kLinear) {
-          kernels_per_layer += 1;
-          continue;
-        }
-        kernels_per_layer +=
-            static_cast<double>(call_shapes(node.matrices, wf, d.tp_degree).size());
-        for (const LinearMatrix& mat : node.matrices) {
-          if (mat.name == "down_proj") kernels_per_layer += 1;
-        }
-      }
-      layer_kernels += group.num_layers * kernels_per_layer;
-    }
+    const double layer_kernels = kernels_in_layers(groups, wp, d.tp_degree);
     kernels_overhead_s = e.kernel_overhead_s * (layer_kernels + 3);
     // Embedding lookup (read T rows) and final norm (read + write, 4 FLOPs per element).
     per_step_tokens.bytes_per_token = h * act + 2 * h * act;
@@ -720,29 +711,6 @@ struct RooflinePredictor::Impl {
     out.time_s = std::max(memory_s, compute_s);
   }
 };
-
-std::vector<MatmulShapeKey> linear_call_shapes(const ModelSpec& model, int tp) {
-  if (tp < 1) throw InputError("linear_call_shapes: tp: expected >= 1, got " + std::to_string(tp));
-  std::vector<AttentionSpec> attention;
-  const std::deque<LayerGroup> groups = layer_groups(model, tp, &attention);
-  std::vector<MatmulShapeKey> out;
-  const auto add = [&](const MatmulShapeKey& k) {
-    if (k.rows < 1 || k.cols < 1) return;
-    MatmulShapeKey shape{"", k.rows, k.cols};
-    if (std::find(out.begin(), out.end(), shape) == out.end()) out.push_back(shape);
-  };
-  for (const LayerGroup& group : groups) {
-    for (std::size_t v = 0; v < group.graph.num_ops(); ++v) {
-      const OpNode& node = group.graph.op(v);
-      if (node.kind != OpKind::kLinear) continue;
-      for (const CallShape& call : call_shapes(node.matrices, WeightFormat::kBf16, tp)) {
-        add(call.key);
-      }
-    }
-  }
-  if (model.vocab_size % tp == 0) add({"", model.vocab_size / tp, model.hidden_size});
-  return out;
-}
 
 RooflinePredictor::RooflinePredictor(const ModelSpec& model, WeightFormat weight_format,
                                      KvFormat kv_format, const Deployment& deployment,

@@ -34,12 +34,21 @@ using detail::summarize_workload;
 namespace {
 
 /// The scenario's model; an error reading it names the scenario file and its "model" field.
+/// A weight format that does not apply to the model (model::check_weight_format) names the
+/// "weight_format" or "search.weight_formats" field.
 model::ModelSpec load_scenario_model(const Scenario& scenario) {
+  model::ModelSpec model;
   try {
-    return model::load_model_spec(scenario.model_config);
+    model = model::load_model_spec(scenario.model_config);
   } catch (const InputError& e) {
     throw InputError(scenario.file.string() + ": field \"model\": " + e.what());
   }
+  const std::string file = scenario.file.string();
+  model::check_weight_format(model, scenario.weight_format, file + ": field \"weight_format\"");
+  for (const model::WeightFormat f : scenario.search.weight_formats) {
+    model::check_weight_format(model, f, file + ": field \"search.weight_formats\"");
+  }
+  return model;
 }
 
 /// Loads what every entry point needs and calls `body` with the context; `before` runs after

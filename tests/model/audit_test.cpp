@@ -470,7 +470,8 @@ TEST(AuditClaimsFile, RejectsBadFieldsWithTheirNames) {
                                      "\"weight_format\": \"int3\", "
                                      "\"batch\"")),
             "claims.json: claim \"c1\": field \"weight_format\": unknown weight format "
-            "\"int3\"; known: f32, bf16, fp8, int8, int4");
+            "\"int3\"; known: f32, bf16, fp8, int8, int4, fp8-block, q4_0, q8_0, q4_k_m, q5_k_m, "
+            "q6_k, gptq-int4, awq-int4, mxfp4, mxfp4-experts, nvfp4");
   EXPECT_THAT(parse_error(replace_once(kGoodClaim, "\"batch\"", "\"bacth\": 1, \"batch\"")),
               HasSubstr("claims.json: claim \"c1\": unknown field \"bacth\"; known: "));
   EXPECT_THAT(parse_error(replace_once(kGoodClaim, "\"source\": \"test\", ", "")),

@@ -13,8 +13,7 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(WeightFormat, NamesRoundTrip) {
-  for (const WeightFormat f : {WeightFormat::kF32, WeightFormat::kBf16, WeightFormat::kFp8,
-                               WeightFormat::kInt8, WeightFormat::kInt4}) {
+  for (const WeightFormat f : kAllWeightFormats) {
     EXPECT_EQ(parse_weight_format(to_string(f), "test"), f);
   }
   EXPECT_EQ(to_string(WeightFormat::kInt4), "int4");
@@ -30,12 +29,13 @@ TEST(KvFormat, NamesRoundTrip) {
 
 TEST(WeightFormat, UnknownNameListsKnownOnes) {
   try {
-    parse_weight_format("q4_k_m", "scenario.json: field \"weight_format\"");
+    parse_weight_format("q4_k_s", "scenario.json: field \"weight_format\"");
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "scenario.json: field \"weight_format\": unknown weight format \"q4_k_m\"; known: "
-              "f32, bf16, fp8, int8, int4");
+              "scenario.json: field \"weight_format\": unknown weight format \"q4_k_s\"; known: "
+              "f32, bf16, fp8, int8, int4, fp8-block, q4_0, q8_0, q4_k_m, q5_k_m, q6_k, gptq-int4, "
+              "awq-int4, mxfp4, mxfp4-experts, nvfp4");
   }
 }
 
@@ -69,6 +69,16 @@ TEST(WeightFormat, ComputeDtypeOfInt4DependsOnTheDevice) {
   }
   EXPECT_EQ(compute_dtype(WeightFormat::kInt4, true), "bf16");   // dequantised, tensor cores
   EXPECT_EQ(compute_dtype(WeightFormat::kInt4, false), "int8");  // int8 dot products
+}
+
+TEST(WeightFormat, CheckpointFormatsComputeAsTheirKernelClass) {
+  EXPECT_EQ(kernel_class(WeightFormat::kQ4KM), WeightFormat::kInt4);
+  EXPECT_EQ(kernel_class(WeightFormat::kQ8_0), WeightFormat::kInt8);
+  EXPECT_EQ(kernel_class(WeightFormat::kFp8Block), WeightFormat::kFp8);
+  EXPECT_EQ(kernel_class(WeightFormat::kMxfp4), WeightFormat::kInt4);
+  EXPECT_EQ(compute_dtype(WeightFormat::kNvfp4, true), "bf16");
+  EXPECT_EQ(compute_dtype(WeightFormat::kQ6K, false), "int8");
+  EXPECT_EQ(compute_dtype(WeightFormat::kFp8Block, true), "fp8");
 }
 
 }  // namespace

@@ -76,7 +76,12 @@ TEST(ModelSpec, Llama31_8bWeightBytesPerFormat) {
   const int64_t matrix_params = 8'030'261'248 - norm_params;          // 8,029,995,008
   EXPECT_EQ(m.weight_bytes(WeightFormat::kBf16), 2 * 8'030'261'248);  // 16,060,522,496
   EXPECT_EQ(m.weight_bytes(WeightFormat::kF32), 4 * matrix_params + 2 * norm_params);
-  EXPECT_EQ(m.weight_bytes(WeightFormat::kFp8), matrix_params + 2 * norm_params);
+  // fp8 checkpoints keep the embedding and LM head in bf16 and carry two f32 scales per layer
+  // matrix (7 per layer).
+  const int64_t embedding_params = 2 * 128'256 * 4096;
+  EXPECT_EQ(
+      m.weight_bytes(WeightFormat::kFp8),
+      (matrix_params - embedding_params) + 2 * embedding_params + 32 * 7 * 8 + 2 * norm_params);
   // int8: one f32 scale per output row. Rows: embedding + LM head 2 x 128256 = 256,512; per
   // layer q 4096 + k 1024 + v 1024 + o 4096 + gate 14336 + up 14336 + down 4096 = 43,008.
   const int64_t rows = 2 * 128'256 + 32 * 43'008;  // 1,632,768

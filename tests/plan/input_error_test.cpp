@@ -78,7 +78,8 @@ TEST(ScenarioInputError, AnUnknownNameFromAnotherLibraryPassesThroughUnchanged) 
   const base::InputError e = error_of(scenario_body(kTrace, R"(, "weight_format": "fp3")"));
   EXPECT_STREQ(e.what(),
                "dir/s.json: field \"weight_format\": unknown weight format \"fp3\"; known: f32, "
-               "bf16, fp8, int8, int4");
+               "bf16, fp8, int8, int4, fp8-block, q4_0, q8_0, q4_k_m, q5_k_m, q6_k, gptq-int4, "
+               "awq-int4, mxfp4, mxfp4-experts, nvfp4");
 }
 
 TEST(ScenarioInputError, FileErrorsNameTheFile) {

@@ -333,7 +333,8 @@ TEST(SearchSpecParser, RefusesBadInputWithTheFieldAndValue) {
             "before, got 512");
   EXPECT_EQ(search_error(R"({"search": {"weight_formats": ["bf16", "int3"]}})"),
             "s.json: field \"search.weight_formats[1]\": unknown weight format \"int3\"; "
-            "known: f32, bf16, fp8, int8, int4");
+            "known: f32, bf16, fp8, int8, int4, fp8-block, q4_0, q8_0, q4_k_m, q5_k_m, q6_k, "
+            "gptq-int4, awq-int4, mxfp4, mxfp4-experts, nvfp4");
   EXPECT_EQ(search_error(R"({"search": {"weight_formats": [8]}})"),
             "s.json: field \"search.weight_formats[0]\": expected a name (string), got 8");
   EXPECT_THAT(search_error(R"({"search": {"batching": ["greedy"]}})"),
