@@ -1,6 +1,7 @@
 #include "app/decoder_support.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "app/plan_output.h"
 #include "app/profile.h"
@@ -9,11 +10,51 @@
 
 namespace llmcap::app {
 
+namespace {
+
+/// The decoder shape of a described model whose layers are all one Llama-like layer with a
+/// mixture-of-experts MLP; std::nullopt for any other.
+std::optional<kernels::DecoderShape> moe_decoder_shape(const model::ModelSpec& m) {
+  const model::ModelDescription& d = *m.description;
+  if (d.layers.empty() || d.layer_norm_bias || d.num_learned_positions > 0 || d.lm_head_bias ||
+      d.num_norms_per_layer != 2) {
+    return std::nullopt;
+  }
+  const model::LayerSpec& first = d.layers.front();
+  const model::AttentionSpec& a = first.attention;
+  const model::MlpSpec& mlp = first.mlp;
+  const bool same = std::all_of(d.layers.begin(), d.layers.end(),
+                                [&](const model::LayerSpec& l) { return l == first; });
+  if (!same || a.kind != model::AttentionKind::kFull || a.out_bias || a.sinks ||
+      mlp.kind != model::MlpKind::kMoe || !mlp.gated || mlp.bias || mlp.router_bias ||
+      mlp.score_correction_bias) {
+    return std::nullopt;
+  }
+  kernels::DecoderShape s;
+  s.hidden = d.hidden_size;
+  s.num_layers = static_cast<int64_t>(d.layers.size());
+  s.num_heads = a.num_heads;
+  s.num_kv_heads = a.num_kv_heads;
+  s.head_dim = a.head_dim;
+  s.vocab = d.vocab_size;
+  s.qkv_bias = a.qkv_bias;
+  s.num_experts = mlp.num_experts;
+  s.experts_per_token = mlp.num_experts_per_token;
+  s.expert_intermediate = mlp.expert_intermediate_size;
+  s.shared_intermediate = mlp.num_shared_experts > 0 ? mlp.shared_intermediate_size : 0;
+  return s;
+}
+
+}  // namespace
+
 kernels::DecoderShape decoder_shape(const model::ModelSpec& m, const std::string& file) {
   if (m.description) {
+    if (const auto moe = moe_decoder_shape(m)) return *moe;
     throw model::InputError(file +
                             ": the reference decoder runs Llama-architecture models "
-                            "(model_type llama, mistral, qwen2), got model_type \"" +
+                            "(model_type llama, mistral, qwen2) and mixture-of-experts models "
+                            "whose layers are all alike (full attention, a gated MoE MLP without "
+                            "biases, such as olmoe, mixtral, qwen3_moe), got model_type \"" +
                             m.description->model_type + "\"");
   }
   if (m.architecture == model::Architecture::kGptNeox || !m.gated_mlp || m.parallel_residual) {

@@ -17,9 +17,14 @@
 
 namespace llmcap::app {
 
-/// The decoder shape of a Llama-architecture model (llama, mistral, qwen2). rope_theta and
-/// rms_eps keep their defaults: step time does not depend on them. Throws model::InputError
-/// naming `file` for a GPT-NeoX layer (no gated MLP, parallel residual).
+/// The decoder shape of a Llama-architecture model (llama, mistral, qwen2), or of a described
+/// mixture-of-experts model whose layers are all alike (full attention, a gated MoE MLP
+/// without biases: olmoe, mixtral, qwen3_moe; kernels::DecoderShape::is_moe). rope_theta and
+/// rms_eps keep their defaults: step time does not depend on them. The decoder does not run a
+/// q/k norm (OLMoE, Qwen3) or Qwen2-MoE's shared-expert gate, small next to the products.
+/// Throws model::InputError naming `file` for a GPT-NeoX layer (no gated MLP, parallel
+/// residual) and for any other described model (MLA, sliding windows, dense and MoE layers
+/// mixed, ...).
 kernels::DecoderShape decoder_shape(const model::ModelSpec& m, const std::string& file);
 
 /// The kernels' weight format for a model format. Throws model::InputError("<context>weight

@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
 #include <sstream>
 
@@ -36,7 +37,10 @@ std::vector<double> section_seconds(const model::CalibratedPredictor& predictor,
                                     const model::BatchShape& step) {
   std::vector<double> predicted(kernels::StepSections::kCount, 0.0);
   const auto section_index = [](const std::string& op) {
-    const std::string name = op == "gate_proj" || op == "up_proj" || op == "down_proj" ? "mlp" : op;
+    // A mixture of experts' MLP: its router, routed experts and shared experts.
+    const bool mlp = op == "gate_proj" || op == "up_proj" || op == "down_proj" || op == "router" ||
+                     op == "experts" || op == "shared_experts";
+    const std::string name = mlp ? "mlp" : op;
     for (int i = 0; i < kernels::StepSections::kCount; ++i) {
       if (name == kernels::StepSections::kNames[i]) return i;
     }
@@ -110,7 +114,17 @@ struct TimedCell {
   int64_t batch, context;
   std::vector<double> step_s;
   std::vector<std::vector<double>> section_s{kernels::StepSections::kCount};
+  std::vector<double> experts_hit = {};  ///< a mixture of experts: per run, the layers' mean
 };
+
+/// The mean of the decoder's experts_hit() over its layers (0 for a dense model).
+double mean_experts_hit(const kernels::ReferenceDecoder& decoder) {
+  const auto hits = decoder.experts_hit();
+  if (hits.empty()) return 0;
+  double sum = 0;
+  for (const int64_t h : hits) sum += static_cast<double>(h);
+  return sum / static_cast<double>(hits.size());
+}
 
 /// The decode step a cell times: `batch` sequences of `context` tokens, each adding one.
 model::BatchShape step_of(const TimedCell& c) {
@@ -122,8 +136,9 @@ model::BatchShape step_of(const TimedCell& c) {
 
 /// A cell's point: its measured times against each predictor (`retimed_predictor` null when
 /// not re-timed; `paired_predicted_s` the per-round re-timed predictions, empty then).
-ValidationPoint make_point(const model::ModelSpec& spec, const std::string& format_name,
-                           const TimedCell& c, const std::vector<double>& paired_predicted_s,
+ValidationPoint make_point(const model::ModelSpec& spec, const kernels::DecoderShape& shape,
+                           const std::string& format_name, const TimedCell& c,
+                           const std::vector<double>& paired_predicted_s,
                            const model::CalibratedPredictor& predictor,
                            const model::CalibratedPredictor& min_predictor,
                            const model::CalibratedPredictor& fit_only_predictor,
@@ -140,6 +155,14 @@ ValidationPoint make_point(const model::ModelSpec& spec, const std::string& form
   std::vector<double> deviations;
   for (const double s : c.step_s) deviations.push_back(std::abs(s / p.measured_s - 1));
   p.measured_spread = median_of(deviations);
+  if (shape.is_moe()) {
+    p.experts_hit = std::accumulate(c.experts_hit.begin(), c.experts_hit.end(), 0.0) /
+                    static_cast<double>(c.experts_hit.size());
+    const double e = static_cast<double>(shape.num_experts);
+    p.experts_expected =
+        e * -std::expm1(static_cast<double>(c.batch) *
+                        std::log1p(-static_cast<double>(shape.experts_per_token) / e));
+  }
   p.predicted_min_s = min_predictor.step_time_s(step);
   p.predicted_fit_only_s = fit_only_predictor.step_time_s(step);
   if (retimed_predictor != nullptr) p.predicted_retimed_s = retimed_predictor->step_time_s(step);
@@ -268,6 +291,7 @@ ValidationResult run_validation(const ValidationOptions& options,
           for (int i = 0; i < kernels::StepSections::kCount; ++i) {
             c.section_s[static_cast<size_t>(i)].push_back(sections.seconds[i]);
           }
+          if (shape.is_moe()) c.experts_hit.push_back(mean_experts_hit(decoder));
         }
       }
       all_probes.insert(all_probes.end(), probes.begin(), probes.end());
@@ -299,9 +323,9 @@ ValidationResult run_validation(const ValidationOptions& options,
       }
       for (size_t ci = 0; ci < cells.size(); ++ci) {
         const TimedCell& c = cells[ci];
-        const ValidationPoint p =
-            make_point(spec, format_name, c, paired_predicted_s[ci], predictor, min_predictor,
-                       fit_only_predictor, retimed_predictor ? &*retimed_predictor : nullptr);
+        const ValidationPoint p = make_point(spec, shape, format_name, c, paired_predicted_s[ci],
+                                             predictor, min_predictor, fit_only_predictor,
+                                             retimed_predictor ? &*retimed_predictor : nullptr);
         result.points.push_back(p);
         if (options.progress) {
           std::ostringstream line;
@@ -342,6 +366,10 @@ std::string validation_to_json(const ValidationResult& result) {
                       {"predicted_fit_only_s", p.predicted_fit_only_s},
                       {"measured_spread", p.measured_spread},
                       {"sections", sections}});
+    if (p.experts_expected > 0) {
+      points.back()["experts_hit"] = p.experts_hit;
+      points.back()["experts_expected"] = p.experts_expected;
+    }
     if (result.retimed) {
       points.back()["predicted_retimed_s"] = p.predicted_retimed_s;
       points.back()["retimed_error"] = p.retimed_error();

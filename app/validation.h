@@ -14,7 +14,8 @@
 namespace llmcap::app {
 
 struct ValidationOptions {
-  /// Hugging Face config.json files of Llama-architecture models (llama, mistral, qwen2).
+  /// Hugging Face config.json files of Llama-architecture models (llama, mistral, qwen2) or of
+  /// mixture-of-experts models whose layers are all alike (app::decoder_shape; olmoe-1b-7b).
   std::vector<std::filesystem::path> models;
   std::vector<model::WeightFormat> formats = {
       model::WeightFormat::kBf16, model::WeightFormat::kInt8, model::WeightFormat::kInt4};
@@ -73,6 +74,11 @@ struct ValidationPoint {
   std::vector<double> section_measured_s;
   std::vector<double> section_predicted_s;
   std::vector<double> section_retimed_s;  ///< the re-timed predictor's (empty when not re-timed)
+  /// A mixture of experts: the distinct routed experts per layer of the timed steps (mean over
+  /// the layers and runs), and the predictor's expectation under uniform top-k routing,
+  /// E (1 - (1 - k/E)^batch). 0 for a dense model.
+  double experts_hit = 0;
+  double experts_expected = 0;
   double error() const { return predicted_s / measured_s - 1.0; }  ///< signed fraction
   double min_error() const { return predicted_min_s / measured_min_s - 1.0; }
   double retimed_error() const { return predicted_retimed_s / measured_s - 1.0; }
@@ -121,7 +127,8 @@ ValidationResult run_validation(const ValidationOptions& options,
 
 /// `{"points": [{"model", "format", "batch", "context_tokens", "measured_s", "predicted_s",
 /// "error", "measured_min_s", "predicted_min_s", "min_error", "predicted_fit_only_s",
-/// "predicted_retimed_s", "retimed_error", "retimed_paired_error", "measured_spread", "sections":
+/// "predicted_retimed_s", "retimed_error", "retimed_paired_error", "measured_spread",
+/// "experts_hit", "experts_expected" (mixture of experts only), "sections":
 /// {"<name>": {"measured_s", "predicted_s", "retimed_s"}}}], "median_abs_error", "p95_abs_error",
 /// "min_statistic":
 /// {"median_abs_error", "p95_abs_error"}, "fit_only": {"median_abs_error", "p95_abs_error"},

@@ -34,6 +34,9 @@ struct ValidateArgs {
   bool quiet = false;
   std::string results_db;  ///< --results-db: results database the run is stored in
   bool no_store = false;   ///< --no-store
+  /// --moe: add the mixture-of-experts model <data dir>/models/families/olmoe-1b-7b.json to
+  /// the models (the defaults or --model's), its rows in the same table.
+  bool moe = false;
   /// --published: validate against published measurements instead (app/published.h), read
   /// from published_file (default: <data dir>/validation/published.json).
   bool published = false;

@@ -570,6 +570,11 @@ CalibrationRun run_calibration(const CalibrationOptions& options) {
     }
   }
 
+  // Expert-grouped products of a mixture-of-experts layer (reported, not fitted).
+  const std::vector<KernelSample> moe = detail::time_moe_matmul(
+      size, *pools.back(), sweep.min_runs, sweep.min_total_s, options.progress);
+  run.samples.insert(run.samples.end(), moe.begin(), moe.end());
+
   // Decode attention over several GQA layouts and contexts, caches rotated from memory.
   for (const AttentionShape& as : sweep.attention_shapes) {
     const int64_t q_heads = as.q_heads, kv_heads = as.kv_heads, head_dim = as.head_dim;

@@ -19,7 +19,8 @@ namespace llmcap::kernels {
 
 /// Which shapes the sweep covers.
 enum class SweepSize {
-  kFull,   ///< threads 1..N; 11 matmul shapes x 4 formats x batches 1..64, 4 GQA layouts
+  kFull,   ///< threads 1..N; 11 matmul shapes x 4 formats x batches 1..64, 4 GQA layouts;
+           ///< with every size, the expert-grouped products of detail::moe_sweep
   kQuick,  ///< threads N only; fewer shapes and repetitions (seconds)
   kTest,   ///< tiny shapes that stay in the caches: checks the plumbing with the real kernels
 };
@@ -176,6 +177,28 @@ std::vector<std::size_t> scattered_order(std::size_t n);
 /// (decode_attention runs on one thread below 2 x 512 (KV head, token) pairs per call and on
 /// more above) and cover the short prefixes of a prefill's first tokens (one call per token).
 std::vector<int64_t> extra_layout_contexts(const std::vector<int64_t>& sweep_contexts);
+
+/// The expert-grouped products a sweep times (calibrate_moe.cpp): `experts` experts of rows x
+/// cols each, every token routed to k of them uniformly at random, at each token count, in
+/// `repetitions` interleaved rounds.
+struct MoeSweep {
+  int64_t experts, k, rows, cols;
+  std::vector<int64_t> tokens;
+  int repetitions;
+};
+/// Full and quick sweeps: OLMoE-1B-7B's routed gate/up projection (64 experts of 2048 x 2048,
+/// top-8) at 1, 4, 16 and 64 tokens; the test sweep: 8 experts of 64 x 128, top-2, at 1 and 4.
+MoeSweep moe_sweep(SweepSize size);
+
+/// Times moe_matmul (kernels/moe.h) over moe_sweep(size) on `pool`, in int8 and int4: one
+/// KernelSample per format and token count, op "moe_matmul", rows x cols one expert's matrix,
+/// batch the tokens; bytes the experts the routings hit (their mean over the eight routings
+/// the calls take in turn) + f32 activations in and out; flops 2 x tokens x k x rows x cols.
+/// Reported by the sweep, not fitted (the predictor prices routed experts with the matmul
+/// rates at one expert's rows per call). `say`: one progress line per format (may be empty).
+std::vector<KernelSample> time_moe_matmul(SweepSize size, ThreadPool& pool, int min_runs,
+                                          double min_total_s,
+                                          const std::function<void(const std::string&)>& say);
 }  // namespace detail
 
 }  // namespace llmcap::kernels

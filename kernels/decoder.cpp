@@ -11,14 +11,14 @@
 
 #include "base/random.h"
 #include "kernels/bf16.h"
+#include "kernels/decoder_internal.h"
 #include "kernels/dispatch.h"
 #include "kernels/elementwise.h"
 #include "kernels/scratch.h"
 
 namespace llmcap::kernels {
-namespace {
+namespace detail {
 
-/// A seed for item `index` of stream `stream` derived from the decoder's seed.
 uint64_t derive_seed(uint64_t seed, uint64_t stream, uint64_t index) {
   uint64_t s = seed ^ (stream * 0xD1B54A32D192ED03ull);
   base::splitmix64_next(s);
@@ -27,18 +27,28 @@ uint64_t derive_seed(uint64_t seed, uint64_t stream, uint64_t index) {
 }
 
 /// Uniform in [lo, hi) from 24 random bits.
-float uniform(uint64_t bits24, float lo, float hi) {
+float uniform24(uint64_t bits24, float lo, float hi) {
   return lo + (hi - lo) * static_cast<float>(bits24 & 0xFFFFFF) * (1.0f / 16777216.0f);
 }
 
 std::vector<float> random_vector(int64_t n, uint64_t seed, float lo, float hi) {
   std::vector<float> v(static_cast<size_t>(n));
   uint64_t state = seed;
-  for (auto& x : v) x = uniform(base::splitmix64_next(state) >> 40, lo, hi);
+  for (auto& x : v) x = uniform24(base::splitmix64_next(state) >> 40, lo, hi);
   return v;
 }
 
+}  // namespace detail
+namespace {
+
+using detail::add_in_place;
+using detail::derive_seed;
+using detail::for_rows;
+using detail::random_vector;
+using detail::swiglu_blocks;
+
 using detail::f32_to_bf16;
+constexpr auto uniform = detail::uniform24;
 
 /// PackedWeights::bytes_for in double (absurd shapes must not overflow before they are
 /// refused): int8 and int4 pad rows to 16-row tiles (matmul.h).
@@ -63,11 +73,49 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("ReferenceDecoder: " + what);
 }
 
+/// The mixture-of-experts fields of `s` (ReferenceDecoder's constructor states the rules).
+void validate_moe(const DecoderShape& s, WeightFormat format) {
+  const auto text = [](int64_t v) { return std::to_string(v); };
+  require(s.num_experts >= 0 && s.num_experts <= (int64_t{1} << 20),
+          "num_experts must be in [0, 2^20] (got " + text(s.num_experts) + ")");
+  if (!s.is_moe()) {
+    require(s.experts_per_token == 0 && s.expert_intermediate == 0 && s.shared_intermediate == 0,
+            "experts_per_token, expert_intermediate and shared_intermediate must be 0 without "
+            "experts (got " +
+                text(s.experts_per_token) + ", " + text(s.expert_intermediate) + ", " +
+                text(s.shared_intermediate) + ")");
+    return;
+  }
+  require(s.experts_per_token >= 1 && s.experts_per_token <= s.num_experts,
+          "experts_per_token must be in [1, num_experts " + text(s.num_experts) + "] (got " +
+              text(s.experts_per_token) + ")");
+  require(s.expert_intermediate >= 1 && s.expert_intermediate <= (int64_t{1} << 31),
+          "expert_intermediate must be in [1, 2^31] (got " + text(s.expert_intermediate) + ")");
+  require(s.shared_intermediate >= 0 && s.shared_intermediate <= (int64_t{1} << 31),
+          "shared_intermediate must be in [0, 2^31] (got " + text(s.shared_intermediate) + ")");
+  if (format == WeightFormat::kInt4) {
+    const std::pair<const char*, int64_t> cols[] = {{"hidden", s.hidden},
+                                                    {"num_heads x head_dim", s.q_dim()},
+                                                    {"expert_intermediate", s.expert_intermediate},
+                                                    {"shared_intermediate", s.shared_intermediate}};
+    for (const auto& [name, value] : cols) {
+      require(value % 32 == 0, std::string("int4 weights need ") + name +
+                                   " to be a multiple of 32 (got " + text(value) + ")");
+    }
+  }
+}
+
 void validate(const DecoderShape& s, WeightFormat format, int64_t max_batch, int64_t max_context) {
-  const std::pair<const char*, int64_t> dims[] = {
-      {"hidden", s.hidden},       {"intermediate", s.intermediate}, {"num_layers", s.num_layers},
-      {"num_heads", s.num_heads}, {"num_kv_heads", s.num_kv_heads}, {"head_dim", s.head_dim},
-      {"vocab", s.vocab},         {"max_batch", max_batch},         {"max_context", max_context}};
+  // A mixture of experts has no dense MLP: its `intermediate` is not checked.
+  const std::pair<const char*, int64_t> dims[] = {{"hidden", s.hidden},
+                                                  {"intermediate", s.is_moe() ? 1 : s.intermediate},
+                                                  {"num_layers", s.num_layers},
+                                                  {"num_heads", s.num_heads},
+                                                  {"num_kv_heads", s.num_kv_heads},
+                                                  {"head_dim", s.head_dim},
+                                                  {"vocab", s.vocab},
+                                                  {"max_batch", max_batch},
+                                                  {"max_context", max_context}};
   for (const auto& [name, value] : dims) {
     require(value >= 1, std::string(name) + " must be >= 1 (got " + std::to_string(value) + ")");
     require(value <= (int64_t{1} << 31),
@@ -80,7 +128,8 @@ void validate(const DecoderShape& s, WeightFormat format, int64_t max_batch, int
           "head_dim must be even for RoPE (got " + std::to_string(s.head_dim) + ")");
   require(s.rope_theta > 0, "rope_theta must be > 0 (got " + std::to_string(s.rope_theta) + ")");
   require(s.rms_eps > 0, "rms_eps must be > 0 (got " + std::to_string(s.rms_eps) + ")");
-  if (format == WeightFormat::kInt4) {
+  validate_moe(s, format);
+  if (format == WeightFormat::kInt4 && !s.is_moe()) {
     const std::pair<const char*, int64_t> cols[] = {{"hidden", s.hidden},
                                                     {"num_heads x head_dim", s.q_dim()},
                                                     {"intermediate", s.intermediate}};
@@ -89,10 +138,6 @@ void validate(const DecoderShape& s, WeightFormat format, int64_t max_batch, int
                                    " to be a multiple of 32 (got " + std::to_string(value) + ")");
     }
   }
-}
-
-void add_in_place(std::span<float> x, std::span<const float> y) {
-  for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
 }
 
 /// Index of the first largest element of `row` (as std::max_element): a 16-lane running maximum
@@ -117,18 +162,9 @@ int64_t argmax(std::span<const float> row) {
   return static_cast<int64_t>(std::max_element(row.begin(), row.end()) - row.begin());  // NaNs
 }
 
-/// Runs fn(b) for each row b of a batch, the rows split over the pool's threads (element-wise
-/// operators run on the pool like the projections, as an engine runs them).
-template <class Fn>
-void for_rows(ThreadPool& pool, int64_t batch, const Fn& fn) {
-  if (batch == 1) {
-    fn(int64_t{0});
-    return;
-  }
-  pool.parallel_for(batch, [&fn](int64_t begin, int64_t end, int) {
-    for (int64_t b = begin; b < end; ++b) fn(b);
-  });
-}
+}  // namespace
+
+namespace detail {
 
 /// act[b][i] = SwiGLU(gate, up of feature i) for the gate_up_row layout of gu (rows of
 /// 2 x intermediate): with several rows, the feature blocks split over the pool as the gate/up
@@ -154,7 +190,7 @@ void swiglu_blocks(const float* gu, float* act, int64_t batch, int64_t intermedi
   pool.parallel_for(blocks, [&](int64_t j0, int64_t j1, int) { run(j0, j1); });
 }
 
-}  // namespace
+}  // namespace detail
 
 void ReferenceDecoder::KvFree::operator()(uint8_t* p) const noexcept { std::free(p); }
 
@@ -173,9 +209,16 @@ ReferenceDecoder::ReferenceDecoder(const DecoderShape& shape, WeightFormat forma
   // Memory needed, in double so that absurd shapes cannot overflow.
   const double h = static_cast<double>(s.hidden), inter = static_cast<double>(s.intermediate);
   const double qd = static_cast<double>(s.q_dim()), rows = static_cast<double>(s.qkv_rows());
+  const double ei = static_cast<double>(s.expert_intermediate);
+  const double si = static_cast<double>(s.shared_intermediate);
+  const double mlp_weights =
+      s.is_moe() ? packed_bytes(format, static_cast<double>(s.num_experts), h) +
+                       static_cast<double>(s.num_experts) *
+                           (packed_bytes(format, 2 * ei, h) + packed_bytes(format, h, ei)) +
+                       (si > 0 ? packed_bytes(format, 2 * si, h) + packed_bytes(format, h, si) : 0)
+                 : packed_bytes(format, 2 * inter, h) + packed_bytes(format, h, inter);
   const double layer_weights = packed_bytes(format, rows, h) + packed_bytes(format, h, qd) +
-                               packed_bytes(format, 2 * inter, h) + packed_bytes(format, h, inter) +
-                               4 * (2 * h + (s.qkv_bias ? rows : 0));
+                               mlp_weights + 4 * (2 * h + (s.qkv_bias ? rows : 0));
   const double weights = static_cast<double>(s.num_layers) * layer_weights +
                          packed_bytes(format, static_cast<double>(s.vocab), h) + 4 * h;
   kv_elem_bytes_ = kv_elem_bytes(kv_type);
@@ -183,8 +226,14 @@ ReferenceDecoder::ReferenceDecoder(const DecoderShape& shape, WeightFormat forma
   const double kv = static_cast<double>(s.num_layers) * 2 * static_cast<double>(s.kv_dim()) *
                     static_cast<double>(kv_elem_bytes_) * static_cast<double>(max_batch) *
                     static_cast<double>(kv_capacity_);
+  // A mixture of experts: router logits and, per (token, expert) pair, input, gate/up,
+  // activation and output.
+  const double mlp_rows = s.is_moe()
+                              ? 3 * si + static_cast<double>(s.num_experts) +
+                                    static_cast<double>(s.experts_per_token) * (2 * h + 3 * ei)
+                              : 3 * inter;
   const double activations = 4.0 * static_cast<double>(max_batch) *
-                             (3 * h + rows + qd + 3 * inter + static_cast<double>(s.vocab));
+                             (3 * h + rows + qd + mlp_rows + static_cast<double>(s.vocab));
   const double needed = weights + kv + activations;
   if (needed > static_cast<double>(max_bytes)) {
     std::ostringstream msg;
@@ -209,10 +258,14 @@ ReferenceDecoder::ReferenceDecoder(const DecoderShape& shape, WeightFormat forma
     if (s.qkv_bias) w.qkv_bias = random_vector(s.qkv_rows(), derive_seed(seed, 2, vector++), -1, 1);
     w.o = PackedWeights::random(format, s.hidden, s.q_dim(), derive_seed(seed, 1, matrix++));
     w.mlp_norm = random_vector(s.hidden, derive_seed(seed, 2, vector++), norm_lo, norm_hi);
-    w.gate_up =
-        PackedWeights::random(format, 2 * s.intermediate, s.hidden, derive_seed(seed, 1, matrix++));
-    w.down =
-        PackedWeights::random(format, s.hidden, s.intermediate, derive_seed(seed, 1, matrix++));
+    if (s.is_moe()) {
+      init_moe_weights(w, matrix);
+    } else {
+      w.gate_up = PackedWeights::random(format, 2 * s.intermediate, s.hidden,
+                                        derive_seed(seed, 1, matrix++));
+      w.down =
+          PackedWeights::random(format, s.hidden, s.intermediate, derive_seed(seed, 1, matrix++));
+    }
     layers_.push_back(std::move(w));
   }
   final_norm_ = random_vector(s.hidden, derive_seed(seed, 2, vector++), norm_lo, norm_hi);
@@ -241,8 +294,10 @@ void ReferenceDecoder::ensure_rows(int64_t rows) {
   proj_.resize(n * static_cast<size_t>(s.hidden));
   qkv_.resize(n * static_cast<size_t>(s.qkv_rows()));
   attn_.resize(n * static_cast<size_t>(s.q_dim()));
-  gu_.resize(n * 2 * static_cast<size_t>(s.intermediate));
-  act_.resize(n * static_cast<size_t>(s.intermediate));
+  // A mixture of experts' shared expert uses gu_ and act_ (its routed experts, pair_*).
+  const auto mlp_width = static_cast<size_t>(s.is_moe() ? s.shared_intermediate : s.intermediate);
+  gu_.resize(n * 2 * mlp_width);
+  act_.resize(n * mlp_width);
   activation_rows_ = rows;
 }
 
@@ -312,7 +367,9 @@ void ReferenceDecoder::fill_random_kv(int64_t seq, int64_t begin, int64_t end) {
                                 static_cast<uint64_t>(g)) *
                                    static_cast<uint64_t>(max_context_) +
                                static_cast<uint64_t>(t);
-          uint64_t state = derive_seed(seed_, 3, row);
+          // A mixture of experts: one stream per slot too (ReferenceDecoder::set_contexts).
+          const uint64_t stream = shape_.is_moe() ? 4 + static_cast<uint64_t>(seq) : 3;
+          uint64_t state = derive_seed(seed_, stream, row);
           const int64_t offset = (g * kv_capacity_ + t) * hd;
           if (kv_type_ == KvType::kF32) {
             float* dst = reinterpret_cast<float*>(base) + offset;
@@ -578,11 +635,15 @@ void ReferenceDecoder::forward(std::span<const Row> rows, std::span<const int64_
       rms_norm(x.subspan(b * H, H), w.mlp_norm, H, s.rms_eps, h.subspan(b * H, H), isa);
     });
     mark(kPostNorm);
-    matmul(w.gate_up, h, batch, gu, pool, isa);
-    swiglu_blocks(gu.data(), act.data(), batch, I, pool, isa);
-    matmul(w.down, act, batch, proj, pool, isa);
-    for_rows(pool, batch,
-             [&](int64_t b) { add_in_place(x.subspan(b * H, H), proj.subspan(b * H, H)); });
+    if (s.is_moe()) {
+      moe_mlp(l, h, x, batch, pool, isa);
+    } else {
+      matmul(w.gate_up, h, batch, gu, pool, isa);
+      swiglu_blocks(gu.data(), act.data(), batch, I, pool, isa);
+      matmul(w.down, act, batch, proj, pool, isa);
+      for_rows(pool, batch,
+               [&](int64_t b) { add_in_place(x.subspan(b * H, H), proj.subspan(b * H, H)); });
+    }
     mark(kMlp);
   }
 
@@ -620,6 +681,10 @@ int64_t ReferenceDecoder::weight_bytes() const {
   int64_t total = lm_head_.bytes() + 4 * static_cast<int64_t>(final_norm_.size());
   for (const auto& w : layers_) {
     total += w.qkv.bytes() + w.o.bytes() + w.gate_up.bytes() + w.down.bytes();
+    total += w.router.bytes() + w.shared_gate_up.bytes() + w.shared_down.bytes();
+    for (size_t e = 0; e < w.expert_gate_up.size(); ++e) {
+      total += w.expert_gate_up[e].bytes() + w.expert_down[e].bytes();
+    }
     total += 4 * static_cast<int64_t>(w.attn_norm.size() + w.mlp_norm.size() + w.qkv_bias.size());
   }
   return total;
@@ -655,7 +720,7 @@ std::vector<OpAccount> ReferenceDecoder::account() const {
   }
   const int64_t lm_row_bytes = lm_head_.bytes() / s.vocab;
   const int64_t norms = 2 * L + 1;
-  return {
+  std::vector<OpAccount> ops = {
       {"embedding", B * (lm_row_bytes + H * 4), 0},
       // Read x, write out, read the weight; sum of squares (2/elem) and two scalings (2/elem).
       {"rms_norm", norms * (2 * B * H * 4 + H * 4), norms * 4 * B * H},
@@ -673,6 +738,15 @@ std::vector<OpAccount> ReferenceDecoder::account() const {
       proj("lm_head", lm_head_.bytes(), 1, s.vocab, H, 0),
       {"argmax", B * s.vocab * 4, B * s.vocab},
   };
+  if (s.is_moe()) {
+    // The experts' operators in place of the dense MLP's three.
+    const auto first = std::find_if(ops.begin(), ops.end(),
+                                    [](const OpAccount& a) { return a.op == "gate_up_proj"; });
+    const auto at = ops.erase(first, first + 3);
+    const std::vector<OpAccount> moe = moe_account();
+    ops.insert(at, moe.begin(), moe.end());
+  }
+  return ops;
 }
 
 }  // namespace llmcap::kernels

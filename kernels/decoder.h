@@ -29,7 +29,19 @@ struct DecoderShape {
   float rope_theta = 10000.0f;  ///< RoPE base
   float rms_eps = 1e-5f;        ///< RMSNorm epsilon
   bool qkv_bias = false;        ///< Qwen2 adds a bias to the q, k and v projections
+  /// Mixture of experts (num_experts > 0; `intermediate` is then unused and may be 0): every
+  /// layer's MLP is a router [num_experts x hidden] whose logits are soft-maxed over all
+  /// experts, the experts_per_token largest kept with their probabilities renormalised to sum
+  /// 1 (Mixtral's routing), then that many routed experts per token, each a SwiGLU MLP of width
+  /// expert_intermediate (gate/up and down run by kernels::moe_matmul, the tokens grouped per
+  /// expert), summed with their gates; plus, with shared_intermediate > 0, a shared expert (a
+  /// dense SwiGLU MLP of that width, no gate) every token goes through, added to the sum.
+  int64_t num_experts = 0;
+  int64_t experts_per_token = 0;    ///< top-k, 1..num_experts
+  int64_t expert_intermediate = 0;  ///< inner width of one routed expert
+  int64_t shared_intermediate = 0;  ///< inner width of the shared expert; 0: none
 
+  bool is_moe() const { return num_experts > 0; }
   int64_t q_dim() const { return num_heads * head_dim; }
   int64_t kv_dim() const { return num_kv_heads * head_dim; }
   /// Rows of the fused QKV projection: q_dim + 2 kv_dim.
@@ -90,6 +102,12 @@ struct DecoderLayerWeights {
   std::vector<float> mlp_norm;   ///< hidden, RMSNorm weight before the MLP
   PackedWeights gate_up;         ///< 2 intermediate x hidden, gate and up by blocks (gate_up_row)
   PackedWeights down;            ///< hidden x intermediate
+  // Mixture of experts only (DecoderShape::is_moe; gate_up and down above are then empty).
+  PackedWeights router;                       ///< num_experts x hidden
+  std::vector<PackedWeights> expert_gate_up;  ///< per expert: 2 expert_intermediate x hidden
+  std::vector<PackedWeights> expert_down;     ///< per expert: hidden x expert_intermediate
+  PackedWeights shared_gate_up;               ///< 2 shared_intermediate x hidden (none when 0)
+  PackedWeights shared_down;                  ///< hidden x shared_intermediate
 };
 
 /// One sequence of a ReferenceDecoder::prefill call: `tokens` enter slot `slot`'s KV cache at
@@ -131,6 +149,16 @@ struct PrefillSequence {
 /// over the pool's threads row by row (each call then runs on one thread); the final norm and
 /// the LM head run only for the last token of each sequence (the logits of its first output
 /// token), so prefill() writes one logits row per sequence.
+/// Mixture of experts (DecoderShape::is_moe): the MLP of every layer is
+///   h -> logits = h Wrouter^T -> top-k of softmax(logits), renormalised -> per token and chosen
+///   expert e: a_e = SwiGLU(h Wgu_e^T) -> x += sum_e gate_e (a_e Wdown_e^T) (+ the shared expert)
+/// where the products over experts run as kernels::moe_matmul over the step's (token, expert)
+/// pairs, each expert's weights read once for all the pairs routed to it. Routing by the random
+/// router of random hidden states: the router rows are independent of each other and of the
+/// states, so each token's logits are close to independent draws and a step of T tokens that
+/// differ hits about E (1 - (1 - k/E)^T) distinct experts (uniform top-k routing, the
+/// predictor's assumption); tokens with equal hidden states (equal token, position and KV
+/// prefix) route alike. experts_hit() reports what each layer's routing gave.
 /// Weights and the KV prefix are random (latency does not depend on the values): matrices uniform
 /// in [-1, 1) (PackedWeights::random), biases uniform in [-1, 1), RMSNorm weights uniform in
 /// [0.5, 1.5) / sqrt(hidden) so that activations stay near unit scale; all activations are f32.
@@ -144,7 +172,9 @@ class ReferenceDecoder {
   /// dimension < 1, num_heads not a multiple of num_kv_heads, odd head_dim, rope_theta or
   /// rms_eps <= 0, kInt4 with hidden, q_dim or intermediate not a multiple of 32), for
   /// max_batch or max_context < 1, or when weights + KV + activations would need more than
-  /// `max_bytes` (the message gives both numbers).
+  /// `max_bytes` (the message gives both numbers). A mixture of experts also needs
+  /// experts_per_token in [1, num_experts], expert_intermediate >= 1, shared_intermediate >= 0
+  /// and, for kInt4, both widths multiples of 32; a dense shape needs all four 0.
   ReferenceDecoder(const DecoderShape& shape, WeightFormat format, KvType kv_type,
                    int64_t max_batch, int64_t max_context, uint64_t seed,
                    int64_t max_bytes = kDefaultMaxBytes);
@@ -156,8 +186,12 @@ class ReferenceDecoder {
   /// slots keep their state); sequence b's KV cache holds
   /// context_tokens[b] (0..max_context-1) tokens of random values in [-1, 1) (a function of
   /// seed, layer, position, head and element only, so equal contexts hold equal prefixes in
-  /// every slot). The next step consumes next_tokens[b] (0..vocab-1), or token 0 when
-  /// next_tokens is empty. Clears logits(). Throws std::invalid_argument for bad sizes/values.
+  /// every slot; a mixture of experts: of the slot too, so that the sequences of a batch route
+  /// independently, as a serving batch's do: with one prefix in every slot, the attention
+  /// outputs over it, common to all sequences, outweighed the token embeddings in the hidden
+  /// states and a batch of 3 hit 7.2 distinct experts of 16 (top-4) instead of 9.25). The next step
+  /// consumes next_tokens[b] (0..vocab-1), or token 0 when next_tokens is empty. Clears logits().
+  /// Throws std::invalid_argument for bad sizes/values.
   void set_contexts(std::span<const int64_t> context_tokens,
                     std::span<const int64_t> next_tokens = {});
 
@@ -205,6 +239,11 @@ class ReferenceDecoder {
   /// The token slot `slot` consumes at its next decode step. Throws std::out_of_range as above.
   int64_t slot_next_token(int64_t slot) const;
 
+  /// Mixture of experts: per layer, the distinct experts the rows of the last step, step_slots
+  /// or prefill were routed to (1..min(num_experts, rows x experts_per_token)); empty for a
+  /// dense shape and before the first call.
+  std::span<const int64_t> experts_hit() const { return experts_hit_; }
+
   /// Bytes of all weights: packed matrices (with their scales) + f32 norm weights and biases.
   int64_t weight_bytes() const;
   /// KV cache bytes per token over all layers: num_layers x 2 x kv_dim x element size.
@@ -213,7 +252,12 @@ class ReferenceDecoder {
   /// Per-operator accounting of one step at the current contexts and batch, in execution
   /// order, each kind summed over layers: embedding, rms_norm (incl. the final one), qkv_proj,
   /// rope, kv_append, attention, o_proj, residual_add, gate_up_proj, swiglu, down_proj,
-  /// lm_head, argmax. Projections: weight bytes + f32 activations in and out, 2 x batch x rows x
+  /// lm_head, argmax (a mixture of experts: router, expert_gate_up_proj, expert_swiglu,
+  /// expert_down_proj, and shared_gate_up_proj, shared_swiglu, shared_down_proj with a shared
+  /// expert, in place of gate_up_proj, swiglu, down_proj; the experts' weight bytes are those of
+  /// experts_hit(), or of min(num_experts, batch x k) experts per layer before any step; their
+  /// FLOPs and activations count batch x k rows). Projections: weight bytes + f32 activations
+  /// in and out, 2 x batch x rows x
   /// cols FLOPs (+ batch x rows for the bias). Attention: KvCacheView::bytes_read at context+1
   /// + q and output, 4 x heads x (context+1) x head_dim FLOPs (QK^T and PV; softmax not
   /// counted). Element-wise operators: f32 bytes in and out, a few FLOPs per element.
@@ -249,6 +293,13 @@ class ReferenceDecoder {
   void forward(std::span<const Row> rows, std::span<const int64_t> logit_rows,
                bool attention_over_rows, ThreadPool& pool, Isa isa, StepSections* sections);
   void ensure_rows(int64_t rows);
+  /// Mixture of experts (decoder_moe.cpp): the random weights of layer w's MLP (matrix seeds
+  /// from `matrix`, advanced), and the MLP of `batch` rows: x += MLP(h), `out` a scratch of
+  /// batch x hidden; records experts_hit_[layer].
+  void init_moe_weights(DecoderLayerWeights& w, uint64_t& matrix);
+  void moe_mlp(int64_t layer, std::span<const float> h, std::span<float> x, int64_t batch,
+               ThreadPool& pool, Isa isa);
+  std::vector<OpAccount> moe_account() const;
   void check_slot(int64_t slot, const char* what) const;
 
   void fill_random_kv(int64_t seq, int64_t begin, int64_t end);
@@ -286,7 +337,11 @@ class ReferenceDecoder {
   // Activations for activation_rows_ tokens (max_batch, grown by prefill).
   int64_t activation_rows_ = 0;
   std::vector<float> x_, h_, qkv_, attn_, proj_, gu_, act_;
-  std::vector<Row> rows_;            ///< scratch of step_slots / prefill
+  std::vector<Row> rows_;  ///< scratch of step_slots / prefill
+  // Mixture of experts: distinct experts per layer of the last forward, and scratch (grown as
+  // needed): router logits, the (token, expert) pairs' inputs, gate/up, activations, outputs.
+  std::vector<int64_t> experts_hit_;
+  std::vector<float> router_logits_, pair_x_, pair_gu_, pair_act_, pair_out_;
   std::vector<int64_t> logit_rows_;  ///< scratch of step_slots / prefill
 };
 

@@ -18,7 +18,7 @@ using nlohmann::json;
 constexpr const char* kKnownTypes =
     "deepseek_v2, deepseek_v3, falcon (also RefinedWeb, RefinedWebModel), gemma2, gemma3, "
     "gemma3_text, gpt_neox, gpt_oss, gptj, kimi_k2, llama, llama4, llama4_text, mistral, mixtral, "
-    "opt, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe";
+    "olmoe, opt, phi3, qwen2, qwen2_moe, qwen3, qwen3_moe";
 
 /// A JsonReader that remembers which fields it read (their dotted names, once each, in order).
 class Fields {
@@ -215,7 +215,8 @@ void read_llama_like(const Fields& f, ModelDescription& d) {
     attn.qkv_bias = attn.out_bias = f.boolean_or("attention_bias", false);
     mlp_bias = t == "llama" && f.boolean_or("mlp_bias", false);
   }
-  if (t == "qwen3" || t == "qwen3_moe" || t == "gemma3_text") attn.qk_norm = true;
+  // OLMoE normalises q and k too (over all heads at once; priced as the per-head norms).
+  if (t == "qwen3" || t == "qwen3_moe" || t == "gemma3_text" || t == "olmoe") attn.qk_norm = true;
   attn.qk_norm_weights = attn.qk_norm;
   if (t == "llama4_text" && f.boolean_or("use_qk_norm", false)) attn.qk_norm = true;
 
@@ -254,6 +255,8 @@ void read_llama_like(const Fields& f, ModelDescription& d) {
   std::vector<MlpSpec> mlps(L);
   if (t == "mixtral") {
     mlps.assign(L, read_moe(f, "num_local_experts", "num_experts_per_tok", "intermediate_size"));
+  } else if (t == "olmoe") {  // every layer sparse; intermediate_size is one expert's width
+    mlps.assign(L, read_moe(f, "num_experts", "num_experts_per_tok", "intermediate_size"));
   } else if (t == "qwen2_moe" || t == "qwen3_moe") {
     MlpSpec moe = read_moe(f, "num_experts", "num_experts_per_tok", "moe_intermediate_size");
     if (t == "qwen2_moe" && f.has("shared_expert_intermediate_size")) {
@@ -664,9 +667,9 @@ ModelDescription load_model_description(const std::filesystem::path& config_json
     f.has("model_type");
   }
   d.model_type = type;
-  if (type == "llama" || type == "mistral" || type == "mixtral" || type == "qwen2" ||
-      type == "qwen2_moe" || type == "qwen3" || type == "qwen3_moe" || type == "gemma2" ||
-      type == "gemma3_text" || type == "phi3" || type == "llama4_text") {
+  if (type == "llama" || type == "mistral" || type == "mixtral" || type == "olmoe" ||
+      type == "qwen2" || type == "qwen2_moe" || type == "qwen3" || type == "qwen3_moe" ||
+      type == "gemma2" || type == "gemma3_text" || type == "phi3" || type == "llama4_text") {
     read_llama_like(f, d);
   } else if (type == "deepseek_v2" || type == "deepseek_v3" || type == "kimi_k2") {
     read_deepseek(f, d);

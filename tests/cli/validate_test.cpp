@@ -32,6 +32,75 @@ using ::testing::StartsWith;
 using testing::kTinyLlama;
 using testing::test_profile;
 
+/// config.json of a two-layer OLMoE-shaped mixture of experts (8 experts, top-2).
+constexpr const char* kTinyMoe = R"({"model_type": "olmoe", "hidden_size": 128,
+  "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+  "num_key_value_heads": 4, "num_experts": 8, "num_experts_per_tok": 2, "vocab_size": 512,
+  "max_position_embeddings": 2048})";
+
+TEST(CliValidate, MixtureOfExpertsRowsSitInTheTableWithFiniteErrors) {
+  TempDir dir;
+  const auto dense = dir.write("tiny.json", kTinyLlama);
+  const auto moe = dir.write("tiny-moe.json", kTinyMoe);
+  const auto profile = test_profile(dir);
+  const auto json_path = dir.path() / "validate.json";
+  std::ostringstream out, err;
+  const int code = run({"validate", "--model", dense.string(), "--model", moe.string(), "--profile",
+                        profile.string(), "--formats", "int8", "--batches", "1,3", "--contexts",
+                        "16", "--runs", "2", "--json", json_path.string(), "--quiet", "--no-store"},
+                       out, err);
+  ASSERT_EQ(code, kExitOk) << err.str();
+  std::ifstream f(json_path);
+  const auto doc = nlohmann::json::parse(f);
+  int moe_rows = 0, dense_rows = 0;
+  for (const auto& p : doc.at("points")) {
+    EXPECT_TRUE(std::isfinite(p.at("error").get<double>()));
+    EXPECT_GT(p.at("predicted_s").get<double>(), 0);
+    EXPECT_GT(p.at("sections").at("mlp").at("predicted_s").get<double>(), 0);
+    if (p.at("model") == "tiny") {
+      ++dense_rows;
+      EXPECT_FALSE(p.contains("experts_hit"));
+      continue;
+    }
+    ++moe_rows;
+    EXPECT_EQ(p.at("model"), "tiny-moe");
+    // Distinct experts per layer: k for one sequence, at most batch x k of the 8.
+    const double hit = p.at("experts_hit").get<double>();
+    const double expected = p.at("experts_expected").get<double>();
+    if (p.at("batch") == 1) {
+      EXPECT_DOUBLE_EQ(hit, 2);
+      EXPECT_NEAR(expected, 2, 1e-9);
+    } else {
+      EXPECT_GE(hit, 2);
+      EXPECT_LE(hit, 6);
+      EXPECT_NEAR(expected, 8 * (1 - std::pow(0.75, 3)), 1e-9);
+    }
+  }
+  EXPECT_EQ(moe_rows, 2);
+  EXPECT_EQ(dense_rows, 2);
+  EXPECT_THAT(out.str(), HasSubstr("tiny-moe"));
+  EXPECT_THAT(out.str(), HasSubstr("mixture-of-experts rows: |error| median "));
+  EXPECT_THAT(out.str(), HasSubstr("distinct experts per layer"));
+}
+
+TEST(CliValidate, RefusesADescribedModelTheDecoderCannotRun) {
+  TempDir dir;
+  // Sliding-window layers: not a model the reference decoder runs.
+  const auto model = dir.write("gemma.json", R"({"model_type": "gemma2", "hidden_size": 128,
+    "intermediate_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "head_dim": 32, "vocab_size": 512, "sliding_window": 64,
+    "max_position_embeddings": 2048})");
+  const auto profile = test_profile(dir);
+  std::ostringstream out, err;
+  const int code =
+      run({"validate", "--model", model.string(), "--profile", profile.string(), "--formats",
+           "int8", "--batches", "1", "--contexts", "16", "--runs", "1", "--quiet", "--no-store"},
+          out, err);
+  EXPECT_NE(code, kExitOk);
+  EXPECT_THAT(err.str(), HasSubstr("gemma.json: the reference decoder runs"));
+  EXPECT_THAT(err.str(), HasSubstr("got model_type \"gemma2\""));
+}
+
 TEST(CliValidate, TimesEachGridPointAndWritesTheErrors) {
   TempDir dir;
   const auto model = dir.write("tiny.json", kTinyLlama);

@@ -39,7 +39,8 @@ TEST(RunCalibration, TestSweepTimesEveryKernelAndFormatWithConsistentRates) {
       EXPECT_GE(s.bytes, s.rows * s.cols * 0.5625);
     }
   }
-  EXPECT_EQ(ops, (std::set<std::string>{"matmul", "attention", "rms_norm", "swiglu"}));
+  EXPECT_EQ(ops,
+            (std::set<std::string>{"matmul", "attention", "rms_norm", "swiglu", "moe_matmul"}));
   EXPECT_EQ(matmul_formats, (std::set<std::string>{"f32", "bf16", "int8", "int4"}));
   EXPECT_EQ(attention_formats, (std::set<std::string>{"f32", "bf16"}));
 }
@@ -380,6 +381,35 @@ TEST(RunCalibration, RejectsNegativeThreads) {
   CalibrationOptions o;
   o.max_threads = -1;
   EXPECT_THROW(run_calibration(o), std::invalid_argument);
+}
+
+TEST(RunCalibration, ExpertGroupedProductsAreReportedInInt8AndInt4) {
+  ThreadPool pool(1);
+  const detail::MoeSweep sweep = detail::moe_sweep(SweepSize::kTest);
+  int lines = 0;
+  const std::vector<KernelSample> samples =
+      detail::time_moe_matmul(SweepSize::kTest, pool, 2, 0, [&](const std::string&) { ++lines; });
+  EXPECT_EQ(lines, 2);  // one per format
+  ASSERT_EQ(samples.size(), 2 * sweep.tokens.size());
+  std::set<std::string> formats;
+  for (const KernelSample& s : samples) {
+    formats.insert(s.format);
+    EXPECT_EQ(s.op, "moe_matmul");
+    EXPECT_EQ(s.rows, sweep.rows);
+    EXPECT_EQ(s.cols, sweep.cols);
+    EXPECT_GT(s.median_s, 0);
+    EXPECT_LE(s.min_s, s.median_s);
+    EXPECT_DOUBLE_EQ(s.flops, 2.0 * s.batch * sweep.k * sweep.rows * sweep.cols);
+    // The experts hit: k for one token, at most all of them (plus the activations).
+    const double one_expert = static_cast<double>(PackedWeights::bytes_for(
+        s.format == "int8" ? WeightFormat::kInt8 : WeightFormat::kInt4, sweep.rows, sweep.cols));
+    const double activations = 4.0 * static_cast<double>(s.batch * (sweep.rows + sweep.cols));
+    if (s.batch == 1) {
+      EXPECT_DOUBLE_EQ(s.bytes, sweep.k * one_expert + activations);
+    }
+    EXPECT_LE(s.bytes, static_cast<double>(sweep.experts) * one_expert + activations);
+  }
+  EXPECT_EQ(formats, (std::set<std::string>{"int8", "int4"}));
 }
 
 }  // namespace

@@ -56,6 +56,23 @@ TEST(ModelDescriptionParams, MixtralMatchesCard) {
   expect_card(m.num_active_params(), 12.9e9);
 }
 
+TEST(ModelDescriptionParams, OlmoeMatchesPaper) {
+  // allenai/OLMoE-1B-7B-0924 (arXiv 2409.02060): 6.9B total, 1.3B active per token. Every
+  // layer sparse: 64 experts of width 1024, top-8; untied embeddings.
+  const ModelDescription m = family("olmoe-1b-7b");
+  ASSERT_EQ(m.layers.size(), 16u);
+  const MlpSpec& mlp = m.layers.front().mlp;
+  EXPECT_EQ(mlp.kind, MlpKind::kMoe);
+  EXPECT_EQ(mlp.num_experts, 64);
+  EXPECT_EQ(mlp.num_experts_per_token, 8);
+  EXPECT_EQ(mlp.expert_intermediate_size, 1024);
+  EXPECT_EQ(mlp.num_shared_experts, 0);
+  EXPECT_TRUE(m.layers.front().attention.qk_norm);
+  expect_card(m.num_params(), 6.9e9);
+  // 1.28B counted with both embedding matrices: the paper's 1.3B at its precision.
+  EXPECT_NEAR(static_cast<double>(m.num_active_params()), 1.3e9, 0.05e9);
+}
+
 TEST(ModelDescriptionParams, Qwen3MoeMatchesCardTotalAndNonEmbedding) {
   // Qwen/Qwen3-30B-A3B card: 30.5B total, 29.9B non-embedding, "3.3B activated".
   const ModelDescription m = family("qwen3-30b-a3b");
