@@ -10,6 +10,7 @@
 #include "model/calibrated_predictor.h"
 #include "model/cpu_model.h"
 #include "model/engine_profile.h"
+#include "model/expert_parallel.h"
 #include "model/input_error.h"
 #include "model/roofline.h"
 #include "plan/planner_detail.h"
@@ -290,6 +291,7 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   try {
     c.deployment = deployment_for_tp(instance, ctx.catalog, ctx.model, weight_format, sc.kv_format,
                                      efficiency, tp_degree);
+    if (sc.expert_parallel) model::make_expert_parallel(c.deployment, ctx.model, weight_format);
   } catch (const model::InfeasibleError& e) {
     row.infeasible_reason = e.what();
     row.tp_degree = tp_degree;
@@ -370,10 +372,18 @@ void check_engines(const Scenario& sc, const model::Catalog& catalog) {
 }
 
 /// Refuses, before any simulation, a degree the scenario fixes that its instance type cannot
-/// run: serving.tensor_parallel entries and fleet groups' tensor_parallel.
+/// run: serving.tensor_parallel entries and fleet groups' tensor_parallel; and
+/// serving.expert_parallel for a model without routed experts, or with a fixed degree that does
+/// not divide them.
 void check_fixed_tp(const Scenario& sc, const model::Catalog& catalog,
                     const model::ModelSpec& model) {
   const std::string file = sc.file.string();
+  if (sc.expert_parallel && model::routed_experts_per_layer(model) == 0) {
+    throw InputError::bad_field(
+        file, "serving.expert_parallel", "true",
+        "false for model \"" + model.id +
+            "\", which has no routed experts (no mixture-of-experts layer)");
+  }
   auto check = [&](const std::string& field, const std::string& instance_id, int tp) {
     const model::InstanceType* instance = catalog.find_instance(instance_id);
     if (instance == nullptr) {
@@ -390,6 +400,14 @@ void check_fixed_tp(const Scenario& sc, const model::Catalog& catalog,
       }
       throw InputError(file + ": field \"" + field + "\": instance \"" + instance_id +
                        "\": " + refusal + "; expected one of: " + known);
+    }
+    if (sc.expert_parallel && !model::expert_parallel_refusal(model, tp).empty()) {
+      throw InputError::bad_field(file, field, std::to_string(tp),
+                                  "a degree dividing the " +
+                                      std::to_string(model::routed_experts_per_layer(model)) +
+                                      " routed experts per layer of model \"" + model.id +
+                                      "\" (serving.expert_parallel splits them whole over a "
+                                      "replica's devices)");
     }
   };
   for (const auto& [id, tp] : sc.tensor_parallel.per_type) {
