@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <numeric>
 #include <sstream>
 
 #include "base/text.h"
@@ -249,6 +250,40 @@ class ScaledPredictor final : public model::StepTimePredictor {
   double scale_;
 };
 
+/// The KV layout of `model` (sim::KvLayout) when some layers attend to a sliding window
+/// (vLLM v1's hybrid KV-cache manager: a window layer keeps the blocks of its last w tokens):
+/// per token, the full layers' bytes (`kv_bytes_per_token` on the replica less the window
+/// layers') and each window's layers' bytes (2 x kv_heads x head_dim x element bytes per
+/// layer), in units of their greatest common divisor, whose bytes go to `unit_bytes`. The
+/// default layout (unit = kv_bytes_per_token) for a model without window layers.
+sim::KvLayout kv_layout_for(const model::ModelSpec& model, model::KvFormat kv_format,
+                            int64_t kv_bytes_per_token, int64_t block_size_tokens,
+                            int64_t* unit_bytes) {
+  sim::KvLayout layout;
+  *unit_bytes = kv_bytes_per_token;
+  if (!model.description) return layout;
+  std::map<int64_t, int64_t> window_bytes;  // window tokens -> bytes per token
+  const auto element = static_cast<int64_t>(model::bytes_per_element(kv_format));
+  for (const model::LayerSpec& layer : model.description->layers) {
+    const model::AttentionSpec& a = layer.attention;
+    if (a.kind != model::AttentionKind::kSlidingWindow) continue;
+    window_bytes[a.window_tokens] += 2 * a.num_kv_heads * a.head_dim * element;
+  }
+  if (window_bytes.empty()) return layout;
+  int64_t full = kv_bytes_per_token;
+  for (const auto& [w, bytes] : window_bytes) full -= bytes;
+  int64_t unit = full;
+  for (const auto& [w, bytes] : window_bytes) unit = std::gcd(unit, bytes);
+  layout.full_units_per_block = full / unit;
+  for (const auto& [w, bytes] : window_bytes) {
+    // The blocks a window of w tokens spans at most: the last w - 1 tokens and the current one.
+    const int64_t blocks = (w - 1 + block_size_tokens - 1) / block_size_tokens + 1;
+    layout.windows.push_back({blocks, bytes / unit});
+  }
+  *unit_bytes = unit;
+  return layout;
+}
+
 /// Deploys the model on `instance` with `tp_degree` (0: the automatic rule) and `serving`
 /// limits: identity, deployment, predictor, KV blocks and floors. infeasible_reason is set
 /// only when the model cannot be placed (model::InfeasibleError).
@@ -333,13 +368,16 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   }
   const int64_t kv_bytes_per_token =
       ctx.model.kv_cache_bytes_per_token_on_replica(sc.kv_format, c.deployment.tp_degree);
+  int64_t kv_unit_bytes = kv_bytes_per_token;
   c.fleet.serving = serving;
+  c.fleet.serving.kv_layout = kv_layout_for(ctx.model, sc.kv_format, kv_bytes_per_token,
+                                            serving.block_size_tokens, &kv_unit_bytes);
   c.fleet.router = sc.router;
   if (engine != nullptr && !row.engine.empty()) {
     c.fleet.frontend_latency = sim::SimTime::Seconds(engine->frontend_latency_s.value);
   }
   c.fleet.serving.num_kv_blocks =
-      c.deployment.kv_cache_bytes / (kv_bytes_per_token * serving.block_size_tokens);
+      c.deployment.kv_cache_bytes / (kv_unit_bytes * serving.block_size_tokens);
 
   model::BatchShape decode1;
   decode1.num_decode_seqs = 1;
