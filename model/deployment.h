@@ -36,6 +36,10 @@ struct Deployment {
   int64_t memory_bytes = 0;               ///< memory of one replica (all its devices)
   int64_t weight_bytes = 0;               ///< weights of one replica
   int64_t kv_cache_bytes = 0;             ///< usable KV cache of one replica
+  /// Routed experts split whole over the replica's tp_degree devices (ep = tp_degree), the
+  /// rest tensor-parallel; model/expert_parallel.h, make_expert_parallel. false: every expert
+  /// sliced tp_degree ways.
+  bool expert_parallel = false;
   std::string rule;  ///< one line stating how the resources were derived (for reports)
 };
 

@@ -34,6 +34,8 @@ std::string_view to_string(OpKind kind) {
       return "attention";
     case OpKind::kAllReduce:
       return "all_reduce";
+    case OpKind::kAllToAll:
+      return "all_to_all";
   }
   return "?";
 }
@@ -194,21 +196,30 @@ void LayerOpGraph::build(const ModelDescription& model, const LayerSpec& layer,
     LinearMatrix router{"router", mlp.num_experts, h, mlp.router_bias, false};
     router.replicated = true;
     then("router", OpKind::kLinear, {router});
+    // Expert parallelism: the hidden states go to the routed experts' devices and back.
+    const bool ep = tp && options.expert_parallel;
+    const double ep_link = static_cast<double>(mlp.num_experts_per_token) * (tp_degree_ - 1) /
+                           tp_degree_;  // k (ep-1)/ep hidden states per token, each way
+    if (ep) g[then("moe_dispatch", OpKind::kAllToAll)].link_hidden_per_token = ep_link;
     const Vertex experts = then("experts", OpKind::kLinear,
                                 ffn_matrices(h, mlp.expert_intermediate_size, mlp.gated, mlp.bias));
     g[experts].num_experts = mlp.num_experts;
     g[experts].num_experts_per_token = mlp.num_experts_per_token;
     add_data(g, norm, experts);  // the experts read the normed hidden state and the routing
+    const Vertex routed_end = ep ? then("moe_combine", OpKind::kAllToAll) : experts;
+    if (ep) g[routed_end].link_hidden_per_token = ep_link;
     if (mlp.num_shared_experts > 0) {
       const Vertex shared = add_op(g, "shared_experts", OpKind::kLinear,
                                    ffn_matrices(h, mlp.shared_intermediate_size, mlp.gated, false));
       add_data(g, norm, shared);
       last = shared;
     }
-    if (tp) {
+    // One all-reduce sums the routed and shared outputs; with expert parallelism the combine
+    // already brings each device every token's routed output, so only shared experts need one.
+    if (tp && (!ep || mlp.num_shared_experts > 0)) {
       const Vertex ar = add_op(g, "mlp_all_reduce", OpKind::kAllReduce);
-      add_data(g, experts, ar);  // one all-reduce sums routed and shared outputs
-      if (last != experts) add_data(g, last, ar);
+      add_data(g, routed_end, ar);
+      if (last != routed_end) add_data(g, last, ar);
       last = ar;
     }
   }
@@ -235,6 +246,10 @@ void LayerOpGraph::finish(const LayerGraphOptions& options) {
   // Stream order: vertices were added in issue order; chain consecutive ones.
   const std::size_t n = boost::num_vertices(g);
   if (n > kMaxOps) throw std::logic_error("LayerOpGraph: more nodes than kMaxOps");
+  for (std::size_t v = 0; v < n; ++v) {  // a ring all-reduce moves 2 (tp-1)/tp hidden states
+    if (g[v].kind == OpKind::kAllReduce)
+      g[v].link_hidden_per_token = 2.0 * (tp_degree_ - 1) / tp_degree_;
+  }
   if (options.serialize_on_device) {
     for (std::size_t v = 0; v + 1 < n; ++v) {
       if (!boost::edge(v, v + 1, g).second) {

@@ -19,8 +19,12 @@ enum class OpKind {
   kLinear,     ///< one or more weight matrices applied to every new token
   kAttention,  ///< softmax(QK^T)V over the KV cache (reads K and V of the context)
   kAllReduce,  ///< tensor-parallel ring all-reduce of the hidden state (tp > 1 only)
+  /// Expert-parallel all-to-all of the hidden states of a mixture-of-experts layer: the
+  /// dispatch to the routed experts' devices, or the combine back (expert_parallel only).
+  kAllToAll,
 };
-std::string_view to_string(OpKind kind);  ///< "norm" | "linear" | "attention" | "all_reduce"
+/// "norm" | "linear" | "attention" | "all_reduce" | "all_to_all"
+std::string_view to_string(OpKind kind);
 
 /// One weight matrix of a linear node, with the shape of the whole (unsharded) model.
 /// Tensor parallelism (Megatron-LM, Shoeybi et al. 2019) shards column-parallel matrices
@@ -51,6 +55,12 @@ struct OpNode {
   /// expert's, of which the layer holds num_experts and each token uses num_experts_per_token.
   int64_t num_experts = 0;
   int64_t num_experts_per_token = 0;
+  /// kAllReduce and kAllToAll only: hidden-state vectors each new token moves over one
+  /// device's link (bytes = this x T x hidden x activation bytes): a ring all-reduce
+  /// 2 (tp-1)/tp (Patarasuk & Yuan 2009); an expert-parallel dispatch or combine
+  /// k (ep-1)/ep, the k routed copies of the token of which (ep-1)/ep live on another device
+  /// under uniform routing.
+  double link_hidden_per_token = 0;
 };
 
 /// Why an edge exists.
@@ -71,6 +81,12 @@ struct LayerGraphOptions {
   /// holds data dependencies only and independent branches would overlap, as on a machine
   /// with one device per branch.
   bool serialize_on_device = true;
+  /// Expert parallelism (vLLM's --enable-expert-parallel; docs/model.md, "Expert
+  /// parallelism"): a mixture-of-experts layer's routed experts are split whole over the
+  /// replica's tp_degree devices (ep = tp) instead of each being sliced tp ways; with
+  /// tp_degree > 1 the layer gains "moe_dispatch" before and "moe_combine" after "experts"
+  /// (kAllToAll), and keeps "mlp_all_reduce" only to sum shared experts' partial sums.
+  bool expert_parallel = false;
 };
 
 /// The operators of ONE transformer layer on one device of a tensor-parallel replica.
@@ -118,7 +134,9 @@ class LayerOpGraph {
   /// (split_mlp as above); a mixture-of-experts layer's "router" [num_experts, hidden]
   /// (replicated), "experts" (one routed expert's gate/up/down, num_experts and
   /// num_experts_per_token set) and, with shared experts, "shared_experts" (gate/up/down of
-  /// shared_intermediate_size). Ignored as negligible: extra norms (Gemma's four per layer), q/k
+  /// shared_intermediate_size); with options.expert_parallel and tp_degree > 1, router ->
+  /// moe_dispatch -> experts -> moe_combine -> [mlp_all_reduce, only with shared experts].
+  /// Ignored as negligible: extra norms (Gemma's four per layer), q/k
   /// norms, attention sinks, Qwen2-MoE's shared-expert gate, Falcon's and GPT-J's parallel
   /// residual (one device stream serialises both branches anyway; only the all-reduce count
   /// differs). Throws std::invalid_argument if tp_degree < 1.

@@ -219,8 +219,9 @@ double peak_for(const std::map<std::string, double>& peaks, std::string_view dty
 struct LayerGroup {
   LayerGroup(const ModelSpec& m, int tp)
       : graph(m, tp), num_layers(static_cast<double>(m.num_layers)) {}
-  LayerGroup(const ModelDescription& d, const LayerKind& k, int tp)
-      : graph(d, k.layer, tp), num_layers(static_cast<double>(k.num_layers)) {
+  LayerGroup(const ModelDescription& d, const LayerKind& k, int tp, bool ep)
+      : graph(d, k.layer, tp, {.expert_parallel = ep}),
+        num_layers(static_cast<double>(k.num_layers)) {
     const AttentionSpec& a = k.layer.attention;
     if (a.kind == AttentionKind::kSlidingWindow) {
       window_tokens = static_cast<double>(a.window_tokens);
@@ -278,7 +279,7 @@ void price_attention(OpCost& c, const AttentionSpec& a, KvFormat kf, int tp_degr
 /// The layer groups of `m` on one of `tp` devices: one for a dense ModelSpec, one per
 /// layer_kinds entry for a described one. A deque: groups are built in place, never copied.
 std::deque<LayerGroup> layer_groups(const ModelSpec& m, int tp,
-                                    std::vector<AttentionSpec>* attention) {
+                                    std::vector<AttentionSpec>* attention, bool ep = false) {
   std::deque<LayerGroup> out;
   if (!m.description) {
     out.emplace_back(m, tp);
@@ -288,7 +289,7 @@ std::deque<LayerGroup> layer_groups(const ModelSpec& m, int tp,
     return out;
   }
   for (const LayerKind& k : layer_kinds(*m.description)) {
-    out.emplace_back(*m.description, k, tp);
+    out.emplace_back(*m.description, k, tp, ep);
     attention->push_back(k.layer.attention);
   }
   return out;
@@ -305,7 +306,7 @@ double kernels_in_layers(const std::deque<LayerGroup>& groups, const WeightPrici
     double kernels_per_layer = 0;
     for (std::size_t v = 0; v < group.graph.num_ops(); ++v) {
       const OpNode& node = group.graph.op(v);
-      if (node.kind == OpKind::kAllReduce) continue;
+      if (node.kind == OpKind::kAllReduce || node.kind == OpKind::kAllToAll) continue;
       if (node.kind != OpKind::kLinear) {
         kernels_per_layer += 1;
         continue;
@@ -374,7 +375,7 @@ struct RooflinePredictor::Impl {
     if (e.decode_compute_fraction > 0)
       decode_flop_scale = e.compute_fraction / e.decode_compute_fraction;
     std::vector<AttentionSpec> attention;
-    groups = layer_groups(m, d.tp_degree, &attention);
+    groups = layer_groups(m, d.tp_degree, &attention, d.expert_parallel);
     if (!m.description) dense = &groups.front();
 
     // Linear terms of a kernel class: its peak (datasheet) and calibrated rates, if any.
@@ -440,8 +441,9 @@ struct RooflinePredictor::Impl {
             c.floor_s_per_flop = bf16_peak_s_per_flop;
             break;
           case OpKind::kAllReduce:
+          case OpKind::kAllToAll:  // link bytes per token (op_graph.h)
             c.all_reduce = true;
-            c.bytes_per_token = 2 * (tp - 1) / tp * h * act;
+            c.bytes_per_token = node.link_hidden_per_token * h * act;
             break;
         }
       }

@@ -44,7 +44,9 @@ void check_floors(const Context& ctx, Candidate& c) {
       ctx.model.kv_cache_bytes_per_token_on_replica(sc.kv_format, c.deployment.tp_degree);
   const int64_t block = c.fleet.serving.block_size_tokens;
   const int64_t needed_blocks = (ctx.max_request_tokens + block - 1) / block;
-  if (c.fleet.serving.num_kv_blocks < needed_blocks) {
+  // With sliding-window layers, the units of the window-aware layout (sim::KvLayout).
+  const int64_t needed_units = c.fleet.serving.kv_layout.units_for_blocks(needed_blocks);
+  if (c.fleet.serving.num_kv_blocks < needed_units) {
     row.infeasible_reason =
         "the longest request (" + std::to_string(ctx.max_request_tokens) + " tokens) needs " +
         std::to_string(needed_blocks * block * kv_bytes_per_token) +

@@ -4,12 +4,14 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <numeric>
 #include <sstream>
 
 #include "base/text.h"
 #include "model/calibrated_predictor.h"
 #include "model/cpu_model.h"
 #include "model/engine_profile.h"
+#include "model/expert_parallel.h"
 #include "model/input_error.h"
 #include "model/roofline.h"
 #include "plan/planner_detail.h"
@@ -248,6 +250,40 @@ class ScaledPredictor final : public model::StepTimePredictor {
   double scale_;
 };
 
+/// The KV layout of `model` (sim::KvLayout) when some layers attend to a sliding window
+/// (vLLM v1's hybrid KV-cache manager: a window layer keeps the blocks of its last w tokens):
+/// per token, the full layers' bytes (`kv_bytes_per_token` on the replica less the window
+/// layers') and each window's layers' bytes (2 x kv_heads x head_dim x element bytes per
+/// layer), in units of their greatest common divisor, whose bytes go to `unit_bytes`. The
+/// default layout (unit = kv_bytes_per_token) for a model without window layers.
+sim::KvLayout kv_layout_for(const model::ModelSpec& model, model::KvFormat kv_format,
+                            int64_t kv_bytes_per_token, int64_t block_size_tokens,
+                            int64_t* unit_bytes) {
+  sim::KvLayout layout;
+  *unit_bytes = kv_bytes_per_token;
+  if (!model.description) return layout;
+  std::map<int64_t, int64_t> window_bytes;  // window tokens -> bytes per token
+  const auto element = static_cast<int64_t>(model::bytes_per_element(kv_format));
+  for (const model::LayerSpec& layer : model.description->layers) {
+    const model::AttentionSpec& a = layer.attention;
+    if (a.kind != model::AttentionKind::kSlidingWindow) continue;
+    window_bytes[a.window_tokens] += 2 * a.num_kv_heads * a.head_dim * element;
+  }
+  if (window_bytes.empty()) return layout;
+  int64_t full = kv_bytes_per_token;
+  for (const auto& [w, bytes] : window_bytes) full -= bytes;
+  int64_t unit = full;
+  for (const auto& [w, bytes] : window_bytes) unit = std::gcd(unit, bytes);
+  layout.full_units_per_block = full / unit;
+  for (const auto& [w, bytes] : window_bytes) {
+    // The blocks a window of w tokens spans at most: the last w - 1 tokens and the current one.
+    const int64_t blocks = (w - 1 + block_size_tokens - 1) / block_size_tokens + 1;
+    layout.windows.push_back({blocks, bytes / unit});
+  }
+  *unit_bytes = unit;
+  return layout;
+}
+
 /// Deploys the model on `instance` with `tp_degree` (0: the automatic rule) and `serving`
 /// limits: identity, deployment, predictor, KV blocks and floors. infeasible_reason is set
 /// only when the model cannot be placed (model::InfeasibleError).
@@ -290,6 +326,7 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   try {
     c.deployment = deployment_for_tp(instance, ctx.catalog, ctx.model, weight_format, sc.kv_format,
                                      efficiency, tp_degree);
+    if (sc.expert_parallel) model::make_expert_parallel(c.deployment, ctx.model, weight_format);
   } catch (const model::InfeasibleError& e) {
     row.infeasible_reason = e.what();
     row.tp_degree = tp_degree;
@@ -331,13 +368,16 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   }
   const int64_t kv_bytes_per_token =
       ctx.model.kv_cache_bytes_per_token_on_replica(sc.kv_format, c.deployment.tp_degree);
+  int64_t kv_unit_bytes = kv_bytes_per_token;
   c.fleet.serving = serving;
+  c.fleet.serving.kv_layout = kv_layout_for(ctx.model, sc.kv_format, kv_bytes_per_token,
+                                            serving.block_size_tokens, &kv_unit_bytes);
   c.fleet.router = sc.router;
   if (engine != nullptr && !row.engine.empty()) {
     c.fleet.frontend_latency = sim::SimTime::Seconds(engine->frontend_latency_s.value);
   }
   c.fleet.serving.num_kv_blocks =
-      c.deployment.kv_cache_bytes / (kv_bytes_per_token * serving.block_size_tokens);
+      c.deployment.kv_cache_bytes / (kv_unit_bytes * serving.block_size_tokens);
 
   model::BatchShape decode1;
   decode1.num_decode_seqs = 1;
@@ -370,10 +410,18 @@ void check_engines(const Scenario& sc, const model::Catalog& catalog) {
 }
 
 /// Refuses, before any simulation, a degree the scenario fixes that its instance type cannot
-/// run: serving.tensor_parallel entries and fleet groups' tensor_parallel.
+/// run: serving.tensor_parallel entries and fleet groups' tensor_parallel; and
+/// serving.expert_parallel for a model without routed experts, or with a fixed degree that does
+/// not divide them.
 void check_fixed_tp(const Scenario& sc, const model::Catalog& catalog,
                     const model::ModelSpec& model) {
   const std::string file = sc.file.string();
+  if (sc.expert_parallel && model::routed_experts_per_layer(model) == 0) {
+    throw InputError::bad_field(
+        file, "serving.expert_parallel", "true",
+        "false for model \"" + model.id +
+            "\", which has no routed experts (no mixture-of-experts layer)");
+  }
   auto check = [&](const std::string& field, const std::string& instance_id, int tp) {
     const model::InstanceType* instance = catalog.find_instance(instance_id);
     if (instance == nullptr) {
@@ -390,6 +438,14 @@ void check_fixed_tp(const Scenario& sc, const model::Catalog& catalog,
       }
       throw InputError(file + ": field \"" + field + "\": instance \"" + instance_id +
                        "\": " + refusal + "; expected one of: " + known);
+    }
+    if (sc.expert_parallel && !model::expert_parallel_refusal(model, tp).empty()) {
+      throw InputError::bad_field(file, field, std::to_string(tp),
+                                  "a degree dividing the " +
+                                      std::to_string(model::routed_experts_per_layer(model)) +
+                                      " routed experts per layer of model \"" + model.id +
+                                      "\" (serving.expert_parallel splits them whole over a "
+                                      "replica's devices)");
     }
   };
   for (const auto& [id, tp] : sc.tensor_parallel.per_type) {

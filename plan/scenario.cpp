@@ -242,6 +242,7 @@ void parse_fleet_groups(const Fields& fleet, const std::string& key, sim::Replic
                 "not allowed in a group; routers are fleet-wide (serving.router, "
                 "fleet.decode_router)");
       sv.refuse("tensor_parallel", "not allowed here; give the group's own \"tensor_parallel\"");
+      sv.refuse("expert_parallel", "not allowed in a group; it is scenario-wide (serving)");
       parse_serving_limits(sv, spec.serving);
     }
     if (role == sim::ReplicaRole::kDecode && spec.serving.policy == sim::BatchingPolicy::kStatic) {
@@ -391,6 +392,7 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
     s.max_num_batched_tokens_set = sv.has("max_num_batched_tokens");
     if (sv.has("router")) s.router = parse_router_field(sv, "router");
     if (sv.has("tensor_parallel")) s.tensor_parallel = parse_tensor_parallel(sv);
+    s.expert_parallel = sv.boolean_or("expert_parallel", false);
   }
 
   if (f.has("engine")) {

@@ -145,6 +145,13 @@ struct Scenario {
   bool max_num_batched_tokens_set = false;
   /// Tensor-parallel degree per candidate ("serving.tensor_parallel"; default kAuto).
   TensorParallelSpec tensor_parallel;
+  /// "serving.expert_parallel" (default false): every replica splits the model's routed
+  /// experts whole over its tensor-parallel devices, ep = tp (vLLM's --enable-expert-parallel;
+  /// model/expert_parallel.h). The planner refuses, before any simulation, a model without
+  /// routed experts and a degree fixed by serving.tensor_parallel or a fleet group that does
+  /// not divide the routed experts per layer; an automatic or searched degree that does not is
+  /// an infeasible candidate.
+  bool expert_parallel = false;
   /// Instance ids to try; empty means every instance type in the catalog.
   std::vector<std::string> candidates;
   /// A given fleet: plan() evaluates it (one row) instead of searching each candidate's

@@ -98,6 +98,7 @@ class Engine {
   void unlink_running(Replica& replica, int64_t id);
   static int64_t phase_of(const Replica& replica, const Sequence& seq);
   static int64_t needing_phase(const Replica& replica, int64_t k);
+  int64_t window_units_needed(Replica& replica, int64_t k, int64_t phase);
   int64_t decoder_emitted(const Replica& replica, const Sequence& seq) const;
   void join_decoders(Replica& replica, int64_t id);
   int64_t leave_decoders(Replica& replica, int64_t id);

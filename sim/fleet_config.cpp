@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 
 #include "base/text.h"
@@ -59,6 +60,22 @@ void validate_serving(const ServingConfig& serving, const std::string& prefix) {
   positive("serving.max_num_batched_tokens", serving.max_num_batched_tokens);
   positive("serving.block_size_tokens", serving.block_size_tokens);
   positive("serving.num_kv_blocks", serving.num_kv_blocks);
+  if (serving.kv_layout.full_units_per_block < 0) {
+    throw InputError(prefix + "serving.kv_layout.full_units_per_block: expected >= 0, got " +
+                     std::to_string(serving.kv_layout.full_units_per_block));
+  }
+  for (const KvWindowGroup& w : serving.kv_layout.windows) {
+    if (w.window_blocks < 1 || w.units_per_block < 1) {
+      throw InputError(prefix +
+                       "serving.kv_layout.windows: expected positive window blocks and "
+                       "units per block, got " +
+                       std::to_string(w.window_blocks) + " and " +
+                       std::to_string(w.units_per_block));
+    }
+  }
+  if (serving.kv_layout.full_units_per_block == 0 && serving.kv_layout.windows.empty()) {
+    throw InputError(prefix + "serving.kv_layout: expected full layers or windows, got neither");
+  }
 }
 
 void validate_router(RouterKind kind, const char* field) {
@@ -158,6 +175,27 @@ std::vector<ReplicaGroup> resolve_groups(const FleetConfig& fleet,
   return groups;
 }
 
+int64_t kv_capacity_tokens(const KvLayout& layout, int64_t num_units, int64_t block_size_tokens) {
+  if (layout.windows.empty() && layout.full_units_per_block == 1) {
+    return num_units * block_size_tokens;
+  }
+  if (layout.units_for_blocks(0) > num_units) return 0;
+  constexpr int64_t kUnbounded = INT64_MAX / 4;
+  if (layout.full_units_per_block == 0) {
+    // Window layers only: past the largest window, a sequence takes no more.
+    int64_t widest = 0;
+    for (const KvWindowGroup& w : layout.windows) widest = std::max(widest, w.window_blocks);
+    if (layout.units_for_blocks(widest) <= num_units) return kUnbounded;
+  }
+  // Largest b with units_for_blocks(b) <= num_units (non-decreasing in b).
+  int64_t lo = 0, hi = num_units + 1;
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (layout.units_for_blocks(mid) <= num_units ? lo : hi) = mid;
+  }
+  return lo > kUnbounded / block_size_tokens ? kUnbounded : lo * block_size_tokens;
+}
+
 bool is_disaggregated(const std::vector<ReplicaGroup>& groups) {
   return std::any_of(groups.begin(), groups.end(),
                      [](const ReplicaGroup& g) { return g.role != ReplicaRole::kUnified; });
@@ -167,7 +205,8 @@ int64_t max_capacity_tokens(const std::vector<ReplicaGroup>& groups, ReplicaRole
   int64_t best = 0;
   for (const ReplicaGroup& g : groups) {
     if (g.role == role) {
-      best = std::max(best, g.serving.num_kv_blocks * g.serving.block_size_tokens);
+      best = std::max(best, kv_capacity_tokens(g.serving.kv_layout, g.serving.num_kv_blocks,
+                                               g.serving.block_size_tokens));
     }
   }
   return best;

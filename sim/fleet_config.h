@@ -2,6 +2,7 @@
 // network share, and the routers between them; and the validation of all of it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,6 +32,35 @@ BatchingPolicy parse_batching_policy(const std::string& name, const std::string&
 /// The name parse_batching_policy() reads ("static", "continuous", "chunked_prefill").
 const char* batching_policy_name(BatchingPolicy policy);
 
+/// How a sequence's KV cache takes a replica's blocks when some layers attend to a sliding
+/// window (vLLM v1's hybrid KV-cache manager: each layer group allocates its own blocks, a
+/// window group frees those that fall out of its window). num_kv_blocks then counts units:
+/// a sequence of t tokens, b = ceil(t / block_size_tokens) blocks of tokens, holds
+/// full_units_per_block x b + sum over windows of units_per_block x min(b, window_blocks)
+/// units. The default (1 unit per block, no windows) is every layer caching every token.
+struct KvWindowGroup {
+  int64_t window_blocks = 0;    ///< blocks a window layer keeps at most: ceil((w-1)/block) + 1
+  int64_t units_per_block = 0;  ///< units one block of tokens takes in these layers (> 0)
+  bool operator==(const KvWindowGroup&) const = default;
+};
+struct KvLayout {
+  int64_t full_units_per_block = 1;  ///< units one block of tokens takes in full layers (>= 0)
+  std::vector<KvWindowGroup> windows;
+  /// Units a sequence of `blocks` blocks of tokens holds.
+  int64_t units_for_blocks(int64_t blocks) const {
+    int64_t units = full_units_per_block * blocks;
+    for (const KvWindowGroup& w : windows)
+      units += w.units_per_block * std::min(blocks, w.window_blocks);
+    return units;
+  }
+  bool operator==(const KvLayout&) const = default;
+};
+
+/// Tokens of the longest sequence `num_units` units of `layout` hold, in whole blocks of
+/// `block_size_tokens` (num_units x block_size_tokens for the default layout); a layout of
+/// window layers only holds any length once its windows fit (returns INT64_MAX / 4 then).
+int64_t kv_capacity_tokens(const KvLayout& layout, int64_t num_units, int64_t block_size_tokens);
+
 /// Engine limits of one replica (the names are vLLM's).
 struct ServingConfig {
   BatchingPolicy policy = BatchingPolicy::kContinuous;
@@ -40,7 +70,8 @@ struct ServingConfig {
   /// max_num_seqs so that every running decode fits in a step).
   int64_t max_num_batched_tokens = 16384;
   int64_t block_size_tokens = 16;  ///< tokens per KV-cache block
-  int64_t num_kv_blocks = 0;       ///< KV-cache blocks of the replica (> 0)
+  int64_t num_kv_blocks = 0;       ///< KV-cache blocks (units of kv_layout) of the replica (> 0)
+  KvLayout kv_layout;              ///< default: every layer caches every token
 };
 
 /// Router across the replicas of a fleet, chosen by name (semantics at simulate(); each

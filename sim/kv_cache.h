@@ -6,7 +6,10 @@
 
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
+
+#include "sim/fleet_config.h"
 
 namespace llmcap::sim {
 
@@ -17,11 +20,19 @@ inline int64_t floor_mod(int64_t a, int64_t m) {
 }
 
 /// Blocks of one replica's KV cache. A sequence of t tokens of KV holds
-/// blocks_for(t) = ceil(t / block_size_tokens) blocks.
+/// blocks_for(t) = ceil(t / block_size_tokens) blocks, or with sliding-window layers
+/// (`layout`, fleet_config.h) that many blocks of tokens' units.
 struct KvCache {
-  KvCache(int64_t block_size, int64_t blocks)
-      : block_size_tokens(block_size), num_blocks(blocks), num_free_blocks(blocks) {}
-  int64_t blocks_for(int64_t tokens) const { return ceil_div(tokens, block_size_tokens); }
+  KvCache(int64_t block_size, int64_t blocks, KvLayout kv_layout = {})
+      : block_size_tokens(block_size),
+        num_blocks(blocks),
+        num_free_blocks(blocks),
+        layout(std::move(kv_layout)),
+        windowed(!layout.windows.empty() || layout.full_units_per_block != 1) {}
+  int64_t blocks_for(int64_t tokens) const {
+    const int64_t blocks = ceil_div(tokens, block_size_tokens);
+    return windowed ? layout.units_for_blocks(blocks) : blocks;
+  }
   int64_t num_used_blocks() const { return num_blocks - num_free_blocks; }
 
   int64_t block_size_tokens;  ///< tokens per block
@@ -30,6 +41,8 @@ struct KvCache {
   /// A prefill replica's blocks of prefilled KV not yet moved to a decode replica (counted
   /// in the used blocks: freed when the transfer lands).
   int64_t num_held_blocks = 0;
+  KvLayout layout;
+  bool windowed;  ///< layout is not the default (one unit per block, no windows)
 };
 
 /// Number of decoding sequences per KV phase (context length mod block size, relative to the

@@ -6,6 +6,46 @@
 #include "sim/engine.h"
 
 namespace llmcap::sim {
+namespace {
+
+/// Window groups (KvLayout): a decoder's layers of window group g take a block at its block
+/// boundaries while its context offset + k is at most window_blocks x block size, i.e. at
+/// decode counters k below stop = window_blocks x block - offset + 1. Adds a joining decoder to
+/// the groups it still grows in.
+void join_windows(Replica& replica, Sequence& seq, int64_t id) {
+  const int64_t block = replica.kv.block_size_tokens;
+  const int64_t phase = floor_mod(seq.offset(), block);
+  for (std::size_t g = 0; g < replica.window_growth.size(); ++g) {
+    const int64_t stop = replica.kv.layout.windows[g].window_blocks * block - seq.offset() + 1;
+    if (replica.num_decode_steps >= stop) continue;
+    seq.window_growing |= uint32_t{1} << g;
+    replica.window_growth[g].growing.add(phase, 1);
+    replica.window_growth[g].stops.push(Finish{stop, seq.admit_order, id});
+  }
+}
+
+/// Takes a leaving decoder out of the window groups it grows in.
+void leave_windows(Replica& replica, Sequence& seq) {
+  const int64_t phase = floor_mod(seq.offset(), replica.kv.block_size_tokens);
+  for (std::size_t g = 0; g < replica.window_growth.size(); ++g) {
+    if (seq.window_growing & (uint32_t{1} << g)) replica.window_growth[g].growing.add(phase, -1);
+  }
+  seq.window_growing = 0;
+}
+
+/// Units a decoder takes at a block boundary: its full layers' and those of the window groups
+/// it still grows in.
+int64_t growth_units(const Replica& replica, const Sequence& seq) {
+  int64_t units = replica.kv.layout.full_units_per_block;
+  for (std::size_t g = 0; g < replica.window_growth.size(); ++g) {
+    if (seq.window_growing & (uint32_t{1} << g)) {
+      units += replica.kv.layout.windows[g].units_per_block;
+    }
+  }
+  return units;
+}
+
+}  // namespace
 
 /// Tokens of KV a waiting sequence needs when admitted: its prefill, or, migrating, the KV
 /// it brings (its prompt and every emitted token but the last).
@@ -93,6 +133,7 @@ void Engine::join_decoders(Replica& replica, int64_t id) {
   seq.state = SeqState::kDecoding;
   seq.join_step = replica.num_decode_steps;
   replica.phase_counts.add(phase_of(replica, seq), 1);
+  if (replica.kv.windowed) join_windows(replica, seq, id);
   replica.decode_context_tokens += seq.num_prompt_tokens + seq.num_emitted;
   ++replica.num_decoders;
   replica.finishes.push(
@@ -109,6 +150,7 @@ int64_t Engine::leave_decoders(Replica& replica, int64_t id) {
   const int64_t emitted = decoder_emitted(replica, seq);
   const int64_t context = seq.num_prompt_tokens + emitted;
   replica.phase_counts.add(phase_of(replica, seq), -1);
+  if (replica.kv.windowed) leave_windows(replica, seq);
   replica.decode_context_tokens -= context;
   --replica.num_decoders;
   if (k >= seq.join_step + 2) {
@@ -161,9 +203,12 @@ void Engine::schedule_decodes(SimTime now, Replica& replica, model::BatchShape& 
   const int64_t k = replica.num_decode_steps;
   const int64_t phase = needing_phase(replica, k);
   int64_t needed = replica.phase_counts.get(phase);
+  if (replica.kv.windowed) needed = window_units_needed(replica, k, phase);
   while (needed > replica.kv.num_free_blocks) {
     const Sequence& victim = sequences_[replica.running_tail];
-    if (victim.state == SeqState::kDecoding && phase_of(replica, victim) == phase) --needed;
+    if (victim.state == SeqState::kDecoding && phase_of(replica, victim) == phase) {
+      needed -= replica.kv.windowed ? growth_units(replica, victim) : 1;
+    }
     preempt_last(replica, now);
   }
   replica.kv.num_free_blocks -= needed;
@@ -171,6 +216,31 @@ void Engine::schedule_decodes(SimTime now, Replica& replica, model::BatchShape& 
   replica.step_has_decodes = true;
   shape.num_decode_seqs = replica.num_decoders;
   shape.num_decode_context_tokens = replica.decode_context_tokens;
+}
+
+/// Units the decoders at `phase` take in the decode step from counter k (a windowed layout):
+/// first drops from the window groups the decoders whose windows are full by k.
+int64_t Engine::window_units_needed(Replica& replica, int64_t k, int64_t phase) {
+  const auto self = static_cast<int32_t>(&replica - replicas_.data());
+  const int64_t block = replica.kv.block_size_tokens;
+  int64_t needed = replica.kv.layout.full_units_per_block * replica.phase_counts.get(phase);
+  for (std::size_t g = 0; g < replica.window_growth.size(); ++g) {
+    Replica::WindowGrowth& w = replica.window_growth[g];
+    const uint32_t bit = uint32_t{1} << g;
+    while (!w.stops.empty() && w.stops.top().finish_step <= k) {
+      const Finish f = w.stops.top();
+      w.stops.pop();
+      Sequence& seq = sequences_[f.id];
+      if (seq.state != SeqState::kDecoding || seq.admit_order != f.admit_order ||
+          seq.replica != self || !(seq.window_growing & bit)) {
+        continue;  // stale: it left the decoders since
+      }
+      w.growing.add(floor_mod(seq.offset(), block), -1);
+      seq.window_growing &= ~bit;
+    }
+    needed += replica.kv.layout.windows[g].units_per_block * w.growing.get(phase);
+  }
+  return needed;
 }
 
 /// Drops decode gaps that no running sequence can ask about any more.

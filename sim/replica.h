@@ -58,6 +58,9 @@ struct Sequence {
   SeqState state = SeqState::kWaiting;
   bool scheduled = false;
   bool in_step = false;  ///< has a prefill chunk in the step in flight
+  /// Decoding, bit g: its layers of window group g (KvLayout::windows) still take a block at
+  /// its next block boundary (Replica::window_growth).
+  uint32_t window_growing = 0;
 
   int64_t offset() const { return num_prompt_tokens + num_emitted - join_step; }
 };
@@ -109,9 +112,13 @@ struct Replica {
         role(group.role),
         network_bandwidth_bytes_per_s(group.network_bandwidth_bytes_per_s),
         network_latency(SimTime::Seconds(group.network_latency_s)),
-        kv(group.serving.block_size_tokens, group.serving.num_kv_blocks),
+        kv(group.serving.block_size_tokens, group.serving.num_kv_blocks, group.serving.kv_layout),
         phase_counts(group.serving.block_size_tokens),
-        series(time_series_interval_ns) {}
+        series(time_series_interval_ns) {
+    for (std::size_t g = 0; g < kv.layout.windows.size(); ++g) {
+      window_growth.push_back({PhaseCounts(kv.block_size_tokens), {}});
+    }
+  }
 
   ServingConfig serving;
   const model::StepTimePredictor* predictor;
@@ -148,6 +155,14 @@ struct Replica {
   std::priority_queue<Finish, std::vector<Finish>, std::greater<>> finishes;
   std::vector<std::pair<int64_t, int64_t>> new_decoders;  ///< (id, admit_order) before 1st decode
   PhaseCounts phase_counts;  ///< decoders by floor_mod(offset, block size)
+  /// Per window group of kv.layout: the decoders whose window layers still grow, by phase, and
+  /// the decode counter at which each stops (its context passes window_blocks x block size;
+  /// stale entries as in `finishes`).
+  struct WindowGrowth {
+    PhaseCounts growing;
+    std::priority_queue<Finish, std::vector<Finish>, std::greater<>> stops;
+  };
+  std::vector<WindowGrowth> window_growth;
   GapMax gaps;
   std::vector<std::pair<int64_t, int64_t>> finishing;  ///< scratch: (admit_order, id)
   std::vector<int64_t> first_gaps;                     ///< scratch: gaps of new decoders (ns)

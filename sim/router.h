@@ -22,7 +22,7 @@ struct Pool {
   std::unique_ptr<Router> router;
   std::vector<int64_t> replicas;         ///< replica indices, ascending
   std::vector<int64_t> outstanding;      ///< Replica::num_outstanding, parallel to replicas
-  std::vector<int64_t> capacity_tokens;  ///< num_kv_blocks x block_size_tokens, parallel
+  std::vector<int64_t> capacity_tokens;  ///< kv_capacity_tokens of each replica, parallel
   int64_t min_capacity_tokens = 0;
   int64_t max_capacity_tokens = 0;
 

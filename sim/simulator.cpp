@@ -56,7 +56,8 @@ Engine::Engine(const Workload& workload, const FleetConfig& fleet,
       replica.pool_index = static_cast<int32_t>(p.replicas.size());
       p.replicas.push_back(static_cast<int64_t>(replicas_.size()) - 1);
       p.outstanding.push_back(0);
-      p.capacity_tokens.push_back(g.serving.num_kv_blocks * g.serving.block_size_tokens);
+      p.capacity_tokens.push_back(kv_capacity_tokens(g.serving.kv_layout, g.serving.num_kv_blocks,
+                                                     g.serving.block_size_tokens));
     }
   }
   for (Pool& p : pools_) {

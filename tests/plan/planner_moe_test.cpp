@@ -84,5 +84,60 @@ TEST(PlanMoe, ShippedMoeScenariosLoadWithTheirDescribedModels) {
   }
 }
 
+/// plan()'s InputError message for `s`, and whether any row was planned before it.
+std::string plan_error_of(const Scenario& s, const model::Catalog& catalog, int* rows_done) {
+  struct CountingObserver : PlanObserver {
+    int calls = 0;
+    void on_row_done(const PlanRow&, size_t, size_t) override { ++calls; }
+  } observer;
+  PlanOptions options;
+  options.observer = &observer;
+  std::string message = "no error";
+  try {
+    plan(s, catalog, options);
+  } catch (const InputError& e) {
+    message = e.what();
+  }
+  *rows_done = observer.calls;
+  return message;
+}
+
+// Qwen1.5-MoE-A2.7B has 60 routed experts per layer: 8 GPUs cannot hold the same whole number
+// of them, and the plan is refused before anything is simulated.
+TEST(PlanMoe, AnExpertParallelDegreeThatDoesNotDivideTheExpertsIsRefusedBeforeTheRun) {
+  Scenario s = load_scenario(data_dir() / "scenarios" / "chat-qwen3-30b-a3b.json");
+  s.model_config = data_dir() / "models" / "families" / "qwen1.5-moe-a2.7b.json";
+  s.candidates = {"aws-p5.48xlarge"};
+  s.expert_parallel = true;
+  s.tensor_parallel.mode = TensorParallelSpec::Mode::kPerType;
+  s.tensor_parallel.per_type = {{"aws-p5.48xlarge", 8}};
+  const model::Catalog catalog = model::Catalog::load(data_dir());
+  int rows_done = -1;
+  EXPECT_EQ(plan_error_of(s, catalog, &rows_done),
+            s.file.string() +
+                ": field \"serving.tensor_parallel.aws-p5.48xlarge\": expected a degree dividing "
+                "the 60 routed experts per layer of model \"qwen1.5-moe-a2.7b\" "
+                "(serving.expert_parallel splits them whole over a replica's devices), got 8");
+  EXPECT_EQ(rows_done, 0);
+}
+
+TEST(PlanMoe, ExpertParallelismOnADenseModelIsRefusedBeforeTheRun) {
+  Scenario s = load_scenario(data_dir() / "scenarios" / "chat-llama3.1-8b.json");
+  s.expert_parallel = true;
+  const model::Catalog catalog = model::Catalog::load(data_dir());
+  int rows_done = -1;
+  EXPECT_EQ(plan_error_of(s, catalog, &rows_done),
+            s.file.string() +
+                ": field \"serving.expert_parallel\": expected false for model \"llama-3.1-8b\", "
+                "which has no routed experts (no mixture-of-experts layer), got true");
+  EXPECT_EQ(rows_done, 0);
+}
+
+TEST(PlanMoe, TheDeepSeekScenarioSplitsItsExpertsOverItsGpus) {
+  const Scenario s = load_scenario(data_dir() / "scenarios" / "deepseek-v3-8gpu.json");
+  EXPECT_TRUE(s.expert_parallel);
+  EXPECT_FALSE(load_scenario(data_dir() / "scenarios" / "chat-qwen3-30b-a3b.json").expert_parallel);
+}
+
 }  // namespace
 }  // namespace llmcap::plan

@@ -180,6 +180,24 @@ TEST(LoadScenario, ReadsBatchingPolicy) {
       sim::BatchingPolicy::kStatic);
 }
 
+TEST(LoadScenario, ReadsExpertParallelOffByDefault) {
+  TempDir dir;
+  EXPECT_FALSE(load_scenario(dir.write("d.json", scenario_json())).expert_parallel);
+  EXPECT_TRUE(load_scenario(dir.write("e.json", scenario_json("serving", R"("serving": {
+                                          "expert_parallel": true})")))
+                  .expert_parallel);
+  const std::string bad = dir.write("b.json", scenario_json("serving", R"("serving": {
+                                         "expert_parallel": "yes"})"))
+                              .string();
+  try {
+    load_scenario(bad);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr(bad + ": field \"serving.expert_parallel\""));
+    EXPECT_THAT(std::string(e.what()), HasSubstr("got \"yes\""));
+  }
+}
+
 TEST(LoadScenario, ShippedScenariosKeepTheirMeaning) {
   const Scenario chat = load_scenario(data_dir() / "scenarios" / "chat-llama3.1-8b.json");
   EXPECT_EQ(chat.workload.kind, WorkloadSpec::Kind::kTrace);
