@@ -37,7 +37,8 @@ struct Deployment {
   int64_t weight_bytes = 0;               ///< weights of one replica
   int64_t kv_cache_bytes = 0;             ///< usable KV cache of one replica
   /// Routed experts split whole over the replica's tp_degree devices (ep = tp_degree), the
-  /// rest tensor-parallel; model/expert_parallel.h, make_expert_parallel. false: every expert
+  /// rest replicated and data-parallel (each device its own sequences and their KV);
+  /// model/expert_parallel.h, make_expert_parallel. false: tensor parallelism, every matrix
   /// sliced tp_degree ways.
   bool expert_parallel = false;
   std::string rule;  ///< one line stating how the resources were derived (for reports)

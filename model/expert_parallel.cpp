@@ -1,5 +1,6 @@
 #include "model/expert_parallel.h"
 
+#include <algorithm>
 #include <numeric>
 #include <vector>
 
@@ -63,23 +64,40 @@ ExpertParallelShare expert_parallel_share(const ModelSpec& model, WeightFormat f
     s.routed_bytes_per_device += m.num_experts / ep_degree * one;
   }
   s.other_bytes = model.weight_bytes(format) - s.routed_expert_bytes;
-  s.other_bytes_per_device = (s.other_bytes + ep_degree - 1) / ep_degree;
+  s.other_bytes_per_device = s.other_bytes;
   return s;
 }
 
-void make_expert_parallel(Deployment& deployment, const ModelSpec& model, WeightFormat format) {
+void make_expert_parallel(Deployment& deployment, const ModelSpec& model, WeightFormat format,
+                          KvFormat kv_format) {
   const int ep = deployment.tp_degree;
   if (const std::string refusal = expert_parallel_refusal(model, ep); !refusal.empty()) {
     throw InfeasibleError("model \"" + model.id + "\": " + refusal);
   }
   const ExpertParallelShare s = expert_parallel_share(model, format, ep);
+  // The tensor-parallel rule left usable - reserves = kv_cache_bytes + weight_bytes.
+  const int64_t room = deployment.kv_cache_bytes + deployment.weight_bytes;
+  const int64_t kv = room - s.replica_weight_bytes();
+  const int64_t fit_tokens = std::min(model.max_position_embeddings, kMaxFitSequenceTokens);
+  const int64_t fit_kv = fit_tokens * model.kv_cache_bytes_per_token(kv_format);
+  const std::string split = std::to_string(s.experts_per_device) + " of " +
+                            std::to_string(routed_experts_per_layer(model)) +
+                            " routed experts per MoE layer per device, " +
+                            base::gb(s.weight_bytes_per_device()) + " of weights per device (" +
+                            base::gb(s.routed_bytes_per_device) + " routed experts + " +
+                            base::gb(s.other_bytes_per_device) + " replicated)";
+  if (kv < fit_kv) {
+    throw InfeasibleError("model \"" + model.id + "\": expert parallelism over " +
+                          std::to_string(ep) + " devices: " + split + " leave " +
+                          base::gb(static_cast<double>(std::max<int64_t>(kv, 0))) +
+                          " for KV cache, less than one " + std::to_string(fit_tokens) +
+                          "-token sequence (" + base::gb(static_cast<double>(fit_kv)) + ")");
+  }
   deployment.expert_parallel = true;
+  deployment.weight_bytes = s.replica_weight_bytes();
+  deployment.kv_cache_bytes = kv;
   deployment.rule +=
-      "; expert-parallel (ep=" + std::to_string(ep) + "): " + std::to_string(s.experts_per_device) +
-      " of " + std::to_string(routed_experts_per_layer(model)) +
-      " routed experts per MoE layer per device, " + base::gb(s.weight_bytes_per_device()) +
-      " of weights per device (" + base::gb(s.routed_bytes_per_device) + " routed experts + " +
-      base::gb(s.other_bytes_per_device) + " tensor-parallel)";
+      "; expert-parallel (ep=" + std::to_string(ep) + ", attention data-parallel): " + split;
 }
 
 }  // namespace llmcap::model

@@ -1,9 +1,12 @@
 // Expert parallelism (issue 28, item 5): how a mixture-of-experts model's routed experts split
-// over the devices of one replica, following vLLM's --enable-expert-parallel with data
-// parallelism 1: the replica's tp_degree devices hold the routed experts whole, num_experts /
-// ep of them per device and MoE layer (ep = tp_degree), while attention, dense MLPs, shared
-// experts, embeddings and the LM head stay tensor-parallel over the same devices
-// (docs/model.md, "Expert parallelism"; vLLM docs, "Expert Parallel Deployment").
+// over the devices of one replica, as vLLM's --data-parallel-size N --enable-expert-parallel
+// and SGLang's --enable-dp-attention --ep N deploy DeepSeek-V3 and the other large MoE models:
+// the replica's N devices (ep = N = the deployment's tp_degree) hold the routed experts whole,
+// num_experts / ep of them per device and MoE layer, while attention, dense MLPs, shared
+// experts, routers, embeddings and the LM head are replicated and run data-parallel, each
+// device on its own sequences, whose KV cache it alone keeps (an MLA latent once, not once per
+// device as under tensor parallelism). docs/model.md, "Expert parallelism"; vLLM docs, "Expert
+// Parallel Deployment"; SGLang docs, "DP attention".
 #pragma once
 
 #include <cstdint>
@@ -36,10 +39,14 @@ struct ExpertParallelShare {
   int64_t other_bytes = 0;  ///< ModelSpec::weight_bytes - routed_expert_bytes
   /// routed_expert_bytes x experts_per_device / num_experts (whole experts).
   int64_t routed_bytes_per_device = 0;
-  /// ceil(other_bytes / ep_degree): the tensor-parallel rest, split evenly.
+  /// other_bytes: the data-parallel rest, whole on every device.
   int64_t other_bytes_per_device = 0;
   int64_t weight_bytes_per_device() const {
     return routed_bytes_per_device + other_bytes_per_device;
+  }
+  /// Weights of the replica: routed_expert_bytes + ep_degree x other_bytes.
+  int64_t replica_weight_bytes() const {
+    return routed_expert_bytes + static_cast<int64_t>(ep_degree) * other_bytes;
   }
 };
 
@@ -50,12 +57,16 @@ struct ExpertParallelShare {
 ExpertParallelShare expert_parallel_share(const ModelSpec& model, WeightFormat format,
                                           int ep_degree);
 
-/// Turns `deployment` (a replica of deployment.tp_degree devices) expert-parallel for `model`:
-/// sets Deployment::expert_parallel and appends to its rule the experts and weight bytes per
-/// device. Memory is unchanged: the replica holds the same weights, split whole-expert-wise
-/// instead of slice-wise. Throws InfeasibleError with expert_parallel_refusal's reason (e.g.
-/// "expert parallelism over 3 devices: 3 does not divide the 256 routed experts per layer of
-/// model \"deepseek-v3\"").
-void make_expert_parallel(Deployment& deployment, const ModelSpec& model, WeightFormat format);
+/// Turns `deployment` (a replica of deployment.tp_degree devices, placed by the tensor-parallel
+/// memory rule of model/deployment.h) expert-parallel for `model`: sets
+/// Deployment::expert_parallel, weight_bytes = replica_weight_bytes() and kv_cache_bytes = the
+/// same usable memory less those weights and the activation reserves, and appends to its rule
+/// the experts and weight bytes per device. Throws InfeasibleError with
+/// expert_parallel_refusal's reason (e.g. "expert parallelism over 3 devices: 3 does not
+/// divide the 256 routed experts per layer of model \"deepseek-v3\""), or when the replicated
+/// weights leave no room for one sequence of min(max_position_embeddings,
+/// kMaxFitSequenceTokens) tokens of KV cache (ModelSpec::kv_cache_bytes_per_token).
+void make_expert_parallel(Deployment& deployment, const ModelSpec& model, WeightFormat format,
+                          KvFormat kv_format);
 
 }  // namespace llmcap::model

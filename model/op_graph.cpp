@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/graph/topological_sort.hpp>
+#include <cmath>
 #include <iterator>
 #include <sstream>
 #include <stdexcept>
@@ -197,9 +198,12 @@ void LayerOpGraph::build(const ModelDescription& model, const LayerSpec& layer,
     router.replicated = true;
     then("router", OpKind::kLinear, {router});
     // Expert parallelism: the hidden states go to the routed experts' devices and back.
-    const bool ep = tp && options.expert_parallel;
-    const double ep_link = static_cast<double>(mlp.num_experts_per_token) * (tp_degree_ - 1) /
-                           tp_degree_;  // k (ep-1)/ep hidden states per token, each way
+    const int ep_degree = options.expert_parallel_degree;
+    const bool ep = ep_degree > 1;
+    const double ep_devices = static_cast<double>(ep_degree);
+    const double ep_link =  // other devices a token's k experts live on, each way
+        (ep_devices - 1) *
+        (1 - std::pow(1 - 1 / ep_devices, static_cast<double>(mlp.num_experts_per_token)));
     if (ep) g[then("moe_dispatch", OpKind::kAllToAll)].link_hidden_per_token = ep_link;
     const Vertex experts = then("experts", OpKind::kLinear,
                                 ffn_matrices(h, mlp.expert_intermediate_size, mlp.gated, mlp.bias));

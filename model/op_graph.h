@@ -58,8 +58,8 @@ struct OpNode {
   /// kAllReduce and kAllToAll only: hidden-state vectors each new token moves over one
   /// device's link (bytes = this x T x hidden x activation bytes): a ring all-reduce
   /// 2 (tp-1)/tp (Patarasuk & Yuan 2009); an expert-parallel dispatch or combine
-  /// k (ep-1)/ep, the k routed copies of the token of which (ep-1)/ep live on another device
-  /// under uniform routing.
+  /// (ep-1)(1 - (1 - 1/ep)^k), the other devices a token's k routed experts live on under
+  /// uniform routing (LayerGraphOptions::expert_parallel_degree).
   double link_hidden_per_token = 0;
 };
 
@@ -81,12 +81,15 @@ struct LayerGraphOptions {
   /// holds data dependencies only and independent branches would overlap, as on a machine
   /// with one device per branch.
   bool serialize_on_device = true;
-  /// Expert parallelism (vLLM's --enable-expert-parallel; docs/model.md, "Expert
-  /// parallelism"): a mixture-of-experts layer's routed experts are split whole over the
-  /// replica's tp_degree devices (ep = tp) instead of each being sliced tp ways; with
-  /// tp_degree > 1 the layer gains "moe_dispatch" before and "moe_combine" after "experts"
-  /// (kAllToAll), and keeps "mlp_all_reduce" only to sum shared experts' partial sums.
-  bool expert_parallel = false;
+  /// Expert parallelism over this many devices (1: none). vLLM's --data-parallel-size N
+  /// --enable-expert-parallel, SGLang's --enable-dp-attention --ep N (docs/model.md, "Expert
+  /// parallelism"): attention, dense MLPs, shared experts and the router run data-parallel
+  /// (each device its own sequences, the graph's tp_degree, normally 1), and the routed
+  /// experts are split whole over the N devices. With N > 1 a mixture-of-experts layer gains
+  /// "moe_dispatch" before and "moe_combine" after "experts" (kAllToAll), each moving a local
+  /// token's hidden state to the (N-1)(1 - (1 - 1/N)^k) other devices its k experts live on
+  /// (uniform routing; one copy per device, as DeepEP's and vLLM's all-to-all kernels send).
+  int expert_parallel_degree = 1;
 };
 
 /// The operators of ONE transformer layer on one device of a tensor-parallel replica.
@@ -134,8 +137,9 @@ class LayerOpGraph {
   /// (split_mlp as above); a mixture-of-experts layer's "router" [num_experts, hidden]
   /// (replicated), "experts" (one routed expert's gate/up/down, num_experts and
   /// num_experts_per_token set) and, with shared experts, "shared_experts" (gate/up/down of
-  /// shared_intermediate_size); with options.expert_parallel and tp_degree > 1, router ->
-  /// moe_dispatch -> experts -> moe_combine -> [mlp_all_reduce, only with shared experts].
+  /// shared_intermediate_size); with options.expert_parallel_degree > 1, router ->
+  /// moe_dispatch -> experts -> moe_combine -> [mlp_all_reduce, only with tp_degree > 1 and
+  /// shared experts].
   /// Ignored as negligible: extra norms (Gemma's four per layer), q/k
   /// norms, attention sinks, Qwen2-MoE's shared-expert gate, Falcon's and GPT-J's parallel
   /// residual (one device stream serialises both branches anyway; only the all-reduce count

@@ -11,122 +11,23 @@
 #include "model/input_error.h"
 #include "model/op_graph.h"
 #include "model/roofline_calls.h"
+#include "model/roofline_ops.h"
 #include "model/weight_encoding.h"
 
 namespace llmcap::model {
 
 namespace {
 
-/// Cost of one operator as affine functions of the batch (see roofline.h for the formulas):
-///   flops = flops_per_token x T + flops_per_pair x (decode context + prefill pairs)
-///   bytes = fixed_bytes + bytes_per_token x T
-///           + bytes_per_kv_token x (decode context + prefill cached + prefill tokens)
-/// For all-reduce nodes, bytes are link bytes.
-struct OpCost {
-  double flops_per_token = 0;
-  double flops_per_pair = 0;
-  double fixed_bytes = 0;
-  double bytes_per_token = 0;
-  double bytes_per_kv_token = 0;
-  double seconds_per_flop = 0;  ///< 1 / (peak x compute_fraction)
-  /// 1 / peak: the floor of a calibrated time (no kernel runs faster than the peak; the
-  /// roofline's compute_fraction is an efficiency, and a calibration measures it instead).
-  double floor_s_per_flop = 0;
-  bool all_reduce = false;
-  bool per_sequence = false;  ///< one kernel call per sequence (attention)
-  // Calibrated rates (Efficiency::calibrated); used when `calibrated` is set, with
-  // floor_s_per_flop above as a floor.
-  bool calibrated = false;
-  double cal_overhead_s = 0;  ///< per call x calls
-  double cal_s_per_byte = 0;  ///< 0: no bytes term
-  double cal_s_per_flop = 0;  ///< 0: no flops term
-  /// Per measured batch (CalibratedRates::by_batch): batch, overhead x calls, seconds per byte.
-  struct BatchCost {
-    double batch, overhead_s, s_per_byte;
-  };
-  std::vector<BatchCost> cal_by_batch;
-  /// Calibrated MLP activation (CalibratedEfficiency::activation_s_per_element): per token,
-  /// seconds on the replica's threads and bytes streamed; the larger is added.
-  double act_s_per_token = 0;
-  double act_bytes_per_token = 0;
-  /// Measured shapes relative to the fit: a linear node's kernel calls (CalibratedEfficiency::
-  /// linear_shapes, merged over the calls, by tokens) or the attention layout
-  /// (attention_shapes, by mean context per call); empty: the fit alone.
-  std::vector<ShapeRatio> shape_ratio;
-  /// Attention: the layout's calls spread over the threads, one per thread at once
-  /// (CalibratedEfficiency::attention_spread_shapes); empty: none measured.
-  std::vector<ShapeRatio> spread_ratio;
-};
-
-/// The routed-expert terms of a mixture-of-experts "experts" node (apart from OpCost, which the
-/// dense models' steps read): bytes += expert_bytes x the expected distinct experts
-/// num_experts x (1 - exp(T x log_expert_miss)), log_expert_miss = log(1 - k / num_experts).
-struct ExpertCost {
-  double expert_bytes = 0;
-  double num_experts = 0;  ///< 0: not an experts node
-  double log_expert_miss = 0;
-  double experts_per_token = 0;
-};
-
-/// `table` at `tokens`: linear between measured batches, the end ratios outside them; 1 for
-/// an empty table.
-double ratio_at(const std::vector<ShapeRatio>& table, double tokens) {
-  if (table.empty()) return 1.0;
-  if (tokens <= table.front().tokens) return table.front().ratio;
-  if (tokens >= table.back().tokens) return table.back().ratio;
-  std::size_t hi = 1;
-  while (table[hi].tokens < tokens) ++hi;
-  const ShapeRatio& a = table[hi - 1];
-  const ShapeRatio& b = table[hi];
-  const double w = (tokens - a.tokens) / (b.tokens - a.tokens);
-  return (1 - w) * a.ratio + w * b.ratio;
-}
-
-/// The ratio table of a node made of `calls`: at every batch measured for any of them, the
-/// calls' ratios weighted by weight bytes (a call without a measured shape counts as 1).
-/// Empty when none of the calls was measured.
-std::vector<ShapeRatio> merged_ratios(
-    const std::map<MatmulShapeKey, std::vector<ShapeRatio>>& shapes,
-    const std::vector<CallShape>& calls) {
-  std::vector<double> batches;
-  std::vector<const std::vector<ShapeRatio>*> tables;
-  double total = 0;
-  for (const CallShape& call : calls) {
-    const auto it = shapes.find(call.key);
-    tables.push_back(it == shapes.end() ? nullptr : &it->second);
-    if (it != shapes.end()) {
-      for (const ShapeRatio& r : it->second) batches.push_back(r.tokens);
-    }
-    total += call.weight_bytes;
-  }
-  std::vector<ShapeRatio> out;
-  if (batches.empty() || !(total > 0)) return out;
-  std::sort(batches.begin(), batches.end());
-  batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
-  for (const double b : batches) {
-    double sum = 0;
-    for (std::size_t i = 0; i < calls.size(); ++i) {
-      sum += calls[i].weight_bytes * (tables[i] != nullptr ? ratio_at(*tables[i], b) : 1.0);
-    }
-    out.push_back({b, sum / total});
-  }
-  return out;
-}
-
-/// 1 / rate, or 0 for a rate of 0 (term dropped).
-double inverse_or_zero(double rate) { return rate > 0 ? 1.0 / rate : 0.0; }
-
-/// Sets the calibrated terms of `c` from `r`, `calls` kernel calls per use.
-void apply_rates(OpCost& c, const CalibratedRates& r, double calls) {
-  c.calibrated = true;
-  c.cal_overhead_s = r.overhead_s * calls;
-  c.cal_s_per_byte = inverse_or_zero(r.bytes_per_s);
-  c.cal_s_per_flop = inverse_or_zero(r.flops_per_s);
-  c.cal_by_batch.clear();
-  for (const BatchRates& b : r.by_batch) {
-    c.cal_by_batch.push_back({b.batch, b.overhead_s * calls, inverse_or_zero(b.bytes_per_s)});
-  }
-}
+using roofline_detail::apply_rates;
+using roofline_detail::ExpertCost;
+using roofline_detail::inverse_or_zero;
+using roofline_detail::merged_ratios;
+using roofline_detail::OpCost;
+using roofline_detail::peak_for;
+using roofline_detail::price_attention;
+using roofline_detail::price_linear;
+using roofline_detail::ratio_at;
+using roofline_detail::spread_experts;
 
 /// The features of a batch that the costs depend on.
 struct BatchTerms {
@@ -140,87 +41,13 @@ struct BatchTerms {
   double flop_scale;
 };
 
-/// Cost of a linear node on one of `tp_degree` devices (see roofline.h): 2 FLOPs per weight per
-/// token, its weights (and bf16 biases) once per step, its activations at `act` bytes per
-/// element; with calibrated `rates` (nullptr: none), one kernel call per fused group, the
-/// measured shapes' ratios and the MLP's activation function.
-void price_linear(OpCost& c, ExpertCost& x, const OpNode& node, const WeightPricing& wp,
-                  int tp_degree, double act, double linear_s_per_flop,
-                  double linear_peak_s_per_flop, const CalibratedRates* linear_rates,
-                  const Efficiency& e) {
-  for (const LinearMatrix& mat : node.matrices) {
-    const double tp = mat.replicated ? 1.0 : tp_degree;
-    const double out = static_cast<double>(mat.out_features);
-    const double in = static_cast<double>(mat.in_features);
-    c.flops_per_token += 2 * out * in / tp;
-    double weights = wp.bytes(node, mat);
-    if (mat.has_bias) weights += out * act;
-    c.fixed_bytes += weights / tp;
-    const double in_read = mat.shares_input_with_previous ? 0.0 : (mat.row_parallel ? in / tp : in);
-    c.bytes_per_token += (in_read + (mat.row_parallel ? out : out / tp)) * act;
-  }
-  const double k = static_cast<double>(node.num_experts_per_token);
-  if (node.num_experts > 0) {
-    // One routed expert's weights per distinct expert the step's tokens reach (cost());
-    // FLOPs and activations for k experts per token, the busiest expert's share scaled by
-    // kExpertLoadImbalance.
-    const double e_count = static_cast<double>(node.num_experts);
-    x.expert_bytes = c.fixed_bytes;
-    c.fixed_bytes = 0;
-    x.num_experts = e_count;
-    x.log_expert_miss = std::log1p(-k / e_count);
-    x.experts_per_token = k;
-    c.flops_per_token *= k * kExpertLoadImbalance;
-    c.bytes_per_token *= k;
-  }
-  c.seconds_per_flop = linear_s_per_flop;
-  c.floor_s_per_flop = linear_peak_s_per_flop;
-  if (linear_rates != nullptr) {
-    // One kernel call per fused group: a matrix sharing the previous one's input
-    // (k and v after q, up after gate) runs in the same call.
-    const std::vector<CallShape> calls = call_shapes(node, wp, tp_degree);
-    apply_rates(c, *linear_rates, std::max<double>(1.0, static_cast<double>(calls.size())));
-    c.shape_ratio = merged_ratios(e.calibrated->linear_shapes, calls);
-    // The MLP's activation function runs between its products (with the down
-    // projection's node when the MLP is split).
-    const bool has_down =
-        std::any_of(node.matrices.begin(), node.matrices.end(),
-                    [](const LinearMatrix& mat) { return mat.name == "down_proj"; });
-    if (has_down && e.calibrated->activation_s_per_element > 0) {
-      // The down projection's input width is the MLP's (one expert's) inner width.
-      double inter = 0;
-      bool gated = false;
-      for (const LinearMatrix& mat : node.matrices) {
-        if (mat.name == "down_proj") inter = static_cast<double>(mat.in_features) / tp_degree;
-        gated = gated || mat.name == "gate_proj";
-      }
-      const double per_token = node.num_experts > 0 ? k : 1.0;
-      c.act_s_per_token = per_token * inter * e.calibrated->activation_s_per_element /
-                          std::max(1.0, e.calibrated->threads);
-      c.act_bytes_per_token = per_token * (gated ? 3.0 : 2.0) * inter * act;
-    }
-  }
-}
-
-double peak_for(const std::map<std::string, double>& peaks, std::string_view dtype) {
-  for (const std::string_view d : {dtype, std::string_view("bf16"), std::string_view("f32")}) {
-    if (const auto it = peaks.find(std::string(d)); it != peaks.end() && it->second > 0) {
-      return it->second;
-    }
-  }
-  std::string known;
-  for (const auto& [k, v] : peaks) known += (known.empty() ? "" : ", ") + k;
-  throw InputError("roofline: deployment has no peak_flops_per_s for \"" + std::string(dtype) +
-                   "\", \"bf16\" or \"f32\" (has: " + (known.empty() ? "none" : known) + ")");
-}
-
 /// The layers of one kind (model/op_graph.h, layer_kinds): their graph, operator costs and
 /// attention window.
 struct LayerGroup {
   LayerGroup(const ModelSpec& m, int tp)
       : graph(m, tp), num_layers(static_cast<double>(m.num_layers)) {}
-  LayerGroup(const ModelDescription& d, const LayerKind& k, int tp, bool ep)
-      : graph(d, k.layer, tp, {.expert_parallel = ep}),
+  LayerGroup(const ModelDescription& d, const LayerKind& k, int tp, int ep)
+      : graph(d, k.layer, tp, {.expert_parallel_degree = ep}),
         num_layers(static_cast<double>(k.num_layers)) {
     const AttentionSpec& a = k.layer.attention;
     if (a.kind == AttentionKind::kSlidingWindow) {
@@ -235,51 +62,10 @@ struct LayerGroup {
   double window_tokens = 0;  ///< attention sees at most this many tokens; 0: the whole context
 };
 
-/// Cost of an attention node of `a` on one of `tp` devices (see roofline.h): K and V of
-/// ceil(kv_heads / tp) heads per cached token, or MLA's latent (kv_lora_rank +
-/// qk_rope_head_dim, on every device: it has no heads to split), scored in the absorbed form
-/// (DeepSeek-V2 paper, Liu et al. 2024, sec. 2.1.2): per head and pair, a dot product over the
-/// latent and rope dims and a weighted sum of kv_lora_rank latent values; for prefill too,
-/// which overstates its compute (vLLM prefills MLA unabsorbed).
-void price_attention(OpCost& c, const AttentionSpec& a, KvFormat kf, int tp_degree, double act,
-                     const CalibratedRates* attention_rates, const Efficiency& e) {
-  const double tp = tp_degree;
-  c.per_sequence = true;
-  if (a.kind == AttentionKind::kMla) {
-    const double heads = static_cast<double>(a.num_heads) / tp;
-    const double latent = static_cast<double>(a.kv_lora_rank + a.qk_rope_head_dim);
-    const double values = static_cast<double>(a.kv_lora_rank);
-    c.flops_per_pair = 2 * heads * (latent + values);
-    c.bytes_per_kv_token = latent * bytes_per_element(kf);
-    c.bytes_per_token = heads * (latent + values) * act;  // read the query, write the output
-    if (attention_rates != nullptr) apply_rates(c, *attention_rates, 1);
-    return;
-  }
-  const double heads_x_dim = static_cast<double>(a.num_heads * a.head_dim);
-  const double kv_heads_per_device =
-      static_cast<double>((a.num_kv_heads + tp_degree - 1) / tp_degree);
-  c.flops_per_pair = 4 * heads_x_dim / tp;
-  c.bytes_per_kv_token =
-      2 * kv_heads_per_device * static_cast<double>(a.head_dim) * bytes_per_element(kf);
-  c.bytes_per_token = 2 * (heads_x_dim / tp) * act;
-  if (attention_rates != nullptr) {
-    apply_rates(c, *attention_rates, 1);
-    const AttentionShapeKey key{std::string(to_string(kf)),
-                                static_cast<int64_t>(kv_heads_per_device) * a.head_dim,
-                                a.num_heads / tp_degree};
-    if (a.num_heads % tp_degree == 0) {
-      const auto& layouts = e.calibrated->attention_shapes;
-      if (const auto it = layouts.find(key); it != layouts.end()) c.shape_ratio = it->second;
-      const auto& spread = e.calibrated->attention_spread_shapes;
-      if (const auto it = spread.find(key); it != spread.end()) c.spread_ratio = it->second;
-    }
-  }
-}
-
 /// The layer groups of `m` on one of `tp` devices: one for a dense ModelSpec, one per
 /// layer_kinds entry for a described one. A deque: groups are built in place, never copied.
 std::deque<LayerGroup> layer_groups(const ModelSpec& m, int tp,
-                                    std::vector<AttentionSpec>* attention, bool ep = false) {
+                                    std::vector<AttentionSpec>* attention, int ep = 1) {
   std::deque<LayerGroup> out;
   if (!m.description) {
     out.emplace_back(m, tp);
@@ -324,6 +110,8 @@ double kernels_in_layers(const std::deque<LayerGroup>& groups, const WeightPrici
 }  // namespace
 
 struct RooflinePredictor::Impl {
+  /// Devices the routed experts are split over with data-parallel attention (1: none).
+  int ep = 1;
   std::deque<LayerGroup> groups;
   /// The one group of a dense ModelSpec (step_time_s's fast path); nullptr for a described one.
   const LayerGroup* dense = nullptr;
@@ -355,7 +143,11 @@ struct RooflinePredictor::Impl {
           std::to_string(d.memory_bandwidth_bytes_per_s) + ", " +
           std::to_string(e.memory_bandwidth_fraction) + ", " + std::to_string(e.compute_fraction));
     }
-    const double tp = d.tp_degree;
+    // Expert parallelism (Deployment::expert_parallel): attention and the rest data-parallel
+    // over the replica's devices, each with its 1/ep of the batch and whole weights; the routed
+    // experts split whole over them (op_graph.h, LayerGraphOptions::expert_parallel_degree).
+    ep = d.expert_parallel && m.description ? d.tp_degree : 1;
+    const int shard = ep > 1 ? 1 : d.tp_degree;
     if (d.tp_degree > 1) {
       if (!(d.link_bandwidth_bytes_per_s > 0) || !(e.link_bandwidth_fraction > 0)) {
         throw InputError("roofline: tp=" + std::to_string(d.tp_degree) +
@@ -375,7 +167,7 @@ struct RooflinePredictor::Impl {
     if (e.decode_compute_fraction > 0)
       decode_flop_scale = e.compute_fraction / e.decode_compute_fraction;
     std::vector<AttentionSpec> attention;
-    groups = layer_groups(m, d.tp_degree, &attention, d.expert_parallel);
+    groups = layer_groups(m, shard, &attention, ep);
     if (!m.description) dense = &groups.front();
 
     // Linear terms of a kernel class: its peak (datasheet) and calibrated rates, if any.
@@ -431,12 +223,13 @@ struct RooflinePredictor::Impl {
             break;
           case OpKind::kLinear: {
             const LinearTerms t = linear_terms(wp.kernel(node));
-            price_linear(c, group.experts[v], node, wp, d.tp_degree, act, t.s_per_flop,
-                         t.peak_s_per_flop, t.rates, e);
+            price_linear(c, group.experts[v], node, wp, shard, act, t.s_per_flop, t.peak_s_per_flop,
+                         t.rates, e);
+            if (ep > 1 && node.num_experts > 0) spread_experts(c, group.experts[v], ep);
             break;
           }
           case OpKind::kAttention:
-            price_attention(c, attention[g], kf, d.tp_degree, act, attention_rates, e);
+            price_attention(c, attention[g], kf, shard, act, attention_rates, e);
             c.seconds_per_flop = bf16_s_per_flop;
             c.floor_s_per_flop = bf16_peak_s_per_flop;
             break;
@@ -455,22 +248,22 @@ struct RooflinePredictor::Impl {
                      0, m.hidden_size, wp.quant);
     const LinearTerms head = linear_terms(head_encoding.kernel);
     lm_head_fixed.fixed_bytes =
-        static_cast<double>(tensor_bytes(head_encoding, m.vocab_size, m.hidden_size)) / tp;
-    lm_head_fixed.flops_per_token = 2 * vocab * h / tp;
-    lm_head_fixed.bytes_per_token = (h + vocab / tp) * act;
+        static_cast<double>(tensor_bytes(head_encoding, m.vocab_size, m.hidden_size)) / shard;
+    lm_head_fixed.flops_per_token = 2 * vocab * h / shard;
+    lm_head_fixed.bytes_per_token = (h + vocab / shard) * act;
     lm_head_fixed.seconds_per_flop = head.s_per_flop;
     lm_head_fixed.floor_s_per_flop = head.peak_s_per_flop;
     if (head.rates != nullptr) {
       apply_rates(lm_head_fixed, *head.rates, 1);
       // Column-parallel: each device holds vocab / tp rows.
-      if (m.vocab_size % d.tp_degree == 0) {
-        const MatmulShapeKey key{std::string(to_string(head_encoding.kernel)),
-                                 m.vocab_size / d.tp_degree, m.hidden_size};
+      if (m.vocab_size % shard == 0) {
+        const MatmulShapeKey key{std::string(to_string(head_encoding.kernel)), m.vocab_size / shard,
+                                 m.hidden_size};
         lm_head_fixed.shape_ratio =
             merged_ratios(e.calibrated->linear_shapes, {CallShape{key, lm_head_fixed.fixed_bytes}});
       }
     }
-    const double layer_kernels = kernels_in_layers(groups, wp, d.tp_degree);
+    const double layer_kernels = kernels_in_layers(groups, wp, shard);
     kernels_overhead_s = e.kernel_overhead_s * (layer_kernels + 3);
     // Embedding lookup (read T rows) and final norm (read + write, 4 FLOPs per element).
     per_step_tokens.bytes_per_token = h * act + 2 * h * act;
@@ -484,16 +277,26 @@ struct RooflinePredictor::Impl {
   /// each prefill chunk's cached prefix and each prefill token's pairs capped at the window,
   /// from the batch's sums (sum of min(context, w) <= min(sum, sequences x w): an upper bound
   /// when contexts differ, exact when all are below or all above the window).
-  static BatchTerms windowed(const BatchTerms& t, const BatchShape& b, double window) {
+  static BatchTerms windowed(const BatchTerms& t, const BatchShape& b, double window,
+                             double share = 1) {
     BatchTerms w = t;
     const double prefill_pairs = t.pairs - t.decode_pairs;
     w.decode_pairs = std::min(t.decode_pairs, t.decode_seqs * window);
     const double pairs = std::min(prefill_pairs, t.prefill_tokens * window);
-    const double cached = std::min(static_cast<double>(b.num_prefill_cached_tokens),
-                                   static_cast<double>(b.num_prefill_seqs) * window);
+    const double cached = std::min(static_cast<double>(b.num_prefill_cached_tokens) * share,
+                                   static_cast<double>(b.num_prefill_seqs) * share * window);
     w.pairs = w.decode_pairs + pairs;
     w.kv_tokens = w.decode_pairs + cached + t.prefill_tokens;
     return w;
+  }
+
+  /// `t` on one of ep devices of an expert-parallel replica: its 1/ep of the sequences (the
+  /// data-parallel ranks are assumed balanced).
+  BatchTerms local(const BatchTerms& t) const {
+    if (ep == 1) return t;
+    const double s = 1.0 / ep;
+    return {t.tokens * s,         t.pairs * s,        t.kv_tokens * s, t.decode_seqs * s,
+            t.prefill_tokens * s, t.decode_pairs * s, t.flop_scale};
   }
 
   BatchTerms terms(const BatchShape& b) const {
@@ -511,20 +314,23 @@ struct RooflinePredictor::Impl {
   /// step_time_s so that the dense models' path stays as it was.
   [[gnu::noinline]] double described_step_s(const BatchShape& batch) const {
     const BatchTerms t = terms(batch);
+    const BatchTerms t_local = local(t);
     std::array<double, LayerOpGraph::kMaxOps> times;
     OpTime scratch;
     double layers_s = 0;
     for (const LayerGroup& group : groups) {
-      const BatchTerms tg = group.window_tokens > 0 ? windowed(t, batch, group.window_tokens) : t;
+      const BatchTerms tg = group.window_tokens > 0
+                                ? windowed(t_local, batch, group.window_tokens, 1.0 / ep)
+                                : t_local;
       const std::size_t n = group.graph.num_ops();
       for (std::size_t v = 0; v < n; ++v) {
-        cost_any(group.ops[v], group.experts[v], tg, scratch);
+        cost_any(group.ops[v], group.experts[v], group.ops[v].global_tokens ? t : tg, scratch);
         times[v] = scratch.time_s;
       }
       layers_s +=
           group.num_layers * group.graph.critical_path_s(std::span<const double>(times.data(), n));
     }
-    lm_head(batch, t.flop_scale, scratch);
+    lm_head(batch, t.flop_scale, scratch, 1.0 / ep);
     return step_overhead_s + kernels_overhead_s + layers_s + scratch.time_s;
   }
 
@@ -677,9 +483,10 @@ struct RooflinePredictor::Impl {
 
   /// Embedding, final norm and LM head.
   /// `flop_scale`: BatchTerms::flop_scale of the step.
-  void lm_head(const BatchShape& b, double flop_scale, OpTime& out) const {
-    const double t = static_cast<double>(b.num_new_tokens());
-    const double logits = static_cast<double>(b.num_decode_seqs + b.num_prefill_seqs_completing);
+  void lm_head(const BatchShape& b, double flop_scale, OpTime& out, double share = 1) const {
+    const double t = static_cast<double>(b.num_new_tokens()) * share;
+    const double logits =
+        static_cast<double>(b.num_decode_seqs + b.num_prefill_seqs_completing) * share;
     out.flops = per_step_tokens.flops_per_token * t + lm_head_fixed.flops_per_token * logits;
     out.bytes = per_step_tokens.bytes_per_token * t + lm_head_fixed.bytes_per_token * logits +
                 (logits > 0 ? lm_head_fixed.fixed_bytes : 0.0);
@@ -746,21 +553,24 @@ double RooflinePredictor::step_time_s(const BatchShape& batch) const {
 std::vector<OpTime> RooflinePredictor::breakdown(const BatchShape& batch) const {
   const Impl& impl = *impl_;
   const BatchTerms t = impl.terms(batch);
+  const BatchTerms t_local = impl.local(t);
   std::vector<OpTime> out;
   for (const LayerGroup& group : impl.groups) {
-    const BatchTerms tg =
-        group.window_tokens > 0 ? Impl::windowed(t, batch, group.window_tokens) : t;
+    const BatchTerms tg = group.window_tokens > 0
+                              ? Impl::windowed(t_local, batch, group.window_tokens, 1.0 / impl.ep)
+                              : t_local;
     for (std::size_t v = 0; v < group.graph.num_ops(); ++v) {
       out.emplace_back();
       out.back().op = group.graph.op(v).name;
       out.back().num_layers = group.num_layers;
-      impl.cost_any(group.ops[v], group.experts[v], tg, out.back());
+      impl.cost_any(group.ops[v], group.experts[v], group.ops[v].global_tokens ? t : tg,
+                    out.back());
     }
   }
   out.emplace_back();
   out.back().op = "lm_head";
   out.back().num_layers = 1;
-  impl.lm_head(batch, t.flop_scale, out.back());
+  impl.lm_head(batch, t.flop_scale, out.back(), 1.0 / impl.ep);
   return out;
 }
 

@@ -41,7 +41,9 @@ void check_floors(const Context& ctx, Candidate& c) {
     }
   }
   const int64_t kv_bytes_per_token =
-      ctx.model.kv_cache_bytes_per_token_on_replica(sc.kv_format, c.deployment.tp_degree);
+      c.deployment.expert_parallel
+          ? ctx.model.kv_cache_bytes_per_token(sc.kv_format)
+          : ctx.model.kv_cache_bytes_per_token_on_replica(sc.kv_format, c.deployment.tp_degree);
   const int64_t block = c.fleet.serving.block_size_tokens;
   const int64_t needed_blocks = (ctx.max_request_tokens + block - 1) / block;
   // With sliding-window layers, the units of the window-aware layout (sim::KvLayout).

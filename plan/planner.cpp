@@ -326,7 +326,9 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   try {
     c.deployment = deployment_for_tp(instance, ctx.catalog, ctx.model, weight_format, sc.kv_format,
                                      efficiency, tp_degree);
-    if (sc.expert_parallel) model::make_expert_parallel(c.deployment, ctx.model, weight_format);
+    if (sc.expert_parallel) {
+      model::make_expert_parallel(c.deployment, ctx.model, weight_format, sc.kv_format);
+    }
   } catch (const model::InfeasibleError& e) {
     row.infeasible_reason = e.what();
     row.tp_degree = tp_degree;
@@ -366,8 +368,11 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   } else {
     c.predictor = std::move(roofline);
   }
+  // Expert parallelism runs attention data-parallel: each device keeps its own sequences' KV.
   const int64_t kv_bytes_per_token =
-      ctx.model.kv_cache_bytes_per_token_on_replica(sc.kv_format, c.deployment.tp_degree);
+      c.deployment.expert_parallel
+          ? ctx.model.kv_cache_bytes_per_token(sc.kv_format)
+          : ctx.model.kv_cache_bytes_per_token_on_replica(sc.kv_format, c.deployment.tp_degree);
   int64_t kv_unit_bytes = kv_bytes_per_token;
   c.fleet.serving = serving;
   c.fleet.serving.kv_layout = kv_layout_for(ctx.model, sc.kv_format, kv_bytes_per_token,

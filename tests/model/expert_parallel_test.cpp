@@ -62,8 +62,8 @@ bool has_op(const std::vector<OpTime>& ops, const std::string& name) {
 // DeepSeek-V3 in fp8 per tensor over 8 GPUs: 58 MoE layers x 256 experts x 3 matrices of
 // 2,048 x 7,168 one-byte weights plus two f32 scales each = 653,909,127,168 bytes of routed
 // experts, 32 whole experts per GPU per layer = 81,738,640,896 bytes; the rest (attention, 3
-// dense layers, the shared experts, embeddings) split eight ways. In fp8-block (as DeepSeek ships
-// it) each matrix has 16 x 56 f32 block scales instead.
+// dense layers, the shared experts, embeddings) whole on every GPU. In fp8-block (as DeepSeek
+// ships it) each matrix has 16 x 56 f32 block scales instead.
 TEST(ExpertParallel, DeepSeekV3Fp8OverEightGpusHoldsAnEighthOfTheExpertsWholePerGpu) {
   const ModelSpec m = family("deepseek-v3");
   const ExpertParallelShare s = expert_parallel_share(m, WeightFormat::kFp8, 8);
@@ -73,14 +73,12 @@ TEST(ExpertParallel, DeepSeekV3Fp8OverEightGpusHoldsAnEighthOfTheExpertsWholePer
   EXPECT_EQ(s.routed_expert_bytes, int64_t{653909127168});
   EXPECT_EQ(s.routed_bytes_per_device, int64_t{81738640896});
   EXPECT_EQ(s.other_bytes, m.weight_bytes(WeightFormat::kFp8) - s.routed_expert_bytes);
-  EXPECT_EQ(s.other_bytes_per_device, (s.other_bytes + 7) / 8);
   const ExpertParallelShare block = expert_parallel_share(m, WeightFormat::kFp8Block, 8);
   EXPECT_EQ(block.routed_expert_bytes, int64_t{58} * 256 * 3 * (2048 * 7168 + 16 * 56 * 4));
-  // Whole experts per device hold as much as slices of every expert: the per-GPU weights are
-  // those of tensor parallelism (to the byte the rest's rounding adds).
-  const int64_t tp_per_gpu = (m.weight_bytes(WeightFormat::kFp8) + 7) / 8;
-  EXPECT_NEAR(static_cast<double>(s.weight_bytes_per_device()), static_cast<double>(tp_per_gpu),
-              1.0);
+  // The rest is replicated: every GPU holds it whole (data-parallel attention).
+  EXPECT_EQ(s.other_bytes_per_device, s.other_bytes);
+  EXPECT_EQ(s.weight_bytes_per_device(), s.routed_bytes_per_device + s.other_bytes);
+  EXPECT_EQ(s.replica_weight_bytes(), s.routed_expert_bytes + 8 * s.other_bytes);
 }
 
 // gpt-oss-120b's experts carry biases: one expert in bf16 is 2 x [2,880 x 2,880] (gate, up) +
@@ -95,21 +93,19 @@ TEST(ExpertParallel, BiasedExpertsCountTheirBiasesInTheRoutedBytes) {
 }
 
 // Qwen3-30B-A3B (hidden 2,048; 48 MoE layers of 128 experts of width 768, 8 per token, no
-// shared expert) on 4 GPUs, a decode step of 64 tokens. With expert parallelism each MoE layer
-// gains a dispatch and a combine of 64 x 8 x (3/4) x 2,048 x 2 = 1,572,864 link bytes each, at
-// 10 us + bytes / (450e9 x 0.75), and loses the MoE all-reduce (2 x 3/4 x 64 x 2,048 x 2 =
-// 393,216 bytes): the step grows by 48 x [2 x (10e-6 + 1,572,864 / 337.5e9) - (10e-6 +
-// 393,216 / 337.5e9)].
-TEST(ExpertParallel, EachMoeLayerPaysAnAllToAllDispatchAndCombineInsteadOfItsAllReduce) {
+// shared expert) on 4 GPUs, a decode step of 64 sequences. With expert parallelism each device
+// runs attention for its 16 sequences (no all-reduce), and each MoE layer sends each of them to
+// the 3 x (1 - (3/4)^8) other devices its 8 experts live on and back: 16 x 2.69966 x 2,048 x 2
+// link bytes each way, at the all-reduce latency + bytes / (450e9 x link fraction).
+TEST(ExpertParallel, EachMoeLayerPaysAnAllToAllDispatchAndCombineForADevicesTokens) {
   const ModelSpec m = family("qwen3-30b-a3b");
   const Efficiency e = default_efficiency(DeviceKind::kGpu);
-  const RooflinePredictor tp(m, WeightFormat::kBf16, KvFormat::kBf16, gpus(4, false), e);
   const RooflinePredictor ep(m, WeightFormat::kBf16, KvFormat::kBf16, gpus(4, true), e);
   const BatchShape b = decode(64, 1000);
   const std::vector<OpTime> ops = ep.breakdown(b);
   const double link_s_per_byte = 1.0 / (450e9 * e.link_bandwidth_fraction);
-  const double a2a_bytes = 64.0 * 8 * 3 / 4 * 2048 * 2;
-  EXPECT_DOUBLE_EQ(a2a_bytes, 1572864.0);
+  const double remote_devices = 3 * (1 - std::pow(0.75, 8));
+  const double a2a_bytes = 16 * remote_devices * 2048 * 2;
   for (const char* name : {"moe_dispatch", "moe_combine"}) {
     SCOPED_TRACE(name);
     const OpTime& op = op_named(ops, name);
@@ -118,19 +114,32 @@ TEST(ExpertParallel, EachMoeLayerPaysAnAllToAllDispatchAndCombineInsteadOfItsAll
     EXPECT_EQ(op.num_layers, 48);
   }
   EXPECT_FALSE(has_op(ops, "mlp_all_reduce"));
-  EXPECT_TRUE(has_op(ops, "attn_all_reduce"));
+  EXPECT_FALSE(has_op(ops, "attn_all_reduce"));
+  const RooflinePredictor tp(m, WeightFormat::kBf16, KvFormat::kBf16, gpus(4, false), e);
   EXPECT_TRUE(has_op(tp.breakdown(b), "mlp_all_reduce"));
-  const double all_reduce_bytes = 2.0 * 3 / 4 * 64 * 2048 * 2;
-  const double extra_s = 48 * (2 * (e.all_reduce_latency_s + a2a_bytes * link_s_per_byte) -
-                               (e.all_reduce_latency_s + all_reduce_bytes * link_s_per_byte));
-  EXPECT_NEAR(ep.step_time_s(b) - tp.step_time_s(b), extra_s, kRelTol * ep.step_time_s(b));
+}
+
+// Data-parallel attention: a device of the expert-parallel replica runs the attention of its
+// quarter of the sequences, as one GPU alone would for 16 sequences.
+TEST(ExpertParallel, AttentionRunsDataParallelOnADevicesShareOfTheSequences) {
+  const ModelSpec m = family("qwen3-30b-a3b");
+  const Efficiency e = default_efficiency(DeviceKind::kGpu);
+  const RooflinePredictor ep(m, WeightFormat::kBf16, KvFormat::kBf16, gpus(4, true), e);
+  const RooflinePredictor one(m, WeightFormat::kBf16, KvFormat::kBf16, gpus(1, false), e);
+  for (const char* name : {"attention", "qkv_proj", "out_proj", "router"}) {
+    SCOPED_TRACE(name);
+    const OpTime& a = op_named(ep.breakdown(decode(64, 1000)), name);
+    const OpTime& b = op_named(one.breakdown(decode(16, 1000)), name);
+    EXPECT_NEAR(a.bytes, b.bytes, kRelTol * b.bytes);
+    EXPECT_NEAR(a.flops, b.flops, kRelTol * b.flops);
+  }
 }
 
 // Each of 4 devices holds 32 whole experts and reads those the step's 64 tokens reach:
 // 32 x (1 - (1 - 8/128)^64) distinct experts x one whole expert (3 x 768 x 2,048 x 2 bytes),
-// plus the activations (per token and routed copy: the input 2,048 and the gate/up outputs
-// 2 x 768/4 of the column-parallel products, the input 768/4 and the output 2,048 of the down
-// product, 2 bytes each) -- the bytes tensor parallelism reads with E x one quarter-expert.
+// the bytes tensor parallelism reads with 128 x one quarter-expert; the activations of the
+// 64 x 8 / 4 token-expert rows it serves (input 2,048, gate/up outputs 2 x 768, down input
+// 768 and output 2,048, 2 bytes each).
 TEST(ExpertParallel, EachDeviceReadsTheDistinctExpertsOfItsShare) {
   const ModelSpec m = family("qwen3-30b-a3b");
   const Efficiency e = default_efficiency(DeviceKind::kGpu);
@@ -139,30 +148,31 @@ TEST(ExpertParallel, EachDeviceReadsTheDistinctExpertsOfItsShare) {
   const BatchShape b = decode(64, 1000);
   const double distinct_per_device = 32 * (1 - std::pow(1 - 8.0 / 128, 64));
   const double whole_expert = 3.0 * 768 * 2048 * 2;
-  const double activations = 64.0 * 8 * (2048 + 2 * 768 / 4 + 768 / 4 + 2048) * 2;
-  const double expected = distinct_per_device * whole_expert + activations;
-  EXPECT_NEAR(op_named(ep.breakdown(b), "experts").bytes, expected, kRelTol * expected);
-  EXPECT_NEAR(op_named(tp.breakdown(b), "experts").bytes, expected, kRelTol * expected);
+  const double ep_rows = 64.0 * 8 / 4;
+  const double ep_expected =
+      distinct_per_device * whole_expert + ep_rows * (2048 + 2 * 768 + 768 + 2048) * 2;
+  EXPECT_NEAR(op_named(ep.breakdown(b), "experts").bytes, ep_expected, kRelTol * ep_expected);
+  const double tp_expected =
+      distinct_per_device * whole_expert + 64.0 * 8 * (2048 + 2 * 768 / 4 + 768 / 4 + 2048) * 2;
+  EXPECT_NEAR(op_named(tp.breakdown(b), "experts").bytes, tp_expected, kRelTol * tp_expected);
 }
 
-TEST(ExpertParallel, TheGraphOfAMoeLayerWithSharedExpertsKeepsItsAllReduceAfterTheCombine) {
+TEST(ExpertParallel, TheGraphOfAnExpertParallelMoeLayerDispatchesAndCombines) {
   const ModelSpec m = family("deepseek-v3");
   const LayerSpec& moe_layer = m.description->layers.back();
   ASSERT_EQ(moe_layer.mlp.kind, MlpKind::kMoe);
-  const LayerOpGraph g(*m.description, moe_layer, 8, {.expert_parallel = true});
+  const LayerOpGraph g(*m.description, moe_layer, 1, {.expert_parallel_degree = 8});
   const std::size_t dispatch = g.find("moe_dispatch");
   const std::size_t combine = g.find("moe_combine");
   EXPECT_EQ(g.op(dispatch).kind, OpKind::kAllToAll);
   EXPECT_TRUE(g.has_edge(g.find("router"), dispatch, EdgeKind::kData));
   EXPECT_TRUE(g.has_edge(dispatch, g.find("experts"), EdgeKind::kData));
   EXPECT_TRUE(g.has_edge(g.find("experts"), combine, EdgeKind::kData));
-  EXPECT_TRUE(g.has_edge(combine, g.find("mlp_all_reduce"), EdgeKind::kData));
-  EXPECT_TRUE(g.has_edge(g.find("shared_experts"), g.find("mlp_all_reduce"), EdgeKind::kData));
-  // 8 routed copies per token, 7/8 of them on another GPU.
-  EXPECT_DOUBLE_EQ(g.op(combine).link_hidden_per_token, 8.0 * 7 / 8);
-  EXPECT_DOUBLE_EQ(g.op(g.find("mlp_all_reduce")).link_hidden_per_token, 2.0 * 7 / 8);
-  // One device: no link, no all-to-all.
-  const LayerOpGraph one(*m.description, moe_layer, 1, {.expert_parallel = true});
+  EXPECT_THROW(g.find("mlp_all_reduce"), std::out_of_range);
+  // 8 routed experts per token over 8 GPUs: 7 x (1 - (7/8)^8) = 4.59 other GPUs per token.
+  EXPECT_DOUBLE_EQ(g.op(combine).link_hidden_per_token, 7 * (1 - std::pow(7.0 / 8, 8)));
+  // Degree 1: no all-to-all.
+  const LayerOpGraph one(*m.description, moe_layer, 1, {.expert_parallel_degree = 1});
   EXPECT_THROW(one.find("moe_dispatch"), std::out_of_range);
 }
 
@@ -172,7 +182,8 @@ TEST(ExpertParallel, ADegreeThatDoesNotDivideTheExpertsIsRefusedWithTheNumbers) 
   EXPECT_THAT(expert_parallel_refusal(qwen15, 8),
               HasSubstr("8 does not divide the 60 routed experts per layer of model"));
   Deployment d = gpus(8, false);
-  EXPECT_THROW(make_expert_parallel(d, qwen15, WeightFormat::kBf16), InfeasibleError);
+  EXPECT_THROW(make_expert_parallel(d, qwen15, WeightFormat::kBf16, KvFormat::kBf16),
+               InfeasibleError);
   EXPECT_FALSE(d.expert_parallel);
   EXPECT_THROW(expert_parallel_share(qwen15, WeightFormat::kBf16, 8), InputError);
 }
@@ -183,12 +194,47 @@ TEST(ExpertParallel, ADenseModelHasNoExpertsToSplit) {
   EXPECT_THAT(expert_parallel_refusal(dense, 2), HasSubstr("has no routed experts"));
 }
 
-TEST(ExpertParallel, MakeExpertParallelStatesTheExpertsPerDeviceInTheRule) {
+/// An 8 x H200 replica placed by the tensor-parallel rule: usable memory less reserves =
+/// `room` bytes, of which the TP weights of `m` in `f` and the rest KV.
+Deployment placed(const ModelSpec& m, WeightFormat f, int64_t room) {
   Deployment d = gpus(8, false);
+  d.weight_bytes = m.weight_bytes(f);
+  d.kv_cache_bytes = room - d.weight_bytes;
   d.rule = "8 of 8 GPUs per replica";
-  make_expert_parallel(d, family("deepseek-v3"), WeightFormat::kFp8);
+  return d;
+}
+
+// DeepSeek-V3 in fp8-block on 8 x 141 GB at 0.92 usable, 8 x 1 GiB reserves: the replica keeps
+// the routed experts once and the rest (attention, dense layers, shared experts, embeddings)
+// on every GPU; the KV cache gets what remains, and one cached token takes its 70,272-byte
+// latent once (not on all 8 GPUs as under tensor parallelism).
+TEST(ExpertParallel, MakeExpertParallelReplicatesTheRestAndGivesTheKvCacheWhatRemains) {
+  const ModelSpec m = family("deepseek-v3");
+  const int64_t room = std::llround(0.92 * 8 * 141e9) - 8 * (int64_t{1} << 30);
+  Deployment d = placed(m, WeightFormat::kFp8Block, room);
+  make_expert_parallel(d, m, WeightFormat::kFp8Block, KvFormat::kBf16);
+  const ExpertParallelShare s = expert_parallel_share(m, WeightFormat::kFp8Block, 8);
   EXPECT_TRUE(d.expert_parallel);
-  EXPECT_THAT(d.rule, HasSubstr("expert-parallel (ep=8): 32 of 256 routed experts per MoE layer"));
+  EXPECT_EQ(d.weight_bytes, s.routed_expert_bytes + 8 * s.other_bytes);
+  EXPECT_EQ(d.kv_cache_bytes, room - d.weight_bytes);
+  EXPECT_THAT(d.rule, HasSubstr("expert-parallel (ep=8, attention data-parallel): 32 of 256 "
+                                "routed experts per MoE layer per device"));
+}
+
+TEST(ExpertParallel, ReplicatedWeightsThatLeaveNoKvRoomAreInfeasible) {
+  const ModelSpec m = family("deepseek-v3");
+  // Room for the tensor-parallel weights and 10 GB, less than the 7 replicas of the rest.
+  const int64_t room = m.weight_bytes(WeightFormat::kFp8Block) + 10'000'000'000;
+  Deployment d = placed(m, WeightFormat::kFp8Block, room);
+  try {
+    make_expert_parallel(d, m, WeightFormat::kFp8Block, KvFormat::kBf16);
+    FAIL() << "expected InfeasibleError";
+  } catch (const InfeasibleError& e) {
+    EXPECT_THAT(std::string(e.what()),
+                HasSubstr("expert parallelism over 8 devices: 32 of 256 routed experts"));
+    EXPECT_THAT(std::string(e.what()), HasSubstr("for KV cache, less than one 32768-token"));
+  }
+  EXPECT_FALSE(d.expert_parallel);
 }
 
 }  // namespace
