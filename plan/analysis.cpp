@@ -537,8 +537,17 @@ std::string recommendation(const Scenario& scenario, const PlanResult& result,
               ", costs " + usd(other.usd_per_hour) + " per hour (" +
               num(other.usd_per_hour / best.usd_per_hour) + " times as much). ";
     } else {
-      text += std::string("No ") + (best.device_kind == model::DeviceKind::kCpu ? "GPU" : "CPU") +
-              " instance type meets the SLO. ";
+      // Only a statement about the other kind when the plan had candidates of it.
+      const model::DeviceKind other_kind = best.device_kind == model::DeviceKind::kCpu
+                                               ? model::DeviceKind::kGpu
+                                               : model::DeviceKind::kCpu;
+      const bool tried_other =
+          std::any_of(result.rows.begin(), result.rows.end(),
+                      [&](const PlanRow& r) { return r.device_kind == other_kind; });
+      if (tried_other) {
+        text += std::string("No ") + (other_kind == model::DeviceKind::kGpu ? "GPU" : "CPU") +
+                " instance type meets the SLO. ";
+      }
     }
     const LoadPoint* doubled = nullptr;
     for (const LoadPoint& p : a.cost_vs_load[0].points) {

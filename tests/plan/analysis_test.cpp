@@ -157,6 +157,8 @@ TEST(Analyse, RangesAreOrderedAndTheDominantAssumptionIsNamed) {
   EXPECT_THAT(u.text, HasSubstr("(95%)"));
   EXPECT_THAT(a.recommendation, HasSubstr("one-gpu"));
   EXPECT_THAT(a.recommendation, HasSubstr("the dominant assumption is the step-time"));
+  // The catalog has no CPU instance type: the recommendation says nothing about CPUs.
+  EXPECT_THAT(a.recommendation, ::testing::Not(HasSubstr("CPU")));
 
   // A large price error and no step-time error: the price dominates.
   s.uncertainty.step_time_error_fraction = 0.0;
