@@ -413,10 +413,10 @@ void explain_reads(const Claim& claim, const StepReads& step, int64_t weight_byt
       << " of weights: all but the input embedding table, of which a step reads one row per "
          "sequence, and the routed experts its tokens do not reach: of "
       << step.num_experts << " experts per MoE layer, " << step.experts_per_token << " per token, "
-      << plural(claim.batch, "token") << " reach " << step.num_experts << " x (1 - (1 - "
-      << step.experts_per_token << "/" << step.num_experts << ")^" << claim.batch
-      << ") = " << number(step.distinct_experts) << " under uniform routing, each in "
-      << to_string(wf) << "; + ";
+      << plural(claim.batch, "token") << (claim.batch == 1 ? " reaches " : " reach ")
+      << step.num_experts << " x (1 - (1 - " << step.experts_per_token << "/" << step.num_experts
+      << ")^" << claim.batch << ") = " << number(step.distinct_experts)
+      << " under uniform routing, each in " << to_string(wf) << "; + ";
   } else {
     if (step.embedding_bytes > 0) {
       e << gb(static_cast<double>(weight_bytes)) << " of weights less the "

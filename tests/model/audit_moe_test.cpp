@@ -183,7 +183,7 @@ TEST(AuditMoeBound, StreamsTheActiveExpertsNotAllWeights) {
   EXPECT_LT(static_cast<double>(a.bytes_per_step), 0.15 * static_cast<double>(a.weight_bytes));
   EXPECT_NEAR(*a.lower_bound_s, (weights + kv) / 3.35e12, kRelTol * *a.lower_bound_s);
   EXPECT_THAT(a.explanation, HasSubstr("of 128 experts per MoE layer, 8 per token, 1 token "
-                                       "reach 128 x (1 - (1 - 8/128)^1) = 8 under uniform "
+                                       "reaches 128 x (1 - (1 - 8/128)^1) = 8 under uniform "
                                        "routing, each in bf16"));
 }
 
@@ -239,6 +239,24 @@ TEST(AuditMoeBound, AnyWeightFormatByNamePricesItsBytes) {
   EXPECT_THAT(a.explanation, HasSubstr("each in q4_k_m"));
   ASSERT_TRUE(a.predicted_s.has_value());
   EXPECT_GT(*a.predicted_s, *a.lower_bound_s);
+}
+
+// ---- The shipped claims ----------------------------------------------------------------------
+
+TEST(AuditMoeClaims, ShippedClaimsParseAndAreNotImpossibleOnceOnlyActiveExpertsStream) {
+  const std::vector<Claim> claims =
+      read_claims(data_dir() / "claims" / "moe-claims.json", catalog(), all_models());
+  ASSERT_EQ(claims.size(), 2u);
+  for (const Claim& c : claims) {
+    const ClaimAudit a = audit_claim(c, catalog(), all_models());
+    EXPECT_EQ(a.model, "deepseek-v3");
+    EXPECT_TRUE(a.fits) << c.id;
+    // Reading all 377 GB of int4 weights per token at 460.8 GB/s would take 0.8 s, far above the
+    // claimed 71-100 ms; the 8 experts of 256 a token reaches take about 45 ms.
+    EXPECT_LT(*a.lower_bound_s, *a.claimed_s) << c.id;
+    EXPECT_GT(static_cast<double>(a.weight_bytes) / 460.8e9, *a.claimed_s) << c.id;
+    EXPECT_NE(a.verdict, Verdict::kImpossible) << c.id << ": " << a.explanation;
+  }
 }
 
 }  // namespace
