@@ -347,6 +347,93 @@ ClaimAudit audit_bandwidth(const Claim& claim, const Catalog& catalog) {
   return a;
 }
 
+/// What one decode step of `batch` sequences of `context_tokens` reads and computes at the
+/// least (the bound's arithmetic; docs/audit.md, "The rule").
+struct StepReads {
+  double weight_bytes = 0;     ///< weights streamed (decode_step_weight_bytes)
+  double embedding_bytes = 0;  ///< the untied input embedding table left out (dense text)
+  double kv_bytes = 0;         ///< batch x the KV cache of one sequence (window-aware, MLA latent)
+  int64_t kv_bytes_per_sequence = 0;
+  bool windowed = false;  ///< kv_bytes_per_sequence < context x KV bytes per token
+  /// Mixture of experts: routed experts per MoE layer, per token, and the distinct experts
+  /// the batch's tokens reach, E x (1 - (1 - k/E)^batch) (0 for a dense model).
+  int64_t num_experts = 0;
+  int64_t experts_per_token = 0;
+  double distinct_experts = 0;
+  double flops = 0;
+};
+
+StepReads step_reads(const ModelSpec& m, WeightFormat wf, KvFormat kf, int64_t batch,
+                     int64_t context_tokens, int64_t all_weight_bytes) {
+  const ModelDescription d = describe_layers(m);
+  const double b = static_cast<double>(batch);
+  StepReads r;
+  r.weight_bytes = d.decode_step_weight_bytes(wf, b);
+  r.kv_bytes_per_sequence = d.kv_cache_bytes_for_sequence(context_tokens, kf);
+  r.kv_bytes = b * static_cast<double>(r.kv_bytes_per_sequence);
+  r.windowed = r.kv_bytes_per_sequence < context_tokens * m.kv_cache_bytes_per_token(kf);
+  // Attention: per layer and sequence, a query-key product over the cached tokens and a
+  // weighted sum of the values: 2 x cached x heads x (qk width + v width) FLOPs (MLA: its
+  // decompressed widths, the smaller of its two forms).
+  int64_t attention_elements = 0;
+  for (const LayerSpec& layer : d.layers) {
+    const AttentionSpec& a = layer.attention;
+    const int64_t cached = a.kind == AttentionKind::kSlidingWindow
+                               ? std::min(context_tokens, a.window_tokens)
+                               : context_tokens;
+    const int64_t widths = a.kind == AttentionKind::kMla
+                               ? a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim
+                               : 2 * a.head_dim;
+    attention_elements += cached * a.num_heads * widths;
+    if (layer.mlp.kind == MlpKind::kMoe && r.num_experts == 0) {
+      r.num_experts = layer.mlp.num_experts;
+      r.experts_per_token = layer.mlp.num_experts_per_token;
+    }
+  }
+  if (r.num_experts > 0) {
+    const double e = static_cast<double>(r.num_experts);
+    r.distinct_experts =
+        e * -std::expm1(b * std::log1p(-static_cast<double>(r.experts_per_token) / e));
+  } else {
+    r.embedding_bytes = static_cast<double>(all_weight_bytes) - r.weight_bytes;
+  }
+  r.flops = 2.0 * b *
+                (static_cast<double>(m.num_layer_matrix_params()) +
+                 static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size)) +
+            2.0 * b * static_cast<double>(attention_elements);
+  return r;
+}
+
+/// The parts of what a decode step reads, for the explanation: "<weights> of weights; + <KV>".
+void explain_reads(const Claim& claim, const StepReads& step, int64_t weight_bytes, WeightFormat wf,
+                   int64_t kv_per_token, std::ostringstream& e) {
+  const double streamed = step.weight_bytes;
+  if (step.num_experts > 0) {
+    e << gb(streamed) << " of the " << gb(static_cast<double>(weight_bytes))
+      << " of weights: all but the input embedding table, of which a step reads one row per "
+         "sequence, and the routed experts its tokens do not reach: of "
+      << step.num_experts << " experts per MoE layer, " << step.experts_per_token << " per token, "
+      << plural(claim.batch, "token") << (claim.batch == 1 ? " reaches " : " reach ")
+      << step.num_experts << " x (1 - (1 - " << step.experts_per_token << "/" << step.num_experts
+      << ")^" << claim.batch << ") = " << number(step.distinct_experts)
+      << " under uniform routing, each in " << to_string(wf) << "; + ";
+  } else {
+    if (step.embedding_bytes > 0) {
+      e << gb(static_cast<double>(weight_bytes)) << " of weights less the "
+        << gb(step.embedding_bytes)
+        << " input embedding table, of which a step reads one row per sequence, = ";
+    }
+    e << gb(streamed) << " of weights; + ";
+  }
+  if (step.windowed) {
+    e << claim.batch << " x " << step.kv_bytes_per_sequence << " bytes of KV cache of a "
+      << claim.context_tokens << "-token sequence (sliding-window layers keep only their window)";
+  } else {
+    e << claim.batch << " x " << claim.context_tokens << " tokens x " << kv_per_token
+      << " bytes of KV cache";
+  }
+}
+
 /// The predicted step of `claim` on res.deployment (the planner's placement rule) into `a`
 /// (predictor, predicted_s, factor), its sentences appended to `e`.
 void predict_step(const Claim& claim, const ModelSpec& m, WeightFormat wf, KvFormat kf,
@@ -438,7 +525,6 @@ ClaimAudit audit_claim(const Claim& claim, const Catalog& catalog,
   const WeightFormat wf = a.weight_format;
   const KvFormat kf = a.kv_format;
   const double batch = static_cast<double>(claim.batch);
-  const double context_tokens = static_cast<double>(claim.context_tokens);
   a.claimed_s = claim.kind == ClaimKind::kTpot ? claim.tpot_s : batch / claim.output_tokens_per_s;
 
   const Resources res = resources_of(claim, catalog, m, wf, kf, context);
@@ -460,7 +546,8 @@ ClaimAudit audit_claim(const Claim& claim, const Catalog& catalog,
   // Memory.
   a.weight_bytes = m.weight_bytes(wf);
   const int64_t kv_per_token = m.kv_cache_bytes_per_token(kf);
-  const double kv_bytes = batch * context_tokens * static_cast<double>(kv_per_token);
+  const StepReads step = step_reads(m, wf, kf, claim.batch, claim.context_tokens, a.weight_bytes);
+  const double kv_bytes = step.kv_bytes;
   a.memory_bytes = res.memory_bytes;
   if (res.memory_bytes > 0) {
     const double need = static_cast<double>(a.weight_bytes) + kv_bytes;
@@ -475,32 +562,21 @@ ClaimAudit audit_claim(const Claim& claim, const Catalog& catalog,
   }
 
   // Lower bound.
-  const int64_t embedding_bytes =
-      m.tie_word_embeddings ? 0 : matrix_weight_bytes(m.vocab_size, m.hidden_size, wf);
-  const double streamed = static_cast<double>(a.weight_bytes - embedding_bytes);
+  const double streamed = step.weight_bytes;
   const double bytes = streamed + kv_bytes;
   a.bytes_per_step = std::llround(bytes);
-  a.flops_per_step = 2.0 * batch *
-                         (static_cast<double>(m.num_layer_matrix_params()) +
-                          static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size)) +
-                     4.0 * batch * context_tokens * static_cast<double>(m.num_layers) *
-                         static_cast<double>(m.num_attention_heads * m.head_dim);
+  a.flops_per_step = step.flops;
   a.bound_bandwidth_bytes_per_s = res.bound_bandwidth_bytes_per_s;
   a.bound_flops_per_s = res.bound_flops_per_s;
   const double memory_s = bytes / res.bound_bandwidth_bytes_per_s;
   const double compute_s = res.bound_flops_per_s > 0 ? a.flops_per_step / res.bound_flops_per_s : 0;
   a.lower_bound_s = std::max(memory_s, compute_s);
   e << " Lower bound: a decode step reads " << gb(bytes) << " (";
-  if (embedding_bytes > 0) {
-    e << gb(static_cast<double>(a.weight_bytes)) << " of weights less the "
-      << gb(static_cast<double>(embedding_bytes))
-      << " input embedding table, of which a step reads one row per sequence, = ";
-  }
-  e << gb(streamed) << " of weights; + " << claim.batch << " x " << claim.context_tokens
-    << " tokens x " << kv_per_token << " bytes of KV cache = " << gb(kv_bytes) << "); at "
-    << res.bandwidth_text << ", that takes " << ms(memory_s) << ". It does "
-    << tflop(a.flops_per_step) << "; at " << tflop_per_s(res.bound_flops_per_s) << " ("
-    << res.flops_text << ") that takes " << ms(compute_s) << ". Bound: " << ms(*a.lower_bound_s)
+  explain_reads(claim, step, a.weight_bytes, wf, kv_per_token, e);
+  e << " = " << gb(kv_bytes) << "); at " << res.bandwidth_text << ", that takes " << ms(memory_s)
+    << ". It does " << tflop(a.flops_per_step) << "; at " << tflop_per_s(res.bound_flops_per_s)
+    << " (" << res.flops_text << ") that takes " << ms(compute_s)
+    << ". Bound: " << ms(*a.lower_bound_s)
     << (memory_s >= compute_s ? " (memory)." : " (compute).");
 
   predict_step(claim, m, wf, kf, res, options, a, e);

@@ -48,13 +48,16 @@ struct Claim {
   /// Memory the claim states, bytes; 0: not stated (a GPU's or instance's own memory is used).
   int64_t memory_bytes = 0;
   // Latency and throughput claims:
-  std::string model;                          ///< ModelSpec::id (llmcap_id of data/models/*.json)
-  std::optional<WeightFormat> weight_format;  ///< unset: not stated (kInt4 is assumed)
-  std::optional<KvFormat> kv_format;          ///< unset: not stated (kFp8 is assumed)
-  int64_t batch = 1;                          ///< sequences decoding together, >= 1
-  int64_t context_tokens = 0;                 ///< KV entries per sequence, >= 1
-  double tpot_s = 0;                          ///< kTpot: claimed seconds per output token
-  double output_tokens_per_s = 0;             ///< kThroughput: claimed tokens/s over the batch
+  /// ModelSpec::id (llmcap_id of data/models/*.json or data/models/families/*.json).
+  std::string model;
+  /// Any weight format of model/formats.h (q4_k_m, mxfp4, fp8-block, ...); unset: not stated
+  /// (kInt4 is assumed).
+  std::optional<WeightFormat> weight_format;
+  std::optional<KvFormat> kv_format;  ///< unset: not stated (kFp8 is assumed)
+  int64_t batch = 1;                  ///< sequences decoding together, >= 1
+  int64_t context_tokens = 0;         ///< KV entries per sequence, >= 1
+  double tpot_s = 0;                  ///< kTpot: claimed seconds per output token
+  double output_tokens_per_s = 0;     ///< kThroughput: claimed tokens/s over the batch
   // Memory-bandwidth claims:
   std::string memory_type;               ///< e.g. "DDR5-5600"
   int64_t memory_transfer_rate_mts = 0;  ///< parsed from memory_type (5600)
@@ -66,8 +69,10 @@ struct Claim {
   std::string note;
 };
 
-/// Reads every `*.json` of `models_dir` (sorted by file name) with load_model_spec. Throws
-/// InputError for an unreadable folder or file.
+/// Reads every `*.json` of `models_dir` and of its subfolders (data/models and
+/// data/models/families; sorted by path) with load_model_spec, so that a claim may name any of
+/// them by id. Throws InputError for an unreadable folder or file, and
+/// "<file>: model id "x" is also the id of <other file>; ..." for two files with one id.
 std::vector<ModelSpec> load_models(const std::filesystem::path& models_dir);
 
 /// Parses a claims file's text, `{"claims": [{...}, ...]}` (docs/audit.md), checking each claim
@@ -143,13 +148,21 @@ struct ClaimAudit {
 
 /// Audits one claim (the rule is at docs/audit.md):
 ///  - lower bound of a decode step (seconds per output token) = max(bytes / B, flops / F) with
-///    bytes = weight_bytes(format) less the input embedding table of an untied model (a step
-///    reads one row per sequence of it) + batch x context x KV bytes per token, B = the peak
-///    memory bandwidth of every socket or device the hardware has (a slice of a socket can at
-///    best use the whole socket's), flops = 2 x batch x (layer matrix parameters + LM head) +
-///    4 x batch x context x layers x heads x head_dim, F = the highest peak FLOP/s of any data
-///    type of the cores or devices used (a slice: cores / socket cores of the socket's);
-///  - impossible when the weights (all of them) + the batch's KV cache exceed the memory (the
+///    bytes = the weights the step reads, ModelDescription::decode_step_weight_bytes(format,
+///    batch) (every tensor in its encoding less the input embedding table of an untied model, a
+///    step reading one row per sequence of it; a mixture of experts' routed experts only as many
+///    as the batch's tokens reach, E x (1 - (1 - k/E)^batch) per MoE layer under uniform
+///    routing) + batch x the KV cache of one sequence of `context` tokens
+///    (kv_cache_bytes_for_sequence: a sliding-window layer keeps at most its window, an MLA
+///    layer one latent), B = the peak memory bandwidth of every socket or device the hardware
+///    has (a slice of a socket can at best use the whole socket's), flops = 2 x batch x (layer
+///    matrix parameters one token multiplies by + LM head) + 2 x batch x sum over layers of
+///    cached tokens x heads x (q/k width + v width) (MLA: its decompressed widths), F = the
+///    highest peak FLOP/s of any data type of the cores or devices used (a slice: cores /
+///    socket cores of the socket's); a dense model's bound is weights less the embedding +
+///    batch x context x KV bytes per token, and 4 x batch x context x layers x heads x head_dim;
+///  - impossible when the weights (all of them, every expert) + the batch's KV cache exceed the
+///  memory (the
 ///    claim's memory_bytes, else an instance's RAM, a GPU instance's or a GPU id's GPU memory;
 ///    a CPU id without memory_bytes is not checked), or when the claimed time is below the
 ///    bound (by more than kBoundRelativeSlack);

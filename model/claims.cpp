@@ -210,13 +210,15 @@ Claim read_claim(const ClaimReader& r, const std::string& id, const Catalog& cat
     if (r.has(f)) r.fail(f, "no such field on a latency or throughput claim", r.got(f));
   }
   c.model = r.string("model");
-  if (find_model(models, c.model) == nullptr) {
+  const ModelSpec* model = find_model(models, c.model);
+  if (model == nullptr) {
     throw InputError(r.field_context("model") + ": unknown model \"" + c.model +
                      "\"; known: " + id_list(models));
   }
   if (r.has("weight_format")) {
     c.weight_format =
         parse_weight_format(r.string("weight_format"), r.field_context("weight_format"));
+    check_weight_format(*model, *c.weight_format, r.field_context("weight_format"));
   }
   if (r.has("kv_format")) {
     c.kv_format = parse_kv_format(r.string("kv_format"), r.field_context("kv_format"));
@@ -231,16 +233,27 @@ Claim read_claim(const ClaimReader& r, const std::string& id, const Catalog& cat
 std::vector<ModelSpec> load_models(const std::filesystem::path& models_dir) {
   std::error_code ec;
   std::vector<std::filesystem::path> files;
-  for (std::filesystem::directory_iterator it(models_dir, ec), end; !ec && it != end;
+  for (std::filesystem::recursive_directory_iterator it(models_dir, ec), end; !ec && it != end;
        it.increment(ec)) {
-    if (it->path().extension() == ".json") files.push_back(it->path());
+    if (it->is_regular_file() && it->path().extension() == ".json") files.push_back(it->path());
   }
   if (ec) {
     throw InputError(models_dir.string() + ": cannot read the models folder: " + ec.message());
   }
   std::sort(files.begin(), files.end());
   std::vector<ModelSpec> models;
-  for (const auto& f : files) models.push_back(load_model_spec(f));
+  std::vector<std::filesystem::path> read_from;
+  for (const auto& f : files) {
+    ModelSpec m = load_model_spec(f);
+    for (std::size_t k = 0; k < models.size(); ++k) {
+      if (models[k].id == m.id) {
+        throw InputError(f.string() + ": model id \"" + m.id + "\" is also the id of " +
+                         read_from[k].string() + "; a claim could not tell them apart");
+      }
+    }
+    models.push_back(std::move(m));
+    read_from.push_back(f);
+  }
   return models;
 }
 

@@ -1,7 +1,9 @@
 #include "model/model_description.h"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -606,6 +608,28 @@ int64_t ModelDescription::weight_bytes(WeightFormat format) const {
   int64_t n = 0;
   for (const Tensor& t : all_tensors(*this)) {
     n += t.copies * tensor_bytes(encoding_for(format, t.role, t.layer, t.cols, q), t.rows, t.cols);
+  }
+  return n;
+}
+
+double ModelDescription::decode_step_weight_bytes(WeightFormat format, double num_tokens) const {
+  if (!(num_tokens >= 1)) {
+    throw std::invalid_argument("decode_step_weight_bytes: num_tokens must be >= 1, got " +
+                                std::to_string(num_tokens));
+  }
+  const QuantModel q = quant_model(*this);
+  double n = 0;
+  for (const Tensor& t : all_tensors(*this)) {
+    if (t.role == TensorRole::kEmbedding || t.role == TensorRole::kPositions) continue;
+    const double bytes = static_cast<double>(
+        t.copies * tensor_bytes(encoding_for(format, t.role, t.layer, t.cols, q), t.rows, t.cols));
+    if (t.active_copies >= t.copies) {
+      n += bytes;
+      continue;
+    }
+    // Routed experts: the expected fraction of them the step's tokens reach, 1 - (1 - k/E)^T.
+    const double k_over_e = static_cast<double>(t.active_copies) / static_cast<double>(t.copies);
+    n += bytes * -std::expm1(num_tokens * std::log1p(-k_over_e));
   }
   return n;
 }

@@ -112,6 +112,16 @@ struct ModelDescription {
   /// stores each (its role and layer decide in the mixed formats); norms, biases and sinks in
   /// bf16 (f32 in the GGUF formats). Llama-3.1-8B in q4_k_m: 4,912,898,048.
   int64_t weight_bytes(WeightFormat format) const;
+  /// Bytes of weights one decode step of `num_tokens` tokens (>= 1; one per sequence) reads at
+  /// the least, each tensor in its encoding of `format` as weight_bytes stores it: every tensor
+  /// except the untied input embedding and a learned position table (a step reads one row of
+  /// each per token); a tied embedding counts whole (it is the LM head). A routed expert's
+  /// tensors count once per distinct expert the step's tokens reach under uniform top-k routing,
+  /// num_experts x (1 - (1 - k / num_experts)^num_tokens) per MoE layer (k of them for one token,
+  /// all of them as num_tokens grows); attention, routers and shared experts count whole.
+  /// A dense model: weight_bytes less the input embedding table. Throws std::invalid_argument
+  /// for num_tokens < 1.
+  double decode_step_weight_bytes(WeightFormat format, double num_tokens) const;
   /// weight_bytes split by tensor encoding, in order of first use (embedding first).
   std::vector<WeightTensorBytes> weight_bytes_by_encoding(WeightFormat format) const;
   /// KV-cache bytes per token if every layer caches every token: per layer 2 x kv_heads x

@@ -147,7 +147,10 @@ TEST(CliAudit, UnknownModelAndMissingFileExitTwo) {
   const AuditRun bad = run_cli({"audit", dir.write("claims.json", text).string()});
   EXPECT_EQ(bad.code, kExitBadInput);
   EXPECT_THAT(bad.err, HasSubstr(": claim \"gpt-neox-20b-xeon-8490h-24c-45ms\": field \"model\": "
-                                 "unknown model \"gpt-neox-21b\"; known: gpt-neox-20b, "));
+                                 "unknown model \"gpt-neox-21b\"; known: "));
+  // The known ids include the families folder's (data/models/families).
+  EXPECT_THAT(bad.err, HasSubstr("gpt-neox-20b, "));
+  EXPECT_THAT(bad.err, HasSubstr("qwen3-30b-a3b, "));
   const AuditRun missing = run_cli({"audit", (dir.path() / "none.json").string()});
   EXPECT_EQ(missing.code, kExitBadInput);
   EXPECT_THAT(missing.err, HasSubstr("none.json: cannot open file"));
