@@ -40,6 +40,7 @@
 #include "gui/charts_view.h"
 #include "gui/runs_view.h"
 #include "gui/seams.h"
+#include "model/formats.h"
 #include "model/input_error.h"
 #include "model/model_spec.h"
 #include "plan/candidates.h"
@@ -187,19 +188,17 @@ void MainWindow::build_ui() {
 
   auto* toggles = new QGridLayout;
   format_label_ = new QLabel(what_if);
-  auto* formats = new QWidget(what_if);
-  auto* formats_layout = new QHBoxLayout(formats);
-  formats_layout->setContentsMargins(0, 0, 0, 0);
-  format_group_ = new QButtonGroup(this);
-  format_group_->setExclusive(true);
-  int id = 0;
-  for (const char* f : {"f32", "bf16", "fp8", "int8", "int4"}) {
-    auto* b = new QToolButton(formats);
-    b->setText(f);
-    b->setCheckable(true);
-    b->setObjectName(QStringLiteral("format_%1").arg(f));
-    format_group_->addButton(b, id++);
-    formats_layout->addWidget(b);
+  // Every weight format (model/formats.h), each with what it stores as its tooltip.
+  format_combo_ = new QComboBox(what_if);
+  format_combo_->setObjectName(QStringLiteral("weight_format"));
+  for (const model::WeightFormat f : model::kAllWeightFormats) {
+    const QString name =
+        QString::fromUtf8(model::to_string(f).data(), static_cast<int>(model::to_string(f).size()));
+    format_combo_->addItem(name, name);
+    format_combo_->setItemData(
+        format_combo_->count() - 1,
+        QString::fromUtf8(model::describe(f).data(), static_cast<int>(model::describe(f).size())),
+        Qt::ToolTipRole);
   }
   price_label_ = new QLabel(what_if);
   price_combo_ = new QComboBox(what_if);
@@ -215,7 +214,7 @@ void MainWindow::build_ui() {
   progress_->setValue(0);
   progress_->setMinimumWidth(160);
   toggles->addWidget(format_label_, 0, 0);
-  toggles->addWidget(formats, 0, 1);
+  toggles->addWidget(format_combo_, 0, 1);
   toggles->addWidget(price_label_, 1, 0);
   toggles->addWidget(price_combo_, 1, 1);
   toggles->addWidget(run_button_, 2, 0);
@@ -302,8 +301,8 @@ void MainWindow::build_ui() {
     });
     connect(s, &QSlider::sliderReleased, this, slo_apply);
   }
-  connect(format_group_, &QButtonGroup::idClicked, this, [this](int id) {
-    draft_.set_weight_format(format_group_->button(id)->text().toStdString());
+  connect(format_combo_, &QComboBox::activated, this, [this] {
+    draft_.set_weight_format(format_combo_->currentData().toString().toStdString());
     request_what_if(ScenarioPanel::Field::kFile);
   });
   connect(price_combo_, &QComboBox::activated, this, [this] {
@@ -553,7 +552,7 @@ void MainWindow::sync_what_if_controls() {
   ttft_value_->setText(QStringLiteral("%1 s").arg(ttft_slider_->value() / 10.0, 0, 'f', 1));
   tpot_value_->setText(QStringLiteral("%1 ms").arg(tpot_slider_->value()));
   const QString wf = QString::fromStdString(draft_.weight_format());
-  for (QAbstractButton* b : format_group_->buttons()) b->setChecked(b->text() == wf);
+  format_combo_->setCurrentIndex(std::max(0, format_combo_->findData(wf)));
   price_combo_->setCurrentIndex(
       std::max(0, price_combo_->findData(QString::fromStdString(draft_.price_model()))));
   updating_controls_ = false;

@@ -188,7 +188,7 @@ class MainWindow : public QMainWindow {
   QLabel* tpot_value_;
   QSlider* tpot_slider_;
   QLabel* format_label_;
-  QButtonGroup* format_group_;
+  QComboBox* format_combo_;  ///< the what-if weight format, every model::WeightFormat
   QLabel* price_label_;
   QComboBox* price_combo_;
   QPushButton* run_button_;

@@ -1,7 +1,8 @@
 // A per-layer description of a decoder-only transformer read from a Hugging Face config.json,
 // for the families ModelSpec (model_spec.h) cannot represent: mixture-of-experts MLPs, MLA
-// attention, sliding-window layers, nested text configs (issue 28, items 1-2). The predictor does
-// not read it yet; `llmcap model` prints it (docs/model.md, "Model descriptions").
+// attention, sliding-window layers, nested text configs (issue 28). The predictor prices it
+// layer kind by layer kind (model/roofline.h), the weight formats tensor by tensor
+// (model/weight_encoding.h), and `llmcap model` prints it (docs/model.md, "Model descriptions").
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QBarSet>
 #include <QChart>
+#include <QComboBox>
 #include <QEventLoop>
 #include <QHorizontalBarSeries>
 #include <QLineSeries>
@@ -32,6 +33,7 @@
 #include "gui/runs_view.h"
 #include "gui/scenario_draft.h"
 #include "gui/scenario_panel.h"
+#include "model/formats.h"
 #include "plan/scenario.h"
 #include "store/results_store.h"
 #include "test_util.h"
@@ -643,6 +645,24 @@ TEST_F(GuiWindow, PriceModelAnInstanceLacksKeepsTheLastAnswer) {
     EXPECT_EQ(window_->results()->rows()[i].state, ResultRow::State::kDone);
     EXPECT_EQ(window_->results()->rows()[i].num_instances, before[i].num_instances);
   }
+}
+
+TEST_F(GuiWindow, TheWeightFormatListShowsEveryFormatAndTheScenariosOwn) {
+  auto* combo = window_->findChild<QComboBox*>("weight_format");
+  ASSERT_NE(combo, nullptr);
+  EXPECT_EQ(combo->count(), static_cast<int>(std::size(model::kAllWeightFormats)));
+  EXPECT_GE(combo->findData(QStringLiteral("q4_k_m")), 0);
+  EXPECT_GE(combo->findData(QStringLiteral("mxfp4-experts")), 0);
+  // The tooltip says what the format stores.
+  const QString tip =
+      combo->itemData(combo->findData(QStringLiteral("q4_k_m")), Qt::ToolTipRole).toString();
+  EXPECT_TRUE(tip.contains(QStringLiteral("Q6_K"))) << tip.toStdString();
+  ASSERT_TRUE(window_->open_scenario(small_scenario()));
+  EXPECT_EQ(combo->currentData().toString().toStdString(), window_->draft().weight_format());
+  const QString moe = QString::fromStdString(
+      (llmcap::testing::data_dir() / "scenarios" / "deepseek-v3-8gpu.json").string());
+  ASSERT_TRUE(window_->open_scenario(moe));
+  EXPECT_EQ(combo->currentData().toString(), QStringLiteral("fp8-block"));
 }
 
 TEST_F(GuiWindow, UnknownCandidateFailsTheRunWithTheCandidatesError) {
