@@ -149,7 +149,9 @@ model::CalibrationProfile benchmark_profile(const BenchmarkProfileOptions& optio
   cal.extra_attention_layouts = model_attention_layouts(options.models);
   const kernels::CalibrationRun run = kernels::run_calibration(cal);
   model::CalibrationProfile profile = to_profile(run, options.tool);
-  if (!options.save_file.empty()) {
+  if (!options.save_file.empty() && options.outputs != nullptr) {
+    options.outputs->add("--save-profile", options.save_file, model::profile_to_json(profile));
+  } else if (!options.save_file.empty()) {
     write_file_atomically(options.save_file, model::profile_to_json(profile));
   }
   source = options.save_file.empty() ? "a quick calibration just now"

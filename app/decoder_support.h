@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/output_files.h"
 #include "kernels/calibrate.h"
 #include "kernels/decoder.h"
 #include "kernels/matmul.h"
@@ -55,6 +56,9 @@ std::vector<kernels::AttentionLayout> model_attention_layouts(
 struct BenchmarkProfileOptions {
   std::string profile_file;  ///< --profile: read and checked against this machine; "" = calibrate
   std::string save_file;     ///< --save-profile: the quick calibration's profile, written (JSON)
+  /// When set, the profile for save_file is added to it (option "--save-profile") instead of
+  /// written at once, for the caller to commit with its other outputs (app/output_files.h).
+  OutputSet* outputs = nullptr;
   std::vector<std::filesystem::path> models;            ///< their shapes join a quick calibration
   std::vector<model::WeightFormat> formats;             ///< the formats those shapes are timed in
   int threads = 0;                                      ///< of a quick calibration (0: all)
@@ -67,7 +71,8 @@ struct BenchmarkProfileOptions {
 /// or "a quick calibration just now"). With a profile file: it is read and must describe this
 /// machine (model::check_profile_machine). Without: a quick calibration that also times the
 /// models' shapes in `formats` (model_matmul_shapes, model_attention_layouts), its profile
-/// written to `save_file` when that is set (atomically, as `calibrate --out`). Throws
+/// written to `save_file` when that is set (atomically, as `calibrate --out`; or added to
+/// `outputs`). Throws
 /// model::InputError for an unreadable or foreign profile or model file.
 model::CalibrationProfile benchmark_profile(const BenchmarkProfileOptions& options,
                                             std::string& source);

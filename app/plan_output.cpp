@@ -1,7 +1,5 @@
 #include "app/plan_output.h"
 
-#include <unistd.h>
-
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -193,28 +191,6 @@ std::string plan_to_csv(const plan::PlanResult& result) {
     o << "\n";
   }
   return o.str();
-}
-
-void write_file_atomically(const std::filesystem::path& path, const std::string& contents) {
-  const std::filesystem::path tmp =
-      path.string() + ".tmp." + std::to_string(static_cast<long>(::getpid()));
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw plan::InputError(path.string() + ": cannot write file");
-    f << contents;
-    f.flush();
-    if (!f) {
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      throw plan::InputError(path.string() + ": write failed");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw plan::InputError(path.string() + ": cannot move the finished file into place");
-  }
 }
 
 }  // namespace llmcap::app

@@ -1,9 +1,10 @@
-// The JSON and CSV forms of a plan result, and the atomic file write every output goes through.
+// The JSON and CSV forms of a plan result (files are written through app/output_files.h).
 #pragma once
 
 #include <filesystem>
 #include <string>
 
+#include "app/output_files.h"
 #include "plan/planner.h"
 #include "plan/scenario.h"
 
@@ -35,9 +36,5 @@ std::string plan_to_json(const plan::Scenario& scenario, const plan::PlanResult&
 /// class_<c>_tpot_p99_s, class_<c>_slo_attainment, class_<c>_goodput_requests_per_s (the
 /// metrics empty for an infeasible row). Without classes the columns are the fixed ones only.
 std::string plan_to_csv(const plan::PlanResult& result);
-
-/// Writes `contents` to `path` through a temporary file in the same folder renamed into place,
-/// so that a reader never sees a half-written file. Throws std::runtime_error naming the path.
-void write_file_atomically(const std::filesystem::path& path, const std::string& contents);
 
 }  // namespace llmcap::app

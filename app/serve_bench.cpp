@@ -371,6 +371,7 @@ model::CalibrationProfile serve_bench_profile(
   BenchmarkProfileOptions po;
   po.profile_file = a.profile;
   po.save_file = a.save_profile;
+  po.outputs = a.outputs;
   po.models = {model_path};
   po.formats = {format};
   po.threads = a.threads;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "app/output_files.h"
 #include "model/step_time.h"
 #include "serve/config.h"
 #include "serve/serving_loop.h"
@@ -41,10 +42,13 @@ struct ServeBenchOptions {
   int64_t max_num_seqs = 16;               ///< --max-num-seqs
   int64_t max_num_batched_tokens = 1024;   ///< --max-num-batched-tokens
   int64_t block_size_tokens = 16;          ///< --block-size
-  int64_t num_kv_blocks = 0;   ///< --kv-blocks (0: every slot can hold its longest request)
-  uint64_t seed = 1;           ///< --seed: weights, prompt token ids, Poisson arrivals
-  std::string profile;         ///< --profile (empty: a quick calibration first)
-  std::string save_profile;    ///< --save-profile: the quick calibration's profile, written
+  int64_t num_kv_blocks = 0;  ///< --kv-blocks (0: every slot can hold its longest request)
+  uint64_t seed = 1;          ///< --seed: weights, prompt token ids, Poisson arrivals
+  std::string profile;        ///< --profile (empty: a quick calibration first)
+  std::string save_profile;   ///< --save-profile: the quick calibration's profile, written
+  /// When set, --save-profile is added to it instead of written at once (the caller commits
+  /// it with the run's other outputs; app/output_files.h).
+  OutputSet* outputs = nullptr;
   int threads = 0;             ///< --threads of the quick calibration
   bool quiet = false;          ///< --quiet: no progress lines
   bool keep_steps = false;     ///< fill ServeBenchReport::steps (--steps-csv)

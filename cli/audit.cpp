@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "app/output_files.h"
 #include "app/plan_output.h"
 #include "base/error.h"
 #include "cli/cli.h"
@@ -163,6 +164,9 @@ void print_audit(const std::vector<model::ClaimAudit>& audits, const std::string
 
 int run_audit_command(const AuditArgs& args, const std::filesystem::path& data_dir,
                       std::ostream& out) {
+  std::vector<app::NamedPath> inputs = {{"claims", args.claims}, {"--profile", args.profile}};
+  for (const std::string& p : args.engine_profiles) inputs.push_back({"--engine-profile", p});
+  app::check_output_paths({{"--json", args.json_out}}, inputs);
   const model::Catalog catalog = model::Catalog::load(data_dir);
   const std::vector<model::ModelSpec> models = model::load_models(data_dir / "models");
   const std::vector<model::Claim> claims = model::read_claims(args.claims, catalog, models);
@@ -196,7 +200,9 @@ int run_audit_command(const AuditArgs& args, const std::filesystem::path& data_d
     audits.push_back(model::audit_claim(c, catalog, models, options));
   // Render first, so that nothing is written unless all of it succeeded.
   const std::string json_text = args.json_out.empty() ? "" : audit_to_json(audits, args.tolerance);
-  if (!args.json_out.empty()) app::write_file_atomically(args.json_out, json_text);
+  app::OutputSet outputs;
+  outputs.add("--json", args.json_out, json_text);
+  outputs.commit();
   print_audit(audits, args.claims, args.tolerance, out);
   return kExitOk;
 }

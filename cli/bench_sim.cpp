@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "app/output_files.h"
 #include "app/plan_output.h"
 #include "app/run_store.h"
 #include "base/text.h"
@@ -22,6 +23,7 @@
 #include "sim/metrics.h"
 #include "sim/simulator.h"
 #include "sim/workload.h"
+#include "store/results_store.h"
 
 namespace llmcap::cli {
 namespace {
@@ -218,10 +220,15 @@ void print_bench_sim(const BenchSimReport& r, std::ostream& out) {
 
 int run_bench_sim_command(const BenchSimArgs& args, const std::filesystem::path& data_dir,
                           const std::string& command_line, std::ostream& out, std::ostream& err) {
+  app::check_output_paths(
+      {{"--json", args.json_out}},
+      {{"--results-db", args.no_store ? "" : store::default_db_path(args.results_db).string()}});
   const BenchSimReport report = run_bench_sim(args, data_dir);
   // Built whether or not --json was given: the results database stores the same document.
   const std::string json = bench_sim_to_json(report);
-  if (!args.json_out.empty()) app::write_file_atomically(args.json_out, json);
+  app::OutputSet outputs;
+  outputs.add("--json", args.json_out, json);
+  outputs.commit();
   print_bench_sim(report, out);
   store_bench_sim_run(report, json, bench_sim_input_json(args, data_dir), args.results_db,
                       args.no_store, command_line, err);

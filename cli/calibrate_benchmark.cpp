@@ -5,6 +5,7 @@
 
 #include "app/benchmark_files.h"
 #include "app/benchmark_fit.h"
+#include "app/output_files.h"
 #include "app/plan_output.h"
 #include "base/error.h"
 #include "base/text.h"
@@ -97,6 +98,10 @@ int run_calibrate_from_benchmark(const CalibrateArgs& a, const std::string& data
                              "; nothing written");
     }
   }
+  std::vector<app::NamedPath> inputs;
+  for (const std::string& f : a.benchmark_files) inputs.push_back({"--from-benchmark", f});
+  for (const std::string& m : a.models) inputs.push_back({"--model", m});
+  app::check_output_paths({{"--out", a.json_out}, {"--json", a.fit_json_out}}, inputs);
   std::vector<app::BenchmarkFile> files;
   for (const std::string& f : a.benchmark_files) files.push_back(app::read_benchmark_file(f));
   const model::Catalog catalog = model::Catalog::load(data_dir);
@@ -114,8 +119,10 @@ int run_calibrate_from_benchmark(const CalibrateArgs& a, const std::string& data
   const nlohmann::ordered_json fit_object = app::fit_json(fit, setup);
   const std::string profile = model::engine_profile_to_json(fit.profile, fit_object);
   const std::string fit_text = a.fit_json_out.empty() ? "" : fit_object.dump(2) + "\n";
-  app::write_file_atomically(a.json_out, profile);
-  if (!a.fit_json_out.empty()) app::write_file_atomically(a.fit_json_out, fit_text);
+  app::OutputSet outputs;
+  outputs.add("--out", a.json_out, profile);
+  outputs.add("--json", a.fit_json_out, fit_text);
+  outputs.commit();
   print_fit(fit, a.models.front(), a.json_out, out);
   return kExitOk;
 }

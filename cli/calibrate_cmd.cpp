@@ -5,6 +5,7 @@
 #include <iomanip>
 
 #include "app/decoder_support.h"
+#include "app/output_files.h"
 #include "app/plan_output.h"
 #include "app/profile.h"
 #include "app/run_store.h"
@@ -14,6 +15,7 @@
 #include "kernels/harness.h"
 #include "model/calibration.h"
 #include "store/profile_store.h"
+#include "store/results_store.h"
 
 namespace llmcap::cli {
 namespace {
@@ -185,6 +187,10 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& cal_args) {
 
 int run_calibrate_command(const CalibrateArgs& a, const std::string& command_line,
                           std::ostream& out, std::ostream& err) {
+  std::vector<app::NamedPath> inputs = {
+      {"--results-db", a.no_store ? "" : store::default_db_path(a.results_db).string()}};
+  for (const std::string& m : a.models) inputs.push_back({"--model", m});
+  app::check_output_paths({{"--out", a.json_out}, {"--db", a.db_out}}, inputs);
   kernels::CalibrationOptions options;
   options.quick = a.quick;
   options.max_threads = a.threads;
@@ -199,8 +205,12 @@ int run_calibrate_command(const CalibrateArgs& a, const std::string& command_lin
       a.fit_statistic == "min" ? model::FitStatistic::kMin : model::FitStatistic::kMedian);
   // Render first, so that nothing is written unless all of it succeeded.
   const std::string json = a.json_out.empty() ? "" : model::profile_to_json(profile);
-  if (!a.json_out.empty()) app::write_file_atomically(a.json_out, json);
+  // The file is staged first: a failing --db write then leaves no --out either.
+  app::OutputSet outputs;
+  outputs.add("--out", a.json_out, json);
+  outputs.stage();
   if (!a.db_out.empty()) store::write_profile(a.db_out, profile);
+  outputs.commit();
   print_calibration(profile, run, out);
   app::store_calibration_run(model::profile_to_json(profile), profile.machine.cpu_model,
                              a.results_db, a.no_store, command_line, err);

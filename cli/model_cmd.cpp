@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "app/output_files.h"
 #include "app/plan_output.h"
 #include "base/error.h"
 #include "base/text.h"
@@ -275,6 +276,7 @@ void print_model(const model::ModelDescription& d, const std::string& config_fil
 }
 
 int run_model_command(const ModelArgs& args, std::ostream& out) {
+  app::check_output_paths({{"--json", args.json_out}}, {{"config", args.config}});
   const model::ModelDescription d = model::load_model_description(args.config);
   if (args.context_given &&
       (args.context_tokens < 1 || args.context_tokens > d.max_position_embeddings)) {
@@ -286,7 +288,9 @@ int run_model_command(const ModelArgs& args, std::ostream& out) {
   }
   const std::string json_text = args.json_out.empty() ? "" : model_to_json(d, args.context_tokens);
   print_model(d, args.config, args.context_tokens, out);
-  if (!args.json_out.empty()) app::write_file_atomically(args.json_out, json_text);
+  app::OutputSet outputs;
+  outputs.add("--json", args.json_out, json_text);
+  outputs.commit();
   return kExitOk;
 }
 

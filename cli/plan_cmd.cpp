@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/output_files.h"
 #include "app/plan_output.h"
 #include "app/plan_run.h"
 #include "app/run_store.h"
@@ -12,6 +13,7 @@
 #include "plan/planner.h"
 #include "plan/scenario.h"
 #include "plan/what_if.h"
+#include "store/results_store.h"
 
 namespace llmcap::cli {
 namespace {
@@ -31,6 +33,23 @@ class ProgressPrinter final : public plan::PlanObserver {
  private:
   std::ostream& err_;
 };
+
+/// Refuses --json / --csv paths that are inputs of the run (the scenario, the files it names,
+/// --profile, --warm-start), the results database or "-", before anything runs.
+void check_plan_outputs(const PlanArgs& a, const plan::Scenario& scenario) {
+  std::vector<app::NamedPath> inputs = {{"scenario", a.scenario},
+                                        {"--profile", a.profile},
+                                        {"--warm-start", a.warm_start},
+                                        {"workload.path", scenario.workload.path.string()},
+                                        {"model", scenario.model_config.string()}};
+  for (const plan::ClientClassSpec& c : scenario.workload.classes) {
+    inputs.push_back({"class \"" + c.name + "\" workload.path", c.workload.path.string()});
+  }
+  app::check_output_paths({{"--db", a.no_store ? "" : store::default_db_path(a.db).string()},
+                           {"--json", a.json_out},
+                           {"--csv", a.csv_out}},
+                          inputs);
+}
 
 }  // namespace
 
@@ -80,6 +99,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& plan_args) {
 int run_plan_command(const PlanArgs& a, const std::string& data_dir,
                      const std::string& command_line, std::ostream& out, std::ostream& err) {
   const plan::Scenario scenario = plan::load_scenario(a.scenario);
+  check_plan_outputs(a, scenario);
   const model::Catalog catalog = model::Catalog::load(data_dir);
   ProgressPrinter progress(err);
   app::PlanRunOptions options;
@@ -101,8 +121,10 @@ int run_plan_command(const PlanArgs& a, const std::string& data_dir,
   // --json writes the run document (docs/run-document.md): plan_to_json's keys and more.
   const std::string json = a.json_out.empty() ? "" : run.document.dump(2) + "\n";
   const std::string csv = a.csv_out.empty() ? "" : app::plan_to_csv(result);
-  if (!a.json_out.empty()) app::write_file_atomically(a.json_out, json);
-  if (!a.csv_out.empty()) app::write_file_atomically(a.csv_out, csv);
+  app::OutputSet outputs;
+  outputs.add("--json", a.json_out, json);
+  outputs.add("--csv", a.csv_out, csv);
+  outputs.commit();
   print_plan_table(scenario, result, out);
   print_run_summary(run, out);
   app::store_plan_run(run, a.scenario, scenario.name, a.db, a.no_store, command_line, err);

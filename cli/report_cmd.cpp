@@ -7,8 +7,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "app/output_files.h"
 #include "app/plan_output.h"
 #include "app/plan_run.h"
+#include "base/error.h"
 #include "cli/cli.h"
 #include "report/report.h"
 #include "store/results_store.h"
@@ -87,6 +89,14 @@ int report(const ReportArgs& a, std::ostream& out) {
         a.format.empty() ? report::format_from_extension(a.out) : report::parse_format(a.format);
   } catch (const report::ReportError& e) {
     throw ReportInputError(std::string("--out ") + a.out + ": " + e.what());
+  }
+  try {
+    app::check_output_paths(
+        {{"--out", a.out}},
+        {{"--document", a.document},
+         {"--db", a.document.empty() ? store::default_db_path(a.db).string() : ""}});
+  } catch (const base::InputError& e) {
+    throw ReportInputError(e.what());
   }
   auto [document, name] = load_document(a);
   std::string bytes;

@@ -7,11 +7,13 @@
 #include <iomanip>
 #include <string>
 
+#include "app/output_files.h"
 #include "app/plan_output.h"
 #include "app/serve_bench_output.h"
 #include "base/stats.h"
 #include "base/text.h"
 #include "cli/cli.h"
+#include "store/results_store.h"
 
 namespace llmcap::cli {
 namespace {
@@ -186,19 +188,30 @@ void print_serve_bench(const app::ServeBenchReport& r, std::ostream& out) {
 
 int run_serve_bench_command(const ServeBenchArgs& a, const std::filesystem::path& data_dir,
                             const std::string& command_line, std::ostream& out, std::ostream& err) {
+  app::check_output_paths(
+      {{"--json", a.json_out},
+       {"--steps-csv", a.steps_csv},
+       {"--requests-csv", a.requests_csv},
+       {"--save-profile", a.bench.save_profile}},
+      {{"--model", a.bench.model},
+       {"--trace", a.bench.trace},
+       {"--profile", a.bench.profile},
+       {"--results-db", a.no_store ? "" : store::default_db_path(a.results_db).string()}});
+  app::OutputSet outputs;  // --save-profile joins it during the run
   app::ServeBenchOptions options = a.bench;
   options.keep_steps = !a.steps_csv.empty();
   options.keep_requests = !a.requests_csv.empty();
+  options.outputs = &outputs;
   const app::ServeBenchReport report = app::run_serve_bench(options, data_dir, err);
 
   // The JSON is built whether or not --json was given: the results database stores it.
   const std::string json = app::serve_bench_to_json(report);
   const std::string steps = a.steps_csv.empty() ? "" : app::serve_bench_steps_csv(report);
-  if (!a.json_out.empty()) app::write_file_atomically(a.json_out, json);
-  if (!a.steps_csv.empty()) app::write_file_atomically(a.steps_csv, steps);
-  if (!a.requests_csv.empty()) {
-    app::write_file_atomically(a.requests_csv, app::serve_bench_requests_csv(report));
-  }
+  outputs.add("--json", a.json_out, json);
+  outputs.add("--steps-csv", a.steps_csv, steps);
+  outputs.add("--requests-csv", a.requests_csv,
+              a.requests_csv.empty() ? "" : app::serve_bench_requests_csv(report));
+  outputs.commit();
   print_serve_bench(report, out);
   app::store_serve_bench_run(report, json, app::serve_bench_input_json(a.bench, data_dir),
                              a.results_db, a.no_store, command_line, err);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "app/output_files.h"
 #include "app/sweep.h"
 #include "cli/cli.h"
 #include "store/results_store.h"
@@ -119,6 +120,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
 
 int run_sweep_command(const SweepArgs& args, const std::string& data_dir, std::ostream& out,
                       std::ostream& err) {
+  app::check_output_paths({{"--db", store::default_db_path(args.db).string()}},
+                          {{"sweep", args.sweep_file}});
   app::SweepOptions options;
   options.sweep_file = args.sweep_file;
   options.data_dir = data_dir;

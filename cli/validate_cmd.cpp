@@ -7,12 +7,14 @@
 #include <nlohmann/json.hpp>
 
 #include "app/decoder_support.h"
+#include "app/output_files.h"
 #include "app/plan_output.h"
 #include "app/run_store.h"
 #include "base/stats.h"
 #include "cli/cli.h"
 #include "model/calibration.h"
 #include "model/formats.h"
+#include "store/results_store.h"
 
 namespace llmcap::cli {
 namespace {
@@ -155,6 +157,12 @@ CLI::App* add_validate_command(CLI::App& app, ValidateArgs& val_args) {
 
 int run_validate_command(const ValidateArgs& a, const std::string& data_dir,
                          const std::string& command_line, std::ostream& out, std::ostream& err) {
+  std::vector<app::NamedPath> inputs = {
+      {"--profile", a.profile},
+      {"--published-file", a.published_file},
+      {"--results-db", a.no_store ? "" : store::default_db_path(a.results_db).string()}};
+  for (const std::string& m : a.models) inputs.push_back({"--model", m});
+  app::check_output_paths({{"--json", a.json_out}, {"--save-profile", a.save_profile}}, inputs);
   if (a.published) return run_validate_published(a, data_dir, out);
   app::ValidationOptions options;
   const std::filesystem::path data = data_dir;
@@ -178,6 +186,8 @@ int run_validate_command(const ValidateArgs& a, const std::string& data_dir,
   app::BenchmarkProfileOptions po;
   po.profile_file = a.profile;
   po.save_file = a.save_profile;
+  app::OutputSet outputs;  // --save-profile joins it after the quick calibration
+  po.outputs = &outputs;
   po.models = options.models;
   po.formats = options.formats;
   po.threads = a.threads;
@@ -188,7 +198,8 @@ int run_validate_command(const ValidateArgs& a, const std::string& data_dir,
   const app::ValidationResult result = app::run_validation(options, profile, source);
   // Built whether or not --json was given: the results database stores the same document.
   const std::string json = app::validation_to_json(result);
-  if (!a.json_out.empty()) app::write_file_atomically(a.json_out, json);
+  outputs.add("--json", a.json_out, json);
+  outputs.commit();
   print_validation(result, out);
   app::store_validate_run(result, json, validate_input_json(a, options), a.results_db, a.no_store,
                           command_line, err);

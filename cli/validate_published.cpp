@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "app/output_files.h"
 #include "app/plan_output.h"
 #include "app/published.h"
 #include "cli/cli.h"
@@ -31,9 +32,10 @@ int run_validate_published(const ValidateArgs& a, const std::string& data_dir, s
   options.use_engines = !a.datasheet;
   const std::vector<app::PublishedPrediction> predictions =
       app::predict_published(set, catalog, data, options);
-  if (!a.json_out.empty()) {
-    app::write_file_atomically(a.json_out, app::published_json(predictions, options.use_engines));
-  }
+  app::OutputSet outputs;
+  outputs.add("--json", a.json_out,
+              a.json_out.empty() ? "" : app::published_json(predictions, options.use_engines));
+  outputs.commit();
   print_published(predictions, file, options.use_engines, out);
   return kExitOk;
 }

@@ -57,6 +57,76 @@ CREATE INDEX runs_by_kind ON runs (kind, id);
 CREATE UNIQUE INDEX runs_by_sweep_point ON runs (sweep_id, point_key) WHERE sweep_id <> '';
 )sql";
 
+/// Refuses a database with tables that is not an llmcap results database of kSchemaVersion.
+void check_schema(sqlite3* db, const std::string& file) {
+  Statement has(db, file, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  has.bind(1, std::string("schema_version"));
+  if (!has.step()) {
+    throw StoreError(file +
+                     ": not an llmcap results database (it has tables but no schema_version "
+                     "table); give another file with --db or $LLMCAP_DB");
+  }
+  Statement s(db, file, "SELECT MAX(version) FROM schema_version");
+  s.step();
+  const int64_t version = s.int64(0);
+  if (version > kSchemaVersion) {
+    throw StoreError(file + ": results database schema version " + std::to_string(version) +
+                     " is newer than this llmcap reads (" + std::to_string(kSchemaVersion) +
+                     "); use a newer llmcap or another database file");
+  }
+  if (version < kSchemaVersion) {
+    throw StoreError(file + ": results database schema version " + std::to_string(version) +
+                     " is older than this llmcap reads (" + std::to_string(kSchemaVersion) +
+                     ") and cannot be migrated; use another database file");
+  }
+  Statement runs(db, file, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'");
+  if (!runs.step()) {
+    throw StoreError(file +
+                     ": not an llmcap results database (it has a schema_version table but no "
+                     "runs table: a calibration-profile database, calibrate --db?); give another "
+                     "file with --db or $LLMCAP_DB");
+  }
+}
+
+/// Checks an existing, non-empty file through a read-only connection before anything writes
+/// to it: a file that is not SQLite, a database of something else and one of another schema
+/// version are refused with the file's bytes untouched. A file with no tables passes (the
+/// schema is created in it). Busy or locked (another writer) passes: the writing connection
+/// checks again.
+void check_read_only(const std::filesystem::path& path, const std::string& file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0 || ec) {
+    return;
+  }
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  struct Closer {
+    sqlite3* db;
+    ~Closer() {
+      if (db != nullptr) sqlite3_close_v2(db);
+    }
+  } closer{db};
+  if (rc != SQLITE_OK) {
+    const std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    throw StoreError(file + ": cannot open the results database: " + message);
+  }
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  try {
+    Statement count(db, file, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'");
+    count.step();
+    if (count.int64(0) == 0) return;
+    check_schema(db, file);
+  } catch (const StoreError&) {
+    const int code = sqlite3_errcode(db);
+    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT) {
+      throw StoreError(file + ": not a readable SQLite results database (" + sqlite3_errmsg(db) +
+                       ")");
+    }
+    if (code == SQLITE_BUSY || code == SQLITE_LOCKED || code == SQLITE_CANTOPEN) return;
+    throw;
+  }
+}
+
 }  // namespace
 
 struct ResultsStore::Impl {
@@ -92,12 +162,6 @@ struct ResultsStore::Impl {
     }
   }
 
-  bool has_table(const std::string& name) {
-    Statement s(db, file, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
-    s.bind(1, name);
-    return s.step();
-  }
-
   int64_t num_tables() {
     Statement s(db, file, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'");
     s.step();
@@ -118,24 +182,7 @@ struct ResultsStore::Impl {
         return 0;
       });
     }
-    if (!has_table("schema_version")) {
-      throw StoreError(file +
-                       ": not an llmcap results database (it has tables but no schema_version "
-                       "table); give another file with --db or $LLMCAP_DB");
-    }
-    Statement s(db, file, "SELECT MAX(version) FROM schema_version");
-    s.step();
-    const int64_t version = s.int64(0);
-    if (version > kSchemaVersion) {
-      throw StoreError(file + ": results database schema version " + std::to_string(version) +
-                       " is newer than this llmcap reads (" + std::to_string(kSchemaVersion) +
-                       "); use a newer llmcap or another database file");
-    }
-    if (version < kSchemaVersion) {
-      throw StoreError(file + ": results database schema version " + std::to_string(version) +
-                       " is older than this llmcap reads (" + std::to_string(kSchemaVersion) +
-                       ") and cannot be migrated; use another database file");
-    }
+    check_schema(db, file);
   }
 
   RunRecord read_listing_row(const Statement& s) const {
@@ -174,6 +221,7 @@ ResultsStore ResultsStore::open(const std::filesystem::path& path) {
                        ec.message());
     }
   }
+  check_read_only(path, file);
   const int rc =
       sqlite3_open_v2(file.c_str(), &impl->db,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);

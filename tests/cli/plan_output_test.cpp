@@ -353,7 +353,9 @@ TEST(WriteFileAtomically, AMissingFolderIsAnErrorNamingThePath) {
     write_file_atomically(path, "x\n");
     FAIL() << "expected InputError";
   } catch (const plan::InputError& e) {
-    EXPECT_EQ(std::string(e.what()), path.string() + ": cannot write file");
+    EXPECT_EQ(std::string(e.what()), path.string() +
+                                         ": cannot write file: No such file or directory; no "
+                                         "output was written");
   }
 }
 

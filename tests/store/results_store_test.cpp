@@ -185,6 +185,65 @@ TEST(ResultsStore, RefusesAnOlderSchema) {
                 "cannot be migrated; use another database file");
 }
 
+/// The file's bytes, to check that a refusal left it untouched.
+std::string file_bytes(const std::filesystem::path& path) {
+  return llmcap::testing::read_text(path);
+}
+
+// Issue 29: a foreign or newer database was switched to WAL before it was refused. It is now
+// checked through a read-only connection first and refused with its bytes untouched.
+TEST(ResultsStore, RefusesAForeignDatabaseUntouched) {
+  TempDir dir;
+  const auto path = dir.path() / "other.sqlite";
+  exec_sql(path, "CREATE TABLE profiles (id INTEGER); INSERT INTO profiles VALUES (1)");
+  const std::string before = file_bytes(path);
+  EXPECT_EQ(error_message<StoreError>([&] { ResultsStore::open(path); }),
+            path.string() +
+                ": not an llmcap results database (it has tables but no schema_version table); "
+                "give another file with --db or $LLMCAP_DB");
+  EXPECT_EQ(file_bytes(path), before);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "other.sqlite-wal"));
+}
+
+TEST(ResultsStore, RefusesANewerDatabaseUntouched) {
+  TempDir dir;
+  const auto path = dir.path() / "runs.sqlite";
+  exec_sql(path,
+           "CREATE TABLE schema_version (version INTEGER NOT NULL); "
+           "INSERT INTO schema_version (version) VALUES (2)");
+  const std::string before = file_bytes(path);
+  EXPECT_EQ(error_message<StoreError>([&] { ResultsStore::open(path); }),
+            path.string() +
+                ": results database schema version 2 is newer than this llmcap reads (1); use a "
+                "newer llmcap or another database file");
+  EXPECT_EQ(file_bytes(path), before);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "runs.sqlite-wal"));
+}
+
+TEST(ResultsStore, RefusesAProfileDatabaseUntouched) {
+  TempDir dir;
+  const auto path = dir.path() / "profiles.sqlite";
+  exec_sql(path,
+           "CREATE TABLE schema_version (version INTEGER NOT NULL); "
+           "INSERT INTO schema_version (version) VALUES (1); "
+           "CREATE TABLE profiles (id INTEGER)");
+  const std::string before = file_bytes(path);
+  EXPECT_EQ(error_message<StoreError>([&] { ResultsStore::open(path); }),
+            path.string() +
+                ": not an llmcap results database (it has a schema_version table but no runs "
+                "table: a calibration-profile database, calibrate --db?); give another file "
+                "with --db or $LLMCAP_DB");
+  EXPECT_EQ(file_bytes(path), before);
+}
+
+TEST(ResultsStore, RefusesANonDatabaseUntouched) {
+  TempDir dir;
+  const std::string text = "SQLite format 3" + std::string(200, '\x01');
+  const auto path = dir.write("runs.sqlite", text);
+  EXPECT_THROW(ResultsStore::open(path), StoreError);
+  EXPECT_EQ(file_bytes(path), text);
+}
+
 TEST(ResultsStore, UsesWriteAheadLog) {
   TempDir dir;
   const auto path = dir.path() / "runs.sqlite";
