@@ -142,22 +142,25 @@ std::string printable(std::string_view text, bool keep_line_breaks) {
   return out;
 }
 
-std::string escape_markdown(std::string_view text) {
+std::string escape_markdown(std::string_view text, bool block_start) {
   const std::string plain = printable(text);
   std::string out;
   out.reserve(plain.size() + 8);
   size_t i = 0;
-  for (; i < plain.size() && plain[i] == ' '; ++i) out += "&#32;";  // not an indented code block
+  for (; block_start && i < plain.size() && plain[i] == ' '; ++i) {
+    out += "&#32;";  // not an indented code block
+  }
   // A block marker at the start: a list item, a setext underline or an ordered list item.
   size_t digits = i;
   while (digits < plain.size() && digits - i < 10 && plain[digits] >= '0' && plain[digits] <= '9') {
     ++digits;
   }
-  const bool ordered =
-      digits > i && digits < plain.size() && (plain[digits] == '.' || plain[digits] == ')');
+  const bool ordered = block_start && digits > i && digits < plain.size() &&
+                       (plain[digits] == '.' || plain[digits] == ')');
   for (size_t k = i; k < plain.size(); ++k) {
     const char c = plain[k];
-    const bool marker = (k == i && (c == '-' || c == '+' || c == '=')) || (ordered && k == digits);
+    const bool marker =
+        (block_start && k == i && (c == '-' || c == '+' || c == '=')) || (ordered && k == digits);
     if (marker || std::string_view("\\`*_[]<>#|~&").find(c) != std::string_view::npos) out += '\\';
     out += c;
   }

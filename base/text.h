@@ -37,10 +37,12 @@ std::string gb_per_s(double bytes_per_s);
 /// `keep_line_breaks`, '\n' and '\t' stay as they are (for whole messages and tables).
 std::string printable(std::string_view text, bool keep_line_breaks = false);
 
-/// `text` as Markdown (CommonMark/GFM) that renders as the literal text, inline or at the start
-/// of a block: printable() first, then a backslash before each of \ ` * _ [ ] < > # | ~ &, and
-/// before a leading - + = or the . or ) of a leading number ("1."), leading spaces as "&#32;".
-std::string escape_markdown(std::string_view text);
+/// `text` as Markdown (CommonMark/GFM) that renders as the literal text: printable() first (so
+/// no line break: no new block), then a backslash before each of \ ` * _ [ ] < > # | ~ &. With
+/// `block_start` (text that starts a line, e.g. a paragraph), also before a leading - + = and the
+/// . or ) of a leading number ("1."), and leading spaces as "&#32;" (no list, setext heading or
+/// code block).
+std::string escape_markdown(std::string_view text, bool block_start = false);
 
 /// `text` as XML 1.0 character data or an attribute value: & < > " ' as entities, tab, line
 /// feed and carriage return kept; the other control characters (C0, DEL, C1: XML 1.0 forbids

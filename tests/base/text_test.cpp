@@ -72,14 +72,20 @@ TEST(EscapeMarkdownTest, NewlinesCannotStartABlock) {
   EXPECT_EQ(escape_markdown("name\n# Injected\n"), "name\\\\n\\# Injected\\\\n");
 }
 
-TEST(EscapeMarkdownTest, EscapesALeadingBlockMarker) {
-  EXPECT_EQ(escape_markdown("- item"), "\\- item");
-  EXPECT_EQ(escape_markdown("+ item"), "\\+ item");
-  EXPECT_EQ(escape_markdown("==="), "\\===");
-  EXPECT_EQ(escape_markdown("12. item"), "12\\. item");
-  EXPECT_EQ(escape_markdown("3) item"), "3\\) item");
-  EXPECT_EQ(escape_markdown("    code"), "&#32;&#32;&#32;&#32;code");
-  EXPECT_EQ(escape_markdown("a - b"), "a - b");
+TEST(EscapeMarkdownTest, EscapesALeadingBlockMarkerAtTheStartOfABlock) {
+  EXPECT_EQ(escape_markdown("- item", true), "\\- item");
+  EXPECT_EQ(escape_markdown("+ item", true), "\\+ item");
+  EXPECT_EQ(escape_markdown("===", true), "\\===");
+  EXPECT_EQ(escape_markdown("12. item", true), "12\\. item");
+  EXPECT_EQ(escape_markdown("3) item", true), "3\\) item");
+  EXPECT_EQ(escape_markdown("    code", true), "&#32;&#32;&#32;&#32;code");
+  EXPECT_EQ(escape_markdown("a - b", true), "a - b");
+}
+
+TEST(EscapeMarkdownTest, InlineTextKeepsNumbersAndSignsAsTheyAre) {
+  EXPECT_EQ(escape_markdown("-20.0%"), "-20.0%");
+  EXPECT_EQ(escape_markdown("4.3%"), "4.3%");
+  EXPECT_EQ(escape_markdown("  x"), "  x");
 }
 
 TEST(EscapeXmlTest, EscapesMarkupAndKeepsWhitespace) {
