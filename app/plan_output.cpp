@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "base/text.h"
+
 namespace llmcap::app {
 
 std::string workload_kind(const plan::WorkloadSpec& w) {
@@ -21,13 +23,6 @@ std::string workload_kind(const plan::WorkloadSpec& w) {
 }
 
 namespace {
-
-/// `"text"` with inner quotes doubled (RFC 4180).
-std::string csv_quoted(const std::string& text) {
-  std::string quoted = "\"";
-  for (char c : text) quoted += (c == '"') ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
 
 /// Per-class CSV columns, appended after the fixed ones (docs/metrics.md, Plan output).
 constexpr const char* kClassCsvColumns[] = {
@@ -165,14 +160,14 @@ std::string plan_to_csv(const plan::PlanResult& result) {
   }
   o << "\n";
   for (const auto& r : result.rows) {
-    o << r.instance_type << ',' << model::to_string(r.device_kind) << ','
+    o << base::csv_cell(r.instance_type) << ',' << model::to_string(r.device_kind) << ','
       << (r.feasible ? "true" : "false") << ',';
     if (r.feasible) {
       o << r.num_instances << ',' << r.usd_per_hour << ',' << r.usd_per_million_output_tokens << ','
         << r.annual_usd << ',' << r.metrics.ttft.p50_s << ',' << r.metrics.ttft.p99_s << ','
         << r.metrics.tpot.p50_s << ',' << r.metrics.tpot.p99_s << ",";
     } else {
-      o << ",,,,,,,," << csv_quoted(r.infeasible_reason);
+      o << ",,,,,,,," << base::csv_cell(r.infeasible_reason, true);
     }
     for (size_t c = 0; c < num_classes; ++c) {
       if (c >= r.classes.size()) {
@@ -180,7 +175,7 @@ std::string plan_to_csv(const plan::PlanResult& result) {
         continue;
       }
       const plan::ClassRow& k = r.classes[c];
-      o << ',' << csv_quoted(k.name) << ',' << k.slo.ttft_s << ',' << k.slo.tpot_s << ',';
+      o << ',' << base::csv_cell(k.name, true) << ',' << k.slo.ttft_s << ',' << k.slo.tpot_s << ',';
       if (r.feasible) {
         o << k.metrics.num_requests << ',' << k.metrics.ttft.p99_s << ',' << k.metrics.tpot.p99_s
           << ',' << k.metrics.slo_attainment << ',' << k.metrics.goodput_requests_per_s;

@@ -55,8 +55,24 @@ InputError InputError::unreadable_file(const std::string& file) {
   return InputError(file + ": cannot open file", Parts{file, "", "", "", ""});
 }
 
+namespace {
+
+/// nlohmann::json's parse error message without the text it had read ("; last read: '...'"): a
+/// file that is not JSON may be another file than the one meant (a path such as
+/// ../../etc/passwd), and an error never prints its content (docs/reports.md, Output escaping).
+std::string without_read_text(const std::string& message) {
+  const std::string marker = "; last read: '";
+  const size_t start = message.find(marker);
+  if (start == std::string::npos) return message;
+  size_t end = message.find("'; expected ", start + marker.size());
+  end = end == std::string::npos ? message.size() : end + 1;
+  return message.substr(0, start) + message.substr(end);
+}
+
+}  // namespace
+
 InputError InputError::malformed_json(const std::string& file, const std::string& parser_message) {
-  return InputError(file + ": malformed JSON: " + parser_message,
+  return InputError(file + ": malformed JSON: " + without_read_text(parser_message),
                     Parts{file, "", "", "", "well-formed JSON"});
 }
 

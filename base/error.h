@@ -52,7 +52,8 @@ class InputError : public std::runtime_error {
   /// `<file>: cannot open file`.
   static InputError unreadable_file(const std::string& file);
 
-  /// `<file>: malformed JSON: <parser_message>` (the parser's own what() text).
+  /// `<file>: malformed JSON: <parser_message>` (the parser's own what() text, less the text it
+  /// had read, "; last read: '...'": the content of a file that is not JSON is never printed).
   static InputError malformed_json(const std::string& file, const std::string& parser_message);
 
   /// A document whose top level is of the wrong kind: `<file>: expected <expected>`, or with a

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace llmcap::base {
 
@@ -23,5 +24,37 @@ std::string gb(double bytes);
 
 /// Decimal gigabytes per second, 4 significant digits (printf %.4g): 3.35e12 -> "3350 GB/s".
 std::string gb_per_s(double bytes_per_s);
+
+// --- Escaping user-supplied text for each output (docs/reports.md, "Output escaping") ---------
+//
+// Names, paths, labels and notes come from files the user gives (scenarios, catalogs, traces,
+// run documents) and may hold anything. Each output shows them as the literal text:
+
+/// `text` safe for a terminal or a one-line field: control characters (C0, DEL, C1), Unicode's
+/// invisible direction controls and line separators (U+061C, U+200E-U+200F, U+2028-U+202E,
+/// U+2066-U+2069), and bytes that are not UTF-8 are written as escapes: "\n", "\r", "\t",
+/// "\x1b" (C0, DEL and each byte that is not UTF-8), "\u009b" (the others). With
+/// `keep_line_breaks`, '\n' and '\t' stay as they are (for whole messages and tables).
+std::string printable(std::string_view text, bool keep_line_breaks = false);
+
+/// `text` as Markdown (CommonMark/GFM) that renders as the literal text: printable() first (so
+/// no line break: no new block), then a backslash before each of \ ` * _ [ ] < > # | ~ &. With
+/// `block_start` (text that starts a line, e.g. a paragraph), also before a leading - + = and the
+/// . or ) of a leading number ("1."), and leading spaces as "&#32;" (no list, setext heading or
+/// code block).
+std::string escape_markdown(std::string_view text, bool block_start = false);
+
+/// `text` as XML 1.0 character data or an attribute value: & < > " ' as entities, tab, line
+/// feed and carriage return kept; the other control characters (C0, DEL, C1: XML 1.0 forbids
+/// C0, discourages the others), U+FFFE, U+FFFF and bytes that are not UTF-8 written as
+/// printable() writes them ("\x1b"), so that the document is well-formed for any input.
+std::string escape_xml(std::string_view text);
+
+/// `text` as one CSV text cell (RFC 4180), neutralised against formula injection (OWASP, "CSV
+/// Injection"): a cell that starts with = + - @ tab or carriage return gets a leading ' and is
+/// quoted. A cell is quoted (inner quotes doubled) when neutralised, when `always_quote`, or when
+/// it holds , " ; tab, line feed or carriage return. Numbers are not text cells: write them as
+/// numbers (a negative number stays a number).
+std::string csv_cell(std::string_view text, bool always_quote = false);
 
 }  // namespace llmcap::base

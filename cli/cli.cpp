@@ -4,8 +4,11 @@
 #include <cstdlib>
 #include <exception>
 #include <stdexcept>
+#include <streambuf>
+#include <string>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "cli/audit.h"
 #include "cli/bench_sim.h"
 #include "cli/calibrate_cmd.h"
@@ -28,9 +31,63 @@ std::string resolve_data_dir(const std::string& flag) {
   return LLMCAP_DEFAULT_DATA_DIR;
 }
 
+/// What a command prints, passed on to `target` with every control character other than line
+/// feed and tab, and every byte that is not UTF-8, written as base::printable escapes ("\x1b"):
+/// names and messages from the user's files cannot move the cursor, recolour or clear the
+/// terminal (docs/reports.md, Output escaping). A UTF-8 sequence split across two writes is held
+/// until its end arrives.
+class PrintableBuf : public std::streambuf {
+ public:
+  explicit PrintableBuf(std::ostream& target) : target_(target) {}
+  PrintableBuf(const PrintableBuf&) = delete;
+  PrintableBuf& operator=(const PrintableBuf&) = delete;
+  ~PrintableBuf() override {
+    target_ << base::printable(pending_, true);
+    target_.flush();
+  }
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    pending_.append(s, static_cast<size_t>(n));
+    const size_t keep = incomplete_tail();
+    target_ << base::printable(std::string_view(pending_).substr(0, pending_.size() - keep), true);
+    pending_.erase(0, pending_.size() - keep);
+    return n;
+  }
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const char ch = traits_type::to_char_type(c);
+    xsputn(&ch, 1);
+    return c;
+  }
+  int sync() override {
+    target_.flush();
+    return target_ ? 0 : -1;
+  }
+
+ private:
+  /// Bytes at the end of pending_ that start a UTF-8 sequence not yet complete.
+  size_t incomplete_tail() const {
+    for (size_t back = 1; back <= 3 && back <= pending_.size(); ++back) {
+      const auto b = static_cast<unsigned char>(pending_[pending_.size() - back]);
+      if ((b & 0xC0) == 0x80) continue;  // a continuation byte: look further back
+      const size_t length = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+      return length > back ? back : 0;
+    }
+    return 0;
+  }
+
+  std::ostream& target_;
+  std::string pending_;
+};
+
 }  // namespace
 
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostream& raw_err) {
+  PrintableBuf out_buf(raw_out);
+  PrintableBuf err_buf(raw_err);
+  std::ostream out(&out_buf);
+  std::ostream err(&err_buf);
   CLI::App app{"llmcap: capacity planning and cost simulation for LLM inference", "llmcap"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help for every command");

@@ -8,6 +8,7 @@
 
 #include "app/plan_output.h"
 #include "app/plan_run.h"
+#include "base/text.h"
 
 namespace llmcap::cli {
 
@@ -57,10 +58,10 @@ std::string number(double v) {
 /// its bounds, its SLO attainment and goodput.
 void print_class_lines(const plan::PlanRow& r, std::ostream& out) {
   size_t name_width = 0;
-  for (const auto& c : r.classes) name_width = std::max(name_width, c.name.size());
+  for (const auto& c : r.classes) name_width = std::max(name_width, base::printable(c.name).size());
   for (const auto& c : r.classes) {
     const sim::Metrics& m = c.metrics;
-    out << "    class " << pad(c.name, name_width) << "  p99 TTFT "
+    out << "    class " << pad(base::printable(c.name), name_width) << "  p99 TTFT "
         << fixed_decimals(m.ttft.p99_s, 2) << " s (SLO " << number(c.slo.ttft_s) << " s), p99 TPOT "
         << fixed_decimals(m.tpot.p99_s * 1e3, 1) << " ms (SLO " << number(c.slo.tpot_s * 1e3)
         << " ms), SLO attainment " << fixed_decimals(m.slo_attainment * 100.0, 2) << "%, goodput "
@@ -141,7 +142,7 @@ void print_engines(const plan::Scenario& sc, const plan::PlanResult& result, std
 
 void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, std::ostream& out) {
   const auto& w = result.workload;
-  out << "Scenario " << sc.name << ": " << result.model_id << " ("
+  out << "Scenario " << base::printable(sc.name) << ": " << base::printable(result.model_id) << " ("
       << fixed_decimals(static_cast<double>(result.model_num_params) / 1e9, 2) << "e9 parameters, "
       << model::to_string(sc.weight_format) << " weights, " << model::to_string(sc.kv_format)
       << " KV cache)\n";
@@ -167,8 +168,9 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
   if (has_classes) {
     for (size_t c = 0; c < sc.workload.classes.size(); ++c) {
       const plan::ClientClassSpec& spec = sc.workload.classes[c];
-      out << "  class " << spec.name << ": " << spec.workload.path.filename().string() << " ("
-          << app::workload_kind(spec.workload) << ")";
+      out << "  class " << base::printable(spec.name) << ": "
+          << spec.workload.path.filename().string() << " (" << app::workload_kind(spec.workload)
+          << ")";
       if (c < w.classes.size()) {
         const plan::ClassWorkloadSummary& cs = w.classes[c];
         out << ", " << cs.num_requests << " requests, mean prompt "
@@ -188,8 +190,9 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
   size_t id_width = 14;
   size_t hw_width = 9;
   for (const auto& r : result.rows) {
-    id_width = std::max(id_width, r.instance_type.size() + 2);
-    hw_width = std::max(hw_width, std::min<size_t>(r.hardware_name.size(), 62) + 2);
+    id_width = std::max(id_width, base::printable(r.instance_type).size() + 2);
+    hw_width =
+        std::max(hw_width, std::min<size_t>(base::printable(r.hardware_name).size(), 62) + 2);
   }
   out << pad("instance type", id_width) << pad("kind", 5) << pad("hardware", hw_width)
       << pad("count", 6, true) << pad("USD/hour", 10, true) << pad("USD/M out", 11, true)
@@ -197,8 +200,9 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
       << pad("TPOT p50/p99 ms", 17, true) << "\n";
   out << std::string(id_width + 5 + hw_width + 6 + 10 + 11 + 12 + 17 + 17, '-') << "\n";
   for (const auto* r : sorted_rows(result)) {
-    out << pad(r->instance_type, id_width) << pad(std::string(model::to_string(r->device_kind)), 5)
-        << pad(r->hardware_name.substr(0, hw_width - 2), hw_width);
+    out << pad(base::printable(r->instance_type), id_width)
+        << pad(std::string(model::to_string(r->device_kind)), 5)
+        << pad(base::printable(r->hardware_name).substr(0, hw_width - 2), hw_width);
     if (r->feasible) {
       out << pad(std::to_string(r->num_instances), 6, true)
           << pad(fixed_decimals(r->usd_per_hour, 2) + (r->price_model == "on_demand" ? "" : "*"),
@@ -214,7 +218,7 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
           << "\n";
       print_class_lines(*r, out);
     } else {
-      out << "  infeasible: " << r->infeasible_reason << "\n";
+      out << "  infeasible: " << base::printable(r->infeasible_reason) << "\n";
     }
     print_detail_lines(*r, out);
   }

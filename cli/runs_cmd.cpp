@@ -37,8 +37,14 @@ std::string pad(const std::string& text, size_t width, bool right = false) {
 
 /// Prints `rows` (the first one the header) as columns separated by two spaces; columns in
 /// `right` are right-aligned.
-void print_table(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right,
+/// `cells` as aligned columns; each cell one line (base::printable: a line break or control
+/// character in a stored name shows as an escape).
+void print_table(const std::vector<std::vector<std::string>>& cells, const std::vector<bool>& right,
                  std::ostream& out) {
+  std::vector<std::vector<std::string>> rows = cells;
+  for (auto& row : rows) {
+    for (std::string& cell : row) cell = base::printable(cell);
+  }
   std::vector<size_t> widths;
   for (const auto& row : rows) {
     widths.resize(std::max(widths.size(), row.size()), 0);

@@ -298,7 +298,7 @@ CalibrationFit fit_from_json(const std::string& text, const std::string& source,
   try {
     fit = json::parse(text);
   } catch (const json::parse_error& e) {
-    throw InputError(text_name + ": malformed JSON: " + e.what());
+    throw InputError::malformed_json(text_name, e.what());
   }
   return fit_from(Reader(fit, source, "fit"));
 }

@@ -23,6 +23,7 @@
 #include <sstream>
 #include <vector>
 
+#include "base/text.h"
 #include "report/report.h"
 #include "report/report_model.h"
 #include "report/svg_chart.h"
@@ -77,7 +78,11 @@ void ensure_gui_application() {
   qInstallMessageHandler(previous);
 }
 
-QString q(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); }
+/// User text for Qt's rich text: control characters and bytes that are not UTF-8 as
+/// base::printable escapes (line breaks kept), then HTML-escaped.
+QString q(const std::string& s) {
+  return QString::fromStdString(base::printable(s, true)).toHtmlEscaped();
+}
 
 bool right_aligned(CellFormat f) { return f != CellFormat::kText && f != CellFormat::kBool; }
 

@@ -6,6 +6,8 @@
 #include <limits>
 #include <sstream>
 
+#include "base/text.h"
+
 namespace llmcap::report {
 namespace {
 
@@ -64,32 +66,7 @@ Axis make_axis(double lo, double hi, bool from_zero) {
 
 }  // namespace
 
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string xml_escape(const std::string& text) { return base::escape_xml(text); }
 
 std::string render_svg(const Chart& chart, int width_px, int plot_height_px) {
   const bool bar = chart.kind == ChartKind::kBar;

@@ -14,7 +14,8 @@ namespace llmcap::report {
 /// the words "no data".
 std::string render_svg(const Chart& chart, int width_px = 640, int plot_height_px = 300);
 
-/// `text` with &, <, >, " and ' escaped for XML.
+/// `text` as XML character data or attribute value: base::escape_xml (&, <, >, " and ' as
+/// entities; characters XML forbids and bytes that are not UTF-8 as printable escapes).
 std::string xml_escape(const std::string& text);
 
 }  // namespace llmcap::report

@@ -3,6 +3,7 @@
 #include <map>
 #include <sstream>
 
+#include "base/text.h"
 #include "report/report_model.h"
 #include "report/svg_chart.h"
 
@@ -11,28 +12,15 @@ namespace {
 
 bool right_aligned(CellFormat f) { return f != CellFormat::kText && f != CellFormat::kBool; }
 
-std::string md_cell(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n' || c == '\r') {
-      out += ' ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
+/// A table cell in Markdown: text as the literal text (base::escape_markdown, which also
+/// escapes "|"); numbers and booleans as formatted (digits, signs, separators and units only).
+std::string md_cell(const Cell& cell, CellFormat format) {
+  if (const auto* s = std::get_if<std::string>(&cell)) return base::escape_markdown(*s);
+  return format_cell(cell, format);
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-/// A cell's raw value for CSV: numbers with 10 significant digits, null empty.
+/// A cell's raw value for CSV: numbers with 10 significant digits, null empty, text as a
+/// neutralised text cell (base::csv_cell: a leading = + - @ tab or CR gets a ').
 std::string csv_value(const Cell& c) {
   if (std::holds_alternative<std::monostate>(c)) return "";
   if (const auto* b = std::get_if<bool>(&c)) return *b ? "true" : "false";
@@ -41,7 +29,7 @@ std::string csv_value(const Cell& c) {
     std::snprintf(buf, sizeof buf, "%.10g", *d);
     return buf;
   }
-  return csv_field(std::get<std::string>(c));
+  return base::csv_cell(std::get<std::string>(c));
 }
 
 constexpr const char* kCss = R"(body{font-family:"DejaVu Sans",Arial,Helvetica,sans-serif;
@@ -58,29 +46,29 @@ color:#555}nav ul{columns:2;font-size:.9em}.meta{color:#666;font-size:.85em})";
 
 std::string write_markdown(const Report& report) {
   std::ostringstream o;
-  o << "# " << report.title << "\n";
+  o << "# " << base::escape_markdown(report.title) << "\n";
   for (const Section& s : report.sections) {
-    o << "\n## " << s.title << "\n";
+    o << "\n## " << base::escape_markdown(s.title) << "\n";
     for (const Block& b : s.blocks) {
       if (const auto* p = std::get_if<Paragraph>(&b)) {
-        o << "\n" << p->text << "\n";
+        o << "\n" << base::escape_markdown(p->text, true) << "\n";
       } else if (const auto* t = std::get_if<Table>(&b)) {
-        o << "\n**" << md_cell(t->title) << "**\n\n|";
-        for (const Column& c : t->columns) o << " " << md_cell(c.label) << " |";
+        o << "\n**" << base::escape_markdown(t->title) << "**\n\n|";
+        for (const Column& c : t->columns) o << " " << base::escape_markdown(c.label) << " |";
         o << "\n|";
         for (const Column& c : t->columns) o << (right_aligned(c.format) ? " ---: |" : " --- |");
         o << "\n";
         for (const auto& row : t->rows) {
           o << "|";
           for (size_t i = 0; i < t->columns.size(); ++i) {
-            o << " " << md_cell(format_cell(row.at(i), t->columns[i].format)) << " |";
+            o << " " << md_cell(row.at(i), t->columns[i].format) << " |";
           }
           o << "\n";
         }
         if (t->rows.empty()) o << "\n(no rows)\n";
       } else {
         const Chart& c = std::get<Chart>(b);
-        o << "\n*Chart: " << c.title
+        o << "\n*Chart: " << base::escape_markdown(c.title)
           << " (drawn in the HTML, PDF and XLSX reports; its numbers are in this section's "
              "tables).*\n";
       }
@@ -148,9 +136,13 @@ std::string write_csv(const Report& report) {
       if (const auto* s = std::get_if<std::string>(&row.at(0))) tco_by_type[*s] = &row;
     }
   }
-  for (size_t i = 0; i < t->columns.size(); ++i) o << (i ? "," : "") << t->columns[i].key;
+  for (size_t i = 0; i < t->columns.size(); ++i) {
+    o << (i ? "," : "") << base::csv_cell(t->columns[i].key);
+  }
   if (tco != nullptr) {
-    for (size_t i = tco_first; i < tco->columns.size(); ++i) o << ",tco_" << tco->columns[i].key;
+    for (size_t i = tco_first; i < tco->columns.size(); ++i) {
+      o << "," << base::csv_cell("tco_" + tco->columns[i].key);
+    }
   }
   o << "\n";
   for (const auto& row : t->rows) {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <sstream>
 
+#include "base/text.h"
 #include "report/report.h"
 #include "report/report_model.h"
 
@@ -68,6 +69,18 @@ double sheet_number(double v, CellFormat f) { return f == CellFormat::kMilliseco
 /// A column label with its unit as stored in the sheet.
 std::string sheet_label(const Column& c) { return c.label; }
 
+/// User text as a cell string, shown as the literal text (docs/reports.md, Output escaping):
+/// strings are never formulas (worksheet_write_string), and control characters other than line
+/// breaks and tabs, and bytes that are not UTF-8, are written as base::printable escapes.
+std::string sheet_text(const std::string& s) { return base::printable(s, true); }
+
+/// User text as a chart, axis or series name: libxlsxwriter reads a name that starts with "=" as
+/// a formula (a cell reference), so such a name gets a leading "'" (as CSV cells do).
+std::string chart_name(const std::string& s) {
+  const std::string text = base::printable(s);
+  return !text.empty() && text.front() == '=' ? "'" + text : text;
+}
+
 class Sheet {
  public:
   Sheet(lxw_worksheet* ws, const Formats& f) : ws_(ws), f_(f) {}
@@ -77,11 +90,11 @@ class Sheet {
   void skip(lxw_row_t n) { row_ += n; }
 
   void title(const std::string& text) {
-    worksheet_write_string(ws_, row_++, 0, text.c_str(), f_.title);
+    worksheet_write_string(ws_, row_++, 0, sheet_text(text).c_str(), f_.title);
   }
 
   void paragraph(const std::string& text, lxw_col_t span, lxw_format* format) {
-    worksheet_merge_range(ws_, row_, 0, row_, span - 1, text.c_str(), format);
+    worksheet_merge_range(ws_, row_, 0, row_, span - 1, sheet_text(text).c_str(), format);
     double width = 0;
     for (lxw_col_t c = 0; c < span; ++c) width += widths_.count(c) ? widths_[c] : 10;
     const double lines = std::ceil(static_cast<double>(text.size()) / std::max(width * 1.1, 20.0));
@@ -92,7 +105,7 @@ class Sheet {
   void table(const Table& t) {
     title(t.title);
     for (size_t c = 0; c < t.columns.size(); ++c) {
-      const std::string label = sheet_label(t.columns[c]);
+      const std::string label = sheet_text(sheet_label(t.columns[c]));
       worksheet_write_string(ws_, row_, static_cast<lxw_col_t>(c), label.c_str(), f_.header);
       widen(c, std::min<double>(label.size(), 24));
     }
@@ -119,7 +132,7 @@ class Sheet {
       }
       widen(col, static_cast<double>(format_cell(cell, format).size()) + 2);
     } else {
-      const std::string& s = std::get<std::string>(cell);
+      const std::string s = sheet_text(std::get<std::string>(cell));
       worksheet_write_string(ws_, row_, c, s.c_str(), s.size() > kWrapAbove ? f_.wrap : nullptr);
       widen(col, static_cast<double>(s.size()) + 2);
     }
@@ -215,16 +228,16 @@ void write_workbook(const Report& report, const std::string& path) {
       const bool bar = c->kind == ChartKind::kBar;
       const std::string x_label = bar ? "Instance type" : c->x_label;
       worksheet_write_string(ws, sheet.row(), 0, "Series", f.header);
-      worksheet_write_string(ws, sheet.row(), 1, x_label.c_str(), f.header);
-      worksheet_write_string(ws, sheet.row(), 2, c->y_label.c_str(), f.header);
+      worksheet_write_string(ws, sheet.row(), 1, sheet_text(x_label).c_str(), f.header);
+      worksheet_write_string(ws, sheet.row(), 2, sheet_text(c->y_label).c_str(), f.header);
       sheet.skip(1);
       lxw_chart* chart = workbook_add_chart(
           wb, bar ? LXW_CHART_COLUMN
                   : (c->kind == ChartKind::kStep ? LXW_CHART_SCATTER_STRAIGHT
                                                  : LXW_CHART_SCATTER_STRAIGHT_WITH_MARKERS));
-      chart_title_set_name(chart, c->title.c_str());
-      chart_axis_set_name(chart->x_axis, x_label.c_str());
-      chart_axis_set_name(chart->y_axis, c->y_label.c_str());
+      chart_title_set_name(chart, chart_name(c->title).c_str());
+      chart_axis_set_name(chart->x_axis, chart_name(x_label).c_str());
+      chart_axis_set_name(chart->y_axis, chart_name(c->y_label).c_str());
       chart_legend_set_position(chart, LXW_CHART_LEGEND_BOTTOM);
       for (const Series& s : c->series) {
         const lxw_row_t first = sheet.row();
@@ -233,12 +246,12 @@ void write_workbook(const Report& report, const std::string& path) {
         for (const auto& [x, y] : s.points) {
           // A step chart is drawn through the corners: (x, previous y) before (x, y).
           auto put = [&](double px, double py) {
-            worksheet_write_string(ws, sheet.row(), 0, s.name.c_str(), nullptr);
+            worksheet_write_string(ws, sheet.row(), 0, sheet_text(s.name).c_str(), nullptr);
             if (bar) {
               const auto i = static_cast<size_t>(px);
-              worksheet_write_string(ws, sheet.row(), 1,
-                                     i < c->categories.size() ? c->categories[i].c_str() : "",
-                                     nullptr);
+              worksheet_write_string(
+                  ws, sheet.row(), 1,
+                  i < c->categories.size() ? sheet_text(c->categories[i]).c_str() : "", nullptr);
             } else {
               worksheet_write_number(ws, sheet.row(), 1, px * c->x_display_scale, nullptr);
             }
@@ -254,7 +267,7 @@ void write_workbook(const Report& report, const std::string& path) {
         lxw_chart_series* series = chart_add_series(chart, nullptr, nullptr);
         chart_series_set_categories(series, kSheet, first, 1, sheet.row() - 1, 1);
         chart_series_set_values(series, kSheet, first, 2, sheet.row() - 1, 2);
-        chart_series_set_name(series, s.name.c_str());
+        chart_series_set_name(series, chart_name(s.name).c_str());
       }
       if (bar) chart_legend_set_position(chart, LXW_CHART_LEGEND_NONE);
       worksheet_insert_chart(ws, start, 4, chart);

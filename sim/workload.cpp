@@ -155,10 +155,15 @@ struct ParsedFile {
   std::vector<Row> rows;
 };
 
-std::string header_error(const std::string& file, std::string_view header, bool allow_lengths) {
-  std::string message = file + ": line 1: unrecognised header " + quoted(header) +
-                        "; expected one of: " + quoted(kAzureHeader) + " (Azure 2023), " +
-                        quoted(kVidurHeader) + " (Vidur)";
+/// The header matches no known format. Its text is not quoted: a file that is not a trace (a
+/// workload.path such as ../../etc/passwd) must not have its content printed (docs/reports.md,
+/// Output escaping).
+std::string header_error(const std::string& file, size_t num_columns, bool allow_lengths) {
+  std::string message =
+      file + ": line 1: unrecognised header (" + std::to_string(num_columns) +
+      (num_columns == 1 ? " column" : " columns") +
+      ", not shown: not a known trace format); expected one of: " + quoted(kAzureHeader) +
+      " (Azure 2023), " + quoted(kVidurHeader) + " (Vidur)";
   if (allow_lengths) message += ", " + quoted(kLengthsHeader) + " (lengths)";
   return message;
 }
@@ -183,14 +188,14 @@ ParsedFile parse_file(const std::filesystem::path& path, bool allow_lengths) {
   } else if (header_cells.size() >= 2 && header_cells[0] == "num_prefill_tokens" &&
              header_cells[1] == "num_decode_tokens") {
     if (!allow_lengths) {
-      throw InputError(file + ": line 1: header " + quoted(header) +
+      throw InputError(file + ": line 1: header " + quoted(kLengthsHeader) +
                        " is a length file without arrival times; expected an arrival trace: " +
                        quoted(kAzureHeader) + " (Azure 2023) or " + quoted(kVidurHeader) +
                        " (Vidur)");
     }
     parsed.format = Format::kLengths;
   } else {
-    throw InputError(header_error(file, header, allow_lengths));
+    throw InputError(header_error(file, header_cells.size(), allow_lengths));
   }
   const size_t num_columns = header_cells.size();
   // Columns of the token counts: Azure and Vidur have the arrival first.

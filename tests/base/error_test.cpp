@@ -89,5 +89,23 @@ TEST(InputErrorTest, IsARuntimeError) {
   }
 }
 
+TEST(InputErrorTest, MalformedJsonDoesNotRepeatTheTextTheParserRead) {
+  const InputError e = InputError::malformed_json(
+      "f.json",
+      "[json.exception.parse_error.101] parse error at line 1, column 12: syntax error while "
+      "parsing value - invalid string: missing closing quote; last read: '\"hunter2 sec'");
+  EXPECT_STREQ(e.what(),
+               "f.json: malformed JSON: [json.exception.parse_error.101] parse error at line 1, "
+               "column 12: syntax error while parsing value - invalid string: missing closing "
+               "quote");
+  const InputError expected = InputError::malformed_json(
+      "g.json",
+      "syntax error while parsing object key - invalid literal; last read: 'root:x'; "
+      "expected string literal");
+  EXPECT_STREQ(expected.what(),
+               "g.json: malformed JSON: syntax error while parsing object key - invalid literal; "
+               "expected string literal");
+}
+
 }  // namespace
 }  // namespace llmcap::base

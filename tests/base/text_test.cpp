@@ -30,5 +30,96 @@ TEST(TextTest, GigabytesUseFourSignificantDigits) {
   EXPECT_EQ(gb_per_s(3.35e12), "3350 GB/s");
 }
 
+TEST(PrintableTest, ShowsControlCharactersAsEscapes) {
+  EXPECT_EQ(printable("a\x1b[31mred\x1b[0m"), "a\\x1b[31mred\\x1b[0m");
+  EXPECT_EQ(printable("line\nnext\r\tx\x7f"), "line\\nnext\\r\\tx\\x7f");
+  EXPECT_EQ(printable(std::string("nul\0end", 7)), "nul\\x00end");
+}
+
+TEST(PrintableTest, KeepsLineBreaksAndTabsWhenAsked) {
+  EXPECT_EQ(printable("a\nb\tc\rd\x1b", true), "a\nb\tc\\rd\\x1b");
+}
+
+TEST(PrintableTest, ShowsC1ControlsAndDirectionOverridesAsUnicodeEscapes) {
+  EXPECT_EQ(printable("\xc2\x9b"
+                      "31m"),
+            "\\u009b31m");  // C1 CSI
+  EXPECT_EQ(printable("abc\xe2\x80\xae"
+                      "fed"),
+            "abc\\u202efed");                           // right-to-left override
+  EXPECT_EQ(printable("x\xe2\x80\xa8y"), "x\\u2028y");  // line separator
+}
+
+TEST(PrintableTest, KeepsWellFormedUtf8AndEscapesEveryOtherByte) {
+  EXPECT_EQ(printable("Zürich 東京 \xf0\x9f\x9a\x80"), "Zürich 東京 \xf0\x9f\x9a\x80");
+  EXPECT_EQ(printable("a\xff"
+                      "b"),
+            "a\\xffb");
+  EXPECT_EQ(printable("\xc3"), "\\xc3");                             // truncated sequence
+  EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");                    // overlong '/'
+  EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");           // a surrogate
+  EXPECT_EQ(printable("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // beyond U+10FFFF
+}
+
+TEST(EscapeMarkdownTest, EscapesInlineMetacharacters) {
+  EXPECT_EQ(escape_markdown("[x](javascript:alert(1))"), "\\[x\\](javascript:alert(1))");
+  EXPECT_EQ(escape_markdown("<iframe src=x>"), "\\<iframe src=x\\>");
+  EXPECT_EQ(escape_markdown("a*b_c`d|e~f&amp;#g\\h"), "a\\*b\\_c\\`d\\|e\\~f\\&amp;\\#g\\\\h");
+  EXPECT_EQ(escape_markdown("plain text, 1.5 (ok)"), "plain text, 1.5 (ok)");
+}
+
+TEST(EscapeMarkdownTest, NewlinesCannotStartABlock) {
+  EXPECT_EQ(escape_markdown("name\n# Injected\n"), "name\\\\n\\# Injected\\\\n");
+}
+
+TEST(EscapeMarkdownTest, EscapesALeadingBlockMarkerAtTheStartOfABlock) {
+  EXPECT_EQ(escape_markdown("- item", true), "\\- item");
+  EXPECT_EQ(escape_markdown("+ item", true), "\\+ item");
+  EXPECT_EQ(escape_markdown("===", true), "\\===");
+  EXPECT_EQ(escape_markdown("12. item", true), "12\\. item");
+  EXPECT_EQ(escape_markdown("3) item", true), "3\\) item");
+  EXPECT_EQ(escape_markdown("    code", true), "&#32;&#32;&#32;&#32;code");
+  EXPECT_EQ(escape_markdown("a - b", true), "a - b");
+}
+
+TEST(EscapeMarkdownTest, InlineTextKeepsNumbersAndSignsAsTheyAre) {
+  EXPECT_EQ(escape_markdown("-20.0%"), "-20.0%");
+  EXPECT_EQ(escape_markdown("4.3%"), "4.3%");
+  EXPECT_EQ(escape_markdown("  x"), "  x");
+}
+
+TEST(EscapeXmlTest, EscapesMarkupAndKeepsWhitespace) {
+  EXPECT_EQ(escape_xml("<a href=\"x\">'&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&apos;&amp;&apos;&lt;/a&gt;");
+  EXPECT_EQ(escape_xml("a\tb\nc\rd"), "a\tb\nc\rd");
+  EXPECT_EQ(escape_xml("Zürich \xe2\x80\xae"), "Zürich \xe2\x80\xae");
+}
+
+TEST(EscapeXmlTest, WritesCharactersXmlForbidsAndInvalidUtf8AsEscapes) {
+  EXPECT_EQ(escape_xml("a\x1b[0m\x01"), "a\\x1b[0m\\x01");
+  EXPECT_EQ(escape_xml("\xc2\x85"), "\\u0085");
+  EXPECT_EQ(escape_xml("\xef\xbf\xbe\xef\xbf\xbf"), "\\ufffe\\uffff");
+  EXPECT_EQ(escape_xml("bad\xfe\xc3("), "bad\\xfe\\xc3(");
+}
+
+TEST(CsvCellTest, NeutralisesFormulaTriggersWithAQuoteAndQuotes) {
+  EXPECT_EQ(csv_cell("=HYPERLINK(\"http://x\",\"y\")"),
+            "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"");
+  EXPECT_EQ(csv_cell("+cmd|' /C calc'!A0"), "\"'+cmd|' /C calc'!A0\"");
+  EXPECT_EQ(csv_cell("-2+3"), "\"'-2+3\"");
+  EXPECT_EQ(csv_cell("@SUM(A1)"), "\"'@SUM(A1)\"");
+  EXPECT_EQ(csv_cell("\tx"), "\"'\tx\"");
+  EXPECT_EQ(csv_cell("\rx"), "\"'\rx\"");
+}
+
+TEST(CsvCellTest, QuotesOnlyWhenNeeded) {
+  EXPECT_EQ(csv_cell("h100-80gb"), "h100-80gb");
+  EXPECT_EQ(csv_cell("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_cell("a;=b"), "\"a;=b\"");
+  EXPECT_EQ(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv_cell("plain", true), "\"plain\"");
+  EXPECT_EQ(csv_cell(""), "");
+}
+
 }  // namespace
 }  // namespace llmcap::base
