@@ -83,17 +83,10 @@ std::string quote_python_constants(const std::string& text) {
 
 /// `text` parsed (Python's non-finite constants read as strings), or nullopt with the parser's
 /// message about the text as written in `error`.
-std::optional<json> parse(const std::string& text, std::string* error) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    if (error != nullptr) *error = e.what();
-  }
-  try {
-    return json::parse(quote_python_constants(text));
-  } catch (const json::parse_error&) {
-    return std::nullopt;
-  }
+/// Nesting and numbers beyond the bounds of base/json_reader.h throw InputError naming `file`.
+std::optional<json> parse(const std::string& text, const std::string& file, std::string* error) {
+  if (std::optional<json> doc = base::try_parse_json(text, file, error)) return doc;
+  return base::try_parse_json(quote_python_constants(text), file, nullptr);
 }
 
 /// The values of a file: `whole` when the text is one JSON value, else one per non-blank line
@@ -114,7 +107,7 @@ Document read_document(const std::filesystem::path& file) {
   const std::string text = buffer.str();
   Document doc;
   std::string error;
-  doc.whole = parse(text, &error);
+  doc.whole = parse(text, file.string(), &error);
   if (doc.whole) return doc;
   // JSON Lines: SGLang's --output-file, vLLM's --append-result, llama-bench -o jsonl.
   std::vector<std::pair<size_t, std::string>> lines;
@@ -123,12 +116,15 @@ Document read_document(const std::filesystem::path& file) {
   for (size_t n = 1; std::getline(stream, line); ++n) {
     if (line.find_first_not_of(" \t\r") != std::string::npos) lines.emplace_back(n, line);
   }
-  if (lines.size() < 2 || !parse(lines.front().second, nullptr)) {
+  if (lines.size() < 2 ||
+      !parse(lines.front().second, file.string() + ": line " + std::to_string(lines.front().first),
+             nullptr)) {
     throw InputError::malformed_json(file.string(), error);
   }
   for (const auto& [n, text_line] : lines) {
     std::string line_error;
-    std::optional<json> value = parse(text_line, &line_error);
+    std::optional<json> value =
+        parse(text_line, file.string() + ": line " + std::to_string(n), &line_error);
     if (!value) {
       throw InputError(file.string() + ": line " + std::to_string(n) +
                        ": malformed JSON: " + line_error);

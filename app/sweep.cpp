@@ -17,6 +17,7 @@
 #include "app/plan_run.h"
 #include "app/run_store.h"
 #include "base/error.h"
+#include "base/json_reader.h"
 #include "model/calibration.h"
 #include "model/hardware.h"
 #include "model/input_error.h"
@@ -101,7 +102,8 @@ class Coordinator {
         record.command_line = command_line_;
         record.input_json = point.scenario_json;
         record.document_json = o.document;
-        record.summary = point.label + ": " + summarize_plan_document(json::parse(o.document));
+        record.summary =
+            point.label + ": " + summarize_plan_document(base::parse_json_or_null(o.document));
         record.sweep_id = spec_.sweep_id;
         record.point_key = point.key;
         const int64_t id = db_.add_run(record);

@@ -128,6 +128,14 @@ void check_grid_field(const base::OrderedJsonReader& grid, const std::string& fi
   bool read = false;
   try {
     plan::load_scenario_text(probe.dump(), scenario_path);
+  } catch (const base::InputError& e) {
+    // The reader refuses unknown fields (InputError::unknown_field names the field, or the
+    // first unknown object on its path): those are not read.
+    const std::string& path = e.field_path();
+    const bool unknown = std::string(e.what()) ==
+                             base::InputError::unknown_field(e.file(), path, e.expected()).what() &&
+                         (field == path || field.rfind(path + ".", 0) == 0);
+    read = !unknown;
   } catch (const std::exception&) {
     read = true;
   }
@@ -187,11 +195,11 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
   const std::string base_text =
       read_text_or_throw(spec.scenario_path, file + ": field \"scenario\"");
   plan::load_scenario_text(base_text, spec.scenario_path);
-  const ordered_json base = ordered_json::parse(base_text);
+  const ordered_json base = base::parse_ordered_json_text(base_text, spec.scenario_path.string());
   spec.sweep_id =
       spec.name + "-" +
-      hex16(fnv1a(json::parse(base_text).dump() + "\nanalysis=" + (spec.analysis ? "1" : "0") +
-                  "\nprofile=" + profile_text));
+      hex16(fnv1a(base::parse_json_text(base_text, spec.scenario_path.string()).dump() +
+                  "\nanalysis=" + (spec.analysis ? "1" : "0") + "\nprofile=" + profile_text));
 
   const base::OrderedJsonReader grid_fields = top.object("grid", "an object of field: [values]");
   const ordered_json& grid = grid_fields.raw();
@@ -218,7 +226,7 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
     for (size_t f = 0; f < spec.fields.size(); ++f) {
       const ordered_json& value = grid.at(spec.fields[f])[at[f]];
       set_field(scenario, spec.fields[f], value, file);
-      key[spec.fields[f]] = json::parse(value.dump());
+      key[spec.fields[f]] = base::parse_json_text(value.dump(), file);
       point.values.emplace_back(spec.fields[f], value.dump());
       point.label += (f == 0 ? "" : " ") + spec.fields[f] + "=" + shown(value);
     }

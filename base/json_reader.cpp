@@ -10,37 +10,143 @@ namespace llmcap::base {
 
 using nlohmann::json;
 
+namespace {
+
+/// Follows the parser's events to know the field path of the value being parsed, and refuses
+/// a container that would open level kMaxJsonDepth + 1.
+template <typename Json>
+class BoundsTracker {
+ public:
+  explicit BoundsTracker(std::string file) : file_(std::move(file)) {}
+
+  bool on_event(int depth, nlohmann::detail::parse_event_t event, Json& parsed) {
+    using Event = nlohmann::detail::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        // `depth` counts the containers around the one that opens.
+        if (depth >= kMaxJsonDepth) {
+          std::string field = path();
+          if (field.size() > 80) field = field.substr(0, 77) + "...";
+          const std::string expected =
+              "at most " + std::to_string(kMaxJsonDepth) + " levels of nested objects and arrays";
+          const std::string got = "level " + std::to_string(depth + 1);
+          if (field.empty()) throw InputError::bad_document(file_, expected, got);
+          throw InputError::bad_field(file_, field, got, expected);
+        }
+        frames_.push_back({event == Event::array_start, "", 0});
+        break;
+      case Event::key:
+        frames_.back().key = parsed.template get<std::string>();
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        frames_.pop_back();
+        next_element();
+        break;
+      case Event::value:
+        next_element();
+        break;
+    }
+    return true;
+  }
+
+  /// The field path of the value being parsed ("" at the top level).
+  std::string path() const {
+    std::string out;
+    for (const Frame& f : frames_) {
+      if (f.array) {
+        out += '[';
+        out += std::to_string(f.count);
+        out += ']';
+      } else {
+        if (!out.empty()) out += '.';
+        out += f.key;
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct Frame {
+    bool array;
+    std::string key;  // objects: the key of the value being parsed
+    size_t count;     // arrays: the index of the element being parsed
+  };
+  void next_element() {
+    if (!frames_.empty() && frames_.back().array) ++frames_.back().count;
+  }
+
+  std::string file_;
+  std::vector<Frame> frames_;
+};
+
+/// `input` (a string or a stream) parsed within the bounds of kMaxJsonDepth and the range of a
+/// double; a syntax error gives nullopt and the parser's message in `syntax_error`.
+template <typename Json, typename Input>
+std::optional<Json> parse_bounded(Input&& input, const std::string& file,
+                                  std::string* syntax_error) {
+  BoundsTracker<Json> tracker(file);
+  try {
+    return Json::parse(std::forward<Input>(input),
+                       [&tracker](int depth, nlohmann::detail::parse_event_t event, Json& parsed) {
+                         return tracker.on_event(depth, event, parsed);
+                       });
+  } catch (const typename Json::out_of_range& e) {
+    // 406: a number beyond the range of a double ("number overflow parsing '1e999'").
+    std::string value = e.what();
+    const size_t first = value.find('\'');
+    const size_t last = value.rfind('\'');
+    value = first != std::string::npos && last > first ? value.substr(first + 1, last - first - 1)
+                                                       : std::string("a number out of range");
+    const std::string expected = "a number of magnitude below 1.8e308";
+    const std::string field = tracker.path();
+    if (field.empty()) throw InputError::bad_document(file, expected, value);
+    throw InputError::bad_field(file, field, value, expected);
+  } catch (const typename Json::exception& e) {
+    if (syntax_error != nullptr) *syntax_error = e.what();
+    return std::nullopt;
+  }
+}
+
+template <typename Json, typename Input>
+Json parse_or_throw(Input&& input, const std::string& file) {
+  std::string error;
+  std::optional<Json> doc = parse_bounded<Json>(std::forward<Input>(input), file, &error);
+  if (!doc) throw InputError::malformed_json(file, error);
+  return std::move(*doc);
+}
+
+}  // namespace
+
 json read_json_file(const std::filesystem::path& path) {
   std::ifstream in(path);
-  if (!in) throw InputError::unreadable_file(path.string());
-  try {
-    return json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw InputError::malformed_json(path.string(), e.what());
+  std::error_code ec;
+  if (!in || std::filesystem::is_directory(path, ec)) {
+    throw InputError::unreadable_file(path.string());
   }
+  return parse_or_throw<json>(in, path.string());
 }
 
 json parse_json_text(const std::string& text, const std::string& file) {
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError::malformed_json(file, e.what());
-  }
+  return parse_or_throw<json>(text, file);
 }
 
 nlohmann::ordered_json parse_ordered_json_text(const std::string& text, const std::string& file) {
-  try {
-    return nlohmann::ordered_json::parse(text);
-  } catch (const nlohmann::ordered_json::parse_error& e) {
-    throw InputError::malformed_json(file, e.what());
-  }
+  return parse_or_throw<nlohmann::ordered_json>(text, file);
+}
+
+std::optional<json> try_parse_json(const std::string& text, const std::string& file,
+                                   std::string* syntax_error) {
+  return parse_bounded<json>(text, file, syntax_error);
 }
 
 json parse_json_or_null(const std::string& text) {
   if (text.empty()) return nullptr;
   try {
-    return json::parse(text);
-  } catch (const json::parse_error&) {
+    std::optional<json> doc = parse_bounded<json>(text, "", nullptr);
+    return doc ? std::move(*doc) : json(nullptr);
+  } catch (const InputError&) {
     return nullptr;
   }
 }

@@ -17,22 +17,41 @@
 
 namespace llmcap::base {
 
+/// The deepest nesting of objects and arrays any JSON input may have (the top-level value is
+/// level 1). Every parse below refuses deeper input while it parses: printing or walking a
+/// value recurses once per level, so a deeper one could exhaust the stack.
+inline constexpr int kMaxJsonDepth = 64;
+
+// Every parse of JSON in the tree goes through the functions below. Besides the parser's own
+// syntax errors (InputError::malformed_json, "<file>: malformed JSON: <parser message>") they
+// refuse, with an InputError naming the file and the field path (`a.b[2].c`):
+//   - nesting deeper than kMaxJsonDepth:
+//     `<file>: field "<path>": expected at most 64 levels of nested objects and arrays, got
+//     level 65` (the path cut to 80 characters);
+//   - a number beyond the range of a double (e.g. 1e999):
+//     `<file>: field "<path>": expected a number of magnitude below 1.8e308, got 1e999`
+//     (`<file>: expected ..., got 1e999` when the document is that number).
+
 /// Parses the JSON file at `path` (read as a stream). Throws InputError::unreadable_file
-/// ("<path>: cannot open file") or InputError::malformed_json ("<path>: malformed JSON:
-/// <parser message>").
+/// ("<path>: cannot open file", also for a directory) or the errors above.
 nlohmann::json read_json_file(const std::filesystem::path& path);
 
-/// Parses JSON `text` that stands for the file `file` (named in the message). Throws
-/// InputError::malformed_json ("<file>: malformed JSON: <parser message>").
+/// Parses JSON `text` that stands for the file `file` (named in the message). Throws the
+/// errors above.
 nlohmann::json parse_json_text(const std::string& text, const std::string& file);
 /// Likewise, keeping the key order of the text (for OrderedJsonReader).
 nlohmann::ordered_json parse_ordered_json_text(const std::string& text, const std::string& file);
+/// `text` (standing for `file`) parsed, or nullopt with the parser's message in
+/// `syntax_error` (when not null) when it is not JSON. The bounds errors above are thrown.
+std::optional<nlohmann::json> try_parse_json(const std::string& text, const std::string& file,
+                                             std::string* syntax_error);
 
 // Lenient reads, for JSON the tree wrote itself and reads back without judging it (stored runs,
 // whose older versions may lack a field): absent or mistyped values give the fallback, never an
 // error. Input from users goes through JsonReader instead.
 
-/// `text` parsed, or null when it is empty or not JSON.
+/// `text` parsed, or null when it is empty, not JSON, or refused by the bounds above (a
+/// document nested deeper than kMaxJsonDepth reads as null, never walked).
 nlohmann::json parse_json_or_null(const std::string& text);
 /// object[key] when `object` is an object holding a number there, else `fallback`.
 double number_or(const nlohmann::json& object, const char* key, double fallback);

@@ -93,12 +93,19 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& plan_args) {
                    "A plan JSON written earlier by plan --json: each type's fleet-size search "
                    "starts at its size there (same answer, fewer simulations when close)")
       ->option_text("FILE");
+  plan_cmd
+      ->add_option("--max-requests", plan_args.max_requests,
+                   "The most requests the workload may have; a larger one is refused before "
+                   "any simulation (default 2000000, about 4 GB to simulate)")
+      ->option_text("N")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000'000}));
   return plan_cmd;
 }
 
 int run_plan_command(const PlanArgs& a, const std::string& data_dir,
                      const std::string& command_line, std::ostream& out, std::ostream& err) {
-  const plan::Scenario scenario = plan::load_scenario(a.scenario);
+  plan::Scenario scenario = plan::load_scenario(a.scenario);
+  scenario.max_requests = a.max_requests;
   check_plan_outputs(a, scenario);
   const model::Catalog catalog = model::Catalog::load(data_dir);
   ProgressPrinter progress(err);

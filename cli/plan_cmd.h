@@ -2,8 +2,11 @@
 // (app/plan_run.h), stored by app::store_plan_run.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
+
+#include "plan/scenario.h"
 
 namespace CLI {
 class App;
@@ -24,6 +27,8 @@ struct PlanArgs {
   bool no_store = false;     ///< --no-store
   bool no_analysis = false;  ///< --no-analysis
   std::string warm_start;    ///< --warm-start: a plan JSON whose fleet sizes start the searches
+  /// --max-requests: the most requests the workload may have (plan::Scenario::max_requests).
+  int64_t max_requests = plan::kDefaultMaxRequests;
 };
 
 /// Registers the `plan` subcommand (options bound to `args`) on `app`.

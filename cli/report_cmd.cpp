@@ -4,6 +4,7 @@
 #include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -11,6 +12,7 @@
 #include "app/plan_output.h"
 #include "app/plan_run.h"
 #include "base/error.h"
+#include "base/json_reader.h"
 #include "cli/cli.h"
 #include "report/report.h"
 #include "store/results_store.h"
@@ -47,12 +49,13 @@ std::pair<nlohmann::json, std::string> load_document(const ReportArgs& a) {
     if (!in) throw ReportInputError(a.document + ": cannot open the run document");
     std::stringstream text;
     text << in.rdbuf();
-    try {
-      return {nlohmann::json::parse(text.str()), a.document};
-    } catch (const nlohmann::json::parse_error& e) {
-      throw ReportInputError(a.document + ": not JSON (byte " + std::to_string(e.byte) +
+    std::string error;
+    std::optional<nlohmann::json> doc = base::try_parse_json(text.str(), a.document, &error);
+    if (!doc) {
+      throw ReportInputError(a.document + ": not JSON (" + error +
                              "), expected a run document (docs/run-document.md)");
     }
+    return {std::move(*doc), a.document};
   }
   const int64_t id = parse_run_id(a.run);
   const std::filesystem::path db = store::default_db_path(a.db);
@@ -68,12 +71,10 @@ std::pair<nlohmann::json, std::string> load_document(const ReportArgs& a) {
                            " run; reports are made of plan runs (kinds plan and sweep_point: "
                            "llmcap runs list --kind plan)");
   }
-  try {
-    return {nlohmann::json::parse(record.document_json), name};
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ReportInputError(name + ": the stored run document is not JSON (byte " +
-                           std::to_string(e.byte) + ")");
-  }
+  std::string error;
+  std::optional<nlohmann::json> doc = base::try_parse_json(record.document_json, name, &error);
+  if (!doc) throw ReportInputError(name + ": the stored run document is not JSON (" + error + ")");
+  return {std::move(*doc), name};
 }
 
 int report(const ReportArgs& a, std::ostream& out) {

@@ -9,6 +9,7 @@
 
 #include "app/output_files.h"
 #include "app/sweep.h"
+#include "base/json_reader.h"
 #include "cli/cli.h"
 #include "store/results_store.h"
 
@@ -20,9 +21,12 @@ using nlohmann::json;
 /// The cheapest feasible row of a run document, or nullptr.
 const json* cheapest_row(const json& doc) {
   const json* best = nullptr;
-  if (!doc.contains("results") || !doc["results"].is_array()) return nullptr;
+  if (!doc.is_object() || !doc.contains("results") || !doc["results"].is_array()) return nullptr;
   for (const json& row : doc["results"]) {
-    if (!row.value("feasible", false) || !row["usd_per_hour"].is_number()) continue;
+    if (!row.is_object() || !row.value("feasible", false) || !row.contains("usd_per_hour") ||
+        !row["usd_per_hour"].is_number()) {
+      continue;
+    }
     if (best == nullptr ||
         row["usd_per_hour"].get<double>() < (*best)["usd_per_hour"].get<double>()) {
       best = &row;
@@ -44,24 +48,32 @@ void print_points(const app::SweepSpec& spec, const store::ResultsStore& db, std
     const auto it = stored.find(point.key);
     row.push_back(it == stored.end() ? "-" : std::to_string(it->second));
     for (const auto& [field, value] : point.values) {
-      const json v = json::parse(value);
+      const json v = base::parse_json_or_null(value);
       row.push_back(v.is_string() ? v.get<std::string>() : value);
     }
     if (it == stored.end()) {
       for (int i = 0; i < 3; ++i) row.push_back("-");
       row.push_back("not run");
     } else {
-      const json doc = json::parse(db.get_run(it->second).document_json);
+      // A stored document is read leniently: one that is not JSON, too deep or without
+      // results reads as having no rows.
+      const json doc = base::parse_json_or_null(db.get_run(it->second).document_json);
       const json* best = cheapest_row(doc);
+      const json results = best != nullptr || (doc.is_object() && doc.contains("results") &&
+                                               doc["results"].is_array())
+                               ? doc["results"]
+                               : json::array();
       int num_feasible = 0;
-      for (const json& r : doc["results"]) num_feasible += r.value("feasible", false) ? 1 : 0;
+      for (const json& r : results) num_feasible += r.is_object() && r.value("feasible", false);
       std::ostringstream usd;
       if (best != nullptr)
         usd << std::fixed << std::setprecision(2) << (*best)["usd_per_hour"].get<double>();
-      row.push_back(best ? (*best)["instance_type"].get<std::string>() : "none feasible");
-      row.push_back(best ? std::to_string((*best)["num_instances"].get<int64_t>()) : "-");
+      row.push_back(best ? base::string_or(*best, "instance_type") : "none feasible");
+      row.push_back(
+          best ? std::to_string(static_cast<int64_t>(base::number_or(*best, "num_instances", 0)))
+               : "-");
       row.push_back(best ? usd.str() : "-");
-      row.push_back(std::to_string(num_feasible) + "/" + std::to_string(doc["results"].size()));
+      row.push_back(std::to_string(num_feasible) + "/" + std::to_string(results.size()));
     }
     rows.push_back(std::move(row));
   }

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "base/error.h"
+#include "base/json_reader.h"
 #include "model/input_error.h"
 #include "plan/price_overrides.h"
 
@@ -51,7 +52,7 @@ ScenarioDraft ScenarioDraft::from_text(const std::string& text, const std::files
   (void)plan::load_scenario_text(text, path);
   ScenarioDraft d;
   d.path_ = path;
-  d.json_ = Json::parse(text);
+  d.json_ = base::parse_json_text(text, path.string());
   // Overrides are checked here too, so that a bad one is reported when the file is opened.
   if (d.json_.contains(kOverridesKey)) {
     const Json& list = d.json_[kOverridesKey];

@@ -1,9 +1,12 @@
 #include "gui/seams.h"
 
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "app/plan_output.h"
 #include "app/run_store.h"
+#include "base/json_reader.h"
 #include "report/report.h"
 #include "store/results_store.h"
 
@@ -42,12 +45,11 @@ nlohmann::json load_run_document(int64_t id) {
     throw std::runtime_error(database_path().string() + ": run " + std::to_string(id) + " is a " +
                              r.kind + " run; only plan runs (plan, sweep_point) open in the table");
   }
-  try {
-    return nlohmann::json::parse(r.document_json);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error(database_path().string() + ": run " + std::to_string(id) +
-                             ": stored document is not JSON: " + e.what());
-  }
+  const std::string name = database_path().string() + ": run " + std::to_string(id);
+  std::string error;
+  std::optional<nlohmann::json> doc = base::try_parse_json(r.document_json, name, &error);
+  if (!doc) throw std::runtime_error(name + ": stored document is not JSON: " + error);
+  return std::move(*doc);
 }
 
 std::string render_report(const nlohmann::json& document, const std::string& format_name) {

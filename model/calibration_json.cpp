@@ -294,12 +294,7 @@ std::string fit_to_json(const CalibrationFit& fit) { return fit_json(fit).dump()
 
 CalibrationFit fit_from_json(const std::string& text, const std::string& source,
                              const std::string& text_name) {
-  json fit;
-  try {
-    fit = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError::malformed_json(text_name, e.what());
-  }
+  const json fit = base::parse_json_text(text, text_name);
   return fit_from(Reader(fit, source, "fit"));
 }
 

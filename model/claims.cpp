@@ -12,6 +12,7 @@
 #include "model/audit.h"
 #include "model/audit_lookup.h"
 #include "model/input_error.h"
+#include "model/model_description.h"
 
 namespace llmcap::model {
 
@@ -22,6 +23,9 @@ namespace {
 using audit_lookup::find_model;
 using audit_lookup::id_list;
 using audit_lookup::known_hardware;
+
+/// The most sequences a claim's batch may have (docs/audit.md).
+constexpr int64_t kMaxClaimBatch = 1'000'000;
 
 /// "DDR5-5600" -> 5600; 0 when `type` is not (LP)DDR<digit>[X]-<MT/s>.
 int64_t parse_memory_type(const std::string& type) {
@@ -223,8 +227,16 @@ Claim read_claim(const ClaimReader& r, const std::string& id, const Catalog& cat
   if (r.has("kv_format")) {
     c.kv_format = parse_kv_format(r.string("kv_format"), r.field_context("kv_format"));
   }
+  // Bounded so that batch x context_tokens and the bytes derived from them fit 64 bits.
   c.batch = r.positive_integer("batch");
+  if (c.batch > kMaxClaimBatch) {
+    r.fail("batch", "an integer up to 1000000 (sequences)", std::to_string(c.batch));
+  }
   c.context_tokens = r.positive_integer("context_tokens");
+  if (c.context_tokens > kMaxConfigInteger) {
+    r.fail("context_tokens", "an integer up to " + std::to_string(kMaxConfigInteger) + " (tokens)",
+           std::to_string(c.context_tokens));
+  }
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -35,13 +36,23 @@ class Fields {
   }
   int64_t positive_int(const std::string& k) const {
     note(k);
-    return r_.positive_int(k);
+    return bounded(k, r_.positive_int(k));
   }
   int64_t positive_int_or(const std::string& k, int64_t fallback) const {
-    return has(k) ? r_.positive_int(k) : fallback;
+    return has(k) ? bounded(k, r_.positive_int(k)) : fallback;
   }
   int64_t non_negative_int_or(const std::string& k, int64_t fallback) const {
-    return has(k) ? r_.non_negative_int(k) : fallback;
+    return has(k) ? bounded(k, r_.non_negative_int(k)) : fallback;
+  }
+  /// `v`, the value of `k`, within kMaxLayers (layer counts) or kMaxConfigInteger.
+  int64_t bounded(const std::string& k, int64_t v) const {
+    const bool layers = k == "num_hidden_layers" || k == "n_layer";
+    const int64_t max = layers ? kMaxLayers : kMaxConfigInteger;
+    if (v > max) {
+      r_.fail(k, "an integer up to " + std::to_string(max) + (layers ? " (layers)" : ""),
+              std::to_string(v));
+    }
+    return v;
   }
   bool boolean_or(const std::string& k, bool fallback) const {
     return has(k) ? r_.boolean(k) : fallback;
@@ -52,7 +63,7 @@ class Fields {
   /// The first of `keys` present (legacy aliases), read as a positive integer.
   int64_t positive_int_any(const std::vector<std::string>& keys) const {
     for (const std::string& k : keys) {
-      if (has(k)) return r_.positive_int(k);
+      if (has(k)) return bounded(k, r_.positive_int(k));
     }
     return positive_int(keys.front());
   }
@@ -711,7 +722,22 @@ ModelDescription load_model_description(const std::filesystem::path& config_json
     f.reader().fail_refused("model_type",
                             "unknown model type \"" + type + "\"; known: " + kKnownTypes);
   }
+  check_model_size(d, file);
   return d;
+}
+
+void check_model_size(const ModelDescription& d, const std::string& file) {
+  double params = 0;
+  for (const Tensor& t : all_tensors(d)) {
+    params +=
+        static_cast<double>(t.rows) * static_cast<double>(t.cols) * static_cast<double>(t.copies);
+  }
+  if (params <= kMaxModelParams) return;
+  std::ostringstream reason;
+  reason << "the shape gives " << params << " parameters (hidden_size " << d.hidden_size << ", "
+         << d.layers.size() << " layers); expected at most 1e15 (the largest published models "
+         << "have about 2e12)";
+  throw InputError::refused_field(file, "hidden_size", reason.str());
 }
 
 }  // namespace llmcap::model

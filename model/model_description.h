@@ -148,7 +148,23 @@ std::string known_description_model_types();
 /// gemma3 / llama4 file's nested "text_config"). Throws InputError naming the file, field and
 /// value: missing file, malformed JSON, a missing/mistyped/non-positive field, an unknown
 /// model_type (lists the known ones), heads that do not divide, experts per token above the
-/// expert count, a window above max_position_embeddings, missing MLA ranks.
+/// expert count, a window above max_position_embeddings, missing MLA ranks, and the bounds of
+/// check_model_size.
 ModelDescription load_model_description(const std::filesystem::path& config_json);
+
+/// Bounds of a model's shape (docs/model.md, "Bounds"): every integer a config gives at most
+/// kMaxConfigInteger, and the layer count at most kMaxLayers (the readers refuse more, naming
+/// the field); the whole model at most kMaxModelParams parameters, so that every count of
+/// parameters and bytes derived from the shape fits a 64-bit integer.
+inline constexpr int64_t kMaxConfigInteger = int64_t{1} << 24;  // 16,777,216
+inline constexpr int64_t kMaxLayers = 65'536;
+inline constexpr double kMaxModelParams = 1e15;
+
+/// Throws InputError::refused_field when `d` (read from `file`) stores more than
+/// kMaxModelParams parameters: `<file>: field "hidden_size": the shape gives 3.4e+21
+/// parameters (hidden_size 1000000000, 32 layers); expected at most 1e15 (the largest
+/// published models have about 2e12)`. The parameters are summed in double precision, so the
+/// check itself cannot overflow.
+void check_model_size(const ModelDescription& d, const std::string& file);
 
 }  // namespace llmcap::model

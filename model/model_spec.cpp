@@ -5,6 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "base/json_reader.h"
 #include "model/input_error.h"
@@ -201,6 +202,32 @@ void check_weight_format(const ModelSpec& model, WeightFormat format, const std:
                    "as mxfp4");
 }
 
+namespace {
+
+/// The integers of a dense config within kMaxConfigInteger (and the layers within kMaxLayers),
+/// so that the products of the shape fit 64-bit integers; an error names the field.
+void check_dense_bounds(const base::JsonReader& r, const ModelSpec& m) {
+  const std::pair<const char*, int64_t> fields[] = {
+      {"hidden_size", m.hidden_size},
+      {"intermediate_size", m.intermediate_size},
+      {"num_attention_heads", m.num_attention_heads},
+      {"num_key_value_heads", m.num_kv_heads},
+      {"head_dim", m.head_dim},
+      {"vocab_size", m.vocab_size},
+      {"max_position_embeddings", m.max_position_embeddings}};
+  for (const auto& [key, value] : fields) {
+    if (value > kMaxConfigInteger) {
+      r.fail(key, "an integer up to " + std::to_string(kMaxConfigInteger), std::to_string(value));
+    }
+  }
+  if (m.num_layers > kMaxLayers) {
+    r.fail("num_hidden_layers", "an integer up to " + std::to_string(kMaxLayers) + " (layers)",
+           std::to_string(m.num_layers));
+  }
+}
+
+}  // namespace
+
 ModelSpec load_model_spec(const std::filesystem::path& config_json) {
   const std::string file = config_json.string();
   const json doc = read_json_file(config_json);
@@ -265,6 +292,8 @@ ModelSpec load_model_spec(const std::filesystem::path& config_json) {
     }
     m.head_dim = m.hidden_size / m.num_attention_heads;
   }
+  check_dense_bounds(r, m);
+  check_model_size(describe_layers(m), file);
   return m;
 }
 

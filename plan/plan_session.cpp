@@ -1,8 +1,11 @@
 // The planner's entry points: plan(), evaluate_fleet, evaluate_given_fleet and PlanSession,
 // each loading the model and workload once into a detail::Context.
+#include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -51,6 +54,108 @@ model::ModelSpec load_scenario_model(const Scenario& scenario) {
   return model;
 }
 
+/// Requests an arrival process will draw (the smaller of num_requests and rate x duration x
+/// the largest hourly multiplier), summed over classes; 0 for traces and closed loops.
+double expected_requests(const WorkloadSpec& w) {
+  if (!w.classes.empty()) {
+    double n = 0;
+    for (const ClientClassSpec& c : w.classes) n += expected_requests(c.workload);
+    return n;
+  }
+  if (w.kind != WorkloadSpec::Kind::kArrivalProcess) return 0;
+  double n = w.num_requests > 0 ? static_cast<double>(w.num_requests) : HUGE_VAL;
+  if (w.duration_s > 0) {
+    double peak = 1;
+    for (const double m : w.load_profile) peak = std::max(peak, m);
+    n = std::min(n, w.rate_per_s * w.duration_s * peak);
+  }
+  return n;
+}
+
+/// Refuses `requests` (estimated or counted) above scenario.max_requests, naming `field`.
+void check_request_count(const Scenario& scenario, double requests, const std::string& field) {
+  if (!(requests > static_cast<double>(scenario.max_requests))) return;
+  std::ostringstream reason;
+  reason << "about " << std::llround(requests) << " requests, which would need about "
+         << std::setprecision(3) << requests * kBytesPerSimulatedRequest / 1e9
+         << " GB to simulate (~2 KB a request); expected at most " << scenario.max_requests
+         << " requests (raise the limit with --max-requests)";
+  throw InputError::refused_field(scenario.file.string(), field, reason.str());
+}
+
+/// The scenario's workload (load_workload), refused before anything is drawn or simulated
+/// when it has more than scenario.max_requests requests (check_request_count), and after it is
+/// read when it yields no request at all (a window, a duration or a rate that leaves none):
+/// InputErrors naming the field, rather than a plan for nothing.
+sim::Workload load_checked_workload(const Scenario& scenario) {
+  const WorkloadSpec& w = scenario.workload;
+  const std::string count_field =
+      !w.classes.empty()                     ? "workload.classes"
+      : w.kind == WorkloadSpec::Kind::kTrace ? "workload.path"
+      : w.num_requests > 0 &&
+              (w.duration_s <= 0 || static_cast<double>(w.num_requests) <= expected_requests(w))
+          ? "workload.num_requests"
+          : "workload.duration_s";
+  check_request_count(scenario, expected_requests(w), count_field);
+  sim::Workload workload = load_workload(scenario.workload, scenario.seed);
+  check_request_count(scenario, static_cast<double>(workload.open_loop.size()), count_field);
+  if (workload.closed_loop || !workload.open_loop.empty()) return workload;
+  const std::string file = scenario.file.string();
+  const std::string expected = "a workload that yields at least one request";
+  auto number = [](double v) {
+    std::ostringstream text;
+    text << v;
+    return text.str();
+  };
+  if (w.classes.empty() && w.kind == WorkloadSpec::Kind::kTrace && w.window_s) {
+    throw InputError::bad_field(file, "workload.window_s",
+                                number(*w.window_s) + " (no arrival of the trace before it)",
+                                expected);
+  }
+  if (w.classes.empty() && w.kind == WorkloadSpec::Kind::kArrivalProcess && w.duration_s > 0) {
+    throw InputError::bad_field(file, "workload.duration_s",
+                                number(w.duration_s) + " (no arrival before it)", expected);
+  }
+  throw InputError::bad_field(file, "workload", "no requests", expected);
+}
+
+/// Requests whose prompt plus output exceed the model's context length: refused (an InputError
+/// naming the scenario's workload with their count and the longest), or clipped as vLLM does
+/// (the prompt to context - 1 tokens, the output to what is left) with over_context "clip".
+void fit_context(const Scenario& scenario, const model::ModelSpec& model, sim::Workload& workload) {
+  const int64_t context = model.max_position_embeddings;
+  if (context <= 0) return;
+  const bool clip = scenario.workload.over_context == WorkloadSpec::OverContext::kClip;
+  int64_t over = 0;
+  int64_t longest = 0;
+  auto fit = [&](int64_t& prompt, int64_t& output) {
+    if (prompt + output <= context) return;
+    ++over;
+    longest = std::max(longest, prompt + output);
+    if (!clip) return;
+    prompt = std::min(prompt, std::max<int64_t>(context - 1, 1));
+    output = std::max<int64_t>(std::min(output, context - prompt), 1);
+  };
+  for (sim::RequestSpec& r : workload.open_loop) fit(r.num_prompt_tokens, r.num_output_tokens);
+  if (workload.closed_loop) {
+    for (sim::LengthSample& l : workload.closed_loop->lengths) {
+      fit(l.num_prompt_tokens, l.num_output_tokens);
+    }
+  }
+  if (over == 0 || clip) return;
+  const size_t total =
+      workload.closed_loop ? workload.closed_loop->lengths.size() : workload.open_loop.size();
+  throw InputError::refused_field(
+      scenario.file.string(), "workload",
+      std::to_string(over) + " of " + std::to_string(total) +
+          (workload.closed_loop ? " length samples" : " requests") +
+          " exceed the model's context length (" + std::to_string(context) +
+          " tokens, max_position_embeddings of " + scenario.model_config.string() +
+          "; the longest prompt plus output has " + std::to_string(longest) +
+          " tokens); expected at most " + std::to_string(context) +
+          ", or \"over_context\": \"clip\" to clip them as the engine would");
+}
+
 /// Loads what every entry point needs and calls `body` with the context; `before` runs after
 /// the model is read and before the workload is (so errors come in that order).
 template <typename Before, typename Body>
@@ -66,7 +171,8 @@ auto with_context(const Scenario& scenario, const model::Catalog& catalog,
   before();
   check_fixed_tp(scenario, catalog, model);
   check_engines(scenario, catalog);
-  const sim::Workload workload = load_workload(scenario.workload, scenario.seed);
+  sim::Workload workload = load_checked_workload(scenario);
+  fit_context(scenario, model, workload);
   const WorkloadSummary summary = summarize_workload(workload, scenario.workload);
   const std::vector<sim::Slo> class_slos = scenario.class_slos();
   const Context ctx{.scenario = scenario,
@@ -175,7 +281,8 @@ PlanSession::PlanSession(const Scenario& scenario, const model::Catalog& catalog
   check_engines(scenario, catalog);
   impl_ = std::unique_ptr<Impl>(new Impl{scenario, catalog, std::move(model), {}, {}, {}, {}});
   Impl& m = *impl_;
-  m.workload = load_workload(m.scenario.workload, m.scenario.seed);
+  m.workload = load_checked_workload(m.scenario);
+  fit_context(m.scenario, m.model, m.workload);
   m.summary = summarize_workload(m.workload, m.scenario.workload);
   m.class_slos = m.scenario.class_slos();
   m.ctx = std::unique_ptr<Context>(new Context{.scenario = m.scenario,

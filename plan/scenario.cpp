@@ -22,7 +22,14 @@ using nlohmann::json;
 /// (base::JsonReader in its default style: a missing field reads `field "x": missing`).
 using Fields = base::JsonReader;
 
+// Documented maxima of workload fields (docs/scenarios.md, "Bounds").
+constexpr int64_t kMaxRequests = 100'000'000;    ///< workload.num_requests
+constexpr int64_t kMaxUsers = 1'000'000;         ///< workload.num_users
+constexpr double kMaxThinkTimeS = 1e8;           ///< workload.think_time_s
+constexpr double kMaxClosedLoopDurationS = 4e9;  ///< closed_loop workload.duration_s
+
 sim::Slo parse_slo(const Fields& slo) {
+  slo.only({"ttft_p99_s", "tpot_p99_s"});
   sim::Slo s;
   s.ttft_s = slo.positive_number("ttft_p99_s");
   s.tpot_s = slo.positive_number("tpot_p99_s");
@@ -61,6 +68,27 @@ std::vector<double> parse_load_profile(const Fields& w) {
 }
 
 WorkloadSpec parse_workload(const Fields& w, const std::filesystem::path& base, bool in_class);
+
+/// The fields a workload of `kind` may have (`arrival`: kind is an arrival process), and in a
+/// client class also its name and SLO.
+std::vector<std::string> workload_fields(const std::string& kind, bool arrival, bool in_class) {
+  std::vector<std::string> known = {"kind"};
+  if (kind == "trace") known.insert(known.end(), {"path", "rate_multiplier", "window_s"});
+  if (arrival) {
+    known.insert(known.end(), {"lengths_path", "rate_per_s", "num_requests", "duration_s", "cv",
+                               "shape", "load_profile"});
+  }
+  if (kind == "closed_loop") {
+    known.insert(known.end(), {"lengths_path", "num_users", "think_time_s", "duration_s"});
+  }
+  if (kind == "classes") known.push_back("classes");
+  if (in_class) {
+    known.insert(known.end(), {"name", "slo"});
+  } else {
+    known.push_back("over_context");
+  }
+  return known;
+}
 
 /// "classes": a non-empty list of objects, each a source (trace or arrival process) with a
 /// unique "name" and its own "slo".
@@ -115,12 +143,24 @@ WorkloadSpec parse_workload(const Fields& w, const std::filesystem::path& base, 
                                  ")");
   }
   if (kind != "classes") w.refuse("classes", "not allowed with kind " + kind_text);
+  w.only(workload_fields(kind, process.has_value(), in_class));
 
   if (kind == "trace") {
     spec.kind = WorkloadSpec::Kind::kTrace;
     spec.path = base / w.string("path");
-    if (w.has("rate_multiplier")) spec.rate_multiplier = w.positive_number("rate_multiplier");
-    if (w.has("window_s")) spec.window_s = w.positive_number("window_s");
+    if (w.has("rate_multiplier")) {
+      spec.rate_multiplier = w.positive_number("rate_multiplier");
+      if (spec.rate_multiplier < 1e-3 || spec.rate_multiplier > 1e6) {
+        w.fail("rate_multiplier", "a number in [0.001, 1e6]", w.got("rate_multiplier"));
+      }
+    }
+    if (w.has("window_s")) {
+      spec.window_s = w.positive_number("window_s");
+      if (*spec.window_s >= 9.2e9) {
+        w.fail("window_s", "a positive number below 9.2e9 (the end of simulated time)",
+               w.got("window_s"));
+      }
+    }
   } else if (process) {
     spec.kind = WorkloadSpec::Kind::kArrivalProcess;
     spec.arrival.kind = *process;
@@ -134,7 +174,12 @@ WorkloadSpec parse_workload(const Fields& w, const std::filesystem::path& base, 
       w.fail_missing("num_requests",
                      "expected num_requests (an integer > 0), duration_s (a number > 0) or both");
     }
-    if (w.has("num_requests")) spec.num_requests = w.positive_int("num_requests");
+    if (w.has("num_requests")) {
+      spec.num_requests = w.positive_int("num_requests");
+      if (spec.num_requests > kMaxRequests) {
+        w.fail("num_requests", "a positive integer up to 1e8", w.at("num_requests").dump());
+      }
+    }
     if (w.has("duration_s")) {
       spec.duration_s = w.positive_number("duration_s");
       if (spec.duration_s >= 9.2e9) {
@@ -154,12 +199,35 @@ WorkloadSpec parse_workload(const Fields& w, const std::filesystem::path& base, 
     spec.kind = WorkloadSpec::Kind::kClosedLoop;
     spec.path = base / w.string("lengths_path");
     spec.num_users = w.positive_int("num_users");
+    if (spec.num_users > kMaxUsers) {
+      w.fail("num_users", "a positive integer up to 1e6", w.at("num_users").dump());
+    }
+    // A think time is drawn up to 37 times its mean (an exponential draw from a 53-bit
+    // uniform): both bounds keep every arrival within simulated time (9.2e9 s).
     spec.think_time_s = w.non_negative_number("think_time_s");
+    if (spec.think_time_s > kMaxThinkTimeS) {
+      w.fail("think_time_s",
+             "a number of seconds in [0, 1e8] (a think time is drawn up to 37 times its mean and "
+             "must stay within simulated time, 9.2e9 s)",
+             w.got("think_time_s"));
+    }
     spec.duration_s = w.positive_number("duration_s");
+    if (spec.duration_s > kMaxClosedLoopDurationS) {
+      w.fail("duration_s", "a number of seconds in (0, 4e9] (within simulated time, 9.2e9 s)",
+             w.got("duration_s"));
+    }
   } else {  // "classes"
     spec.classes = parse_classes(w, base);
     spec.kind = spec.classes.front().workload.kind;
     spec.path = spec.classes.front().workload.path;
+  }
+  if (!in_class && w.has("over_context")) {
+    const std::string mode = w.string("over_context");
+    if (mode == "clip") {
+      spec.over_context = WorkloadSpec::OverContext::kClip;
+    } else if (mode != "refuse") {
+      w.fail("over_context", "\"refuse\" or \"clip\"", w.got("over_context"));
+    }
   }
   return spec;
 }
@@ -222,6 +290,7 @@ void parse_fleet_groups(const Fields& fleet, const std::string& key, sim::Replic
   }
   for (size_t i = 0; i < list.size(); ++i) {
     const Fields g = fleet.element(key, i);
+    g.only({"instance", "count", "tensor_parallel", "serving"});
     FleetGroupSpec spec;
     spec.field = fleet.name(key + "[" + std::to_string(i) + "]");
     spec.instance = g.string("instance");
@@ -243,6 +312,7 @@ void parse_fleet_groups(const Fields& fleet, const std::string& key, sim::Replic
                 "fleet.decode_router)");
       sv.refuse("tensor_parallel", "not allowed here; give the group's own \"tensor_parallel\"");
       sv.refuse("expert_parallel", "not allowed in a group; it is scenario-wide (serving)");
+      sv.only({"max_num_seqs", "max_num_batched_tokens", "block_size_tokens", "batching"});
       parse_serving_limits(sv, spec.serving);
     }
     if (role == sim::ReplicaRole::kDecode && spec.serving.policy == sim::BatchingPolicy::kStatic) {
@@ -264,6 +334,7 @@ void parse_fleet_groups(const Fields& fleet, const std::string& key, sim::Replic
 /// "fleet": {"groups": [...]} or {"prefill": [...], "decode": [...], "decode_router": name}.
 FleetSpec parse_fleet(const Fields& f, const sim::ServingConfig& serving, sim::RouterKind router) {
   const Fields fleet = f.object("fleet");
+  fleet.only({"groups", "prefill", "decode", "decode_router"});
   FleetSpec spec;
   spec.decode_router = router;
   if (fleet.has("groups")) {
@@ -358,6 +429,9 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
   if (!doc.is_object()) throw InputError::bad_document(file, "a JSON object at the top level");
 
   const Fields f(doc, file, "");
+  f.only({"name", "description", "model", "weight_format", "kv_cache_format", "workload", "slo",
+          "serving", "engine", "candidates", "fleet", "seed", "hours_per_year", "max_instances",
+          "tco", "search", "uncertainty", "price_overrides"});
   const std::filesystem::path base = path.parent_path();
   Scenario s;
   s.file = path;
@@ -386,6 +460,8 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
 
   if (f.has("serving")) {
     const Fields sv = f.object("serving");
+    sv.only({"max_num_seqs", "max_num_batched_tokens", "block_size_tokens", "batching", "router",
+             "tensor_parallel", "expert_parallel"});
     parse_serving_limits(sv, s.serving);
     s.batching_set = sv.has("batching");
     s.max_num_seqs_set = sv.has("max_num_seqs");
@@ -476,6 +552,7 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
       const std::string key = "price_overrides[" + std::to_string(i) + "]";
       if (!list[i].is_object()) f.fail(key, "an object", list[i].dump());
       const Fields o(list[i], file, key);
+      o.only({"instance", "price_model", "usd_per_hour", "source", "as_of"});
       PriceOverride p;
       p.instance = o.string("instance");
       p.price_model = o.string("price_model");

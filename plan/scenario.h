@@ -59,6 +59,12 @@ struct WorkloadSpec {
   /// here. kind and path then mirror classes[0] (for displays that show one source) and the
   /// other fields above are unused.
   std::vector<ClientClassSpec> classes;
+  /// What to do with requests whose prompt plus output exceed the model's context length
+  /// (max_position_embeddings), "workload.over_context": kRefuse (default) refuses the scenario
+  /// before any simulation with the count of such requests; kClip clips them as vLLM does (a
+  /// prompt to context - 1 tokens, then the output to what the context has left).
+  enum class OverContext { kRefuse, kClip };
+  OverContext over_context = OverContext::kRefuse;
 };
 
 /// One client class: its own source of requests (kTrace or kArrivalProcess, no classes of
@@ -105,6 +111,12 @@ struct FleetSpec {
   /// router; the prefill pool uses the scenario's router).
   sim::RouterKind decode_router = sim::RouterKind::kLeastOutstanding;
 };
+
+/// The default of Scenario::max_requests (docs/scenarios.md, "Bounds").
+inline constexpr int64_t kDefaultMaxRequests = 2'000'000;
+/// Memory one simulated request takes, about (its record, metrics and queue entries), bytes:
+/// the estimate in the message of a refused workload.
+inline constexpr double kBytesPerSimulatedRequest = 2048;
 
 struct Scenario {
   std::filesystem::path file;  ///< the scenario file itself
@@ -169,6 +181,11 @@ struct Scenario {
   /// "price_overrides": prices the scenario sets itself (plan/price_overrides.h), applied to
   /// the catalog by app::make_plan_run and the GUI before planning.
   std::vector<PriceOverride> price_overrides;
+  /// Not a field of the file: the most requests the workload may have (`llmcap plan
+  /// --max-requests`). Planning refuses a larger workload before any simulation (arrival
+  /// processes before their arrivals are drawn, from rate x duration), with its estimated
+  /// memory (kBytesPerSimulatedRequest a request) in the message.
+  int64_t max_requests = kDefaultMaxRequests;
 
   /// One SLO per client class, indexed like RequestSpec::client_class: the classes' own SLOs,
   /// or {slo} for a scenario without classes. For sim::compute_class_metrics.

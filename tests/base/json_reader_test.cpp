@@ -236,5 +236,67 @@ TEST(JsonReaderTest, FilesThatCannotBeReadOrParsed) {
       << text_message;
 }
 
+/// `levels` arrays nested in one another around 0, e.g. [[0]] for 2.
+std::string nested_arrays(int levels) {
+  return std::string(static_cast<size_t>(levels), '[') + "0" +
+         std::string(static_cast<size_t>(levels), ']');
+}
+
+TEST(JsonReaderTest, NestingIsBoundedByEveryParse) {
+  // 64 levels parse; the 65th is refused with the path of the container that opens it.
+  EXPECT_NO_THROW(parse_json_text(nested_arrays(kMaxJsonDepth), "t.json"));
+  EXPECT_EQ(
+      message_of([] { parse_json_text(nested_arrays(kMaxJsonDepth + 1), "t.json"); }),
+      "t.json: field \"" +
+          [] {
+            std::string path;
+            for (int i = 0; i < kMaxJsonDepth; ++i) path += "[0]";
+            return path.substr(0, 77) + "...";
+          }() +
+          "\": expected at most 64 levels of nested objects and arrays, got level 65");
+  // A hundred thousand levels: refused (printing them would overflow the stack), not a crash.
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "{\"a\":";
+  deep += "1" + std::string(100000, '}');
+  const std::string message = message_of([&] { parse_json_text(deep, "deep.json"); });
+  EXPECT_EQ(message.rfind("deep.json: field \"a.a.a.", 0), 0u) << message;
+  EXPECT_NE(message.find("expected at most 64 levels of nested objects and arrays, got level 65"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message_of([&] { parse_ordered_json_text(deep, "o.json"); }).find("got level 65"),
+            std::string::npos);
+  std::string error;
+  EXPECT_NE(message_of([&] { try_parse_json(deep, "x.json", &error); }).find("x.json: field"),
+            std::string::npos);
+  // Lenient reads of stored documents read a too-deep one as null.
+  EXPECT_TRUE(parse_json_or_null(deep).is_null());
+  EXPECT_EQ(parse_json_or_null(nested_arrays(3)), json::parse("[[[0]]]"));
+}
+
+TEST(JsonReaderTest, NumbersBeyondDoubleRangeNameTheirField) {
+  EXPECT_EQ(message_of([] { parse_json_text(R"({"w": {"rate": 1e999}})", "s.json"); }),
+            "s.json: field \"w.rate\": expected a number of magnitude below 1.8e308, got 1e999");
+  EXPECT_EQ(message_of([] { parse_json_text(R"({"l": [1, {"x": 2}, -2E+400]})", "s.json"); }),
+            "s.json: field \"l[2]\": expected a number of magnitude below 1.8e308, got -2E+400");
+  EXPECT_EQ(message_of([] { parse_ordered_json_text("1e999", "n.json"); }),
+            "n.json: expected a number of magnitude below 1.8e308, got 1e999");
+  EXPECT_TRUE(parse_json_or_null(R"({"a": 1e999})").is_null());
+  // Large but finite numbers, and integers beyond 64 bits (read as doubles), still parse.
+  EXPECT_EQ(parse_json_text(R"({"a": 1.7e308})", "s.json").at("a").get<double>(), 1.7e308);
+  EXPECT_TRUE(parse_json_text("123456789012345678901234567890", "s.json").is_number_float());
+}
+
+TEST(JsonReaderTest, SyntaxErrorsLeaveTryParseEmpty) {
+  std::string error;
+  EXPECT_FALSE(try_parse_json("{\"a\": ", "t.json", &error).has_value());
+  EXPECT_EQ(error.rfind("[json.exception.parse_error", 0), 0u) << error;
+  EXPECT_EQ(try_parse_json("{\"a\": [1]}", "t.json", &error), json::parse("{\"a\": [1]}"));
+}
+
+TEST(JsonReaderTest, ADirectoryIsNotAReadableFile) {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  EXPECT_EQ(message_of([&] { read_json_file(dir); }), dir + ": cannot open file");
+}
+
 }  // namespace
 }  // namespace llmcap::base

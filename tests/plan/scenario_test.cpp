@@ -342,7 +342,7 @@ TEST_P(LoadScenarioBadInput, NamesFileFieldAndValue) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, LoadScenarioBadInput,
     ::testing::Values(
-        BadCase{"MissingSlo", "slo", R"("x": 1)", {"field \"slo\": missing"}},
+        BadCase{"MissingSlo", "slo", R"("seed": 7)", {"field \"slo\": missing"}},
         BadCase{"MistypedTtft",
                 "slo",
                 R"("slo": {"ttft_p99_s": "2s", "tpot_p99_s": 0.05})",
