@@ -104,7 +104,8 @@ int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
 bool is_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 
 /// Parses `YYYY-MM-DD HH:MM:SS[.f...]` (1 to 9 fraction digits) to nanoseconds since the Unix
-/// epoch of that naive time. False on any deviation.
+/// epoch of that naive time. False on any deviation, and for a year outside 1970..2261, so that
+/// the nanoseconds and the difference of any two of them fit 64 bits (found by fuzz_trace).
 bool parse_timestamp_ns(std::string_view s, int64_t& ns) {
   auto digits = [&](size_t pos, size_t count, int64_t& out) {
     if (pos + count > s.size()) return false;
@@ -122,7 +123,7 @@ bool parse_timestamp_ns(std::string_view s, int64_t& ns) {
     return false;
   }
   static constexpr int kDaysInMonth[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (month < 1 || month > 12 || day < 1 ||
+  if (year < 1970 || year > 2261 || month < 1 || month > 12 || day < 1 ||
       day > kDaysInMonth[month - 1] + (month == 2 && is_leap(year) ? 1 : 0) || hour > 23 ||
       minute > 59 || second > 60) {
     return false;

@@ -302,7 +302,8 @@ TEST(WorkloadErrorTest, BadTimestamp) {
   const std::string header = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
   for (const std::string bad :
        {"2023-13-16 18:15:46.68", "2023-02-29 00:00:00", "2023-11-16T18:15:46",
-        "2023-11-16 18:15:46.", "2023-11-16 18:15:46.1234567890", "yesterday"}) {
+        "2023-11-16 18:15:46.", "2023-11-16 18:15:46.1234567890", "yesterday",
+        "7548-11-16 18:17:03.9799600", "1969-12-31 23:59:59"}) {
     const auto path = write_temp("ts.csv", header + "2023-11-16 18:15:46,1,1\n" + bad + ",1,1\n");
     EXPECT_THAT(error_of([&] { load_trace(path); }),
                 HasSubstr("line 3, column 1 (\"TIMESTAMP\"): expected a timestamp "
