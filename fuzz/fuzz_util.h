@@ -1,5 +1,6 @@
 // Helpers of the libFuzzer targets (docs/fuzzing.md): the input as text, or as a file in a
-// per-process temporary folder that is removed at exit.
+// per-process temporary folder that is removed at exit (libFuzzer may end without running
+// atexit: scripts/fuzz points TMPDIR into its own temporary folder).
 #pragma once
 
 #include <unistd.h>
@@ -16,7 +17,7 @@ namespace llmcap::fuzz {
 /// The shipped data folder (catalogs, models) the readers check names against.
 inline std::filesystem::path data_dir() { return LLMCAP_DATA_DIR; }
 
-/// The process's temporary folder, made on first use and removed at exit.
+/// The process's temporary folder under $TMPDIR, made on first use and removed at exit.
 inline const std::filesystem::path& temp_dir() {
   static const std::filesystem::path dir = [] {
     std::string pattern = (std::filesystem::temp_directory_path() / "llmcap-fuzz-XXXXXX").string();
