@@ -393,7 +393,7 @@ StepReads step_reads(const ModelSpec& m, WeightFormat wf, KvFormat kf, int64_t b
   if (r.num_experts > 0) {
     const double e = static_cast<double>(r.num_experts);
     r.distinct_experts =
-        e * -std::expm1(b * std::log1p(-static_cast<double>(r.experts_per_token) / e));
+        e * expected_fraction_of_experts_hit(e, static_cast<double>(r.experts_per_token), b);
   } else {
     r.embedding_bytes = static_cast<double>(all_weight_bytes) - r.weight_bytes;
   }

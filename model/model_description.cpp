@@ -575,6 +575,11 @@ int64_t element_bytes(KvFormat format) { return static_cast<int64_t>(bytes_per_e
 
 }  // namespace
 
+double expected_fraction_of_experts_hit(double num_experts, double experts_per_token,
+                                        double num_tokens) {
+  return -std::expm1(num_tokens * std::log1p(-experts_per_token / num_experts));
+}
+
 bool has_fused_qkv(std::string_view model_type) {
   return model_type == "phi3" || model_type == "falcon" || model_type == "RefinedWeb" ||
          model_type == "RefinedWebModel" || model_type == "gpt_neox";
@@ -638,9 +643,9 @@ double ModelDescription::decode_step_weight_bytes(WeightFormat format, double nu
       n += bytes;
       continue;
     }
-    // Routed experts: the expected fraction of them the step's tokens reach, 1 - (1 - k/E)^T.
-    const double k_over_e = static_cast<double>(t.active_copies) / static_cast<double>(t.copies);
-    n += bytes * -std::expm1(num_tokens * std::log1p(-k_over_e));
+    // Routed experts: the expected fraction of them the step's tokens reach.
+    n += bytes * expected_fraction_of_experts_hit(static_cast<double>(t.copies),
+                                                  static_cast<double>(t.active_copies), num_tokens);
   }
   return n;
 }

@@ -134,6 +134,12 @@ struct ModelDescription {
   int64_t kv_cache_bytes_for_sequence(int64_t num_tokens, KvFormat format) const;
 };
 
+/// The expected fraction of a layer's routed experts that `num_tokens` tokens reach when each
+/// picks `experts_per_token` of `num_experts` uniformly: 1 - (1 - k/E)^T (computed as
+/// -expm1(T log1p(-k/E))). The roofline keeps log1p(-k/E) per node for its hot path.
+double expected_fraction_of_experts_hit(double num_experts, double experts_per_token,
+                                        double num_tokens);
+
 /// The facts of `model` the mixed weight formats' rules read (weight_encoding.h).
 QuantModel quant_model(const ModelDescription& model);
 
