@@ -98,6 +98,15 @@ void check_output_paths(const std::vector<NamedPath>& outputs,
   }
 }
 
+std::vector<NamedPath> data_dir_inputs(const fs::path& data_dir) {
+  std::vector<NamedPath> inputs;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(data_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec)) inputs.push_back({"--data-dir", it->path().string()});
+  }
+  return inputs;
+}
+
 fs::path temporary_path(const fs::path& target) {
   return fs::path(target.string() + ".tmp." + std::to_string(static_cast<long>(::getpid())));
 }

@@ -31,6 +31,11 @@ struct NamedPath {
 void check_output_paths(const std::vector<NamedPath>& outputs,
                         const std::vector<NamedPath>& inputs);
 
+/// Every regular file under `data_dir` (the catalogs, models, engines, claims: what --data-dir
+/// gives a command), each named `--data-dir`, as `inputs` of check_output_paths: an output
+/// must never overwrite the catalog it was computed from. Empty when the folder is absent.
+std::vector<NamedPath> data_dir_inputs(const std::filesystem::path& data_dir);
+
 /// The files one command writes, committed together. add() only records the contents; commit()
 /// first writes every file to `TARGET.tmp.<pid>` in the target's folder, and only when all of
 /// them were written renames each into place. When any write fails, every temporary file is

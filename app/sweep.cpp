@@ -48,13 +48,15 @@ struct PointRunner {
   const model::Catalog& catalog;
   const model::CalibrationProfile* profile;
   int threads;
+  int64_t max_requests;
 
   Outcome run(size_t index) const {
     Outcome o;
     o.index = index;
     try {
-      const plan::Scenario scenario =
+      plan::Scenario scenario =
           plan::load_scenario_text(spec.points[index].scenario_json, spec.scenario_path);
+      scenario.max_requests = max_requests;
       PlanRunOptions options;
       options.plan.num_threads = threads;
       options.plan.calibration = profile;
@@ -385,6 +387,10 @@ SweepRun run_sweep(const SweepOptions& args, std::ostream& err) {
   std::exception_ptr setup_error;
   try {
     spec = load_sweep(args.sweep_file);
+    std::vector<NamedPath> inputs = spec->input_files;
+    const std::vector<NamedPath> catalog_files = data_dir_inputs(data_dir);
+    inputs.insert(inputs.end(), catalog_files.begin(), catalog_files.end());
+    check_output_paths({{"--db", store::default_db_path(args.db).string()}}, inputs);
     catalog = model::Catalog::load(data_dir);
     if (!spec->profile_path.empty()) profile = model::read_profile_json(spec->profile_path);
 #ifdef LLMCAP_HAVE_MPI
@@ -420,7 +426,7 @@ SweepRun run_sweep(const SweepOptions& args, std::ostream& err) {
   if (setup_error) std::rethrow_exception(setup_error);
 
   const PointRunner runner{*spec, *catalog, spec->profile_path.empty() ? nullptr : &profile,
-                           args.threads_per_point};
+                           args.threads_per_point, args.max_requests};
 #ifdef LLMCAP_HAVE_MPI
   if (mpi && rank != 0) {
     run_mpi_worker(runner, rank);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "app/sweep_spec.h"
+#include "plan/scenario.h"
 #include "store/results_store.h"
 
 namespace llmcap::app {
@@ -23,8 +24,11 @@ struct SweepOptions {
   int jobs = 0;               ///< points at once on this machine (0: CPUs / threads_per_point)
   int threads_per_point = 1;  ///< planner threads of each point (results do not depend on it)
   int64_t max_points = 0;     ///< stop after this many new points (0: all)
-  bool quiet = false;         ///< no progress line per point
-  std::string command_line;   ///< stored with each point (store::RunRecord::command_line)
+  /// The most requests each point's workload may have (plan::Scenario::max_requests; the
+  /// sweep's --max-requests): a point above it fails as bad input, as `plan` refuses it.
+  int64_t max_requests = plan::kDefaultMaxRequests;
+  bool quiet = false;        ///< no progress line per point
+  std::string command_line;  ///< stored with each point (store::RunRecord::command_line)
 };
 
 /// What a sweep process did.

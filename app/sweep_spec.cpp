@@ -159,6 +159,25 @@ void check_grid_field(const base::OrderedJsonReader& grid, const std::string& fi
   }
 }
 
+/// Adds the files `scenario` reads (model config, traces) to spec.input_files, each once,
+/// named `model` or `workload.path` of the scenario (`point <label>: ...` for a point's).
+void add_input_files(SweepSpec& spec, const std::string& point_label,
+                     const plan::Scenario& scenario) {
+  const std::string prefix = point_label.empty() ? "scenario " : "point " + point_label + ": ";
+  auto add = [&](const std::string& field, const std::filesystem::path& path) {
+    if (path.empty()) return;
+    for (const NamedPath& known : spec.input_files) {
+      if (known.path == path.string()) return;
+    }
+    spec.input_files.push_back({prefix + field, path.string()});
+  };
+  add("model", scenario.model_config);
+  add("workload.path", scenario.workload.path);
+  for (const plan::ClientClassSpec& c : scenario.workload.classes) {
+    add("class \"" + c.name + "\" workload.path", c.workload.path);
+  }
+}
+
 }  // namespace
 
 SweepSpec load_sweep(const std::filesystem::path& path) {
@@ -194,7 +213,10 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
   // The base scenario: read and checked as it is.
   const std::string base_text =
       read_text_or_throw(spec.scenario_path, file + ": field \"scenario\"");
-  plan::load_scenario_text(base_text, spec.scenario_path);
+  spec.input_files = {{"sweep", spec.file.string()},
+                      {"field \"scenario\" of " + file, spec.scenario_path.string()},
+                      {"field \"profile\" of " + file, spec.profile_path.string()}};
+  add_input_files(spec, "", plan::load_scenario_text(base_text, spec.scenario_path));
   const ordered_json base = base::parse_ordered_json_text(base_text, spec.scenario_path.string());
   spec.sweep_id =
       spec.name + "-" +
@@ -233,7 +255,8 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
     point.key = key.dump();
     point.scenario_json = scenario.dump(2);
     try {
-      plan::load_scenario_text(point.scenario_json, spec.scenario_path);
+      add_input_files(spec, point.label,
+                      plan::load_scenario_text(point.scenario_json, spec.scenario_path));
     } catch (const plan::InputError& e) {
       throw plan::InputError(file + ": point " + point.label +
                              ": refused by the scenario reader: " + e.what());

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "app/output_files.h"
+
 namespace llmcap::app {
 
 /// One point of a sweep: the base scenario with one value per grid field.
@@ -32,6 +34,10 @@ struct SweepSpec {
   std::string sweep_id;
   std::vector<std::string> fields;  ///< grid fields in file order
   std::vector<SweepPoint> points;   ///< cartesian product, the last field varying fastest
+  /// Every file the sweep reads: the sweep file, its scenario and profile, and each point's
+  /// model config and traces (distinct paths), named as messages name them ("scenario",
+  /// `point workload.path=...: workload.path`). An output path must be none of them.
+  std::vector<NamedPath> input_files;
 };
 
 /// Reads and checks a sweep file: every grid field is a dotted path the scenario reader reads

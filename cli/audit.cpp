@@ -166,6 +166,8 @@ int run_audit_command(const AuditArgs& args, const std::filesystem::path& data_d
                       std::ostream& out) {
   std::vector<app::NamedPath> inputs = {{"claims", args.claims}, {"--profile", args.profile}};
   for (const std::string& p : args.engine_profiles) inputs.push_back({"--engine-profile", p});
+  const std::vector<app::NamedPath> catalog_files = app::data_dir_inputs(data_dir);
+  inputs.insert(inputs.end(), catalog_files.begin(), catalog_files.end());
   app::check_output_paths({{"--json", args.json_out}}, inputs);
   const model::Catalog catalog = model::Catalog::load(data_dir);
   const std::vector<model::ModelSpec> models = model::load_models(data_dir / "models");

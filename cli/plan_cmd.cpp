@@ -35,8 +35,10 @@ class ProgressPrinter final : public plan::PlanObserver {
 };
 
 /// Refuses --json / --csv paths that are inputs of the run (the scenario, the files it names,
-/// --profile, --warm-start), the results database or "-", before anything runs.
-void check_plan_outputs(const PlanArgs& a, const plan::Scenario& scenario) {
+/// --profile, --warm-start, the --data-dir catalogs), the results database or "-", before
+/// anything runs.
+void check_plan_outputs(const PlanArgs& a, const plan::Scenario& scenario,
+                        const std::string& data_dir) {
   std::vector<app::NamedPath> inputs = {{"scenario", a.scenario},
                                         {"--profile", a.profile},
                                         {"--warm-start", a.warm_start},
@@ -45,6 +47,8 @@ void check_plan_outputs(const PlanArgs& a, const plan::Scenario& scenario) {
   for (const plan::ClientClassSpec& c : scenario.workload.classes) {
     inputs.push_back({"class \"" + c.name + "\" workload.path", c.workload.path.string()});
   }
+  const std::vector<app::NamedPath> catalog_files = app::data_dir_inputs(data_dir);
+  inputs.insert(inputs.end(), catalog_files.begin(), catalog_files.end());
   app::check_output_paths({{"--db", a.no_store ? "" : store::default_db_path(a.db).string()},
                            {"--json", a.json_out},
                            {"--csv", a.csv_out}},
@@ -106,7 +110,7 @@ int run_plan_command(const PlanArgs& a, const std::string& data_dir,
                      const std::string& command_line, std::ostream& out, std::ostream& err) {
   plan::Scenario scenario = plan::load_scenario(a.scenario);
   scenario.max_requests = a.max_requests;
-  check_plan_outputs(a, scenario);
+  check_plan_outputs(a, scenario, data_dir);
   const model::Catalog catalog = model::Catalog::load(data_dir);
   ProgressPrinter progress(err);
   app::PlanRunOptions options;

@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "app/output_files.h"
 #include "app/sweep.h"
 #include "base/json_reader.h"
 #include "cli/cli.h"
@@ -124,6 +123,11 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
                   "Plan at most N new points, then stop (rerun to continue; 0: all)")
       ->check(CLI::NonNegativeNumber)
       ->option_text("N");
+  cmd->add_option("--max-requests", args.max_requests,
+                  "The most requests each point's workload may have; a point above it fails "
+                  "before any simulation, as plan --max-requests (default 2000000)")
+      ->option_text("N")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000'000}));
   cmd->add_option("--data-dir", args.data_dir, "Folder with hardware/ and instances/ catalogs")
       ->option_text("DIR");
   cmd->add_flag("--quiet", args.quiet, "No progress lines on stderr");
@@ -132,8 +136,6 @@ CLI::App* add_sweep_command(CLI::App& app, SweepArgs& args) {
 
 int run_sweep_command(const SweepArgs& args, const std::string& data_dir, std::ostream& out,
                       std::ostream& err) {
-  app::check_output_paths({{"--db", store::default_db_path(args.db).string()}},
-                          {{"sweep", args.sweep_file}});
   app::SweepOptions options;
   options.sweep_file = args.sweep_file;
   options.data_dir = data_dir;
@@ -141,6 +143,7 @@ int run_sweep_command(const SweepArgs& args, const std::string& data_dir, std::o
   options.jobs = args.jobs;
   options.threads_per_point = args.threads_per_point;
   options.max_points = args.max_points;
+  options.max_requests = args.max_requests;
   options.quiet = args.quiet;
   options.command_line = "llmcap sweep " + args.sweep_file;
   const app::SweepRun run = app::run_sweep(options, err);

@@ -6,6 +6,8 @@
 #include <ostream>
 #include <string>
 
+#include "plan/scenario.h"
+
 namespace CLI {
 class App;
 }
@@ -20,7 +22,9 @@ struct SweepArgs {
   int jobs = 0;               ///< --jobs: points at once on this machine (0: CPUs / threads)
   int threads_per_point = 1;  ///< --threads-per-point: planner threads of each point
   int64_t max_points = 0;     ///< --max-points: stop after this many new points (0: all)
-  bool quiet = false;         ///< --quiet: no progress lines
+  /// --max-requests: the most requests each point's workload may have (as plan's flag).
+  int64_t max_requests = plan::kDefaultMaxRequests;
+  bool quiet = false;  ///< --quiet: no progress lines
 };
 
 /// Registers the `sweep` subcommand (options bound to `args`) on `app`.

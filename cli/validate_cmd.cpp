@@ -162,6 +162,8 @@ int run_validate_command(const ValidateArgs& a, const std::string& data_dir,
       {"--published-file", a.published_file},
       {"--results-db", a.no_store ? "" : store::default_db_path(a.results_db).string()}};
   for (const std::string& m : a.models) inputs.push_back({"--model", m});
+  const std::vector<app::NamedPath> catalog_files = app::data_dir_inputs(data_dir);
+  inputs.insert(inputs.end(), catalog_files.begin(), catalog_files.end());
   app::check_output_paths({{"--json", a.json_out}, {"--save-profile", a.save_profile}}, inputs);
   if (a.published) return run_validate_published(a, data_dir, out);
   app::ValidationOptions options;

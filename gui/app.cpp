@@ -38,6 +38,11 @@ std::optional<AppArgs> parse_app_args(const QStringList& arguments, QString* err
                                     "else the source tree's data/).",
                                     "DIR");
   const QCommandLineOption threads("threads", "Planner threads (0: all CPUs).", "N", "0");
+  const QCommandLineOption max_requests(
+      "max-requests",
+      "The most requests a run's workload may have; a larger one is refused before any "
+      "simulation (as llmcap plan --max-requests).",
+      "N", QString::number(plan::kDefaultMaxRequests));
   const QCommandLineOption no_analysis("no-analysis", "Full runs without the analyses.");
   const QCommandLineOption no_store("no-store", "Do not store full runs in the results database.");
   const QCommandLineOption bench("bench-slider",
@@ -45,8 +50,8 @@ std::optional<AppArgs> parse_app_args(const QStringList& arguments, QString* err
                                  "(comma-separated); print each one's times and exit.",
                                  "LOADS");
   const QCommandLineOption size("size", "Window size for screenshots.", "WxH", "1920x1080");
-  p.addOptions(
-      {scenario, run, screenshot, lang, data_dir, threads, no_analysis, no_store, bench, size});
+  p.addOptions({scenario, run, screenshot, lang, data_dir, threads, max_requests, no_analysis,
+                no_store, bench, size});
   if (!p.parse(arguments)) {
     *error = p.errorText();
     return std::nullopt;
@@ -71,6 +76,12 @@ std::optional<AppArgs> parse_app_args(const QStringList& arguments, QString* err
   if (!ok || a.threads < 0) {
     *error = QStringLiteral("option --threads: expected a non-negative integer, got \"%1\"")
                  .arg(p.value(threads));
+    return std::nullopt;
+  }
+  a.max_requests = p.value(max_requests).toLongLong(&ok);
+  if (!ok || a.max_requests < 1 || a.max_requests > 1'000'000'000'000) {
+    *error = QStringLiteral("option --max-requests: expected an integer in [1, 1e12], got \"%1\"")
+                 .arg(p.value(max_requests));
     return std::nullopt;
   }
   a.analysis = !p.isSet(no_analysis);
@@ -128,6 +139,7 @@ int run_app(int argc, char** argv) {
   options.data_dir = resolve_data_dir(args->data_dir).toStdString();
   options.num_threads = args->threads;
   options.store_runs = args->store;
+  options.max_requests = args->max_requests;
   MainWindow window(options, language);
   window.resize(args->width, args->height);
   window.show();

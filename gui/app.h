@@ -4,19 +4,23 @@
 
 #include <QString>
 #include <QStringList>
+#include <cstdint>
 #include <optional>
 #include <vector>
+
+#include "plan/scenario.h"
 
 namespace llmcap::gui {
 
 /// The parsed command line.
 struct AppArgs {
-  QString scenario;      ///< --scenario FILE
-  bool run = false;      ///< --run: a full plan once loaded
-  QString screenshot;    ///< --screenshot FILE.png: render the window after loading (and running)
-  QString lang = "en";   ///< --lang en|zh_CN
-  QString data_dir;      ///< --data-dir (default $LLMCAP_DATA_DIR, else the source tree's data/)
-  int threads = 0;       ///< --threads
+  QString scenario;     ///< --scenario FILE
+  bool run = false;     ///< --run: a full plan once loaded
+  QString screenshot;   ///< --screenshot FILE.png: render the window after loading (and running)
+  QString lang = "en";  ///< --lang en|zh_CN
+  QString data_dir;     ///< --data-dir (default $LLMCAP_DATA_DIR, else the source tree's data/)
+  int threads = 0;      ///< --threads
+  int64_t max_requests = plan::kDefaultMaxRequests;  ///< --max-requests
   bool analysis = true;  ///< --no-analysis turns the analyses of --run off
   bool store = true;     ///< --no-store: full runs are not stored in the results database
   /// --bench-slider 1.1,1.25,...: after the first run, what-if runs at these load multipliers

@@ -561,6 +561,7 @@ void MainWindow::sync_what_if_controls() {
 std::optional<plan::Scenario> MainWindow::validated(ScenarioPanel::Field field) {
   try {
     plan::Scenario s = draft_.scenario();
+    s.max_requests = options_.max_requests;
     good_draft_ = draft_;
     panel_->clear_errors();
     return s;

@@ -19,6 +19,7 @@
 #include "gui/scenario_panel.h"
 #include "model/calibration.h"
 #include "model/hardware.h"
+#include "plan/scenario.h"
 
 class QAction;
 class QButtonGroup;
@@ -65,6 +66,9 @@ class MainWindow : public QMainWindow {
     std::filesystem::path data_dir;  ///< catalogs and models
     int num_threads = 0;             ///< planner threads (0: hardware concurrency)
     bool store_runs = true;          ///< full runs go to the results database
+    /// The most requests a run's workload may have (plan::Scenario::max_requests;
+    /// llmcap-gui --max-requests); a larger one is shown as an error before any simulation.
+    int64_t max_requests = plan::kDefaultMaxRequests;
   };
 
   MainWindow(Options options, Language* language, QWidget* parent = nullptr);

@@ -78,19 +78,27 @@ CpuFeatures detect() {
   f.model_name = read_model_name();
 #ifdef LLMCAP_X86
   __builtin_cpu_init();
-  // g++ 12 knows all these names; libgcc also checks the OS-enabled state, and we check XCR0
-  // ourselves below so that a libgcc that does not cannot report unusable registers.
+  // g++ 12 and clang 14 know these names; libgcc also checks the OS-enabled state, and we check
+  // XCR0 ourselves below so that a libgcc that does not cannot report unusable registers.
   f.avx2 = __builtin_cpu_supports("avx2");
   f.fma = __builtin_cpu_supports("fma");
-  f.f16c = __builtin_cpu_supports("f16c");
   f.avx512f = __builtin_cpu_supports("avx512f");
   f.avx512bw = __builtin_cpu_supports("avx512bw");
   f.avx512vl = __builtin_cpu_supports("avx512vl");
   f.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
   f.avx512_vnni = __builtin_cpu_supports("avx512vnni");
-  f.avx_vnni = __builtin_cpu_supports("avxvnni");
-  f.amx_bf16 = __builtin_cpu_supports("amx-bf16");
-  f.amx_int8 = __builtin_cpu_supports("amx-int8");
+  // F16C, AVX-VNNI and AMX straight from CPUID (Intel SDM vol. 2A, leaves 01H and 07H):
+  // clang 14's __builtin_cpu_supports knows none of these names.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx)) f.f16c = (ecx >> 29) & 1u;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) {
+    f.amx_bf16 = (edx >> 22) & 1u;
+    f.amx_int8 = (edx >> 25) & 1u;
+    const unsigned max_subleaf = eax;
+    if (max_subleaf >= 1 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) {
+      f.avx_vnni = (eax >> 4) & 1u;
+    }
+  }
 
   const unsigned long long xcr0 = read_xcr0();
   const bool ymm_state = (xcr0 & 0x6) == 0x6;          // SSE + AVX state

@@ -99,6 +99,13 @@ sim::Workload load_checked_workload(const Scenario& scenario) {
   check_request_count(scenario, expected_requests(w), count_field);
   sim::Workload workload = load_workload(scenario.workload, scenario.seed);
   check_request_count(scenario, static_cast<double>(workload.open_loop.size()), count_field);
+  if (workload.closed_loop) {
+    // A closed loop's request count follows from its latencies: the simulator stops it at
+    // the same limit instead (sim::ClosedLoopWorkload::max_requests).
+    workload.closed_loop->max_requests = scenario.max_requests;
+    workload.closed_loop->source_file = scenario.file.string();
+    workload.closed_loop->duration_field = "workload.duration_s";
+  }
   if (workload.closed_loop || !workload.open_loop.empty()) return workload;
   const std::string file = scenario.file.string();
   const std::string expected = "a workload that yields at least one request";

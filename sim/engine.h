@@ -89,6 +89,7 @@ class Engine {
   void emit_prefill_tokens(Replica& replica, SimTime now);
   void finish(Replica& replica, int64_t id, SimTime now);
   void user_done(int64_t user, SimTime now);
+  void check_closed_loop_requests(SimTime now) const;
   SimResult stop(SimTime now, std::string reason);
 
   // ---- queues, running list, decoders (sim/replica.cpp) -------------------------------------

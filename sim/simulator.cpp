@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -171,6 +172,19 @@ void Engine::schedule_user_request(int64_t user, SimTime time) {
   events_.schedule(time, Phase::kArrival, EventKind::kArrival, user);
 }
 
+/// Throws the InputError of ClosedLoopWorkload::max_requests when one more request would
+/// exceed it.
+void Engine::check_closed_loop_requests(SimTime now) const {
+  const ClosedLoopWorkload& closed = *workload_.closed_loop;
+  if (static_cast<int64_t>(result_.requests.size()) < closed.max_requests) return;
+  std::ostringstream reason;
+  reason << "the closed loop of " << closed.num_users << " users issued more than "
+         << closed.max_requests << " requests before " << std::setprecision(4) << now.seconds()
+         << " s of " << closed.duration_s << " s; expected at most " << closed.max_requests
+         << " requests (raise the limit with --max-requests)";
+  throw InputError::refused_field(closed.source_file, closed.duration_field, reason.str());
+}
+
 void Engine::user_done(int64_t user, SimTime now) {
   const double think_s = think_stream_.exponential(workload_.closed_loop->think_time_s);
   schedule_user_request(user, now + SimTime::Seconds(think_s));
@@ -183,6 +197,7 @@ void Engine::on_arrival(SimTime now, int64_t target) {
   int64_t user = -1;
   if (workload_.closed_loop) {
     user = target;
+    check_closed_loop_requests(now);
     spec.arrival = now;
     spec.num_prompt_tokens = users_[user].next.num_prompt_tokens;
     spec.num_output_tokens = users_[user].next.num_output_tokens;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -153,11 +154,20 @@ std::vector<RequestSpec> merge_client_classes(const std::vector<std::vector<Requ
 /// thinks for an exponentially distributed time (mean think_time_s) and sends the next, until
 /// duration_s; lengths drawn from `lengths`. User i starts at a uniformly random offset in
 /// [0, think_time_s) so that users do not all arrive at once.
+///
+/// The loop issues at most max_requests requests: the arrival past it throws InputError
+/// `<source_file>: field "<duration_field>": the closed loop of N users issued more than M
+/// requests before T s of D s; expected at most M requests (raise the limit with
+/// --max-requests)` (the planner sets these from plan::Scenario::max_requests; a closed loop's
+/// request count depends on its latencies, so it cannot be refused before it runs).
 struct ClosedLoopWorkload {
   int64_t num_users = 0;
   double think_time_s = 0;
   double duration_s = 0;
   std::vector<LengthSample> lengths;
+  int64_t max_requests = std::numeric_limits<int64_t>::max();
+  std::string source_file;                             ///< for the max_requests error
+  std::string duration_field = "workload.duration_s";  ///< for the max_requests error
 };
 
 /// What the simulator is fed: either a fixed list of arrivals (open loop) or a closed loop.

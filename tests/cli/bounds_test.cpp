@@ -269,6 +269,22 @@ TEST(CliBounds, WorkloadsAboveTheRequestLimitAreRefusedWithTheirEstimate) {
   EXPECT_EQ(r.code, kExitOk) << r.err;
 }
 
+TEST(CliBounds, AClosedLoopStopsAtTheRequestLimitNamingItsDuration) {
+  TempDir dir;
+  // 40 users who barely think, for 10 minutes: far more than 100 requests, and how many only
+  // the simulation knows; it stops at the limit rather than growing without bound.
+  const auto p = dir.write("s.json", scenario(lengths_workload("closed_loop",
+                                                               "\"num_users\": 40, "
+                                                               "\"think_time_s\": 0.1, "
+                                                               "\"duration_s\": 600")));
+  expect_refused(p,
+                 {p.string() + ": field \"workload.duration_s\": the closed loop of 40 users "
+                               "issued more than 100 requests before ",
+                  " s of 600 s; expected at most 100 requests (raise the limit with "
+                  "--max-requests)"},
+                 {"--max-requests", "100"});
+}
+
 TEST(CliBounds, ClaimBatchesThatWouldOverflowAreRefused) {
   TempDir dir;
   const std::string seed = std::string(LLMCAP_DATA_DIR) + "/claims/seed-article.json";

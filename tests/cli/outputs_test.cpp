@@ -113,6 +113,51 @@ TEST(CliOutputs, ModelRefusesItsConfigAsTheOutput) {
   EXPECT_EQ(read_text(config), before);
 }
 
+TEST(CliOutputs, SweepRefusesADatabaseOntoAFileItsPointsRead) {
+  TempDir dir;
+  const fs::path scenario = scenario_in(dir);
+  const fs::path trace = dir.path() / "trace.csv";
+  const std::string before = read_text(trace);
+  const fs::path sweep = dir.write("sweep.json", R"({"name": "outputs", "scenario": "s.json",
+    "grid": {"slo.tpot_p99_s": [0.05]}})");
+  const CliRun r = run_cli({"sweep", sweep.string(), "--quiet", "--db", trace.string()});
+  EXPECT_EQ(r.code, kExitBadInput) << r.err;
+  EXPECT_EQ(r.err, "llmcap: error: --db " + trace.string() +
+                       ": is the input file of scenario workload.path (" + trace.string() +
+                       "); expected an output path that is not an input\n");
+  EXPECT_EQ(read_text(trace), before);
+  // The scenario the sweep file names is an input too.
+  const CliRun s = run_cli({"sweep", sweep.string(), "--quiet", "--db", scenario.string()});
+  EXPECT_EQ(s.code, kExitBadInput) << s.err;
+  EXPECT_THAT(s.err, ::testing::HasSubstr(": is the input file of field \"scenario\" of " +
+                                          sweep.string()));
+}
+
+TEST(CliOutputs, NoCommandWritesOverTheCatalogItReads) {
+  TempDir dir;
+  const fs::path data = dir.path() / "data";
+  fs::copy(data_dir(), data, fs::copy_options::recursive);
+  const fs::path scenario = scenario_in(dir);
+  const fs::path instances = data / "instances" / "instances.json";
+  const std::string before = read_text(instances);
+  const CliRun plan_run =
+      plan(scenario, {"--data-dir", data.string(), "--json", instances.string()});
+  EXPECT_EQ(plan_run.code, kExitBadInput) << plan_run.err;
+  EXPECT_EQ(plan_run.err, "llmcap: error: --json " + instances.string() +
+                              ": is the input file of --data-dir (" + instances.string() +
+                              "); expected an output path that is not an input\n");
+  // audit reads the claims' models from the catalog's models/ folder.
+  const fs::path model = data / "models" / "llama-3.1-70b.json";
+  const std::string model_before = read_text(model);
+  const CliRun audit = run_cli({"audit", (data / "claims" / "seed-article.json").string(),
+                                "--data-dir", data.string(), "--json", model.string()});
+  EXPECT_EQ(audit.code, kExitBadInput) << audit.err;
+  EXPECT_THAT(audit.err,
+              ::testing::HasSubstr(": is the input file of --data-dir (" + model.string() + ")"));
+  EXPECT_EQ(read_text(instances), before);
+  EXPECT_EQ(read_text(model), model_before);
+}
+
 // Issue 29: `--json -` wrote a file named "-". Standard output is refused for every output
 // file, with the way to name a file "-".
 TEST(CliOutputs, DashIsRefusedNotWrittenAsAFile) {

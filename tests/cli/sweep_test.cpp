@@ -320,6 +320,25 @@ TEST(SweepCommand, AFailingPointStopsTheSweepKeepingTheOthers) {
   EXPECT_EQ(store::ResultsStore::open(db).sweep_points(load_sweep(sweep).sweep_id).size(), 1u);
 }
 
+TEST(SweepCommand, MaxRequestsBoundsEveryPointAsPlanDoes) {
+  TempDir dir;
+  const auto db = dir.path() / "runs.sqlite";
+  // The base's trace has 300 requests: under --max-requests 100 the first point is refused
+  // with plan's message, and nothing is stored; at 300 the point plans.
+  const auto sweep = write_sweep(dir, "limited", R"({"slo.tpot_p99_s": [0.05]})");
+  const Result r = run_cli(
+      {"sweep", sweep.string(), "--db", db.string(), "--jobs", "1", "--max-requests", "100"});
+  EXPECT_EQ(r.code, kExitBadInput) << r.err;
+  EXPECT_NE(r.err.find("field \"workload.path\": about 300 requests"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("expected at most 100 requests (raise the limit with --max-requests)"),
+            std::string::npos)
+      << r.err;
+  const Result ok = run_cli(
+      {"sweep", sweep.string(), "--db", db.string(), "--jobs", "1", "--max-requests", "300"});
+  EXPECT_EQ(ok.code, kExitOk) << ok.err;
+  EXPECT_EQ(store::ResultsStore::open(db).sweep_points(load_sweep(sweep).sweep_id).size(), 1u);
+}
+
 TEST(SweepCommand, BadSweepFileExitsTwo) {
   TempDir dir;
   const auto sweep = write_sweep(dir, "bad", R"({"slo.tpot_p99_s": []})");

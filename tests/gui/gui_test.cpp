@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "gui/app.h"
 #include "gui/audit_view.h"
 #include "gui/calibration_view.h"
 #include "gui/chart_models.h"
@@ -67,10 +68,12 @@ bool wait_for_run(MainWindow& window, int timeout_ms, bool* ok = nullptr) {
   return finished;
 }
 
-std::unique_ptr<MainWindow> make_window(Language* language) {
+std::unique_ptr<MainWindow> make_window(Language* language,
+                                        int64_t max_requests = plan::kDefaultMaxRequests) {
   MainWindow::Options o;
   o.data_dir = data_dir();
   o.num_threads = 2;
+  o.max_requests = max_requests;
   o.store_runs = true;  // $LLMCAP_DB points at a scratch file (gui_test_main.cpp)
   auto w = std::make_unique<MainWindow>(o, language);
   w->resize(1400, 900);
@@ -689,6 +692,34 @@ TEST_F(GuiWindow, UnknownCandidateFailsTheRunWithTheCandidatesError) {
   for (const ResultRow& r : window_->results()->rows()) {
     EXPECT_NE(r.state, ResultRow::State::kPending) << r.instance_type;
   }
+}
+
+TEST(GuiMaxRequests, AWorkloadAboveTheLimitIsShownAsAnErrorBeforeAnySimulation) {
+  Language language(nullptr);
+  const auto window = make_window(&language, /*max_requests=*/10);
+  ASSERT_TRUE(window->open_scenario(small_scenario())) << window->status_text().toStdString();
+  window->set_load_multiplier(1.0);
+  bool ok = true;
+  ASSERT_TRUE(wait_for_run(*window, kSmallRunTimeoutMs, &ok));
+  EXPECT_FALSE(ok);
+  const std::string status = window->status_text().toStdString();
+  EXPECT_NE(status.find("expected at most 10 requests (raise the limit with --max-requests)"),
+            std::string::npos)
+      << status;
+}
+
+TEST(GuiArgs, MaxRequestsIsAPositiveIntegerUpTo1e12) {
+  QString error;
+  const auto a = parse_app_args({"llmcap-gui", "--max-requests", "5000000"}, &error);
+  ASSERT_TRUE(a.has_value()) << error.toStdString();
+  EXPECT_EQ(a->max_requests, 5'000'000);
+  EXPECT_EQ(parse_app_args({"llmcap-gui"}, &error)->max_requests, plan::kDefaultMaxRequests);
+  EXPECT_FALSE(parse_app_args({"llmcap-gui", "--max-requests", "0"}, &error).has_value());
+  EXPECT_EQ(error.toStdString(),
+            "option --max-requests: expected an integer in [1, 1e12], got \"0\"");
+  EXPECT_FALSE(parse_app_args({"llmcap-gui", "--max-requests", "lots"}, &error).has_value());
+  EXPECT_EQ(error.toStdString(),
+            "option --max-requests: expected an integer in [1, 1e12], got \"lots\"");
 }
 
 TEST_F(GuiWindow, MissingScenarioFileIsNamed) {

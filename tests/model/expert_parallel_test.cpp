@@ -45,7 +45,9 @@ BatchShape decode(int64_t num_seqs, int64_t context_per_seq) {
   return b;
 }
 
-const OpTime& op_named(const std::vector<OpTime>& ops, const std::string& name) {
+/// A copy: callers pass breakdown()'s temporary vector (a reference into it would dangle, as
+/// AddressSanitizer found).
+OpTime op_named(const std::vector<OpTime>& ops, const std::string& name) {
   for (const OpTime& op : ops) {
     if (op.op == name) return op;
   }
@@ -108,7 +110,7 @@ TEST(ExpertParallel, EachMoeLayerPaysAnAllToAllDispatchAndCombineForADevicesToke
   const double a2a_bytes = 16 * remote_devices * 2048 * 2;
   for (const char* name : {"moe_dispatch", "moe_combine"}) {
     SCOPED_TRACE(name);
-    const OpTime& op = op_named(ops, name);
+    const OpTime op = op_named(ops, name);
     EXPECT_NEAR(op.bytes, a2a_bytes, kRelTol * a2a_bytes);
     EXPECT_NEAR(op.time_s, e.all_reduce_latency_s + a2a_bytes * link_s_per_byte, 1e-15);
     EXPECT_EQ(op.num_layers, 48);
@@ -128,8 +130,8 @@ TEST(ExpertParallel, AttentionRunsDataParallelOnADevicesShareOfTheSequences) {
   const RooflinePredictor one(m, WeightFormat::kBf16, KvFormat::kBf16, gpus(1, false), e);
   for (const char* name : {"attention", "qkv_proj", "out_proj", "router"}) {
     SCOPED_TRACE(name);
-    const OpTime& a = op_named(ep.breakdown(decode(64, 1000)), name);
-    const OpTime& b = op_named(one.breakdown(decode(16, 1000)), name);
+    const OpTime a = op_named(ep.breakdown(decode(64, 1000)), name);
+    const OpTime b = op_named(one.breakdown(decode(16, 1000)), name);
     EXPECT_NEAR(a.bytes, b.bytes, kRelTol * b.bytes);
     EXPECT_NEAR(a.flops, b.flops, kRelTol * b.flops);
   }
