@@ -117,6 +117,8 @@ class Reader : public base::JsonReader {
 };
 
 RateFit rate_fit_from(const Reader& r) {
+  r.only({"overhead_s", "bytes_per_s", "flops_per_s", "num_samples", "median_rel_error",
+          "p95_rel_error", "by_batch", "by_batch_median_rel_error", "by_batch_p95_rel_error"});
   RateFit f;
   f.overhead_s = r.number("overhead_s");
   f.bytes_per_s = r.number("bytes_per_s");
@@ -129,6 +131,7 @@ RateFit rate_fit_from(const Reader& r) {
     if (!rows.is_array()) r.fail("by_batch", "an array", rows);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Reader row(rows[i], r.source(), r.field("by_batch") + "[" + std::to_string(i) + "]");
+      row.only({"batch", "overhead_s", "bytes_per_s", "num_samples"});
       BatchRateFit b;
       b.batch = row.integer("batch");
       b.overhead_s = row.number("overhead_s");
@@ -146,6 +149,8 @@ RateFit rate_fit_from(const Reader& r) {
 }
 
 CalibrationFit fit_from(const Reader& r) {
+  r.only({"threads", "min_bytes", "statistic", "cache_resident_fitted", "model", "matmul",
+          "attention", "median_rel_error", "p95_rel_error"});
   CalibrationFit fit;
   fit.threads = static_cast<int>(r.integer("threads"));
   fit.min_bytes = r.number("min_bytes");
@@ -230,9 +235,14 @@ CalibrationProfile profile_from_json(const std::string& text, const std::string&
   CalibrationProfile p;
   p.schema_version = static_cast<int>(r.integer("schema_version"));
   check_schema_version(p.schema_version, source);
+  // Unknown keys are refused at every level (issue 29): a profile is stored with each
+  // calibration run, and a key this version would drop is a key nobody sees again.
+  r.only({"schema_version", "created_at", "tool", "machine", "kernels", "fit"});
   p.created_at = r.has("created_at") ? r.str("created_at") : "";
   p.tool = r.has("tool") ? r.str("tool") : "";
   const Reader m = r.object("machine");
+  m.only({"cpu_model", "isa", "num_cores", "l1d_bytes", "l2_bytes", "l3_bytes",
+          "read_bandwidth_bytes_per_s", "copy_bandwidth_bytes_per_s"});
   p.machine.cpu_model = m.str("cpu_model");
   p.machine.isa = m.str("isa");
   p.machine.num_cores = static_cast<int>(m.integer("num_cores"));
@@ -250,6 +260,8 @@ CalibrationProfile profile_from_json(const std::string& text, const std::string&
   if (!kernels.is_array()) r.fail("kernels", "an array", kernels);
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const Reader k(kernels[i], source, "kernels[" + std::to_string(i) + "]");
+    k.only({"op", "format", "backend", "rows", "cols", "batch", "threads", "min_s", "median_s",
+            "bytes", "flops", "bytes_per_s", "flops_per_s", "cache_resident"});
     KernelSample s;
     s.op = k.str("op");
     s.format = k.str("format");

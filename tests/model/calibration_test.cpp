@@ -204,6 +204,18 @@ TEST(CalibrationJson, BadProfilesNameTheFileFieldAndValue) {
   doc["machine"]["read_bandwidth_bytes_per_s"] = {{"two", 1e9}};
   EXPECT_THAT(error_of(doc.dump()), HasSubstr("expected thread counts as keys, got \"two\""));
   EXPECT_THROW(read_profile_json("/nonexistent/prof.json"), InputError);
+  // Unknown keys, at every level (issue 29: nothing unread is stored).
+  doc = nlohmann::json::parse(good);
+  doc["extra"] = 1;
+  EXPECT_THAT(error_of(doc.dump()), HasSubstr("prof.json: field \"extra\": unknown; known fields: "
+                                              "schema_version, created_at, tool, machine"));
+  doc = nlohmann::json::parse(good);
+  doc["kernels"][1]["warm"] = true;
+  EXPECT_THAT(error_of(doc.dump()), HasSubstr("prof.json: field \"kernels[1].warm\": unknown"));
+  doc = nlohmann::json::parse(good);
+  doc["fit"]["matmul"]["bf16"]["slope"] = 2;
+  EXPECT_THAT(error_of(doc.dump()),
+              HasSubstr("prof.json: field \"fit.matmul.bf16.slope\": unknown"));
 }
 
 // The fit alone, as the profile database keeps it (store/profile_store.h): the profile JSON's
