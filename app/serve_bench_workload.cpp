@@ -18,7 +18,7 @@ using sim::SimTime;
 
 constexpr const char* kDefaultModel = "qwen2.5-0.5b.json";
 constexpr const char* kDefaultTrace = "AzureLLMInferenceTrace_conv.csv";
-constexpr const char* kDefaultLengths = "sharegpt_8k_filtered_stats_llama2_tokenizer.csv";
+constexpr const char* kDefaultLengths = "sharegpt-8k.json";  // a length model, data/workloads/
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -96,9 +96,9 @@ std::filesystem::path serve_bench_model_path(const ServeBenchOptions& a,
 
 std::filesystem::path serve_bench_trace_path(const ServeBenchOptions& a,
                                              const std::filesystem::path& data_dir) {
-  return !a.trace.empty()
-             ? std::filesystem::path(a.trace)
-             : data_dir / "traces" / (a.arrivals == "trace" ? kDefaultTrace : kDefaultLengths);
+  if (!a.trace.empty()) return a.trace;
+  return a.arrivals == "trace" ? data_dir / "traces" / kDefaultTrace
+                               : data_dir / "workloads" / kDefaultLengths;
 }
 
 serve::ServeConfig serve_bench_config(const ServeBenchOptions& a) {
@@ -176,6 +176,15 @@ ServeBenchWorkload read_serve_bench_workload(const ServeBenchOptions& a,
   w.trace_arrivals = a.arrivals == "trace";
   w.trace_path = serve_bench_trace_path(a, data_dir);
   if (w.trace_arrivals) {
+    std::error_code ec;
+    if (a.trace.empty() && !std::filesystem::exists(w.trace_path, ec)) {
+      // The public traces are not shipped (docs/traces.md says where to download them).
+      throw sim::InputError(w.trace_path.string() +
+                            ": cannot open file; the default --arrivals trace replays the Azure "
+                            "2023 conversation trace, which llmcap does not ship: download "
+                            "AzureLLMInferenceTrace_conv.csv into that folder (docs/traces.md), "
+                            "pass --trace FILE, or use --arrivals poisson");
+    }
     w.trace = sim::load_trace(w.trace_path);
     for (sim::RequestSpec& r : w.trace) {
       const sim::LengthSample s = scale_lengths({r.num_prompt_tokens, r.num_output_tokens}, a);

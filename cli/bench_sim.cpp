@@ -30,7 +30,7 @@ namespace {
 
 constexpr const char* kModelFile = "llama-3.1-8b.json";
 constexpr const char* kInstanceType = "gcp-a2-ultragpu-1g";
-constexpr const char* kTraceFile = "AzureLLMInferenceTrace_conv.csv";
+constexpr const char* kLengthModel = "azure-2023-conversation.json";
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -115,7 +115,7 @@ BenchSimReport run_bench_sim(const BenchSimArgs& args, const std::filesystem::pa
   report.num_kv_blocks = fleet.serving.num_kv_blocks;
 
   const std::vector<sim::LengthSample> lengths =
-      sim::load_lengths(data_dir / "traces" / kTraceFile);
+      sim::load_lengths(data_dir / "workloads" / kLengthModel);
   double sum_prompt = 0;
   double sum_output = 0;
   for (const sim::LengthSample& s : lengths) {

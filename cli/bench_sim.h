@@ -58,20 +58,19 @@ struct BenchSimReport {
 /// The fraction of the estimated saturation rate offered to the fleet.
 inline constexpr double kBenchLoadFraction = 0.6;
 
-/// Simulates args.num_requests requests with Poisson arrivals and the Azure LLM inference
-/// 2023 conversation trace's prompt/output lengths (`<data_dir>/traces/
-/// AzureLLMInferenceTrace_conv.csv`, drawn with replacement) on a fleet of args.num_instances
-/// replicas of Llama-3.1-8B (bf16 weights and KV cache) on the catalog's gcp-a2-ultragpu-1g
-/// (one A100 80GB), timed by the datasheet roofline predictor (model/roofline.h, GPU default
-/// efficiencies); continuous batching (vLLM defaults: max_num_seqs 256, max_num_batched_tokens
-/// 16384, 16-token blocks), least-outstanding routing; inter-token gaps are not kept
-/// (SimOptions::record_itl_ns = false), no time series.
-/// Offered rate = kBenchLoadFraction x num_instances x the estimated saturation rate of one
-/// replica: 1 / (prefill time of the mean prompt + mean output x decode step time / b) with
-/// b = the running sequences the KV cache holds at mean length (at most max_num_seqs) and the
-/// decode step at mean context. Only the simulate() call is timed (wall_s); latency
-/// percentiles are computed afterwards to show the load was below saturation.
-/// Throws model::InputError / sim::InputError for missing or bad data files.
+/// Simulates args.num_requests requests with Poisson arrivals and the prompt/output lengths of
+/// the Azure LLM inference 2023 conversation service (its length model,
+/// `<data_dir>/workloads/azure-2023-conversation.json`, drawn with replacement) on a fleet of
+/// args.num_instances replicas of Llama-3.1-8B (bf16 weights and KV cache) on the catalog's
+/// gcp-a2-ultragpu-1g (one A100 80GB), timed by the datasheet roofline predictor (model/roofline.h,
+/// GPU default efficiencies); continuous batching (vLLM defaults: max_num_seqs 256,
+/// max_num_batched_tokens 16384, 16-token blocks), least-outstanding routing; inter-token gaps are
+/// not kept (SimOptions::record_itl_ns = false), no time series. Offered rate = kBenchLoadFraction
+/// x num_instances x the estimated saturation rate of one replica: 1 / (prefill time of the mean
+/// prompt + mean output x decode step time / b) with b = the running sequences the KV cache holds
+/// at mean length (at most max_num_seqs) and the decode step at mean context. Only the simulate()
+/// call is timed (wall_s); latency percentiles are computed afterwards to show the load was below
+/// saturation. Throws model::InputError / sim::InputError for missing or bad data files.
 BenchSimReport run_bench_sim(const BenchSimArgs& args, const std::filesystem::path& data_dir);
 
 /// `{"requests", "wall_s", "requests_per_s", "peak_rss_bytes", "instances", "seed",

@@ -13,12 +13,13 @@
 #include "report/report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::string error;
-  const std::optional<nlohmann::json> document =
-      llmcap::base::try_parse_json(llmcap::fuzz::as_text(data, size), "run.json", &error);
-  if (!document) return 0;
   using llmcap::report::Format;
   try {
+    // Refused bounds (nesting, numbers beyond a double) throw InputError, as for the command.
+    std::string error;
+    const std::optional<nlohmann::json> document =
+        llmcap::base::try_parse_json(llmcap::fuzz::as_text(data, size), "run.json", &error);
+    if (!document) return 0;
     llmcap::report::validate_document(*document);
     for (const Format format : {Format::kMarkdown, Format::kCsv, Format::kJson}) {
       (void)llmcap::report::render(*document, format);

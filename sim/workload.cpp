@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "sim/input_error.h"
+#include "sim/length_model.h"
 #include "sim/random.h"
 
 namespace llmcap::sim {
@@ -297,6 +298,7 @@ std::vector<RequestSpec> load_trace(const std::filesystem::path& path,
 }
 
 std::vector<LengthSample> load_lengths(const std::filesystem::path& path) {
+  if (is_length_model_path(path)) return length_samples(read_length_model(path));
   const ParsedFile parsed = parse_file(path, /*allow_lengths=*/true);
   std::vector<LengthSample> lengths;
   lengths.reserve(parsed.rows.size());

@@ -54,8 +54,10 @@ struct TraceOptions {
 std::vector<RequestSpec> load_trace(const std::filesystem::path& path,
                                     const TraceOptions& options = {});
 
-/// Reads prompt/output lengths from any trace above or from a length file with the header
-/// `num_prefill_tokens,num_decode_tokens[,...]` (extra columns ignored). Same errors.
+/// Reads prompt/output lengths from any trace above, from a length file with the header
+/// `num_prefill_tokens,num_decode_tokens[,...]` (extra columns ignored; same errors), or from a
+/// length model, a `.json` file (sim/length_model.h: its kLengthModelSamples stratified
+/// samples).
 std::vector<LengthSample> load_lengths(const std::filesystem::path& path);
 
 /// Poisson arrivals at `rate_per_s`, `num_requests` of them, lengths drawn uniformly (with

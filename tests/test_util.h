@@ -41,6 +41,23 @@ class TempDir {
 /// The repository's data/ folder (compiled in by tests/CMakeLists.txt).
 inline std::filesystem::path data_dir() { return LLMCAP_DATA_DIR; }
 
+#ifdef LLMCAP_SHARED_DATA_DIR
+/// The public traces beside the repository (../shared/data/traces/: the Azure 2023, Vidur,
+/// ShareGPT and arXiv files named in its SOURCES.md), which llmcap does not ship.
+inline std::filesystem::path shared_traces_dir() {
+  return std::filesystem::path(LLMCAP_SHARED_DATA_DIR) / "traces";
+}
+
+/// In a test body: skips the test, with a note naming the file and where it comes from, when
+/// the public trace `name` is not in shared_traces_dir().
+#define LLMCAP_SKIP_WITHOUT_SHARED_TRACE(name)                                            \
+  if (!std::filesystem::exists(::llmcap::testing::shared_traces_dir() / (name)))          \
+  GTEST_SKIP() << (::llmcap::testing::shared_traces_dir() / (name)).string()              \
+               << " is absent: the public traces are not part of llmcap (docs/traces.md " \
+                  "says where to download them); with ../shared/data/traces/ beside the " \
+                  "repository this test runs"
+#endif
+
 /// A file of this suite's fixtures (tests/<suite>/data/<relative>).
 inline std::filesystem::path test_data(const std::string& relative) {
   return std::filesystem::path(LLMCAP_TEST_DATA_DIR) / relative;

@@ -99,8 +99,7 @@ TEST(ServeBenchWorkload, DefaultFilesComeFromTheDataFolder) {
   EXPECT_EQ(serve_bench_model_path(a, "/d"), "/d/models/qwen2.5-0.5b.json");
   EXPECT_EQ(serve_bench_trace_path(a, "/d"), "/d/traces/AzureLLMInferenceTrace_conv.csv");
   a.arrivals = "poisson";
-  EXPECT_EQ(serve_bench_trace_path(a, "/d"),
-            "/d/traces/sharegpt_8k_filtered_stats_llama2_tokenizer.csv");
+  EXPECT_EQ(serve_bench_trace_path(a, "/d"), "/d/workloads/sharegpt-8k.json");
   a.model = "m.json";
   a.trace = "t.csv";
   EXPECT_EQ(serve_bench_model_path(a, "/d"), "m.json");

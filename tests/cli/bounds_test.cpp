@@ -332,6 +332,18 @@ TEST(CliBounds, StoredDocumentsBeyondTheBoundsDoNotCrash) {
     const CliRun r = run_cli(args);
     EXPECT_EQ(r.code, kExitOk) << args[1] << " " << r.err;
   }
+  // A report of that document, and of a document file as deep (found by fuzz_report), is
+  // refused with the bound named, and writes nothing.
+  const auto out = dir.path() / "report.md";
+  const auto deep_file = dir.write("deep.json", deeply_nested("c", 1000));
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"report", "1", "--db", db, "--out", out.string()},
+           {"report", "--document", deep_file.string(), "--out", out.string()}}) {
+    const CliRun r = run_cli(args);
+    EXPECT_EQ(r.code, kExitBadInput) << args[1] << " " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("expected at most 64 levels of nested objects and arrays"));
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
 }
 
 }  // namespace

@@ -144,7 +144,16 @@ TEST(CliServeBench, ServesATinyModelAndWritesTheSideBySideRows) {
 }
 
 /// Runs serve-bench with `args` and returns (exit code, stderr).
+/// `serve-bench ARGS --quiet`, on the trace fixture unless ARGS name a trace or arrivals (the
+/// default trace, the Azure conversation trace, is not shipped).
 std::pair<int, std::string> run_serve_bench(std::vector<std::string> args) {
+  if (std::find(args.begin(), args.end(), "--trace") == args.end() &&
+      std::find(args.begin(), args.end(), "--arrivals") == args.end()) {
+    args.insert(args.end(), {"--trace", llmcap::testing::test_data("conv_first300.csv").string()});
+    if (std::find(args.begin(), args.end(), "--trace-start-s") == args.end()) {
+      args.insert(args.end(), {"--trace-start-s", "0"});  // the fixture spans 84 s
+    }
+  }
   args.insert(args.begin(), "serve-bench");
   args.push_back("--quiet");
   std::ostringstream out, err;
@@ -190,6 +199,22 @@ TEST(CliServeBench, BadOptionsAreRefusedBeforeAnythingRuns) {
       {"--profile", "/nonexistent/p.json", "--save-profile", "/nonexistent/q.json"});
   EXPECT_EQ(code2, kExitBadInput);
   EXPECT_THAT(err2, HasSubstr("--profile excludes --save-profile"));
+}
+
+TEST(CliServeBench, AnAbsentDefaultTraceSaysWhereToGetIt) {
+  TempDir dir;  // a data folder without traces/
+  const auto model = dir.write("tiny.json", kTinyLlama);
+  std::ostringstream out, err;
+  const int code =
+      run({"serve-bench", "--model", model.string(), "--data-dir", dir.path().string(), "--quiet"},
+          out, err);
+  EXPECT_EQ(code, kExitBadInput);
+  EXPECT_EQ(err.str(), "llmcap: error: " + (dir.path() / "traces").string() +
+                           "/AzureLLMInferenceTrace_conv.csv: cannot open file; the default "
+                           "--arrivals trace replays the Azure 2023 conversation trace, which "
+                           "llmcap does not ship: download AzureLLMInferenceTrace_conv.csv into "
+                           "that folder (docs/traces.md), pass --trace FILE, or use --arrivals "
+                           "poisson\n");
 }
 
 TEST(CliServeBench, ProfileWithoutTheFormatOrOfAnotherMachineIsRefused) {

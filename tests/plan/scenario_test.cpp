@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@ namespace llmcap::plan {
 namespace {
 
 using llmcap::testing::data_dir;
+using llmcap::testing::read_text;
 using llmcap::testing::TempDir;
 using ::testing::HasSubstr;
 
@@ -200,9 +202,9 @@ TEST(LoadScenario, ReadsExpertParallelOffByDefault) {
 
 TEST(LoadScenario, ShippedScenariosKeepTheirMeaning) {
   const Scenario chat = load_scenario(data_dir() / "scenarios" / "chat-llama3.1-8b.json");
-  EXPECT_EQ(chat.workload.kind, WorkloadSpec::Kind::kTrace);
-  EXPECT_DOUBLE_EQ(chat.workload.rate_multiplier, 1.0);
-  EXPECT_FALSE(chat.workload.window_s.has_value());
+  EXPECT_EQ(chat.workload.kind, WorkloadSpec::Kind::kArrivalProcess);
+  EXPECT_EQ(chat.workload.arrival.kind, sim::ArrivalProcessKind::kGamma);
+  EXPECT_DOUBLE_EQ(chat.workload.duration_s, 3600.0);
   EXPECT_TRUE(chat.workload.classes.empty());
   EXPECT_TRUE(chat.workload.load_profile.empty());
   EXPECT_EQ(chat.serving.policy, sim::BatchingPolicy::kContinuous);
@@ -213,11 +215,11 @@ TEST(LoadScenario, ShippedScenariosKeepTheirMeaning) {
   EXPECT_EQ(chat.seed, 1u);
   EXPECT_EQ(chat.max_instances, 256);
   const Scenario code = load_scenario(data_dir() / "scenarios" / "code-llama3.1-8b.json");
-  EXPECT_EQ(code.workload.kind, WorkloadSpec::Kind::kTrace);
-  EXPECT_EQ(code.workload.path.filename(), "AzureLLMInferenceTrace_code.csv");
+  EXPECT_EQ(code.workload.kind, WorkloadSpec::Kind::kArrivalProcess);
+  EXPECT_EQ(code.workload.path.filename(), "azure-2023-code.json");
   const Scenario finance = load_scenario(data_dir() / "scenarios" / "finance-llama3-70b.json");
   EXPECT_EQ(finance.workload.kind, WorkloadSpec::Kind::kClosedLoop);
-  EXPECT_EQ(finance.workload.path.filename(), "AzureLLMInferenceTrace_conv.csv");
+  EXPECT_EQ(finance.workload.path.filename(), "azure-2023-conversation.json");
   EXPECT_DOUBLE_EQ(finance.workload.think_time_s, 10.0);
   EXPECT_DOUBLE_EQ(finance.workload.duration_s, 600.0);
   EXPECT_EQ(finance.max_instances, 64);
@@ -232,11 +234,10 @@ TEST(LoadScenario, MixedClassesExampleIsADayOfChatAndSummarization) {
   EXPECT_EQ(chat.name, "chat");
   EXPECT_EQ(chat.workload.arrival.kind, sim::ArrivalProcessKind::kGamma);
   EXPECT_DOUBLE_EQ(chat.workload.arrival.cv, 2.0);
-  EXPECT_EQ(chat.workload.path.filename(), "sharegpt_8k_filtered_stats_llama2_tokenizer.csv");
+  EXPECT_EQ(chat.workload.path.filename(), "sharegpt-8k.json");
   EXPECT_EQ(summarization.name, "summarization");
   EXPECT_EQ(summarization.workload.arrival.kind, sim::ArrivalProcessKind::kPoisson);
-  EXPECT_EQ(summarization.workload.path.filename(),
-            "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv");
+  EXPECT_EQ(summarization.workload.path.filename(), "arxiv-summarization.json");
   for (const ClientClassSpec* c : {&chat, &summarization}) {
     EXPECT_TRUE(std::filesystem::exists(c->workload.path)) << c->workload.path;
     ASSERT_EQ(c->workload.load_profile.size(), 24u);
@@ -273,10 +274,12 @@ TEST(LoadScenario, MixedClassesExampleIsADayOfChatAndSummarization) {
               kSigmas * 2 * std::sqrt(chat_expected));
   EXPECT_NEAR(static_cast<double>(by_class[1].size()), summarization_expected,
               kSigmas * std::sqrt(summarization_expected));
-  // Summarization lengths come from the arXiv file (prompt <= 4054, total <= 4096).
+  // Summarization lengths come from the arXiv length model (its longest prompt has 4,054
+  // tokens, its longest output 4,056; drawn independently, so the file's 4,096-token total is
+  // not kept).
   for (const sim::RequestSpec& r : by_class[1]) {
     ASSERT_LE(r.num_prompt_tokens, 4054);
-    ASSERT_LE(r.num_prompt_tokens + r.num_output_tokens, 4096);
+    ASSERT_LE(r.num_output_tokens, 4056);
   }
   // Class 0 draws exactly what it would alone.
   const sim::Workload chat_alone = load_workload(chat.workload, s.seed);
@@ -298,11 +301,30 @@ TEST(LoadScenario, ShippedScenariosLoadAndPointAtExistingFiles) {
   }
 }
 
-TEST(LoadScenario, DefaultScenarioIsTheAzureChatTraceWithAllCandidates) {
+TEST(LoadScenario, DefaultScenarioIsTheAzureChatWorkloadModelWithAllCandidates) {
   const Scenario s = load_scenario(data_dir() / "scenarios" / "chat-llama3.1-8b.json");
-  EXPECT_EQ(s.workload.path.filename(), "AzureLLMInferenceTrace_conv.csv");
+  EXPECT_EQ(s.workload.path.filename(), "azure-2023-conversation.json");
   EXPECT_TRUE(s.candidates.empty());
   EXPECT_DOUBLE_EQ(s.slo.ttft_s, 2.0);
+}
+
+// A shipped scenario whose arrivals stand for a trace's (gamma at its mean rate with the CV of
+// its gaps) takes both figures from the length model it draws lengths from, never its own.
+TEST(LoadScenario, ShippedArrivalRatesAreTheirLengthModelsPublishedFigures) {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(data_dir() / "scenarios")) {
+    SCOPED_TRACE(entry.path().filename().string());
+    const Scenario s = load_scenario(entry.path());
+    const WorkloadSpec& w = s.workload;
+    if (w.kind != WorkloadSpec::Kind::kArrivalProcess || w.path.extension() != ".json") continue;
+    const nlohmann::json model = nlohmann::json::parse(read_text(w.path));
+    if (!model.contains("arrivals")) continue;
+    EXPECT_DOUBLE_EQ(w.rate_per_s, model["arrivals"]["rate_per_s"].get<double>());
+    EXPECT_EQ(w.arrival.kind, sim::ArrivalProcessKind::kGamma);
+    EXPECT_DOUBLE_EQ(w.arrival.cv, model["arrivals"]["interarrival_cv"].get<double>());
+    ++checked;
+  }
+  EXPECT_GE(checked, 9);  // every scenario on the Azure conversation or code service
 }
 
 TEST(LoadScenario, FinanceScenarioIsAClosedLoopOf200Users) {

@@ -548,8 +548,9 @@ TEST(RealTraceSimulationTest, ConvTraceOnFourReplicas) {
       return 0.005 + 1e-5 * static_cast<double>(b.num_new_tokens());
     }
   } predictor;
+  LLMCAP_SKIP_WITHOUT_SHARED_TRACE("AzureLLMInferenceTrace_conv.csv");
   const auto trace =
-      load_trace(std::string(LLMCAP_DATA_DIR) + "/traces/AzureLLMInferenceTrace_conv.csv");
+      load_trace(llmcap::testing::shared_traces_dir() / "AzureLLMInferenceTrace_conv.csv");
   FleetConfig fleet;
   fleet.num_replicas = 4;
   fleet.serving.num_kv_blocks = 2000;

@@ -22,7 +22,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 const std::filesystem::path kTestData = LLMCAP_TEST_DATA_DIR;
-const std::filesystem::path kTraces = std::filesystem::path(LLMCAP_DATA_DIR) / "traces";
+const std::filesystem::path kTraces = llmcap::testing::shared_traces_dir();
 
 /// Writes `content` byte for byte to a fresh file in a scratch folder removed at exit.
 std::filesystem::path write_temp(const std::string& name, const std::string& content) {
@@ -125,11 +125,14 @@ TEST(LoadLengthsTest, ReadsLengthsFromTraces) {
 // ---- real traces -----------------------------------------------------------------------------
 
 TEST(RealTraceTest, BothFormsOfTheConvTraceAgree) {
+  LLMCAP_SKIP_WITHOUT_SHARED_TRACE("AzureLLMInferenceTrace_conv.csv");
+  LLMCAP_SKIP_WITHOUT_SHARED_TRACE("splitwise_conv.csv");
   const auto azure = load_trace(kTraces / "AzureLLMInferenceTrace_conv.csv");
   const auto vidur = load_trace(kTraces / "splitwise_conv.csv");
   ASSERT_EQ(azure.size(), 19'366u);
   ASSERT_EQ(vidur.size(), 19'366u);
-  constexpr int64_t kArrivalToleranceNs = 1 * kNsPerMs;  // SOURCES.md: equal within 1 ms
+  constexpr int64_t kArrivalToleranceNs =
+      1 * kNsPerMs;  // ../shared/data/traces/SOURCES.md: equal within 1 ms
   int64_t max_difference_ns = 0;
   for (size_t i = 0; i < azure.size(); ++i) {
     ASSERT_EQ(azure[i].num_prompt_tokens, vidur[i].num_prompt_tokens) << i;
@@ -143,6 +146,8 @@ TEST(RealTraceTest, BothFormsOfTheConvTraceAgree) {
 }
 
 TEST(RealTraceTest, CodeTraceAndShareGptLengths) {
+  LLMCAP_SKIP_WITHOUT_SHARED_TRACE("AzureLLMInferenceTrace_code.csv");
+  LLMCAP_SKIP_WITHOUT_SHARED_TRACE("sharegpt_8k_filtered_stats_llama2_tokenizer.csv");
   const auto code = load_trace(kTraces / "AzureLLMInferenceTrace_code.csv");
   EXPECT_EQ(code.size(), 8'819u);
   EXPECT_EQ(code.front().arrival.ns(), 0);
@@ -153,8 +158,9 @@ TEST(RealTraceTest, CodeTraceAndShareGptLengths) {
 }
 
 TEST(RealTraceTest, ArxivSummarizationLengths) {
+  LLMCAP_SKIP_WITHOUT_SHARED_TRACE("arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv");
   // Header "num_prefill_tokens,num_decode_tokens,num_total_tokens,pd_ratio" (the ShareGPT
-  // file's); the figures below are those of data/traces/SOURCES.md.
+  // file's); the figures below are those of ../shared/data/traces/SOURCES.md.
   const auto arxiv =
       load_lengths(kTraces / "arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv");
   ASSERT_EQ(arxiv.size(), 28'257u);
@@ -183,6 +189,7 @@ TEST(RealTraceTest, ArxivSummarizationLengths) {
 }
 
 TEST(RealTraceTest, RateMultiplierTwoHalvesOffsets) {
+  LLMCAP_SKIP_WITHOUT_SHARED_TRACE("AzureLLMInferenceTrace_conv.csv");
   const auto path = kTraces / "AzureLLMInferenceTrace_conv.csv";
   const auto base = load_trace(path);
   const auto fast = load_trace(path, options(2.0));
@@ -195,6 +202,7 @@ TEST(RealTraceTest, RateMultiplierTwoHalvesOffsets) {
 }
 
 TEST(RealTraceTest, WindowKeepsOnlyArrivalsBeforeIt) {
+  LLMCAP_SKIP_WITHOUT_SHARED_TRACE("splitwise_conv.csv");
   const auto path = kTraces / "splitwise_conv.csv";
   const auto all = load_trace(path);
   const auto first_minute = load_trace(path, options(1.0, 60.0));
