@@ -91,6 +91,7 @@ int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostrea
   CLI::App app{"llmcap: capacity planning and cost simulation for LLM inference", "llmcap"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help for every command");
+  app.set_version_flag("--version", std::string("llmcap ") + LLMCAP_VERSION);
 
   PlanArgs plan_args;  // `plan` (cli/plan_cmd.h)
   CLI::App* plan_cmd = add_plan_command(app, plan_args);
@@ -131,6 +132,9 @@ int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostrea
     return kExitOk;
   } catch (const CLI::CallForAllHelp&) {
     out << app.help("", CLI::AppFormatMode::All);
+    return kExitOk;
+  } catch (const CLI::CallForVersion& e) {
+    out << e.what() << "\n";
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     err << "llmcap: error: " << e.what() << " (see llmcap --help)\n";

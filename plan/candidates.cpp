@@ -11,7 +11,9 @@ std::vector<const model::InstanceType*> resolve_candidates(const Scenario& scena
   std::vector<const model::InstanceType*> candidates;
   if (scenario.fleet) return candidates;  // evaluated as one row
   if (scenario.candidates.empty()) {
-    for (const auto& i : catalog.instances()) candidates.push_back(&i);
+    for (const auto& i : catalog.instances()) {
+      if (!scenario.candidate_kind || i.kind == *scenario.candidate_kind) candidates.push_back(&i);
+    }
     return candidates;
   }
   for (const auto& id : scenario.candidates) {

@@ -498,13 +498,17 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
     const json& c = f.at("candidates");
     if (c.is_string() && c.get<std::string>() == "all") {
       // empty list: every instance type
+    } else if (c.is_string() && (c.get<std::string>() == "cpu" || c.get<std::string>() == "gpu")) {
+      s.candidate_kind =
+          c.get<std::string>() == "cpu" ? model::DeviceKind::kCpu : model::DeviceKind::kGpu;
     } else if (c.is_array() && !c.empty()) {
       for (const json& id : c) {
         if (!id.is_string()) f.fail("candidates", "instance ids (strings)", id.dump());
         s.candidates.push_back(id.get<std::string>());
       }
     } else {
-      f.fail("candidates", "\"all\" or a non-empty list of instance ids", c.dump());
+      f.fail("candidates", "\"all\", \"cpu\", \"gpu\" or a non-empty list of instance ids",
+             c.dump());
     }
   }
   if (f.has("seed")) {

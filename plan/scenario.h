@@ -164,8 +164,11 @@ struct Scenario {
   /// not divide the routed experts per layer; an automatic or searched degree that does not is
   /// an infeasible candidate.
   bool expert_parallel = false;
-  /// Instance ids to try; empty means every instance type in the catalog.
+  /// Instance ids to try; empty means every instance type in the catalog (of
+  /// candidate_kind, when set).
   std::vector<std::string> candidates;
+  /// "candidates": "cpu" or "gpu": every instance type of that device kind in the catalog.
+  std::optional<model::DeviceKind> candidate_kind;
   /// A given fleet: plan() evaluates it (one row) instead of searching each candidate's
   /// fleet size. Excludes `candidates`.
   std::optional<FleetSpec> fleet;

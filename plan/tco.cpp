@@ -85,7 +85,8 @@ int64_t ceil_count(double x) {
   return x <= 0 ? 0 : static_cast<int64_t>(std::ceil(x - kCeilSlack));
 }
 
-/// The instance types the scenario may cost: its fleet's groups, its candidates, or all.
+/// The instance types the scenario may cost: its fleet's groups, its candidates, or all (of
+/// the candidate kind, when set).
 std::vector<std::string> costed_types(const Scenario& sc, const model::Catalog& catalog) {
   std::vector<std::string> ids;
   if (sc.fleet) {
@@ -93,7 +94,9 @@ std::vector<std::string> costed_types(const Scenario& sc, const model::Catalog& 
   } else if (!sc.candidates.empty()) {
     ids = sc.candidates;
   } else {
-    for (const model::InstanceType& i : catalog.instances()) ids.push_back(i.id);
+    for (const model::InstanceType& i : catalog.instances()) {
+      if (!sc.candidate_kind || i.kind == *sc.candidate_kind) ids.push_back(i.id);
+    }
   }
   return ids;
 }

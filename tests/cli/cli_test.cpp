@@ -65,6 +65,12 @@ TEST(CliPlan, HelpExitsZero) {
   EXPECT_THAT(r.out, HasSubstr("--json"));
 }
 
+TEST(Cli, VersionPrintsTheProjectVersion) {
+  const CliRun r = run_cli({"--version"});
+  EXPECT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, std::string("llmcap ") + LLMCAP_VERSION_FOR_TESTS + "\n");
+}
+
 /// Runs `plan` on `scenario` with --json; expects exit 2, one error line containing each of
 /// `expected`, and no JSON file.
 void expect_bad_input(const std::filesystem::path& scenario,

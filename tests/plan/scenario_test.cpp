@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/candidates.h"
 #include "sim/input_error.h"
 #include "test_util.h"
 
@@ -909,6 +910,27 @@ TEST(PriceOverrides, AreReadFromTheScenarioAndReplaceTheCatalogPrice) {
   const model::Catalog priced = catalog_with_price_overrides(catalog, s.price_overrides, "s.json");
   EXPECT_DOUBLE_EQ(priced.find_instance("gpu-a")->usd_per_hour, 1.25);
   EXPECT_EQ(priced.find_instance("gpu-a")->source, "our quote 42");
+}
+
+// "candidates": "cpu" or "gpu" is every instance type of that device kind (issue 30, item 3).
+TEST(LoadScenario, CandidatesOfOneDeviceKindAreEveryTypeOfThatKind) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  TempDir dir;
+  size_t total = 0;
+  for (const char* kind : {"cpu", "gpu"}) {
+    SCOPED_TRACE(kind);
+    const auto path = dir.write(std::string(kind) + ".json",
+                                fleet_scenario(std::string(", \"candidates\": \"") + kind + "\""));
+    const Scenario s = load_scenario(path);
+    const std::vector<const model::InstanceType*> types = resolve_candidates(s, catalog);
+    ASSERT_FALSE(types.empty());
+    for (const model::InstanceType* t : types) EXPECT_EQ(model::to_string(t->kind), kind);
+    total += types.size();
+  }
+  EXPECT_EQ(total, catalog.instances().size());
+  EXPECT_THAT(load_error(fleet_scenario(R"(, "candidates": "tpu")")),
+              HasSubstr("field \"candidates\": expected \"all\", \"cpu\", \"gpu\" or a "
+                        "non-empty list of instance ids, got \"tpu\""));
 }
 
 TEST(PriceOverrides, TheRepricedCatalogKeepsTheEnginesAndItsFolder) {
