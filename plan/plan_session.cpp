@@ -104,7 +104,6 @@ sim::Workload load_checked_workload(const Scenario& scenario) {
     // the same limit instead (sim::ClosedLoopWorkload::max_requests).
     workload.closed_loop->max_requests = scenario.max_requests;
     workload.closed_loop->source_file = scenario.file.string();
-    workload.closed_loop->duration_field = "workload.duration_s";
   }
   if (workload.closed_loop || !workload.open_loop.empty()) return workload;
   const std::string file = scenario.file.string();

@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "base/json_reader.h"
 #include "sim/input_error.h"
@@ -68,12 +66,8 @@ double LengthQuantiles::at(double p) const {
 }
 
 LengthModel read_length_model(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError::unreadable_file(path.string());
-  std::stringstream text;
-  text << in.rdbuf();
   const std::string file = path.string();
-  const nlohmann::json doc = base::parse_json_text(text.str(), file);
+  const nlohmann::json doc = base::read_json_file(path);
   if (!doc.is_object()) throw InputError::bad_document(file, "a length model (a JSON object)");
   const base::JsonReader r(doc, file, "");
   r.only({"format", "id", "description", "source", "as_of", "method", "num_requests", "span_s",
