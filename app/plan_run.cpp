@@ -6,6 +6,7 @@
 #include <string>
 
 #include "app/analysis_json.h"
+#include "app/answer_json.h"
 #include "app/plan_output.h"
 #include "app/published.h"
 #include "app/tco_json.h"
@@ -162,7 +163,9 @@ PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& base
     double sustainable_requests_per_s = 0;
     if (run.analysis) {
       for (const plan::SearchRow& s : run.analysis->search) {
-        if (s.instance_type == row.instance_type) {
+        // The rate of this very fleet (a search's best configuration may be another one).
+        if (s.instance_type == row.instance_type && s.best_config == row.configuration &&
+            s.num_instances == row.num_instances) {
           sustainable_requests_per_s = s.max_requests_per_s_per_instance;
         }
       }
@@ -170,6 +173,18 @@ PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& base
     plan::TcoRow t =
         plan::compute_tco(row, scenario, catalog, run.result.workload, sustainable_requests_per_s);
     doc["results"][i]["tco"] = tco_row_to_json(t);
+    // One cost per row: the table, the answer and the TCO lines quote what the fleet costs
+    // under the scenario's price model (autoscaled: the mean hour in service).
+    plan::PlanRow& priced = run.result.rows[i];
+    priced.usd_per_hour = t.usd_per_hour;
+    priced.annual_usd = t.annual_usd;
+    priced.usd_per_million_output_tokens = t.usd_per_million_output_tokens;
+    priced.price_model = t.price_model;
+    json& doc_row = doc["results"][i];
+    doc_row["usd_per_hour"] = t.usd_per_hour;
+    doc_row["annual_usd"] = t.annual_usd;
+    doc_row["usd_per_million_output_tokens"] = t.usd_per_million_output_tokens;
+    doc_row["price_model"] = t.price_model;
     if (t.autoscaled) {
       fleet_over_day.push_back({{"instance_type", row.instance_type},
                                 {"hourly_load_multiplier", t.hourly_multipliers},
@@ -180,6 +195,22 @@ PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& base
     tco_rows.push_back(t);
     run.tco.back() = std::move(t);
   }
+  // The TCO of each type's best searched configuration, which the answer ranks instead.
+  if (run.analysis) {
+    for (const plan::PlanRow& row : run.analysis->search_best) {
+      double sustainable_requests_per_s = 0;
+      for (const plan::SearchRow& s : run.analysis->search) {
+        if (s.instance_type == row.instance_type && s.best_config == row.configuration) {
+          sustainable_requests_per_s = s.max_requests_per_s_per_instance;
+        }
+      }
+      run.search_tco.push_back(plan::compute_tco(row, scenario, catalog, run.result.workload,
+                                                 sustainable_requests_per_s));
+    }
+  }
+  run.answer = plan::make_answer(scenario, run.result, run.analysis ? &*run.analysis : nullptr,
+                                 run.tco, run.search_tco);
+  doc["answer"] = answer_to_json(run.answer);
   doc["tco"] = tco_settings_to_json(tco);
   for (auto& source : price_sources_to_json(tco_rows)) doc["sources"].push_back(source);
   if (!fleet_over_day.empty()) doc["analysis"]["fleet_over_day"] = fleet_over_day;

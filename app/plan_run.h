@@ -10,6 +10,7 @@
 #include "model/calibration.h"
 #include "model/hardware.h"
 #include "plan/analysis.h"
+#include "plan/answer.h"
 #include "plan/planner.h"
 #include "plan/scenario.h"
 #include "plan/tco.h"
@@ -34,7 +35,11 @@ struct PlanRun {
   /// One per result row (same order); default-constructed (num_instances 0) for infeasible
   /// rows. The scenario's "tco" section applied (docs/tco.md).
   std::vector<plan::TcoRow> tco;
-  nlohmann::json document;  ///< docs/run-document.md
+  /// With a configuration search: the TCO of each type's best configuration, parallel to
+  /// analysis->search_best.
+  std::vector<plan::TcoRow> search_tco;
+  plan::Answer answer;      ///< what every front end shows first (plan/answer.h)
+  nlohmann::json document;  ///< docs/run-document.md; its "answer" is `answer`
 };
 
 /// Plans `scenario` on `catalog`, runs the analyses (options.analysis) and the TCO of every

@@ -1,5 +1,6 @@
 #include "base/text.h"
 
+#include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <sstream>
@@ -16,6 +17,25 @@ std::string fixed(double v, int precision) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(precision) << v;
   return s.str();
+}
+
+std::string grouped(double v, int decimals) {
+  std::string digits = fixed(v, decimals);
+  if (digits == "-" + fixed(0.0, decimals)) digits.erase(0, 1);  // no "-0.00"
+  const size_t sign = !digits.empty() && digits[0] == '-' ? 1 : 0;
+  const size_t point = digits.find('.');
+  const size_t int_end = point == std::string::npos ? digits.size() : point;
+  std::string out = digits.substr(0, sign);
+  for (size_t i = sign; i < int_end; ++i) {
+    out += digits[i];
+    if ((int_end - i - 1) % 3 == 0 && i + 1 < int_end) out += ',';
+  }
+  return out + digits.substr(int_end);
+}
+
+std::string money(const std::string& currency, double amount, bool whole_from_thousand) {
+  const bool whole = whole_from_thousand && std::abs(amount) >= 999.995;
+  return currency + " " + grouped(amount, whole ? 0 : 2);
 }
 
 std::string plural(int64_t n, const std::string& noun) {

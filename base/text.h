@@ -19,6 +19,15 @@ std::string fixed(double v, int precision);
 /// "<n> <noun>", with an "s" added unless n == 1, e.g. plural(3, "replica") -> "3 replicas".
 std::string plural(int64_t n, const std::string& noun);
 
+/// `v` with `decimals` digits after the point and thousands separators, e.g.
+/// (1234567.891, 2) -> "1,234,567.89", (-1234, 0) -> "-1,234".
+std::string grouped(double v, int decimals);
+
+/// Money as every front end prints it: the currency code, a space, the amount grouped with 2
+/// decimals ("USD 3.72", "CNY 26,934.10"); with `whole_from_thousand`, amounts of 1,000 or
+/// more without cents ("USD 32,605").
+std::string money(const std::string& currency, double amount, bool whole_from_thousand = false);
+
 /// Decimal gigabytes, 4 significant digits (printf %.4g): 141107412992 -> "141.1 GB".
 std::string gb(double bytes);
 

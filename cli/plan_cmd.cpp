@@ -136,6 +136,7 @@ int run_plan_command(const PlanArgs& a, const std::string& data_dir,
   outputs.add("--json", a.json_out, json);
   outputs.add("--csv", a.csv_out, csv);
   outputs.commit();
+  print_answer(run.answer, out);
   print_plan_table(scenario, result, out);
   print_run_summary(run, out);
   app::store_plan_run(run, a.scenario, scenario.name, a.db, a.no_store, command_line, err);

@@ -222,8 +222,6 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
     }
     print_detail_lines(*r, out);
   }
-  const plan::PlanRow* best_cpu = nullptr;
-  const plan::PlanRow* best_gpu = nullptr;
   out << "\n";
   bool given_fleet = false;
   for (const auto* r : sorted_rows(result)) {
@@ -235,32 +233,55 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
   }
   if (given_fleet) return;
   for (const auto* r : sorted_rows(result)) {
-    if (!r->feasible) continue;
-    auto& best = r->device_kind == model::DeviceKind::kCpu ? best_cpu : best_gpu;
-    if (best == nullptr) best = r;
-  }
-  for (const auto* r : sorted_rows(result)) {
     if (r->feasible && r->price_model != "on_demand") {
       out << "* " << r->instance_type << ": " << r->price_model << " price, not on-demand.\n";
     }
   }
-  for (const auto* best : {best_gpu, best_cpu}) {
-    if (best == nullptr) continue;
-    out << "Cheapest " << model::to_string(best->device_kind) << " fleet: " << best->num_instances
-        << " x " << best->instance_type << " (" << best->hardware_name << "), USD "
-        << fixed_decimals(best->usd_per_hour, 2) << "/hour, USD "
-        << grouped_thousands(best->annual_usd) << "/year.\n";
-  }
-  const auto has_kind = [&](model::DeviceKind kind) {
-    return std::any_of(result.rows.begin(), result.rows.end(),
-                       [&](const plan::PlanRow& r) { return r.device_kind == kind; });
+}
+
+void print_answer(const plan::Answer& a, std::ostream& out) {
+  const auto line = [&](const std::string& label, const std::string& text) {
+    out << "  " << label << std::string(label.size() < 13 ? 13 - label.size() : 1, ' ')
+        << base::printable(text) << "\n";
   };
-  if (best_cpu == nullptr && has_kind(model::DeviceKind::kCpu)) {
-    out << "No CPU instance type meets the SLO (reasons above).\n";
+  if (!a.feasible) {
+    out << "Answer: " << base::printable(a.headline) << "\n";
+    for (size_t i = 0; i < a.why_not.size(); ++i) line(i == 0 ? "why not" : "", a.why_not[i]);
+    return;
   }
-  if (best_gpu == nullptr && has_kind(model::DeviceKind::kGpu)) {
-    out << "No GPU instance type meets the SLO (reasons above).\n";
+  const plan::AnswerOption& r = a.recommended;
+  out << "Answer: " << r.num_instances << " x " << base::printable(r.instance_type) << " ("
+      << base::printable(r.hardware_name) << ")" << (r.from_search ? ", the search's best" : "")
+      << "\n";
+  line("config", r.configuration);
+  std::string cost = base::money(a.currency, r.cost_per_hour) + "/hour (" + r.price_model + "), " +
+                     base::money(a.currency, a.cost_per_month, true) + "/month, " +
+                     base::money(a.currency, r.cost_per_year, true) + "/year";
+  if (r.num_instances_billed != r.num_instances) {
+    cost += ", " + std::to_string(r.num_instances_billed) + " billed";
   }
+  line("cost", cost);
+  if (a.has_range) {
+    line(base::fixed(100 * a.confidence, 0) + "% range",
+         base::money(a.currency, a.cost_per_hour_low) + " to " +
+             (a.cost_per_hour_high > 0 ? base::money(a.currency, a.cost_per_hour_high) + "/hour"
+                                       : std::string("no fleet meets the SLO")) +
+             " (dominant assumption: " +
+             (a.dominant_assumption == "step_time" ? std::string("step time")
+                                                   : a.dominant_assumption) +
+             ")");
+  }
+  line("binding", a.binding_text);
+  if (a.runner_up) {
+    const plan::AnswerOption& u = *a.runner_up;
+    line("runner-up", std::to_string(u.num_instances) + " x " + u.instance_type + " at " +
+                          base::money(a.currency, u.cost_per_hour) + "/hour (" +
+                          fixed_decimals(u.cost_per_hour / r.cost_per_hour, 2) + " times)" +
+                          (u.configuration != r.configuration ? ", " + u.configuration : ""));
+  }
+  if (!a.other_kind_text.empty()) line("other kind", a.other_kind_text);
+  for (size_t i = 0; i < a.why_not.size(); ++i) line(i == 0 ? "why not" : "", a.why_not[i]);
+  out << "\n";
 }
 
 void print_run_summary(const app::PlanRun& run, std::ostream& out) {

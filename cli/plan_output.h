@@ -5,6 +5,7 @@
 #include <ostream>
 #include <string>
 
+#include "plan/answer.h"
 #include "plan/planner.h"
 #include "plan/scenario.h"
 
@@ -15,12 +16,17 @@ struct PlanRun;
 namespace llmcap::cli {
 
 /// Human-readable comparison table (feasible rows cheapest first, then infeasible ones with
-/// their reasons) and a two-line recommendation (cheapest CPU and GPU fleet). For a scenario
+/// their reasons), then a mark for each row priced at other than on-demand. For a scenario
 /// with client classes the header lists each class (source, arrival process, requests, SLO)
 /// and each feasible row is followed by one line per class: its p99 TTFT and p99 TPOT beside
 /// its own bounds, SLO attainment and goodput (docs/metrics.md).
 void print_plan_table(const plan::Scenario& scenario, const plan::PlanResult& result,
                       std::ostream& out);
+
+/// The answer card (plan/answer.h) as the first lines of `llmcap plan`: the recommended fleet,
+/// its configuration, cost under the scenario's price model and currency, range, binding
+/// constraint, runner-up, the other device kind and the "why not" lines.
+void print_answer(const plan::Answer& answer, std::ostream& out);
 
 /// `v` with `decimals` digits after the point, e.g. (5.576, 2) -> "5.58".
 std::string fixed_decimals(double v, int decimals);

@@ -34,7 +34,9 @@
 #include <string>
 #include <string_view>
 
+#include "app/answer_json.h"
 #include "base/error.h"
+#include "gui/answer_card.h"
 #include "gui/audit_view.h"
 #include "gui/calibration_view.h"
 #include "gui/charts_view.h"
@@ -225,6 +227,9 @@ void MainWindow::build_ui() {
   top->addSpacing(16);
   top->addLayout(toggles, 2);
   layout->addLayout(top);
+
+  answer_card_ = new AnswerCard(what_if);
+  layout->addWidget(answer_card_);
 
   auto* split = new QSplitter(Qt::Vertical, what_if);
   sorted_ = new QSortFilterProxyModel(this);
@@ -471,6 +476,7 @@ void MainWindow::retranslateUi() {
   store_action_->setText(tr("Store full runs in the results database"));
   language_menu_->setTitle(tr("&Language"));
   results_->retranslate();
+  answer_card_->retranslate();
   rebuild_recent_menu();
 }
 
@@ -508,6 +514,7 @@ bool MainWindow::open_scenario(const QString& path) {
   panel_->show_draft(draft_, *catalog_);
   sync_what_if_controls();
   results_->clear();
+  answer_card_->clear();
   charts_->clear_analysis();
   charts_->cost_vs_load()->clear();
   add_recent(QFileInfo(path).absoluteFilePath());
@@ -725,6 +732,7 @@ void MainWindow::on_finished(const PlanOutcome& outcome) {
     return;
   }
   for (const ResultRow& r : outcome.rows) results_->set_row(r);
+  if (outcome.answer) answer_card_->show_answer(*outcome.answer, outcome.full_run);
   ran_draft_ = submitted_draft_;
   last_sizes_.clear();
   last_costs_.clear();
@@ -827,6 +835,8 @@ void MainWindow::set_price_model(const QString& name) {
   request_what_if(ScenarioPanel::Field::kPrices);
 }
 
+QString MainWindow::answer_text() const { return answer_card_->text(); }
+
 void MainWindow::show_document(const nlohmann::json& document) {
   // Rows from the document's results (the same figures the run stored).
   std::vector<std::string> ids, kinds;
@@ -873,6 +883,14 @@ void MainWindow::show_document(const nlohmann::json& document) {
     results_->set_row(row);
   }
   last_document_ = std::make_shared<const nlohmann::json>(document);
+  answer_card_->clear();
+  if (document.contains("answer") && document["answer"].is_object()) {
+    try {
+      answer_card_->show_answer(app::answer_from_json(document["answer"]), true);
+    } catch (const nlohmann::json::exception&) {
+      // A stored run of another shape: the card stays empty.
+    }
+  }
   charts_->clear_analysis();
   charts_->show_analysis(document);
 }

@@ -38,6 +38,8 @@ class QToolButton;
 
 namespace llmcap::gui {
 
+class AnswerCard;
+
 class AuditView;
 class CalibrationView;
 class ChartsView;
@@ -108,6 +110,8 @@ class MainWindow : public QMainWindow {
   QSlider* load_slider() { return load_slider_; }
   QTabWidget* tabs() { return tabs_; }
   QString status_text() const;
+  /// The answer card's text (rich text) as shown.
+  QString answer_text() const;
   const ScenarioDraft& draft() const { return draft_; }
   const std::optional<RunTiming>& last_timing() const { return last_timing_; }
   bool busy() const { return controller_->busy(); }
@@ -182,6 +186,7 @@ class MainWindow : public QMainWindow {
   AuditView* audit_;
   QTabWidget* tabs_;
   QTableView* table_;
+  AnswerCard* answer_card_;
   QLabel* load_label_;
   QLabel* load_value_;
   QSlider* load_slider_;

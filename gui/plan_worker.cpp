@@ -113,6 +113,7 @@ PlanOutcome PlanWorker::run_full(const PlanInput& input) {
       outcome.rows.push_back(std::move(r));
       outcome.num_simulations += run.result.rows[i].num_simulations;
     }
+    outcome.answer = std::make_shared<const plan::Answer>(run.answer);
     outcome.document = std::make_shared<const nlohmann::json>(std::move(run.document));
     outcome.result = std::make_shared<const plan::PlanResult>(std::move(run.result));
     outcome.ok = true;
@@ -152,6 +153,12 @@ PlanOutcome PlanWorker::run_what_if(const PlanInput& input) {
           to_result_row(result.rows[i], result.tco[i] ? &*result.tco[i] : nullptr));
     }
     outcome.num_simulations = result.num_simulations;
+    plan::PlanResult as_plan;
+    as_plan.rows = result.rows;
+    std::vector<plan::TcoRow> tco;
+    for (const auto& t : result.tco) tco.push_back(t ? *t : plan::TcoRow{});
+    outcome.answer = std::make_shared<const plan::Answer>(
+        plan::make_answer(input.scenario, as_plan, nullptr, tco, {}));
     outcome.ok = true;
   });
   return outcome;

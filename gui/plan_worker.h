@@ -21,6 +21,7 @@
 #include "gui/results_model.h"
 #include "model/calibration.h"
 #include "model/hardware.h"
+#include "plan/answer.h"
 #include "plan/planner.h"
 #include "plan/scenario.h"
 #include "plan/what_if.h"
@@ -81,6 +82,9 @@ struct PlanOutcome {
   /// Full runs: the run document; null otherwise.
   std::shared_ptr<const nlohmann::json> document;
   std::shared_ptr<const plan::PlanResult> result;  ///< full runs
+  /// The answer (plan/answer.h): a full run's, or a what-if's from its rows and their TCO
+  /// (no analyses, no search). Null when the run failed or was cancelled.
+  std::shared_ptr<const plan::Answer> answer;
   int64_t num_simulations = 0;
   double load_multiplier = 1.0;
   double first_row_s = 0;  ///< requested_at to the first row emitted, seconds

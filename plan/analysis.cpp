@@ -7,6 +7,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 #include "base/parallel_for.h"
@@ -188,6 +189,51 @@ std::vector<const PlanRow*> rows_to_analyse(const PlanResult& result) {
   return rows;
 }
 
+/// Replaces each device kind's analysed row by the search's cheapest feasible configuration of
+/// that kind (rows of `best`, TypeSearchResult::best_row in candidate order) when it is
+/// cheaper, or when the plan had no feasible row of that kind; then sorts cheapest first.
+void substitute_search_winners(const SearchResult& search, const std::vector<PlanRow>& best,
+                               std::vector<const PlanRow*>& rows,
+                               std::vector<ServingChoice>& choices) {
+  for (const model::DeviceKind kind : {model::DeviceKind::kCpu, model::DeviceKind::kGpu}) {
+    const PlanRow* winner = nullptr;
+    const ServingChoice* winner_choice = nullptr;
+    size_t k = 0;
+    for (const TypeSearchResult& t : search.types) {
+      if (t.best < 0) continue;
+      const PlanRow& r = best[k++];
+      if (r.device_kind != kind) continue;
+      if (winner == nullptr || r.usd_per_hour < winner->usd_per_hour) {
+        winner = &r;
+        winner_choice = &t.configs[static_cast<size_t>(t.best)].choice;
+      }
+    }
+    if (winner == nullptr) continue;
+    auto it = std::find_if(rows.begin(), rows.end(),
+                           [&](const PlanRow* r) { return r->device_kind == kind; });
+    if (it == rows.end()) {
+      rows.push_back(winner);
+      choices.push_back(*winner_choice);
+    } else if (winner->usd_per_hour < (*it)->usd_per_hour) {
+      choices[static_cast<size_t>(it - rows.begin())] = *winner_choice;
+      *it = winner;
+    }
+  }
+  std::vector<size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return rows[x]->usd_per_hour < rows[y]->usd_per_hour;
+  });
+  std::vector<const PlanRow*> sorted_rows;
+  std::vector<ServingChoice> sorted_choices;
+  for (const size_t i : order) {
+    sorted_rows.push_back(rows[i]);
+    sorted_choices.push_back(choices[i]);
+  }
+  rows = std::move(sorted_rows);
+  choices = std::move(sorted_choices);
+}
+
 /// Price sensitivity: arithmetic on a feasible row's fleet.
 void add_price_rows(Analysis& a, const PlanRow& row, double price_change) {
   for (const double sign : {-1.0, 1.0}) {
@@ -337,9 +383,8 @@ Replans replan(const Scenario& scenario, const model::Catalog& catalog,
     } else {
       const size_t r = i - rows.size();
       rates[r] =
-          max_sustainable_rate(scenario, catalog, row.instance_type, choices[r], plan_options,
-                               1.0 / static_cast<double>(std::max<int64_t>(row.num_instances, 1)),
-                               options.max_rate_tolerance);
+          max_sustainable_rate(scenario, catalog, row.instance_type, choices[r], plan_options, 1.0,
+                               options.max_rate_tolerance, std::max<int64_t>(row.num_instances, 1));
       task_sims[t] = rates[r].num_simulations;
     }
   });
@@ -459,7 +504,7 @@ void add_search_and_pareto(Analysis& a, bool run_search_section, const SearchRes
       s.configs_tried = t.num_configs_tried;
       s.configs_pruned = t.num_configs_pruned;
       if (t.best >= 0) {
-        s.best_config = t.configs[static_cast<size_t>(t.best)].label;
+        s.best_config = t.best_row.configuration;  // the label with the degree resolved
         s.feasible = true;
         s.num_instances = t.best_row.num_instances;
         s.usd_per_hour = t.best_row.usd_per_hour;
@@ -479,7 +524,7 @@ void add_search_and_pareto(Analysis& a, bool run_search_section, const SearchRes
       SearchRow s;
       s.instance_type = rows[i]->instance_type;
       s.configs_tried = 1;
-      s.best_config = config_label(choices[i]);
+      s.best_config = rows[i]->configuration;
       s.feasible = true;
       s.num_instances = rows[i]->num_instances;
       s.usd_per_hour = rows[i]->usd_per_hour;
@@ -590,11 +635,10 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog, const 
   plan_options.step_time_scale = 1.0;
   const UncertaintySpec& uspec = scenario.uncertainty;
 
-  const std::vector<const PlanRow*> rows = rows_to_analyse(result);
+  std::vector<const PlanRow*> rows = rows_to_analyse(result);
   if (scenario.fleet) return analyse_given_fleet(result, options);
 
   Analysis a;
-  for (const PlanRow* r : rows) a.rows_analysed.push_back(r->instance_type);
 
   // The configuration search.
   SearchResult search;
@@ -602,13 +646,18 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog, const 
   if (run_search_section) {
     search = run_search(scenario, catalog, plan_options);
     a.num_simulations += search.num_simulations;
+    for (const TypeSearchResult& t : search.types) {
+      if (t.best >= 0) a.search_best.push_back(t.best_row);
+    }
   }
 
   const PlanSession base(scenario, catalog, plan_options);
   std::vector<ServingChoice> choices;
+  for (const PlanRow* r : rows) choices.push_back(row_choice(base, *r));
+  if (run_search_section) substitute_search_winners(search, a.search_best, rows, choices);
   std::vector<StepTimeError> errors;
   for (const PlanRow* r : rows) {
-    choices.push_back(row_choice(base, *r));
+    a.rows_analysed.push_back(r->instance_type);
     errors.push_back(step_time_error(uspec, *r, plan_options.calibration, options.measured_errors));
   }
 

@@ -111,7 +111,7 @@ struct SearchRow {
   std::string instance_type;
   int64_t configs_tried = 0;
   int64_t configs_pruned = 0;
-  std::string best_config;  ///< config_label, "" when none is feasible
+  std::string best_config;  ///< PlanRow::configuration of the best, "" when none is feasible
   bool feasible = false;
   int64_t num_instances = 0;
   double usd_per_hour = 0;
@@ -129,8 +129,13 @@ struct ParetoRow {
 };
 
 struct Analysis {
-  /// Instance types analysed in depth (the cheapest feasible CPU row and GPU row).
+  /// Instance types analysed in depth: the cheapest feasible CPU fleet and GPU fleet, each
+  /// the configuration search's winner for that device kind when a search ran and found one
+  /// cheaper than the plan's row (the analysis then describes that configuration).
   std::vector<std::string> rows_analysed;
+  /// With "search": the best configuration's row of every type with a feasible one
+  /// (PlanRow::configuration names it), in candidate order; empty without a search.
+  std::vector<PlanRow> search_best;
   /// With "search": every candidate; without: the analysed rows (their scenario
   /// configuration, with the maximum sustainable rate per instance).
   std::vector<SearchRow> search;

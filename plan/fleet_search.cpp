@@ -82,12 +82,15 @@ std::string slo_miss_text(const Context& ctx, const FleetEvaluation& e) {
   return text;
 }
 
-/// Cost figures of a fleet costing usd_per_hour with `metrics`.
 void fill_cost(PlanRow& row, double usd_per_hour, const sim::Metrics& metrics,
-               double hours_per_year) {
+               const WorkloadSummary& summary, double hours_per_year) {
   row.usd_per_hour = usd_per_hour;
   row.annual_usd = usd_per_hour * hours_per_year;
-  const double tokens_per_hour = metrics.throughput_output_tokens_per_s * 3600.0;
+  const bool open_loop = summary.num_requests > 0 && summary.span_s > 0;
+  const double tokens_per_hour = open_loop
+                                     ? static_cast<double>(summary.num_requests) / summary.span_s *
+                                           summary.mean_output_tokens * 3600.0
+                                     : metrics.throughput_output_tokens_per_s * 3600.0;
   row.usd_per_million_output_tokens =
       tokens_per_hour > 0 ? usd_per_hour / tokens_per_hour * 1e6 : 0.0;
 }
@@ -175,7 +178,7 @@ PlanRow search_size_of(const Context& ctx, Candidate c, const SizeSearch& search
   row.num_instances = passing;
   row.metrics = best.metrics;
   c.keep_class_metrics(best);
-  fill_cost(row, static_cast<double>(passing) * c.instance->usd_per_hour, best.metrics,
+  fill_cost(row, static_cast<double>(passing) * c.instance->usd_per_hour, best.metrics, ctx.summary,
             sc.hours_per_year);
   return std::move(row);
 }

@@ -15,6 +15,7 @@
 #include "model/input_error.h"
 #include "model/roofline.h"
 #include "plan/planner_detail.h"
+#include "plan/search.h"
 #include "sim/simulator.h"
 
 namespace llmcap::plan {
@@ -332,6 +333,7 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   } catch (const model::InfeasibleError& e) {
     row.infeasible_reason = e.what();
     row.tp_degree = tp_degree;
+    row.configuration = config_label(c.choice);
     return c;
   }
   row.deployment_rule = c.deployment.rule;
@@ -359,6 +361,9 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   efficiency = tp_efficiency(efficiency, c.deployment, cpu);
   row.num_replicas_per_instance = c.deployment.num_replicas;
   row.tp_degree = c.deployment.tp_degree;
+  ServingChoice resolved = c.choice;
+  resolved.tp_degree = static_cast<int>(c.deployment.tp_degree);
+  row.configuration = config_label(resolved);
 
   std::shared_ptr<const model::StepTimePredictor> roofline = model::make_step_time_predictor(
       ctx.model, weight_format, sc.kv_format, c.deployment, efficiency);
@@ -512,6 +517,7 @@ GivenFleet prepare_fleet(const Context& ctx) {
       continue;
     }
     tp_all = tp_all < 0 || tp_all == c.row.tp_degree ? c.row.tp_degree : 0;
+    if (row.configuration.empty()) row.configuration = c.row.configuration;
     rules += (rules.empty() ? "" : "; ") + g.field + " (" + instance.id + "): " + c.deployment.rule;
     if (std::find(predictors.begin(), predictors.end(), c.row.predictor) == predictors.end()) {
       if (predictors.empty()) row.predictor_kind = c.row.predictor_kind;  // the first one's
@@ -595,7 +601,7 @@ PlanRow plan_given_fleet(const Context& ctx) {
   for (size_t c = 0; c < row.classes.size() && c < e.classes.size(); ++c) {
     row.classes[c].metrics = e.classes[c];
   }
-  fill_cost(row, row.usd_per_hour, e.metrics, ctx.scenario.hours_per_year);
+  fill_cost(row, row.usd_per_hour, e.metrics, ctx.summary, ctx.scenario.hours_per_year);
   row.feasible = meets_class_slos(e, ctx.class_slos);
   if (!row.feasible) {
     char cost[64];

@@ -73,6 +73,10 @@ struct PlanRow {
   int64_t num_instances = 0;  ///< smallest fleet meeting the SLO (feasible rows)
   int64_t num_replicas_per_instance = 0;
   int64_t tp_degree = 0;
+  /// The serving configuration the row was planned with, as plan::config_label writes it with
+  /// the degree resolved (e.g. "tp=1 bf16 chunked_prefill chunk=2048 max_num_seqs=256"); a
+  /// given fleet: its first group's.
+  std::string configuration;
   double instance_usd_per_hour = 0;       ///< catalog price of one instance
   std::string instance_note;              ///< the catalog's note (real specs, unconfirmed figures)
   std::string price_model = "on_demand";  ///< the catalog's price model, e.g. "on_demand"

@@ -113,9 +113,12 @@ void check_floors(const Context& ctx, Candidate& c);
 /// What a fleet that fails meets_class_slos misses (messages).
 std::string slo_miss_text(const Context& ctx, const FleetEvaluation& e);
 
-/// Cost figures of a fleet costing usd_per_hour with `metrics`.
+/// Cost figures of a fleet costing usd_per_hour. The output tokens per hour are the offered
+/// load's (requests / arrival span x mean output tokens of `summary`) for an open loop, as
+/// compute_tco counts them (one per-token cost per row), else the simulated throughput of
+/// `metrics` (a closed loop).
 void fill_cost(PlanRow& row, double usd_per_hour, const sim::Metrics& metrics,
-               double hours_per_year);
+               const WorkloadSummary& summary, double hours_per_year);
 
 /// The fleet-size search of a prepared candidate (SizeSearch documents the order).
 PlanRow search_size_of(const Context& ctx, Candidate c, const SizeSearch& search);

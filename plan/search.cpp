@@ -407,9 +407,9 @@ TypeSearchResult search_type(const PlanSession& session, const model::InstanceTy
   }
   out.best_row.num_simulations = out.num_simulations;
   if (spec.enabled && spec.max_rate && out.best >= 0) {
-    const MaxRate rate = max_sustainable_rate(
-        sc, session.catalog(), instance.id, choices[best_index], options,
-        1.0 / static_cast<double>(std::max<int64_t>(out.best_row.num_instances, 1)));
+    const MaxRate rate =
+        max_sustainable_rate(sc, session.catalog(), instance.id, choices[best_index], options, 1.0,
+                             0.05, std::max<int64_t>(out.best_row.num_instances, 1));
     out.max_load_multiplier_per_instance = rate.load_multiplier;
     out.max_requests_per_s_per_instance = rate.requests_per_s;
     out.num_simulations += rate.num_simulations;
@@ -450,19 +450,21 @@ SearchResult run_search(const Scenario& scenario, const model::Catalog& catalog,
 
 MaxRate max_sustainable_rate(const Scenario& scenario, const model::Catalog& catalog,
                              const std::string& instance_id, const ServingChoice& choice,
-                             const PlanOptions& options, double start, double relative_tolerance) {
+                             const PlanOptions& options, double start, double relative_tolerance,
+                             int64_t num_instances) {
   MaxRate out;
+  const int64_t fleet = std::max<int64_t>(num_instances, 1);
   const model::InstanceType& instance =
       catalog.instance(instance_id, scenario.file.string() + ": instance type");
   double base_rate = 0;
-  // test(m): whether one instance meets the SLO at load multiplier m.
+  // test(m): whether the fleet meets the SLO at load multiplier m.
   sim::Metrics passing_metrics;
   auto test = [&](double m) -> int {  // 1 pass, 0 fail, -1 cannot deploy
     const PlanSession session(with_load_multiplier(scenario, m), catalog, options);
     const PreparedType type = session.prepare(instance, choice);
     if (!type.ready()) return -1;
     ++out.num_simulations;
-    const FleetEvaluation e = session.evaluate(type, 1);
+    const FleetEvaluation e = session.evaluate(type, fleet);
     const bool ok = meets_class_slos(e, session.scenario().class_slos());
     if (ok) passing_metrics = e.metrics;
     return ok ? 1 : 0;
@@ -516,10 +518,11 @@ MaxRate max_sustainable_rate(const Scenario& scenario, const model::Catalog& cat
       hi = mid;
     }
   }
-  out.load_multiplier = lo;
+  const auto n = static_cast<double>(fleet);
+  out.load_multiplier = lo / n;
   const bool closed = scenario.workload.kind == WorkloadSpec::Kind::kClosedLoop &&
                       scenario.workload.classes.empty();
-  out.requests_per_s = closed ? lo_metrics.throughput_requests_per_s : lo * base_rate;
+  out.requests_per_s = (closed ? lo_metrics.throughput_requests_per_s : lo * base_rate) / n;
   return out;
 }
 

@@ -71,8 +71,9 @@ struct TypeSearchResult {
   /// Index into configs of the cheapest feasible one (ties: the lower index); -1: none.
   int64_t best = -1;
   PlanRow best_row;  ///< the best configuration's planner row (feasible), else a row of reasons
-  /// Maximum sustainable rate of one instance of the best configuration (SearchSpec::max_rate;
-  /// 0 when not computed or no configuration is feasible): max_sustainable_rate.
+  /// Maximum sustainable rate per instance of the best configuration's planned fleet
+  /// (SearchSpec::max_rate; 0 when not computed or no configuration is feasible):
+  /// max_sustainable_rate.
   double max_load_multiplier_per_instance = 0;
   double max_requests_per_s_per_instance = 0;
   int64_t num_simulations = 0;  ///< all of this type's, the rate bisection included
@@ -99,13 +100,17 @@ struct SearchResult {
 SearchResult run_search(const Scenario& scenario, const model::Catalog& catalog,
                         const PlanOptions& options = {});
 
-/// The largest load multiplier m (Scenario with_load_multiplier, plan/analysis.h) at which ONE
-/// instance of `instance_id` with `choice` meets every class's SLO, by bisection on m until
-/// hi / lo <= 1 + relative_tolerance, starting at `start` (> 0) and doubling or halving to
-/// bracket it within [2^-12, 2^12] (assumes the SLO is monotone in load). requests_per_s is m
-/// x the workload's offered rate (requests / arrival span at multiplier 1) for an open loop,
-/// the measured throughput at m for a closed loop. 0 when one instance fails even at 2^-12
-/// or cannot deploy.
+/// What one instance of a fleet of `num_instances` (>= 1) instances of `instance_id` with
+/// `choice` sustains within every class's SLO: the largest load multiplier m (Scenario
+/// with_load_multiplier, plan/analysis.h) at which that fleet meets the SLO, by bisection on m
+/// until hi / lo <= 1 + relative_tolerance, starting at `start` (> 0) and doubling or halving
+/// to bracket it within [2^-12, 2^12] (assumes the SLO is monotone in load), divided by
+/// num_instances. load_multiplier is m / num_instances; requests_per_s is m x the workload's
+/// offered rate (requests / arrival span at multiplier 1) / num_instances for an open loop,
+/// the measured throughput at m / num_instances for a closed loop. Measured on the planned
+/// fleet (not on one instance alone), so requests_per_s x num_instances covers the offered
+/// load whenever that fleet meets the SLO at m = 1, bursty arrivals included (docs/search.md,
+/// "Sustainable rate"). 0 when the fleet fails even at 2^-12 or cannot deploy.
 struct MaxRate {
   double load_multiplier = 0;
   double requests_per_s = 0;
@@ -114,7 +119,7 @@ struct MaxRate {
 MaxRate max_sustainable_rate(const Scenario& scenario, const model::Catalog& catalog,
                              const std::string& instance_id, const ServingChoice& choice,
                              const PlanOptions& options = {}, double start = 1.0,
-                             double relative_tolerance = 0.05);
+                             double relative_tolerance = 0.05, int64_t num_instances = 1);
 
 /// A point of cost against p99 latency.
 struct CostLatencyPoint {

@@ -182,7 +182,8 @@ std::string write_pdf(const Report& report) {
             q(s.title) + "</h2>";
     for (const Block& b : s.blocks) {
       if (const auto* p = std::get_if<Paragraph>(&b)) {
-        html += QString("<p") + (s.id == "recommendation" ? " class=\"lead\"" : "") + ">" +
+        html += QString("<p") +
+                (s.id == "recommendation" || s.id == "answer" ? " class=\"lead\"" : "") + ">" +
                 q(p->text) + "</p>";
       } else if (const auto* t = std::get_if<Table>(&b)) {
         html += "<p class=\"caption\">" + q(t->title) + "</p>";

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "base/text.h"
 #include "report/report.h"
 #include "report/report_model.h"
 
@@ -287,6 +288,59 @@ std::vector<const Row*> ranked(const std::vector<Row>& rows) {
     return *a->usd_per_hour < *b->usd_per_hour;
   });
   return out;
+}
+
+/// "2 x aws-g6e.xlarge at CNY 26.71/hour" for an answer option.
+std::string answer_fleet_text(const Node& o, const std::string& currency) {
+  return fixed(o.number("num_instances").value_or(0), 0) + " x " +
+         o.text("instance_type").value_or("?") + " at " +
+         base::money(currency, o.number("cost_per_hour").value_or(0)) + "/hour";
+}
+
+/// The run's answer (docs/run-document.md, "answer"): page 1 of every report.
+std::optional<Section> answer_section(const Node& doc) {
+  const std::optional<Node> a = doc.object("answer");
+  if (!a) return std::nullopt;
+  Section s{"answer", "Answer", {}};
+  s.blocks.emplace_back(Paragraph{a->text("headline").value_or("")});
+  const std::string currency = a->text("currency").value_or("USD");
+  Table t = key_value_table("answer", "Answer", "Summary");
+  if (a->flag("feasible").value_or(false)) {
+    add_kv(t, "Recommended fleet",
+           fixed(a->number("num_instances").value_or(0), 0) + " x " +
+               a->text("instance_type").value_or("?") + " (" +
+               a->text("hardware_name").value_or("?") + ")");
+    add_kv(
+        t, "Configuration",
+        a->text("configuration").value_or("") +
+            (a->flag("from_search").value_or(false) ? " (the configuration search's best)" : ""));
+    add_kv(t, "Price model", text_cell(a->text("offer")));
+    add_kv(t, "Cost per hour", base::money(currency, a->number("cost_per_hour").value_or(0)));
+    add_kv(t, "Cost per month",
+           base::money(currency, a->number("cost_per_month").value_or(0), true));
+    add_kv(t, "Cost per year", base::money(currency, a->number("cost_per_year").value_or(0), true));
+    const std::vector<Node> range = a->items("cost_range_95");
+    if (range.size() == 2 && range[0].value().is_number()) {
+      const double confidence = a->number("confidence").value_or(0.95);
+      add_kv(
+          t, fixed(100 * confidence, 0) + "% range per hour",
+          base::money(currency, range[0].value().get<double>()) + " to " +
+              (range[1].value().is_number() ? base::money(currency, range[1].value().get<double>())
+                                            : std::string("no fleet meeting the SLO")) +
+              " (dominant assumption: " + a->text("dominant_assumption").value_or("?") + ")");
+    }
+    add_kv(t, "Binding constraint", text_cell(a->text("binding_text")));
+    if (auto r = a->object("runner_up")) add_kv(t, "Runner-up", answer_fleet_text(*r, currency));
+  }
+  if (auto o = a->object("other_device_kind"))
+    add_kv(t, "Other device kind", text_cell(o->text("text")));
+  const std::vector<Node> why = a->items("why_not");
+  for (size_t i = 0; i < why.size(); ++i) {
+    if (!why[i].value().is_string()) why[i].fail("a string");
+    add_kv(t, i == 0 ? "Why not" : "", why[i].value().get<std::string>());
+  }
+  s.blocks.emplace_back(std::move(t));
+  return s;
 }
 
 Section scenario_section(const Node& doc) {
@@ -1055,6 +1109,7 @@ Report build_report(const nlohmann::json& document) {
   } else {
     r.recommendation = recommendation_from_results(doc, rows);
   }
+  if (auto s = answer_section(doc)) r.sections.push_back(std::move(*s));
   r.sections.push_back({"recommendation", "Recommendation", {Paragraph{r.recommendation}}});
   r.sections.push_back(scenario_section(doc));
   r.sections.push_back(comparison_section(doc, rows));

@@ -93,7 +93,7 @@ std::string write_html(const Report& report) {
     o << "<section id=\"" << xml_escape(s.id) << "\">\n<h2>" << xml_escape(s.title) << "</h2>\n";
     for (const Block& b : s.blocks) {
       if (const auto* p = std::get_if<Paragraph>(&b)) {
-        o << "<p" << (s.id == "recommendation" ? " class=\"lead\"" : "") << ">"
+        o << "<p" << (s.id == "recommendation" || s.id == "answer" ? " class=\"lead\"" : "") << ">"
           << xml_escape(p->text) << "</p>\n";
       } else if (const auto* t = std::get_if<Table>(&b)) {
         o << "<table id=\"table-" << xml_escape(t->id) << "\">\n<caption>" << xml_escape(t->title)

@@ -18,6 +18,21 @@ TEST(TextTest, FixedRoundsToTheGivenDigits) {
   EXPECT_EQ(fixed(-0.5, 0), "-0");
 }
 
+TEST(TextTest, GroupedSeparatesThousandsAndKeepsDecimals) {
+  EXPECT_EQ(grouped(1234567.891, 2), "1,234,567.89");
+  EXPECT_EQ(grouped(-1234, 0), "-1,234");
+  EXPECT_EQ(grouped(999.999, 2), "1,000.00");
+  EXPECT_EQ(grouped(12, 1), "12.0");
+  EXPECT_EQ(grouped(-0.001, 2), "0.00");  // no negative zero
+}
+
+TEST(TextTest, MoneyNamesTheCurrencyAndDropsCentsOnlyWhenAsked) {
+  EXPECT_EQ(money("USD", 3.72), "USD 3.72");
+  EXPECT_EQ(money("CNY", 26934.1), "CNY 26,934.10");
+  EXPECT_EQ(money("USD", 32604.72, true), "USD 32,605");
+  EXPECT_EQ(money("USD", 999.99, true), "USD 999.99");
+}
+
 TEST(TextTest, PluralAddsAnSUnlessOne) {
   EXPECT_EQ(plural(1, "replica"), "1 replica");
   EXPECT_EQ(plural(0, "replica"), "0 replicas");

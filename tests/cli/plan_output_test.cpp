@@ -78,9 +78,44 @@ TEST(PrintPlanTable, ListsFeasibleRowsFirstAndNamesTheCheapest) {
   const std::string text = out.str();
   EXPECT_LT(text.find("gpu-a"), text.find("cpu-b"));
   EXPECT_THAT(text, HasSubstr("infeasible: TPOT floor at batch 1 is 0.21 s"));
-  EXPECT_THAT(text, HasSubstr("Cheapest gpu fleet: 3 x gpu-a"));
   EXPECT_THAT(text, HasSubstr("52,560"));
-  EXPECT_THAT(text, HasSubstr("No CPU instance type meets the SLO"));
+  // The cheapest of each kind is the answer card's (print_answer), not the table's.
+  EXPECT_THAT(text, Not(HasSubstr("Cheapest")));
+}
+
+TEST(PrintAnswer, ShowsTheFleetCostRangeBindingAndOtherKind) {
+  plan::Answer a;
+  a.feasible = true;
+  a.currency = "CNY";
+  a.recommended.instance_type = "gpu-a";
+  a.recommended.hardware_name = "1 x L40S";
+  a.recommended.num_instances = 2;
+  a.recommended.num_instances_billed = 2;
+  a.recommended.configuration = "tp=1 int8 chunked_prefill chunk=512 max_num_seqs=64";
+  a.recommended.from_search = true;
+  a.recommended.price_model = "reserved_1y";
+  a.recommended.cost_per_hour = 16.7;
+  a.recommended.cost_per_year = 146292;
+  a.cost_per_month = 12191;
+  a.has_range = true;
+  a.cost_per_hour_low = 8.35;
+  a.cost_per_hour_high = 25.05;
+  a.dominant_assumption = "step_time";
+  a.binding_text = "TPOT: p99 TPOT 38.9 ms against 50.0 ms (22% margin)";
+  a.other_kind_text = "No CPU instance type meets the SLO (10 tried).";
+  a.why_not = {"cpu-b: TPOT floor at batch 1 is 0.21 s > SLO 0.05 s"};
+  std::ostringstream out;
+  print_answer(a, out);
+  const std::string text = out.str();
+  EXPECT_EQ(text.rfind("Answer: 2 x gpu-a (1 x L40S), the search's best\n", 0), 0u) << text;
+  EXPECT_THAT(text, HasSubstr("config       tp=1 int8 chunked_prefill chunk=512 max_num_seqs=64"));
+  EXPECT_THAT(text, HasSubstr("cost         CNY 16.70/hour (reserved_1y), CNY 12,191/month, "
+                              "CNY 146,292/year"));
+  EXPECT_THAT(text, HasSubstr("95% range    CNY 8.35 to CNY 25.05/hour (dominant assumption: "
+                              "step time)"));
+  EXPECT_THAT(text, HasSubstr("binding      TPOT: p99 TPOT 38.9 ms against 50.0 ms"));
+  EXPECT_THAT(text, HasSubstr("other kind   No CPU instance type meets the SLO (10 tried)."));
+  EXPECT_THAT(text, HasSubstr("why not      cpu-b: TPOT floor"));
 }
 
 TEST(PrintPlanTable, AGivenFleetIsSummedUpAsItselfNotAsTheCheapestOfAKind) {

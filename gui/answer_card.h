@@ -1,0 +1,41 @@
+// The answer card above the results table (issue 30, items 1 and 8): the run's plan::Answer (the
+// same figures as the CLI's first lines and the report's page 1), and what changed against the
+// answer shown before it when a what-if moves it.
+#pragma once
+
+#include <QFrame>
+#include <optional>
+
+#include "plan/answer.h"
+
+class QLabel;
+
+namespace llmcap::gui {
+
+class AnswerCard : public QFrame {
+  Q_OBJECT
+
+ public:
+  explicit AnswerCard(QWidget* parent = nullptr);
+
+  /// Shows `answer`. `full_run`: the analyses ran (range, runner-up of the search); a what-if
+  /// answer says it is from the quick replan. When the recommended fleet or its cost differs
+  /// from the answer shown before, a "before" line gives the previous fleet and cost and the
+  /// change.
+  void show_answer(const plan::Answer& answer, bool full_run);
+  /// Empties the card (a new scenario).
+  void clear();
+  /// The card's text as shown (tests, screenshots).
+  QString text() const;
+  void retranslate();
+
+ private:
+  void render();
+
+  QLabel* label_;
+  std::optional<plan::Answer> answer_;
+  std::optional<plan::Answer> before_;
+  bool full_run_ = false;
+};
+
+}  // namespace llmcap::gui
