@@ -39,6 +39,7 @@ std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& resul
       {"model", result.model_id},
       {"model_num_params", result.model_num_params},
       {"weight_format", model::to_string(sc.weight_format)},
+      {"cpu_weight_format", model::to_string(plan::weight_format_for(sc, model::DeviceKind::kCpu))},
       {"kv_cache_format", model::to_string(sc.kv_format)},
       {"workload_kind", workload_kind(sc.workload)},
       {"workload_path", sc.workload.path.string()},

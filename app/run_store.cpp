@@ -18,13 +18,6 @@ using nlohmann::json;
 
 using base::fixed;
 
-std::string read_file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 store::ResultsStore open_results_store(const std::string& db_flag) {
@@ -79,7 +72,7 @@ std::optional<int64_t> store_run(const store::RunRecord& record, const std::stri
   }
 }
 
-void store_plan_run(const PlanRun& run, const std::string& scenario_file,
+void store_plan_run(const PlanRun& run, const std::string& scenario_text,
                     const std::string& scenario_name, const std::string& db_flag, bool no_store,
                     const std::string& command_line, std::ostream& err) {
   if (no_store) return;
@@ -87,7 +80,7 @@ void store_plan_run(const PlanRun& run, const std::string& scenario_file,
   record.kind = "plan";
   record.name = scenario_name;
   record.command_line = command_line;
-  record.input_json = read_file_text(scenario_file);
+  record.input_json = scenario_text;
   record.document_json = run.document.dump();
   record.summary = summarize_plan_document(run.document);
   store_run(record, db_flag, no_store, err);

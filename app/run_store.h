@@ -45,10 +45,11 @@ std::optional<int64_t> store_run(const store::RunRecord& record, const std::stri
 
 /// Stores a finished plan run (kind "plan") in the results database `db_flag` resolves to
 /// (store::default_db_path) and prints "Stored as run N in FILE" to `err`; does nothing when
-/// `no_store`. The run document is PlanRun::document, the input the scenario file's text.
-/// A database error is reported on `err` as a warning and does not fail the plan.
+/// `no_store`. The run document is PlanRun::document, the input `scenario_text` (the scenario as
+/// planned: the file with any --set overrides). A database error is reported on `err` as a warning
+/// and does not fail the plan.
 struct PlanRun;
-void store_plan_run(const PlanRun& run, const std::string& scenario_file,
+void store_plan_run(const PlanRun& run, const std::string& scenario_text,
                     const std::string& scenario_name, const std::string& db_flag, bool no_store,
                     const std::string& command_line, std::ostream& err);
 

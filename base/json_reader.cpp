@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <sstream>
 #include <utility>
 
 namespace llmcap::base {
@@ -126,6 +127,17 @@ json read_json_file(const std::filesystem::path& path) {
     throw InputError::unreadable_file(path.string());
   }
   return parse_or_throw<json>(in, path.string());
+}
+
+std::string read_text_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  if (!in || std::filesystem::is_directory(path, ec)) {
+    throw InputError::unreadable_file(path.string());
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 json parse_json_text(const std::string& text, const std::string& file) {

@@ -36,6 +36,10 @@ inline constexpr int kMaxJsonDepth = 64;
 /// ("<path>: cannot open file", also for a directory) or the errors above.
 nlohmann::json read_json_file(const std::filesystem::path& path);
 
+/// The bytes of the file at `path`. Throws InputError::unreadable_file ("<path>: cannot open
+/// file", also for a directory).
+std::string read_text_file(const std::filesystem::path& path);
+
 /// Parses JSON `text` that stands for the file `file` (named in the message). Throws the
 /// errors above.
 nlohmann::json parse_json_text(const std::string& text, const std::string& file);

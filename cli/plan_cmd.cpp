@@ -6,10 +6,13 @@
 #include "app/plan_output.h"
 #include "app/plan_run.h"
 #include "app/run_store.h"
+#include "app/scenario_overrides.h"
+#include "base/json_reader.h"
 #include "base/text.h"
 #include "cli/cli.h"
 #include "cli/plan_output.h"
 #include "model/calibration.h"
+#include "plan/analysis.h"
 #include "plan/planner.h"
 #include "plan/scenario.h"
 #include "plan/what_if.h"
@@ -89,6 +92,18 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& plan_args) {
                    "Results database the run is stored in (default: $LLMCAP_DB, else "
                    "$XDG_DATA_HOME/llmcap/runs.sqlite)")
       ->option_text("FILE");
+  plan_cmd
+      ->add_option("--set", plan_args.overrides,
+                   "Override a scenario field, e.g. --set tco.price_model=reserved_1y --set "
+                   "tco.currency=CNY --set weight_format.cpu=int4 (repeatable; docs/scenarios.md)")
+      ->option_text("KEY=VALUE")
+      ->take_all()
+      ->allow_extra_args(false);
+  plan_cmd
+      ->add_option("--load-multiplier", plan_args.load_multiplier,
+                   "Plan for this multiple of the scenario's load (2: traffic doubles)")
+      ->option_text("X")
+      ->check(CLI::PositiveNumber);
   plan_cmd->add_flag("--no-store", plan_args.no_store, "Do not store the run in the database");
   plan_cmd->add_flag("--no-analysis", plan_args.no_analysis,
                      "Skip the analyses (cost against load, sensitivity, uncertainty): faster");
@@ -108,7 +123,13 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& plan_args) {
 
 int run_plan_command(const PlanArgs& a, const std::string& data_dir,
                      const std::string& command_line, std::ostream& out, std::ostream& err) {
-  plan::Scenario scenario = plan::load_scenario(a.scenario);
+  // The scenario as planned: the file, with the --set overrides applied to its JSON.
+  std::string scenario_text = base::read_text_file(a.scenario);
+  if (!a.overrides.empty()) {
+    scenario_text = app::apply_scenario_overrides(scenario_text, a.scenario, a.overrides);
+  }
+  plan::Scenario scenario = plan::load_scenario_text(scenario_text, a.scenario);
+  if (a.load_multiplier != 1.0) scenario = plan::with_load_multiplier(scenario, a.load_multiplier);
   scenario.max_requests = a.max_requests;
   check_plan_outputs(a, scenario, data_dir);
   const model::Catalog catalog = model::Catalog::load(data_dir);
@@ -139,7 +160,7 @@ int run_plan_command(const PlanArgs& a, const std::string& data_dir,
   print_answer(run.answer, out);
   print_plan_table(scenario, result, out);
   print_run_summary(run, out);
-  app::store_plan_run(run, a.scenario, scenario.name, a.db, a.no_store, command_line, err);
+  app::store_plan_run(run, scenario_text, scenario.name, a.db, a.no_store, command_line, err);
   return kExitOk;
 }
 

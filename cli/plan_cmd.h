@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "plan/scenario.h"
 
@@ -29,6 +30,10 @@ struct PlanArgs {
   std::string warm_start;    ///< --warm-start: a plan JSON whose fleet sizes start the searches
   /// --max-requests: the most requests the workload may have (plan::Scenario::max_requests).
   int64_t max_requests = plan::kDefaultMaxRequests;
+  /// --set key=value (repeatable): scenario fields overridden (app/scenario_overrides.h).
+  std::vector<std::string> overrides;
+  /// --load-multiplier: the scenario's load times this (plan::with_load_multiplier); 1: as is.
+  double load_multiplier = 1.0;
 };
 
 /// Registers the `plan` subcommand (options bound to `args`) on `app`.

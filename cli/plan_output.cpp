@@ -144,8 +144,11 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
   const auto& w = result.workload;
   out << "Scenario " << base::printable(sc.name) << ": " << base::printable(result.model_id) << " ("
       << fixed_decimals(static_cast<double>(result.model_num_params) / 1e9, 2) << "e9 parameters, "
-      << model::to_string(sc.weight_format) << " weights, " << model::to_string(sc.kv_format)
-      << " KV cache)\n";
+      << (sc.cpu_weight_format && *sc.cpu_weight_format != sc.weight_format
+              ? std::string(model::to_string(sc.weight_format)) + " weights on GPUs, " +
+                    std::string(model::to_string(*sc.cpu_weight_format)) + " on CPUs"
+              : std::string(model::to_string(sc.weight_format)) + " weights")
+      << ", " << model::to_string(sc.kv_format) << " KV cache)\n";
   print_engines(sc, result, out);
   const bool has_classes = !sc.workload.classes.empty();
   out << "Workload: ";

@@ -196,7 +196,8 @@ Candidate prepare_candidate(const Context& ctx, const model::InstanceType& insta
 PlanRow plan_one_tp(const Context& ctx, const model::InstanceType& instance, int tp_degree,
                     const SizeSearch& search = {}) {
   const Scenario& sc = ctx.scenario;
-  ServingChoice choice{tp_degree, sc.weight_format, serving_for(sc, instance, ctx.catalog)};
+  ServingChoice choice{tp_degree, weight_format_for(sc, instance.kind),
+                       serving_for(sc, instance, ctx.catalog)};
   return search_size_of(ctx, prepare_candidate(ctx, instance, choice), search);
 }
 

@@ -47,7 +47,16 @@ model::ModelSpec load_scenario_model(const Scenario& scenario) {
     throw InputError(scenario.file.string() + ": field \"model\": " + e.what());
   }
   const std::string file = scenario.file.string();
-  model::check_weight_format(model, scenario.weight_format, file + ": field \"weight_format\"");
+  model::check_weight_format(
+      model, scenario.weight_format,
+      file + ": field \"weight_format" + (scenario.cpu_weight_format ? ".gpu" : "") + "\"");
+  if (scenario.cpu_weight_format) {
+    model::check_weight_format(model, *scenario.cpu_weight_format,
+                               file + ": field \"weight_format.cpu\"");
+  }
+  for (const model::WeightFormat f : scenario.search.cpu_weight_formats) {
+    model::check_weight_format(model, f, file + ": field \"search.weight_formats.cpu\"");
+  }
   for (const model::WeightFormat f : scenario.search.weight_formats) {
     model::check_weight_format(model, f, file + ": field \"search.weight_formats\"");
   }
@@ -205,9 +214,9 @@ FleetEvaluation evaluate_fleet(const Scenario& scenario, const model::Catalog& c
       [&](const Context& ctx) {
         const model::InstanceType& instance =
             catalog.instance(instance_type, scenario.file.string() + ": instance type");
-        Candidate c =
-            make_candidate(ctx, instance, chosen_tp(scenario, instance.id),
-                           serving_for(scenario, instance, catalog), scenario.weight_format);
+        Candidate c = make_candidate(ctx, instance, chosen_tp(scenario, instance.id),
+                                     serving_for(scenario, instance, catalog),
+                                     weight_format_for(scenario, instance.kind));
         if (c.predictor == nullptr) throw model::InfeasibleError(c.row.infeasible_reason);
         return c.simulate(ctx, num_instances);
       });
@@ -316,7 +325,7 @@ ServingChoice PlanSession::default_choice(const std::string& instance_id) const 
   const Scenario& sc = impl_->scenario;
   const model::InstanceType& instance =
       impl_->catalog.instance(instance_id, sc.file.string() + ": instance type");
-  return ServingChoice{chosen_tp(sc, instance_id), sc.weight_format,
+  return ServingChoice{chosen_tp(sc, instance_id), weight_format_for(sc, instance.kind),
                        serving_for(sc, instance, impl_->catalog)};
 }
 

@@ -496,7 +496,8 @@ GivenFleet prepare_fleet(const Context& ctx) {
     const model::InstanceType& instance =
         ctx.catalog.instance(g.instance, file + ": field \"" + g.field + ".instance\"");
     const int tp = g.tensor_parallel > 0 ? g.tensor_parallel : chosen_tp(sc, g.instance);
-    Candidate c = make_candidate(ctx, instance, tp, g.serving, sc.weight_format);
+    Candidate c =
+        make_candidate(ctx, instance, tp, g.serving, weight_format_for(sc, instance.kind));
     const std::string role =
         spec.disaggregated ? std::string(" ") + sim::replica_role_name(g.role) : "";
     description +=

@@ -409,6 +409,11 @@ sim::ServingConfig serving_for(const Scenario& scenario, const model::InstanceTy
   return serving;
 }
 
+model::WeightFormat weight_format_for(const Scenario& scenario, model::DeviceKind kind) {
+  return kind == model::DeviceKind::kCpu && scenario.cpu_weight_format ? *scenario.cpu_weight_format
+                                                                       : scenario.weight_format;
+}
+
 Scenario load_scenario(const std::filesystem::path& path) {
   const std::string file = path.string();
   std::ifstream in(path);
@@ -423,6 +428,23 @@ Scenario load_scenario_text(const std::string& text, const std::filesystem::path
 }
 
 namespace {
+
+/// "weight_format": a name, or {"gpu": name, "cpu": name} (each default bf16).
+void parse_weight_formats(const Fields& f, Scenario& s) {
+  const std::string file = f.file();
+  if (!f.has("weight_format") || f.at("weight_format").is_string()) {
+    s.weight_format = model::parse_weight_format(f.string_or("weight_format", "bf16"),
+                                                 file + ": field \"weight_format\"");
+    return;
+  }
+  const Fields by_kind =
+      f.object("weight_format", "a weight format name or an object {\"gpu\": name, \"cpu\": name}");
+  by_kind.only({"gpu", "cpu"});
+  s.weight_format = model::parse_weight_format(by_kind.string_or("gpu", "bf16"),
+                                               file + ": field \"weight_format.gpu\"");
+  s.cpu_weight_format = model::parse_weight_format(by_kind.string_or("cpu", "bf16"),
+                                                   file + ": field \"weight_format.cpu\"");
+}
 
 Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) {
   const std::string file = path.string();
@@ -439,8 +461,7 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
   s.description = f.string_or("description", "");
   s.model_config = base / f.string("model");
   // model::InputError is plan::InputError: it passes through.
-  s.weight_format = model::parse_weight_format(f.string_or("weight_format", "bf16"),
-                                               file + ": field \"weight_format\"");
+  parse_weight_formats(f, s);
   s.kv_format = model::parse_kv_format(f.string_or("kv_cache_format", "bf16"),
                                        file + ": field \"kv_cache_format\"");
   s.workload = parse_workload(f.object("workload"), base, /*in_class=*/false);

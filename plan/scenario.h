@@ -123,7 +123,11 @@ struct Scenario {
   std::string name;
   std::string description;
   std::filesystem::path model_config;  ///< Hugging Face config.json
+  /// "weight_format": one name for every device kind, or {"gpu": name, "cpu": name} (each
+  /// default bf16). This is the GPU instances' format (and every kind's when one name).
   model::WeightFormat weight_format = model::WeightFormat::kBf16;
+  /// The CPU instances' format when "weight_format" gave one per kind; unset: weight_format.
+  std::optional<model::WeightFormat> cpu_weight_format;
   model::KvFormat kv_format = model::KvFormat::kBf16;
   WorkloadSpec workload;
   /// p99 TTFT and p99 TPOT bounds, seconds. With client classes: the tightest of the classes'
@@ -235,6 +239,10 @@ sim::ServingConfig serving_for(const Scenario& scenario, const model::InstanceTy
 /// instance ids exist and a degree suits its instance type is checked by the planner (it
 /// needs the catalog), still before any simulation.
 Scenario load_scenario(const std::filesystem::path& path);
+
+/// The weight format the scenario gives instances of `kind` (Scenario::cpu_weight_format for
+/// CPUs when set, else Scenario::weight_format).
+model::WeightFormat weight_format_for(const Scenario& scenario, model::DeviceKind kind);
 
 /// load_scenario on JSON text that stands for the file `path`: messages name `path`, and
 /// relative paths inside resolve against its folder (the file itself need not exist). For

@@ -95,11 +95,21 @@ SearchSpec parse_search_spec(const json& root, const std::filesystem::path& file
       s.fail("tensor_parallel", "\"search\" or a non-empty list of positive integers", s.shown(tp));
     }
   }
-  if (s.has("weight_formats")) {
-    spec.weight_formats = names<model::WeightFormat>(
-        s, "weight_formats", [](const std::string& n, const std::string& ctx) {
-          return model::parse_weight_format(n, ctx);
-        });
+  const auto parse_format = [](const std::string& n, const std::string& ctx) {
+    return model::parse_weight_format(n, ctx);
+  };
+  if (s.has("weight_formats") && s.at("weight_formats").is_object()) {
+    const base::JsonReader by_kind = s.object("weight_formats");
+    by_kind.only({"gpu", "cpu"});
+    spec.weight_formats_by_kind = true;
+    if (by_kind.has("gpu")) {
+      spec.weight_formats = names<model::WeightFormat>(by_kind, "gpu", parse_format);
+    }
+    if (by_kind.has("cpu")) {
+      spec.cpu_weight_formats = names<model::WeightFormat>(by_kind, "cpu", parse_format);
+    }
+  } else if (s.has("weight_formats")) {
+    spec.weight_formats = names<model::WeightFormat>(s, "weight_formats", parse_format);
   }
   if (s.has("batching")) {
     spec.policies =
@@ -317,8 +327,12 @@ TypeSearchResult search_type(const PlanSession& session, const model::InstanceTy
   out.device_kind = instance.kind;
   out.instance_usd_per_hour = instance.usd_per_hour;
   const ServingChoice base = session.default_choice(instance.id);
+  SearchSpec kind_spec = spec;  // the weight formats of this type's device kind
+  if (spec.weight_formats_by_kind && instance.kind == model::DeviceKind::kCpu) {
+    kind_spec.weight_formats = spec.cpu_weight_formats;
+  }
   const std::vector<ServingChoice> choices =
-      search_configs(spec, base, tp_options(instance, session.catalog(), session.model()));
+      search_configs(kind_spec, base, tp_options(instance, session.catalog(), session.model()));
   const bool prune = spec.enabled ? spec.prune : false;
 
   std::vector<PreparedType> prepared;

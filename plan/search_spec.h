@@ -24,9 +24,15 @@ struct SearchSpec {
   /// "tensor_parallel": [degrees] (>= 1, distinct): those the type allows (others are left
   /// out for that type). Empty and !tp_search: the scenario's rule per type.
   std::vector<int> tp_degrees;
-  std::vector<model::WeightFormat> weight_formats;  ///< "weight_formats", distinct
-  std::vector<sim::BatchingPolicy> policies;        ///< "batching", distinct
-  std::vector<int64_t> max_num_seqs;                ///< "max_num_seqs", > 0, distinct
+  /// "weight_formats": a list (every device kind), or {"gpu": [...], "cpu": [...]}; distinct.
+  /// The GPU instances' list (every kind's when one list).
+  std::vector<model::WeightFormat> weight_formats;
+  /// The CPU instances' list when "weight_formats" gave one per kind (empty: weight_formats;
+  /// a kind missing from the object: that kind's scenario format only).
+  std::vector<model::WeightFormat> cpu_weight_formats;
+  bool weight_formats_by_kind = false;        ///< "weight_formats" was an object
+  std::vector<sim::BatchingPolicy> policies;  ///< "batching", distinct
+  std::vector<int64_t> max_num_seqs;          ///< "max_num_seqs", > 0, distinct
   /// "chunk_sizes_tokens": chunked_prefill's max_num_batched_tokens (> 0, distinct). Other
   /// policies keep the scenario's max_num_batched_tokens.
   std::vector<int64_t> chunk_sizes_tokens;

@@ -59,6 +59,85 @@ TEST(CliPlan, PrintsTheTableAndWritesJsonAndCsv) {
   EXPECT_THAT(header, StartsWith("instance_type,device_kind,feasible,num_instances"));
 }
 
+TEST(CliPlan, JsonCarriesTheAnswerAndTheOutputStartsWithIt) {
+  TempDir dir;
+  const auto json_path = dir.path() / "plan.json";
+  const CliRun r =
+      run_cli({"plan", small_scenario(), "--json", json_path.string(), "--quiet", "--no-store"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, StartsWith("Answer: "));
+  std::ifstream f(json_path);
+  const auto doc = nlohmann::json::parse(f);
+  const auto& a = doc.at("answer");
+  for (const char* key : {"instance_type", "num_instances", "configuration", "price_model",
+                          "currency", "cost_per_hour", "cost_per_year", "cost_range_95",
+                          "binding_constraint", "runner_up", "other_device_kind"}) {
+    EXPECT_TRUE(a.contains(key)) << key;
+  }
+  EXPECT_EQ(a.at("instance_type"), "aws-g6e.xlarge");
+  EXPECT_EQ(a.at("currency"), "USD");
+  // The answer's cost is the row's, to the cent.
+  const auto& row = doc.at("results").at(0);
+  EXPECT_NEAR(a.at("cost_per_hour").get<double>(), row.at("usd_per_hour").get<double>(), 0.005);
+  EXPECT_EQ(a.at("num_instances"), row.at("num_instances"));
+  // Only a GPU feasible: the other kind (CPU, a candidate) is named as infeasible.
+  EXPECT_THAT(a.at("other_device_kind").at("text").get<std::string>(),
+              HasSubstr("No CPU instance type meets the SLO (1 tried)"));
+}
+
+TEST(CliPlan, SetOverridesScenarioFieldsAndIsStoredAsPlanned) {
+  TempDir dir;
+  const auto db = dir.path() / "runs.sqlite";
+  const CliRun r =
+      run_cli({"plan", small_scenario(), "--quiet", "--no-analysis", "--db", db.string(), "--set",
+               "tco.currency=CNY", "--set", "slo.tpot_p99_s=0.06"});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("cost         CNY "));
+  EXPECT_THAT(r.out, HasSubstr("p99 TPOT <= 0.06 s"));
+  const auto stored = nlohmann::json::parse(testing::only_stored_run(db).input_json);
+  EXPECT_EQ(stored.at("tco").at("currency"), "CNY");
+  EXPECT_DOUBLE_EQ(stored.at("slo").at("tpot_p99_s").get<double>(), 0.06);
+}
+
+TEST(CliPlan, BadSetOverridesNameTheOverride) {
+  const CliRun no_eq = run_cli({"plan", small_scenario(), "--quiet", "--no-store", "--set", "slo"});
+  EXPECT_EQ(no_eq.code, kExitBadInput);
+  EXPECT_THAT(no_eq.err, HasSubstr("small.json: --set slo: expected key=value"));
+  const CliRun through =
+      run_cli({"plan", small_scenario(), "--quiet", "--no-store", "--set", "slo.ttft_p99_s.x=1"});
+  EXPECT_EQ(through.code, kExitBadInput);
+  EXPECT_THAT(through.err, HasSubstr("--set slo.ttft_p99_s.x=1: \"slo.ttft_p99_s\" is 2"));
+  EXPECT_THAT(through.err, HasSubstr("not an object or array"));
+  const CliRun unknown =
+      run_cli({"plan", small_scenario(), "--quiet", "--no-store", "--set", "slo.p50=1"});
+  EXPECT_EQ(unknown.code, kExitBadInput);
+  EXPECT_THAT(unknown.err, HasSubstr("field \"slo.p50\": unknown"));
+  const CliRun index =
+      run_cli({"plan", small_scenario(), "--quiet", "--no-store", "--set", "candidates.5=x"});
+  EXPECT_EQ(index.code, kExitBadInput);
+  EXPECT_THAT(index.err, HasSubstr("\"candidates\" is an array of 2 elements; expected an index "
+                                   "from 0 to 1, got \"5\""));
+}
+
+TEST(CliPlan, LoadMultiplierPlansForThatMultipleOfTheLoad) {
+  const CliRun once = run_cli({"plan", small_scenario(), "--quiet", "--no-store", "--no-analysis"});
+  const CliRun twice = run_cli({"plan", small_scenario(), "--quiet", "--no-store", "--no-analysis",
+                                "--load-multiplier", "2"});
+  ASSERT_EQ(once.code, kExitOk) << once.err;
+  ASSERT_EQ(twice.code, kExitOk) << twice.err;
+  // The workload line's offered rate, "(2.75 req/s)": a trace replays twice as fast.
+  const auto rate = [](const std::string& out) {
+    const size_t at = out.find(" req/s)");
+    const size_t start = out.rfind('(', at) + 1;
+    return std::stod(out.substr(start, at - start));
+  };
+  EXPECT_NEAR(rate(twice.out), 2 * rate(once.out), 0.02 * rate(once.out));
+  const CliRun bad =
+      run_cli({"plan", small_scenario(), "--quiet", "--no-store", "--load-multiplier", "0"});
+  EXPECT_EQ(bad.code, kExitBadInput);
+  EXPECT_THAT(bad.err, HasSubstr("--load-multiplier"));
+}
+
 TEST(CliPlan, HelpExitsZero) {
   const CliRun r = run_cli({"plan", "--help"});
   EXPECT_EQ(r.code, kExitOk);

@@ -962,3 +962,45 @@ TEST(PriceOverrides, APriceWithoutItsDateOrForAnUnknownInstanceIsRefused) {
 
 }  // namespace
 }  // namespace llmcap::plan
+
+namespace llmcap::plan {
+namespace {
+
+TEST(LoadScenario, WeightFormatMayDifferByDeviceKind) {
+  TempDir dir;
+  const Scenario one = load_scenario(dir.write("one.json", scenario_json()));
+  EXPECT_FALSE(one.cpu_weight_format.has_value());
+  EXPECT_EQ(weight_format_for(one, model::DeviceKind::kCpu), model::WeightFormat::kInt8);
+  EXPECT_EQ(weight_format_for(one, model::DeviceKind::kGpu), model::WeightFormat::kInt8);
+
+  const Scenario by_kind = load_scenario(dir.write(
+      "kinds.json", scenario_json("weight_format", R"("weight_format": {"cpu": "int4"})")));
+  EXPECT_EQ(weight_format_for(by_kind, model::DeviceKind::kCpu), model::WeightFormat::kInt4);
+  EXPECT_EQ(weight_format_for(by_kind, model::DeviceKind::kGpu), model::WeightFormat::kBf16);
+}
+
+TEST(LoadScenario, BadPerKindWeightFormatsNameTheField) {
+  EXPECT_THAT(load_error(scenario_json("weight_format", R"("weight_format": {"tpu": "int4"})")),
+              HasSubstr("field \"weight_format.tpu\": unknown"));
+  EXPECT_THAT(load_error(scenario_json("weight_format", R"("weight_format": {"cpu": "int3"})")),
+              HasSubstr("field \"weight_format.cpu\""));
+  EXPECT_THAT(load_error(scenario_json("weight_format", R"("weight_format": 4)")),
+              HasSubstr("field \"weight_format\": expected a weight format name or an object"));
+}
+
+TEST(LoadScenario, SearchWeightFormatsMayBeGivenPerDeviceKind) {
+  TempDir dir;
+  const std::string body = scenario_json();
+  const std::string with_search =
+      body.substr(0, body.size() - 1) +
+      R"(, "search": {"weight_formats": {"gpu": ["bf16", "fp8"], "cpu": ["q8_0", "int4"]}}})";
+  const Scenario s = load_scenario(dir.write("s.json", with_search));
+  EXPECT_TRUE(s.search.weight_formats_by_kind);
+  EXPECT_EQ(s.search.weight_formats, (std::vector<model::WeightFormat>{model::WeightFormat::kBf16,
+                                                                       model::WeightFormat::kFp8}));
+  ASSERT_EQ(s.search.cpu_weight_formats.size(), 2u);
+  EXPECT_EQ(s.search.cpu_weight_formats[1], model::WeightFormat::kInt4);
+}
+
+}  // namespace
+}  // namespace llmcap::plan
