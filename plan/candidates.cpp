@@ -1,5 +1,6 @@
 #include "plan/candidates.h"
 
+#include <algorithm>
 #include <string>
 
 #include "base/error.h"
@@ -16,7 +17,20 @@ std::vector<const model::InstanceType*> resolve_candidates(const Scenario& scena
     }
     return candidates;
   }
+  auto add = [&](const model::InstanceType* i) {
+    if (std::find(candidates.begin(), candidates.end(), i) == candidates.end()) {
+      candidates.push_back(i);
+    }
+  };
   for (const auto& id : scenario.candidates) {
+    if (id == "cpu" || id == "gpu") {  // every type of that device kind, in catalog order
+      const model::DeviceKind kind =
+          id == "cpu" ? model::DeviceKind::kCpu : model::DeviceKind::kGpu;
+      for (const auto& i : catalog.instances()) {
+        if (i.kind == kind) add(&i);
+      }
+      continue;
+    }
     const model::InstanceType* i = catalog.find_instance(id);
     if (i == nullptr) {
       std::string known;
@@ -25,7 +39,7 @@ std::vector<const model::InstanceType*> resolve_candidates(const Scenario& scena
           scenario.file.string(), "candidates",
           "unknown instance type \"" + id + "\"; known: " + known);
     }
-    candidates.push_back(i);
+    add(i);
   }
   return candidates;
 }

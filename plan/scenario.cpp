@@ -524,11 +524,15 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
           c.get<std::string>() == "cpu" ? model::DeviceKind::kCpu : model::DeviceKind::kGpu;
     } else if (c.is_array() && !c.empty()) {
       for (const json& id : c) {
-        if (!id.is_string()) f.fail("candidates", "instance ids (strings)", id.dump());
+        if (!id.is_string()) {
+          f.fail("candidates", "instance ids or device kinds (\"cpu\", \"gpu\") as strings",
+                 id.dump());
+        }
         s.candidates.push_back(id.get<std::string>());
       }
     } else {
-      f.fail("candidates", "\"all\", \"cpu\", \"gpu\" or a non-empty list of instance ids",
+      f.fail("candidates",
+             "\"all\", \"cpu\", \"gpu\" or a non-empty list of instance ids and device kinds",
              c.dump());
     }
   }

@@ -168,7 +168,8 @@ struct Scenario {
   /// not divide the routed experts per layer; an automatic or searched degree that does not is
   /// an infeasible candidate.
   bool expert_parallel = false;
-  /// Instance ids to try; empty means every instance type in the catalog (of
+  /// Instance ids to try, where "cpu" or "gpu" stands for every type of that device kind
+  /// (plan::resolve_candidates); empty means every instance type in the catalog (of
   /// candidate_kind, when set).
   std::vector<std::string> candidates;
   /// "candidates": "cpu" or "gpu": every instance type of that device kind in the catalog.

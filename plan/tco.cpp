@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/json_reader.h"
+#include "plan/candidates.h"
 #include "plan/scenario.h"
 #include "plan/spec_parsers.h"
 
@@ -91,12 +92,8 @@ std::vector<std::string> costed_types(const Scenario& sc, const model::Catalog& 
   std::vector<std::string> ids;
   if (sc.fleet) {
     for (const FleetGroupSpec& g : sc.fleet->groups) ids.push_back(g.instance);
-  } else if (!sc.candidates.empty()) {
-    ids = sc.candidates;
   } else {
-    for (const model::InstanceType& i : catalog.instances()) {
-      if (!sc.candidate_kind || i.kind == *sc.candidate_kind) ids.push_back(i.id);
-    }
+    for (const model::InstanceType* i : resolve_candidates(sc, catalog)) ids.push_back(i->id);
   }
   return ids;
 }

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "base/text.h"
 #include "gui/app.h"
 #include "gui/audit_view.h"
 #include "gui/calibration_view.h"
@@ -377,6 +378,35 @@ TEST_F(GuiWindow, LoadSliderChangesFleetSizes) {
   EXPECT_GT(grew, 0);
   ASSERT_TRUE(window_->last_timing().has_value());
   EXPECT_LE(window_->last_timing()->first_row_s, window_->last_timing()->last_row_s);
+}
+
+TEST_F(GuiWindow, TheAnswerCardShowsTheCheapestFleetAndWhatAWhatIfChanged) {
+  ASSERT_TRUE(window_->open_scenario(small_scenario()));
+  EXPECT_TRUE(window_->answer_text().contains("run a plan"));
+  window_->set_load_multiplier(1.0);
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs));
+  // The cheapest feasible row of the table is the card's answer, at the table's cost.
+  const ResultRow* cheapest = nullptr;
+  for (const ResultRow& r : window_->results()->rows()) {
+    if (r.feasible && (cheapest == nullptr || r.usd_per_hour < cheapest->usd_per_hour)) {
+      cheapest = &r;
+    }
+  }
+  ASSERT_NE(cheapest, nullptr);
+  const int64_t count = cheapest->num_instances;
+  const QString id = QString::fromStdString(cheapest->instance_type);
+  const QString before = window_->answer_text();
+  EXPECT_TRUE(before.contains(QStringLiteral("Answer: %1 × %2").arg(count).arg(id)))
+      << before.toStdString();
+  EXPECT_TRUE(before.contains(QString::fromStdString(base::money("USD", cheapest->usd_per_hour))))
+      << before.toStdString();
+  EXPECT_FALSE(before.contains("Before:"));
+  // Four times the load needs a larger fleet: the card says what it was before.
+  window_->set_load_multiplier(4.0);
+  ASSERT_TRUE(wait_for_run(*window_, kSmallRunTimeoutMs));
+  const QString after = window_->answer_text();
+  EXPECT_TRUE(after.contains(QStringLiteral("Before: %1 × %2").arg(count).arg(id)))
+      << after.toStdString();
 }
 
 TEST_F(GuiWindow, StaleRunIsDroppedWhenTheInputChangesAgain) {

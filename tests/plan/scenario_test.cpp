@@ -930,7 +930,34 @@ TEST(LoadScenario, CandidatesOfOneDeviceKindAreEveryTypeOfThatKind) {
   EXPECT_EQ(total, catalog.instances().size());
   EXPECT_THAT(load_error(fleet_scenario(R"(, "candidates": "tpu")")),
               HasSubstr("field \"candidates\": expected \"all\", \"cpu\", \"gpu\" or a "
-                        "non-empty list of instance ids, got \"tpu\""));
+                        "non-empty list of instance ids and device kinds, got \"tpu\""));
+}
+
+TEST(LoadScenario, ACandidateListMayNameDeviceKindsBesideIds) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  const model::InstanceType* first_gpu = nullptr;
+  size_t num_cpus = 0;
+  for (const auto& i : catalog.instances()) {
+    if (i.kind == model::DeviceKind::kGpu && first_gpu == nullptr) first_gpu = &i;
+    if (i.kind == model::DeviceKind::kCpu) ++num_cpus;
+  }
+  ASSERT_NE(first_gpu, nullptr);
+  TempDir dir;
+  // Every CPU type, one GPU type, and a CPU named twice (once by kind, once by id): each once.
+  const std::string cpu_id = [&] {
+    for (const auto& i : catalog.instances()) {
+      if (i.kind == model::DeviceKind::kCpu) return i.id;
+    }
+    return std::string();
+  }();
+  const Scenario s = load_scenario(
+      dir.write("s.json", fleet_scenario(R"(, "candidates": ["cpu", ")" + first_gpu->id +
+                                         R"(", ")" + cpu_id + R"("])")));
+  const std::vector<const model::InstanceType*> types = resolve_candidates(s, catalog);
+  ASSERT_EQ(types.size(), num_cpus + 1);
+  EXPECT_EQ(types.back()->id, first_gpu->id);
+  EXPECT_THAT(load_error(fleet_scenario(R"(, "candidates": ["cpu", 3])")),
+              HasSubstr("field \"candidates\": expected instance ids or device kinds"));
 }
 
 TEST(PriceOverrides, TheRepricedCatalogKeepsTheEnginesAndItsFolder) {
