@@ -562,16 +562,18 @@ TEST(TcoErrors, RowWithoutInstances) {
 
 // ---- The shipped catalog ---------------------------------------------------------------------
 
-TEST(Tco, ShippedCatalogReservedAndOwnedL40s) {
+// The shipped catalog holds on-demand prices only (every price read from the provider's own
+// price list: docs/catalog.md), so on-demand here.
+TEST(Tco, ShippedCatalogOnDemandAndOwnedL40s) {
   const model::Catalog c = model::Catalog::load(llmcap::testing::data_dir());
   Scenario sc = scenario_with(
       {{"tco",
-        {{"price_model", "reserved_1y"},
+        {{"price_model", "on_demand"},
          {"currency", "CNY"},
          {"owned", {{{"hardware", "l40s-1gpu-server"}, {"years", 4}, {"utilisation", 0.5}}}}}}});
   sc.candidates = {"aws-g6e.xlarge"};
   const TcoRow t = compute_tco(row_of("aws-g6e.xlarge", 2), sc, c, one_per_second());
-  const model::PriceOffer* offer = c.instance("aws-g6e.xlarge", "test").find_price("reserved_1y");
+  const model::PriceOffer* offer = c.instance("aws-g6e.xlarge", "test").find_price("on_demand");
   ASSERT_NE(offer, nullptr);
   EXPECT_NEAR(t.annual_usd, 2 * offer->usd_per_hour * 8760, kMoneyTolerance);
   EXPECT_NEAR(t.in_currency.rate, c.find_exchange_rate("CNY")->rate, kTolerance);
