@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "app/catalog_check.h"
+#include "app/catalog_import_detail.h"
 #include "base/error.h"
 
 namespace llmcap::app {
@@ -324,13 +325,50 @@ PriceList read_price_list(const std::string& text, const std::string& file,
       return read_aws(doc, file);
     }
     if (doc.contains("Items")) return read_azure(doc, file, options);
+    if (doc.contains("skus")) return detail::read_gcp(doc, file, options);
     throw InputError(file +
                      ": expected an AWS Price List offer file (\"offerCode\", \"products\", " +
-                     "\"terms\") or an Azure Retail Prices response (\"Items\"), got a JSON " +
-                     "object without them");
+                     "\"terms\"), an Azure Retail Prices response (\"Items\") or a Cloud " +
+                     "Billing Catalog API response (\"skus\"), got a JSON object without them");
   }
   return read_csv(text, file, options);
 }
+
+namespace detail {
+
+void apply_price(nlohmann::ordered_json& record, const std::string& model, double usd,
+                 const PriceList& list, MergeResult& out) {
+  using ojson = nlohmann::ordered_json;
+  const std::string id = str(record, "id");
+  bool own = false;
+  ojson* offer = offer_of(record, model, own);
+  if (offer == nullptr && model == "spot") {
+    out.skipped.push_back(id +
+                          " spot: no spot offer to update (a new one needs an "
+                          "interruption rate from another source)");
+    return;
+  }
+  if (offer == nullptr) {
+    if (!record.contains("prices") || !record["prices"].is_object()) {
+      record["prices"] = ojson::object();
+    }
+    offer = &record["prices"][model];
+  }
+  const double old = offer->contains("usd_per_hour") && (*offer)["usd_per_hour"].is_number()
+                         ? (*offer)["usd_per_hour"].get<double>()
+                         : 0.0;
+  if (old == usd && str(*offer, "source") == list.source && str(*offer, "as_of") == list.as_of) {
+    ++out.num_unchanged;
+    return;
+  }
+  (*offer)["usd_per_hour"] = usd;
+  (*offer)["source"] = list.source;
+  (*offer)["as_of"] = list.as_of;
+  if (own) record.erase("confidence");
+  out.changes.push_back({id, model, old, usd});
+}
+
+}  // namespace detail
 
 MergeResult merge_prices(const nlohmann::ordered_json& catalog_doc, const PriceList& list) {
   using ojson = nlohmann::ordered_json;
@@ -349,36 +387,9 @@ MergeResult merge_prices(const nlohmann::ordered_json& catalog_doc, const PriceL
       unknown.insert(p.name + " (" + p.region + ")");
       continue;
     }
-    ojson& record = records[it->second];
-    const std::string id = str(record, "id");
-    bool own = false;
-    ojson* offer = offer_of(record, p.price_model, own);
-    if (offer == nullptr && p.price_model == "spot") {
-      out.skipped.push_back(id +
-                            " spot: no spot offer to update (a new one needs an "
-                            "interruption rate from another source)");
-      continue;
-    }
-    if (offer == nullptr) {
-      if (!record.contains("prices") || !record["prices"].is_object()) {
-        record["prices"] = ojson::object();
-      }
-      offer = &record["prices"][p.price_model];
-    }
-    const double old = offer->contains("usd_per_hour") && (*offer)["usd_per_hour"].is_number()
-                           ? (*offer)["usd_per_hour"].get<double>()
-                           : 0.0;
-    if (old == p.usd_per_hour && str(*offer, "source") == list.source &&
-        str(*offer, "as_of") == list.as_of) {
-      ++out.num_unchanged;
-      continue;
-    }
-    (*offer)["usd_per_hour"] = p.usd_per_hour;
-    (*offer)["source"] = list.source;
-    (*offer)["as_of"] = list.as_of;
-    if (own) record.erase("confidence");
-    out.changes.push_back({id, p.price_model, old, p.usd_per_hour});
+    detail::apply_price(records[it->second], p.price_model, p.usd_per_hour, list, out);
   }
+  if (!list.components.empty()) detail::merge_gcp(records, list, out);
   out.unknown.assign(unknown.begin(), unknown.end());
   return out;
 }

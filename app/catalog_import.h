@@ -20,12 +20,26 @@ struct ImportedPrice {
   double usd_per_hour = 0;  ///< effective USD per instance-hour (a reservation over its term)
 };
 
+/// A per-resource price of a GCP price list (a Cloud Billing Catalog API SKU): one vCPU, one
+/// GiB of memory or one GPU for an hour. GCP prices a predefined machine type as the sum of
+/// its resources, so these become instance prices only in merge_prices, against the catalog
+/// record's vCPUs, memory and GPUs.
+struct ComponentPrice {
+  std::string resource;              ///< "CPU", "RAM" or "GPU" (the SKU's category.resourceGroup)
+  std::string description;           ///< e.g. "A2 Instance Core running in Americas"
+  std::vector<std::string> regions;  ///< serviceRegions, e.g. {"us-central1"}
+  std::string price_model;           ///< from usageType: OnDemand, Preemptible, Commit1Yr/3Yr
+  double usd_per_unit_hour = 0;      ///< per vCPU-, GiB- or GPU-hour
+};
+
 /// What the list says of itself, and its prices.
 struct PriceList {
-  std::string format;  ///< "aws-offer-file", "azure-retail-prices", "csv-aggregate"
+  std::string format;  ///< "aws-offer-file", "azure-retail-prices", "gcp-billing-catalog",
+                       ///< "csv-aggregate"
   std::string source;  ///< the list's own URL or name, written into each imported offer
   std::string as_of;   ///< YYYY-MM-DD: its publication date (or the --as-of given)
   std::vector<ImportedPrice> prices;
+  std::vector<ComponentPrice> components;  ///< GCP only
   size_t num_skipped = 0;  ///< rows of the list that are no Linux, shared-tenancy instance price
 };
 
@@ -52,6 +66,13 @@ struct PriceListOptions {
 ///   Priority; "Consumption" gives on_demand (a skuName ending " Spot": spot), "Reservation"
 ///   with reservationTerm "1 Year" / "3 Years" gives reserved_1y / reserved_3y (retailPrice is
 ///   the whole term: divided by its hours). Needs options.as_of (the response has no date).
+/// - GCP Cloud Billing Catalog API response for Compute Engine (JSON with "skus": [{
+///   "description", "category": {"resourceGroup", "usageType"}, "serviceRegions",
+///   "pricingInfo": [{"effectiveTime", "pricingExpression": {"usageUnit", "tieredRates":
+///   [{"unitPrice": {"currencyCode", "units", "nanos"}}]}}]}]): the CPU, RAM and GPU SKUs
+///   priced per hour ("h") or GiB-hour ("GiBy.h") in USD, without "Custom", "Sole Tenancy",
+///   "Extended" or "Premium" in their description; usageType OnDemand, Preemptible (spot),
+///   Commit1Yr, Commit3Yr. as_of: options.as_of, else the latest effectiveTime.
 /// - CSV aggregate in the shape of the instances.vantage.sh / ec2instances.info export (a
 ///   header with "API Name" and "On Demand" or "Linux On Demand cost"; cells like "$1.006
 ///   hourly", "$734.38 monthly" (/ 730 h), "unavailable"): on_demand only (its reserved and
@@ -82,12 +103,22 @@ struct MergeResult {
 };
 
 /// Merges `list` into `catalog_doc` (parsed instances.json): a record matches a price when its
-/// "provider" (case-insensitive), "name" and "region" equal the price's. Its own price (under
+/// "provider" (case-insensitive), "name" and "region" equal the price's. A GCP list's
+/// components price each "GCP" record whose region they serve: vcpus x the series' CPU SKU +
+/// memory GiB x its RAM SKU (+ num_gpus x the GPU's SKU), the series being the machine name's
+/// first part upper-cased ("a2-highgpu-1g": a SKU whose description has the word "A2"), the GPU
+/// SKU the one naming the record's GPU (gcp_gpu_sku_name); a record with some but not all of
+/// its SKUs in the list is listed in `skipped`. Its own price (under
 /// its "price_model") or the offer under "prices" of that model gets usd_per_hour, "source"
 /// (list.source) and "as_of" (list.as_of); a "confidence" field on the record is removed when
 /// its own price is replaced. A model the record lacks is added to "prices", but for "spot"
 /// (a spot offer needs an interruption rate from another source: skipped). Nothing else of the
 /// records changes. Deterministic.
 MergeResult merge_prices(const nlohmann::ordered_json& catalog_doc, const PriceList& list);
+
+/// The words a GCP SKU description uses for a catalog GPU id ("l4": "Nvidia L4 GPU",
+/// "a100-40gb-sxm": "Nvidia Tesla A100 GPU", "a100-80gb-sxm": "Nvidia A100 80GB GPU",
+/// "h100-sxm": "Nvidia H100 80GB GPU", "h200": "Nvidia H200 141GB GPU"); "" for another id.
+std::string gcp_gpu_sku_name(const std::string& gpu_id);
 
 }  // namespace llmcap::app

@@ -218,7 +218,8 @@ CLI::App* add_catalog_command(CLI::App& app, CatalogArgs& args) {
   args.import_cmd = cmd->add_subcommand(
       "import",
       "Update prices from a provider's price list: an AWS Price List offer file, an Azure "
-      "Retail Prices API response, or a multi-cloud aggregate CSV");
+      "Retail Prices API response, a GCP Cloud Billing Catalog API response, or a multi-cloud "
+      "aggregate CSV");
   args.import_cmd->add_option("file", args.file, "The price list")->required()->option_text("FILE");
   args.import_cmd->add_option("--output", args.output, "Write the merged instances.json here")
       ->option_text("FILE");

@@ -128,14 +128,58 @@ TEST(CatalogImport, MergeUpdatesAnExistingSpotOfferButAddsNoNewOne) {
                    2.0);
 }
 
+TEST(CatalogImport, GcpBillingCatalogSkusPriceEachMachineByItsResources) {
+  const PriceList l = read_price_list(fixture("gcp-billing-catalog.json"), "skus.json", {});
+  EXPECT_EQ(l.format, "gcp-billing-catalog");
+  EXPECT_EQ(l.as_of, "2026-11-30");  // the latest effectiveTime
+  EXPECT_EQ(l.num_skipped, 2U);      // the custom core and the egress SKU
+  ASSERT_EQ(l.components.size(), 5U);
+  EXPECT_EQ(l.components[0].resource, "CPU");
+  EXPECT_DOUBLE_EQ(l.components[2].usd_per_unit_hour, 2.9);
+  EXPECT_EQ(l.components[3].price_model, "reserved_1y");
+
+  const ordered_json doc = ordered_json::parse(R"({"instances": [
+    {"id": "gcp-a2-highgpu-1g", "provider": "GCP", "name": "a2-highgpu-1g",
+     "region": "us-central1", "device_kind": "gpu", "gpu": "a100-40gb-sxm", "num_gpus": 1,
+     "vcpus": 12, "memory_bytes": 91268055040, "usd_per_hour": 3.0,
+     "price_model": "on_demand", "source": "x", "as_of": "2025-01-01"},
+    {"id": "gcp-a2-highgpu-1g-east", "provider": "GCP", "name": "a2-highgpu-1g",
+     "region": "us-east1", "device_kind": "gpu", "gpu": "a100-40gb-sxm", "num_gpus": 1,
+     "vcpus": 12, "memory_bytes": 91268055040, "usd_per_hour": 3.0,
+     "price_model": "on_demand", "source": "x", "as_of": "2025-01-01"}]})");
+  const MergeResult m = merge_prices(doc, l);
+  // 12 x 0.03 + 85 GiB x 0.004 + 1 x 2.9 = 3.6 USD/h.
+  ASSERT_EQ(m.changes.size(), 1U);
+  EXPECT_EQ(m.changes[0].instance, "gcp-a2-highgpu-1g");
+  EXPECT_NEAR(m.changes[0].usd_per_hour, 3.6, 1e-12);
+  EXPECT_EQ(m.catalog["instances"][0]["as_of"], "2026-11-30");
+  // The 1-year commitment lacks the GPU SKU; us-east1 lacks it on demand.
+  EXPECT_EQ(m.skipped, (std::vector<std::string>{
+                           "gcp-a2-highgpu-1g reserved_1y: the list has no A2 GPU SKU for "
+                           "us-central1",
+                           "gcp-a2-highgpu-1g-east on_demand: the list has no A2 GPU SKU for "
+                           "us-east1"}));
+  EXPECT_EQ(gcp_gpu_sku_name("h100-sxm"), "Nvidia H100 80GB GPU");
+  EXPECT_EQ(gcp_gpu_sku_name("a10g"), "");
+}
+
 TEST(CatalogImportErrors, MessagesNameTheFileFieldAndValue) {
   auto error = [](const std::string& text, const PriceListOptions& o = {}) {
     return error_message<base::InputError>([&] { read_price_list(text, "f", o); });
   };
   EXPECT_EQ(error("{\"Items\": []").rfind("f: malformed JSON: ", 0), 0U);
   EXPECT_EQ(error("{\"x\": 1}"),
-            "f: expected an AWS Price List offer file (\"offerCode\", \"products\", \"terms\") "
-            "or an Azure Retail Prices response (\"Items\"), got a JSON object without them");
+            "f: expected an AWS Price List offer file (\"offerCode\", \"products\", \"terms\"), "
+            "an Azure Retail Prices response (\"Items\") or a Cloud Billing Catalog API "
+            "response (\"skus\"), got a JSON object without them");
+  EXPECT_EQ(error(R"({"skus": [{"category": {"resourceGroup": "CPU", "usageType": "OnDemand"},
+      "pricingInfo": [{"pricingExpression": {"usageUnit": "h", "tieredRates": [{"unitPrice":
+        {"currencyCode": "USD", "units": "two", "nanos": 0}}]}}]}]})"),
+            "f: field \"skus[0].pricingInfo[0].pricingExpression.tieredRates[0].unitPrice.units\": "
+            "expected a whole number of USD as a string, e.g. \"2\", got \"two\"");
+  EXPECT_EQ(error(R"({"skus": []})"),
+            "f: no SKU has a pricingInfo effectiveTime: expected --as-of YYYY-MM-DD (the day the "
+            "list was downloaded), got nothing");
   EXPECT_EQ(error(R"({"offerCode": "AmazonEC2", "publicationDate": "soon", "products": {},
                      "terms": {}})"),
             "f: field \"publicationDate\": expected a date-time such as "
