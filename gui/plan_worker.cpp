@@ -115,6 +115,8 @@ PlanOutcome PlanWorker::run_full(const PlanInput& input) {
     }
     outcome.document = std::make_shared<const nlohmann::json>(std::move(run.document));
     outcome.result = std::make_shared<const plan::PlanResult>(std::move(run.result));
+    outcome.price_model = run.tco_price_model;
+    outcome.not_offered = run.tco_not_offered;
     outcome.ok = true;
   });
   return outcome;
@@ -152,6 +154,10 @@ PlanOutcome PlanWorker::run_what_if(const PlanInput& input) {
           to_result_row(result.rows[i], result.tco[i] ? &*result.tco[i] : nullptr));
     }
     outcome.num_simulations = result.num_simulations;
+    if (input.scenario.tco.price_model_given) {
+      outcome.price_model = input.scenario.tco.price_model;
+      outcome.not_offered = plan::resolve_tco(input.scenario, *input.catalog).not_offered;
+    }
     outcome.ok = true;
   });
   return outcome;
