@@ -128,8 +128,8 @@ std::string today_utc() {
 const std::vector<std::string>& official_domains(const std::string& provider) {
   static const std::map<std::string, std::vector<std::string>> domains = {
       {"aws",
-       {"aws.amazon.com", "amazonaws.com", "docs.aws.amazon.com",
-        "github.com/aws/karpenter-provider-aws",
+       {"aws.amazon.com", "pricing.us-east-1.amazonaws.com", "spot-bid-advisor.s3.amazonaws.com",
+        "b0.p.awsstatic.com", "github.com/aws/karpenter-provider-aws",
         "raw.githubusercontent.com/aws/karpenter-provider-aws"}},
       {"azure",
        {"azure.microsoft.com", "prices.azure.com", "learn.microsoft.com",

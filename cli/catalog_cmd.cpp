@@ -1,5 +1,7 @@
 #include "cli/catalog_cmd.h"
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
@@ -151,9 +153,9 @@ int import_catalog(const CatalogArgs& args, const std::string& data_dir, std::os
   }
   // The merged catalog must load like the shipped one before it is written.
   {
-    const std::filesystem::path staging =
-        std::filesystem::temp_directory_path() /
-        ("llmcap-catalog-import-" + std::to_string(std::hash<std::string>{}(target)));
+    const std::filesystem::path staging = std::filesystem::temp_directory_path() /
+                                          ("llmcap-catalog-import-" + std::to_string(::getpid()) +
+                                           "-" + std::to_string(std::hash<std::string>{}(target)));
     std::filesystem::remove_all(staging);
     std::filesystem::copy(data_dir, staging, std::filesystem::copy_options::recursive);
     app::write_file_atomically(staging / "instances/instances.json", merged.catalog.dump(2) + "\n");

@@ -56,11 +56,13 @@ TEST(CatalogCheck, FlagsUnsourcedUndatedStaleAndUnofficialPrices) {
             "baddate on_demand undated: as_of \"June 2026\" is not a date YYYY-MM-DD\n"
             "old on_demand stale: as_of 2026-01-01 is 334 days old (> 180)\n"
             "blog on_demand unofficial: source names no official price page or file of AWS "
-            "(expected a URL on aws.amazon.com, amazonaws.com, docs.aws.amazon.com, "
+            "(expected a URL on aws.amazon.com, pricing.us-east-1.amazonaws.com, "
+            "spot-bid-advisor.s3.amazonaws.com, b0.p.awsstatic.com, "
             "github.com/aws/karpenter-provider-aws, "
             "raw.githubusercontent.com/aws/karpenter-provider-aws)\n"
             "mirror on_demand unofficial: source names no official price page or file of AWS "
-            "(expected a URL on aws.amazon.com, amazonaws.com, docs.aws.amazon.com, "
+            "(expected a URL on aws.amazon.com, pricing.us-east-1.amazonaws.com, "
+            "spot-bid-advisor.s3.amazonaws.com, b0.p.awsstatic.com, "
             "github.com/aws/karpenter-provider-aws, "
             "raw.githubusercontent.com/aws/karpenter-provider-aws)\n");
 }
@@ -85,7 +87,8 @@ TEST(CatalogCheck, FlagsEveryOfferAndUnverifiedFigures) {
             "a record unverified: note says \"from knowledge\"\n"
             "a network unverified: network note says \"not re-read\"\n"
             "a spot unofficial: interruption rate: source names no official price page or file "
-            "of AWS (expected a URL on aws.amazon.com, amazonaws.com, docs.aws.amazon.com, "
+            "of AWS (expected a URL on aws.amazon.com, pricing.us-east-1.amazonaws.com, "
+            "spot-bid-advisor.s3.amazonaws.com, b0.p.awsstatic.com, "
             "github.com/aws/karpenter-provider-aws, "
             "raw.githubusercontent.com/aws/karpenter-provider-aws)\n"
             "a spot unverified: note says \"not read from\"\n");
@@ -100,6 +103,9 @@ TEST(CatalogCheck, OfficialDomainsArePerProvider) {
   EXPECT_TRUE(
       is_official_source("AWS", "https://github.com/aws/karpenter-provider-aws/blob/x/pricing.go"));
   EXPECT_FALSE(is_official_source("AWS", "https://github.com/someone/aws-prices"));
+  // Anyone's S3 bucket is on amazonaws.com: only AWS's own price hosts count.
+  EXPECT_FALSE(is_official_source("AWS", "https://someones-blog.s3.amazonaws.com/prices.html"));
+  EXPECT_TRUE(is_official_source("AWS", "https://spot-bid-advisor.s3.amazonaws.com/x.json"));
   EXPECT_FALSE(is_official_source("AWS", "aws.amazon.com/ec2/pricing (no scheme: not a URL)"));
   EXPECT_FALSE(is_official_source("Nobody Cloud", "https://nobody.example/pricing"));
 }
