@@ -58,6 +58,9 @@ TEST(CliCatalogBadInput, BadOptionsExitTwo) {
   r = run_cli({"catalog", "import", kOffer, "--data-dir", kData});
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("expected exactly one of --output FILE and --in-place"));
+  r = run_cli({"catalog", "check", "--max-age-days", "-1", "--data-dir", kData});
+  EXPECT_EQ(r.code, kExitBadInput);
+  EXPECT_EQ(r.err, "llmcap: error: --max-age-days -1: expected a number of days >= 0\n");
 }
 
 /// A catalog folder in `dir` whose only AWS type is t.xlarge (the fixture's).
@@ -113,6 +116,22 @@ TEST(CliCatalogBadInput, UnreadablePriceListWritesNothing) {
   EXPECT_EQ(r.code, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("none.json: cannot open file"));
   EXPECT_FALSE(std::filesystem::exists(out_path));
+}
+
+TEST(CliCatalog, ImportInPlaceRewritesTheCatalogWhichStillLoads) {
+  TempDir dir;
+  const auto data = small_catalog(dir);
+  const CliRun r =
+      run_cli({"catalog", "import", kOffer, "--in-place", "--data-dir", data.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  const json after = json::parse(std::ifstream(data / "instances/instances.json"));
+  EXPECT_DOUBLE_EQ(after["instances"][0]["usd_per_hour"].get<double>(), 2.5);
+  EXPECT_DOUBLE_EQ(after["instances"][0]["prices"]["reserved_3y"]["usd_per_hour"].get<double>(),
+                   1.1);
+  // The rewritten catalog is checked like the shipped one: its new prices are AWS's own.
+  const CliRun check =
+      run_cli({"catalog", "check", "--today", "2026-08-01", "--data-dir", data.string()});
+  EXPECT_EQ(check.code, kExitOk) << check.out;
 }
 
 }  // namespace
