@@ -321,11 +321,16 @@ PriceList read_price_list(const std::string& text, const std::string& file,
     } catch (const json::parse_error& e) {
       throw InputError(file + ": malformed JSON: " + std::string(e.what()));
     }
-    if (doc.contains("offerCode") && doc.contains("products") && doc.contains("terms")) {
-      return read_aws(doc, file);
+    // A field the shape needs that is missing or of another type: one line naming the file.
+    try {
+      if (doc.contains("offerCode") && doc.contains("products") && doc.contains("terms")) {
+        return read_aws(doc, file);
+      }
+      if (doc.contains("Items")) return read_azure(doc, file, options);
+      if (doc.contains("skus")) return detail::read_gcp(doc, file, options);
+    } catch (const json::exception& e) {
+      throw InputError(file + ": not in the shape of its price list: " + std::string(e.what()));
     }
-    if (doc.contains("Items")) return read_azure(doc, file, options);
-    if (doc.contains("skus")) return detail::read_gcp(doc, file, options);
     throw InputError(file +
                      ": expected an AWS Price List offer file (\"offerCode\", \"products\", " +
                      "\"terms\"), an Azure Retail Prices response (\"Items\") or a Cloud " +

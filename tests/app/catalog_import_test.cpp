@@ -191,6 +191,12 @@ TEST(CatalogImportErrors, MessagesNameTheFileFieldAndValue) {
                                            "pricePerUnit": {"USD": "cheap"}}}}}}}})"),
             "f: field \"terms.OnDemand.S.T.priceDimensions.S.T.R\": expected a non-negative "
             "price, got \"cheap\"");
+  EXPECT_EQ(error(R"({"offerCode": "AmazonEC2", "publicationDate": "2026-07-20T00:00:00Z",
+      "products": {"S": {"attributes": {"instanceType": "t", "operatingSystem": "Linux",
+                                        "tenancy": "Shared"}}},
+      "terms": {"OnDemand": {"S": {"S.T": {"termAttributes": {}}}}}})"),
+            "f: not in the shape of its price list: [json.exception.out_of_range.403] key "
+            "'priceDimensions' not found");
   EXPECT_EQ(error(R"({"Items": []})"),
             "f: an Azure Retail Prices response carries no date: expected --as-of YYYY-MM-DD "
             "(the day the list was downloaded), got nothing");
