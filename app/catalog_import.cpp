@@ -10,6 +10,7 @@
 #include "app/catalog_check.h"
 #include "app/catalog_import_detail.h"
 #include "base/error.h"
+#include "base/json_reader.h"
 
 namespace llmcap::app {
 namespace {
@@ -315,12 +316,7 @@ PriceList read_price_list(const std::string& text, const std::string& file,
                           const PriceListOptions& options) {
   const size_t first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
   if (first != std::string::npos && text[first] == '{') {
-    json doc;
-    try {
-      doc = json::parse(text);
-    } catch (const json::parse_error& e) {
-      throw InputError(file + ": malformed JSON: " + std::string(e.what()));
-    }
+    const json doc = base::parse_json_text(text, file);  // depth and range bounds too
     // A field the shape needs that is missing or of another type: one line naming the file.
     try {
       if (doc.contains("offerCode") && doc.contains("products") && doc.contains("terms")) {

@@ -142,8 +142,10 @@ int import_catalog(const CatalogArgs& args, const std::string& data_dir, std::os
   app::PriceListOptions options{args.csv_provider, args.region, args.as_of, args.source};
   const app::PriceList list = app::read_price_list(text.str(), args.file, options);
   std::ifstream catalog_in(catalog_file, std::ios::binary);
+  std::ostringstream catalog_text;
+  catalog_text << catalog_in.rdbuf();
   const app::MergeResult merged =
-      app::merge_prices(nlohmann::ordered_json::parse(catalog_in), list);
+      app::merge_prices(base::parse_ordered_json_text(catalog_text.str(), catalog_file), list);
 
   const std::string target = args.in_place ? catalog_file : args.output;
   if (!args.in_place) {
