@@ -104,11 +104,9 @@ int check_catalog(const CatalogArgs& args, const std::string& data_dir, std::ost
   options.max_age_days = args.max_age_days;
   const app::CatalogCheck c = app::check_catalog(base::read_json_file(file), file, options);
   std::map<std::string, size_t> by_kind;
-  std::map<std::pair<std::string, std::string>, bool> prices_flagged;
   for (const app::CatalogFlag& f : c.flags) {
     out << f.instance << " " << f.price_model << ": " << f.kind << ": " << f.detail << "\n";
     ++by_kind[f.kind];
-    prices_flagged[{f.instance, f.price_model}] = true;
   }
   out << file << ": " << c.num_types << " instance types, " << c.num_prices
       << " prices checked (today " << options.today << ", stale after " << options.max_age_days
@@ -135,6 +133,12 @@ int import_catalog(const CatalogArgs& args, const std::string& data_dir, std::os
   }
   (void)model::Catalog::load(data_dir);  // the catalog must load before it is merged into
   const std::string catalog_file = instances_file(data_dir);
+  const std::string target = args.in_place ? catalog_file : args.output;
+  if (!args.in_place) {  // before any reading: a refused output costs nothing
+    std::vector<app::NamedPath> inputs = app::data_dir_inputs(data_dir);
+    inputs.push_back({"FILE", args.file});
+    app::check_output_paths({{"--output", args.output}}, inputs);
+  }
   std::ifstream in(args.file, std::ios::binary);
   if (!in) throw base::InputError::unreadable_file(args.file);
   std::ostringstream text;
@@ -147,12 +151,6 @@ int import_catalog(const CatalogArgs& args, const std::string& data_dir, std::os
   const app::MergeResult merged =
       app::merge_prices(base::parse_ordered_json_text(catalog_text.str(), catalog_file), list);
 
-  const std::string target = args.in_place ? catalog_file : args.output;
-  if (!args.in_place) {
-    std::vector<app::NamedPath> inputs = app::data_dir_inputs(data_dir);
-    inputs.push_back({"FILE", args.file});
-    app::check_output_paths({{"--output", args.output}}, inputs);
-  }
   // The merged catalog must load like the shipped one before it is written.
   {
     const std::filesystem::path staging = std::filesystem::temp_directory_path() /
@@ -163,9 +161,10 @@ int import_catalog(const CatalogArgs& args, const std::string& data_dir, std::os
     app::write_file_atomically(staging / "instances/instances.json", merged.catalog.dump(2) + "\n");
     try {
       (void)model::Catalog::load(staging);
-    } catch (...) {
+    } catch (const base::InputError& e) {
       std::filesystem::remove_all(staging);
-      throw;
+      throw base::InputError(args.file + ": the catalog with its prices would not load (" +
+                             e.what() + "); nothing written");
     }
     std::filesystem::remove_all(staging);
   }
