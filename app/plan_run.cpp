@@ -156,7 +156,10 @@ PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& base
   for (size_t i = 0; i < run.result.rows.size(); ++i) {
     const plan::PlanRow& row = run.result.rows[i];
     run.tco.emplace_back();
-    if (!row.feasible || row.num_instances < 1) {
+    // A type without the scenario's price model: no TCO, the reason in its place.
+    const std::string not_offered = plan::price_model_not_offered(row, scenario, catalog);
+    if (!not_offered.empty()) doc["results"][i]["tco_not_offered"] = not_offered;
+    if (!row.feasible || row.num_instances < 1 || !not_offered.empty()) {
       doc["results"][i]["tco"] = nullptr;
       continue;
     }
@@ -198,6 +201,10 @@ PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& base
   // The TCO of each type's best searched configuration, which the answer ranks instead.
   if (run.analysis) {
     for (const plan::PlanRow& row : run.analysis->search_best) {
+      if (!plan::price_model_not_offered(row, scenario, catalog).empty()) {
+        run.search_tco.emplace_back();  // not costed: left out of the answer
+        continue;
+      }
       double sustainable_requests_per_s = 0;
       for (const plan::SearchRow& s : run.analysis->search) {
         if (s.instance_type == row.instance_type && s.best_config == row.configuration) {
@@ -212,6 +219,8 @@ PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& base
                                  run.tco, run.search_tco);
   doc["answer"] = answer_to_json(run.answer);
   doc["tco"] = tco_settings_to_json(tco);
+  run.tco_not_offered = tco.not_offered;
+  run.tco_price_model = scenario.tco.price_model_given ? scenario.tco.price_model : "";
   for (auto& source : price_sources_to_json(tco_rows)) doc["sources"].push_back(source);
   if (!fleet_over_day.empty()) doc["analysis"]["fleet_over_day"] = fleet_over_day;
   run.document = std::move(doc);

@@ -33,13 +33,17 @@ struct PlanRun {
   plan::PlanResult result;
   std::optional<plan::Analysis> analysis;  ///< when PlanRunOptions::analysis
   /// One per result row (same order); default-constructed (num_instances 0) for infeasible
-  /// rows. The scenario's "tco" section applied (docs/tco.md).
+  /// rows and for types that do not offer the scenario's price model (tco_not_offered).
+  /// The scenario's "tco" section applied (docs/tco.md).
   std::vector<plan::TcoRow> tco;
   /// With a configuration search: the TCO of each type's best configuration, parallel to
   /// analysis->search_best.
   std::vector<plan::TcoRow> search_tco;
   plan::Answer answer;      ///< what every front end shows first (plan/answer.h)
   nlohmann::json document;  ///< docs/run-document.md; its "answer" is `answer`
+  /// Every type the scenario may cost that lacks its price model (plan::ResolvedTco).
+  std::vector<plan::PriceModelNotOffered> tco_not_offered;
+  std::string tco_price_model;  ///< the scenario's price model ("" when it names none)
 };
 
 /// Plans `scenario` on `catalog`, runs the analyses (options.analysis) and the TCO of every

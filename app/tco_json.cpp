@@ -146,7 +146,12 @@ json tco_settings_to_json(const plan::ResolvedTco& r) {
             {"source", r.exchange_rate.source},
             {"as_of", r.exchange_rate.as_of}};
   }
+  json not_offered = json::array();
+  for (const plan::PriceModelNotOffered& n : r.not_offered) {
+    not_offered.push_back({{"instance_type", n.instance_type}, {"offers", n.offered}});
+  }
   return {
+      {"price_model_not_offered", not_offered},
       {"price_model", s.price_model_given ? json(s.price_model) : json("catalog default")},
       {"price_model_given", s.price_model_given},
       {"hours_per_day", r.hours_per_day},

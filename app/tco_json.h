@@ -22,7 +22,8 @@ nlohmann::json tco_row_to_json(const plan::TcoRow& row);
 /// "to", "rate", "source", "as_of"}, "autoscaling": {"enabled", "min_instances",
 /// "hourly_multipliers", "multipliers_origin"}, "spot": {"replacement_s",
 /// "capacity_confidence", "replacement_source", "replacement_as_of"}, "owned": [{"hardware",
-/// "years", "utilisation", "pue", "usd_per_kwh"}]}.
+/// "years", "utilisation", "pue", "usd_per_kwh"}], "price_model_not_offered": [{"instance_type",
+/// "offers"}] (every costed type without the scenario's price model: no TCO for its rows)}.
 nlohmann::json tco_settings_to_json(const plan::ResolvedTco& tco);
 
 /// "sources" entries ({"kind", "id", "name", "figures", "source", "as_of"}) for every price

@@ -29,7 +29,7 @@ namespace llmcap::cli {
 namespace {
 
 constexpr const char* kModelFile = "llama-3.1-8b.json";
-constexpr const char* kInstanceType = "gcp-a2-ultragpu-1g";
+constexpr const char* kInstanceType = "aws-p5.4xlarge";
 constexpr const char* kLengthModel = "azure-2023-conversation.json";
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -62,7 +62,7 @@ CLI::App* add_bench_sim_command(CLI::App& app, BenchSimArgs& args) {
   CLI::App* cmd = app.add_subcommand(
       "bench-sim",
       "Time the simulator: N requests (Poisson arrivals, Azure conversation lengths) on an "
-      "M-replica fleet (Llama-3.1-8B on one A100 80GB, roofline predictor)");
+      "M-replica fleet (Llama-3.1-8B on one H100 SXM, roofline predictor)");
   cmd->add_option("--requests", args.num_requests, "Requests to simulate")
       ->check(positive_integer)
       ->capture_default_str();

@@ -62,7 +62,7 @@ inline constexpr double kBenchLoadFraction = 0.6;
 /// the Azure LLM inference 2023 conversation service (its length model,
 /// `<data_dir>/workloads/azure-2023-conversation.json`, drawn with replacement) on a fleet of
 /// args.num_instances replicas of Llama-3.1-8B (bf16 weights and KV cache) on the catalog's
-/// gcp-a2-ultragpu-1g (one A100 80GB), timed by the datasheet roofline predictor (model/roofline.h,
+/// aws-p5.4xlarge (one H100 SXM), timed by the datasheet roofline predictor (model/roofline.h,
 /// GPU default efficiencies); continuous batching (vLLM defaults: max_num_seqs 256,
 /// max_num_batched_tokens 16384, 16-token blocks), least-outstanding routing; inter-token gaps are
 /// not kept (SimOptions::record_itl_ns = false), no time series. Offered rate = kBenchLoadFraction

@@ -12,6 +12,7 @@
 #include "cli/audit.h"
 #include "cli/bench_sim.h"
 #include "cli/calibrate_cmd.h"
+#include "cli/catalog_cmd.h"
 #include "cli/model_cmd.h"
 #include "cli/plan_cmd.h"
 #include "cli/report_cmd.h"
@@ -119,6 +120,8 @@ int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostrea
   CLI::App* report_cmd = add_report_command(app, report_args);
   ModelArgs model_args;  // `model` (cli/model_cmd.h)
   CLI::App* model_cmd = add_model_command(app, model_args);
+  CatalogArgs catalog_args;  // `catalog` (cli/catalog_cmd.h)
+  CLI::App* catalog_cmd = add_catalog_command(app, catalog_args);
 
   std::string command_line = "llmcap";
   for (const std::string& arg : args) command_line += " " + arg;
@@ -156,6 +159,9 @@ int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostrea
       return run_report_command(report_args, resolve_data_dir(report_args.data_dir), out, err);
     }
     if (model_cmd->parsed()) return run_model_command(model_args, out);
+    if (catalog_cmd->parsed()) {
+      return run_catalog_command(catalog_args, resolve_data_dir(catalog_args.data_dir), out);
+    }
     if (audit_cmd->parsed()) {
       return run_audit_command(audit_args, resolve_data_dir(audit_args.data_dir), out);
     }

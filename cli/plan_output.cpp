@@ -324,6 +324,20 @@ void print_run_summary(const app::PlanRun& run, std::ostream& out) {
       }
       for (const std::string& note : t.notes) out << "    note: " << note << "\n";
     }
+    const size_t best = order.front();
+    const plan::PlanRow& best_row = run.result.rows[best];
+    out << "  Cheapest under " << run.tco[best].price_model << ": "
+        << (best_row.groups.empty()
+                ? std::to_string(run.tco[best].num_instances) + " x " + best_row.instance_type
+                : best_row.instance_type)
+        << ", USD " << fixed_decimals(run.tco[best].usd_per_hour, 2) << "/hour\n";
+  }
+  if (!run.tco_not_offered.empty()) {
+    out << "Not offered under " << run.tco_price_model << " (no TCO; left out of the cheapest):";
+    for (const plan::PriceModelNotOffered& n : run.tco_not_offered) {
+      out << "\n  " << n.instance_type << " (offers: " << n.offered << ")";
+    }
+    out << "\n";
   }
   if (!run.analysis) return;
   const plan::Analysis& a = *run.analysis;

@@ -58,6 +58,16 @@ QString engines_note(const std::vector<ResultRow>& rows) {
   const std::string s = engines_summary(rows);
   return s.empty() ? QString() : MainWindow::tr("; engines: %1").arg(QString::fromStdString(s));
 }
+/// "; not offered under reserved_1y (no TCO): aws-x (offers: on_demand), ..." or "".
+QString not_offered_note(const PlanOutcome& o) {
+  if (o.not_offered.empty()) return {};
+  QStringList types;
+  for (const plan::PriceModelNotOffered& n : o.not_offered) {
+    types << QString::fromStdString(n.instance_type + " (offers: " + n.offered + ")");
+  }
+  return MainWindow::tr("; not offered under %1 (no TCO): %2")
+      .arg(QString::fromStdString(o.price_model), types.join(QStringLiteral(", ")));
+}
 constexpr const char* kRecentKey = "recent_files";
 
 /// Formats the results model's numbers (SI units) for the table; the model keeps the numbers.
@@ -785,7 +795,7 @@ void MainWindow::on_finished(const PlanOutcome& outcome) {
                         .arg(t.num_simulations)
                         .arg(t.last_row_s, 0, 'f', 2)
                         .arg(stored) +
-                    engines_note(outcome.rows),
+                    engines_note(outcome.rows) + not_offered_note(outcome),
                 false);
   } else {
     charts_->add_load_point(outcome.load_multiplier);
@@ -796,7 +806,7 @@ void MainWindow::on_finished(const PlanOutcome& outcome) {
                         .arg(t.num_rows)
                         .arg(t.last_row_s, 0, 'f', 2)
                         .arg(t.num_simulations) +
-                    engines_note(outcome.rows),
+                    engines_note(outcome.rows) + not_offered_note(outcome),
                 false);
   }
   if (pending_export_ && outcome.full_run) {

@@ -116,6 +116,8 @@ PlanOutcome PlanWorker::run_full(const PlanInput& input) {
     outcome.answer = std::make_shared<const plan::Answer>(run.answer);
     outcome.document = std::make_shared<const nlohmann::json>(std::move(run.document));
     outcome.result = std::make_shared<const plan::PlanResult>(std::move(run.result));
+    outcome.price_model = run.tco_price_model;
+    outcome.not_offered = run.tco_not_offered;
     outcome.ok = true;
   });
   return outcome;
@@ -159,6 +161,10 @@ PlanOutcome PlanWorker::run_what_if(const PlanInput& input) {
     for (const auto& t : result.tco) tco.push_back(t ? *t : plan::TcoRow{});
     outcome.answer = std::make_shared<const plan::Answer>(
         plan::make_answer(input.scenario, as_plan, nullptr, tco, {}));
+    if (input.scenario.tco.price_model_given) {
+      outcome.price_model = input.scenario.tco.price_model;
+      outcome.not_offered = plan::resolve_tco(input.scenario, *input.catalog).not_offered;
+    }
     outcome.ok = true;
   });
   return outcome;

@@ -24,6 +24,7 @@
 #include "plan/answer.h"
 #include "plan/planner.h"
 #include "plan/scenario.h"
+#include "plan/tco.h"
 #include "plan/what_if.h"
 
 namespace llmcap::gui {
@@ -90,6 +91,10 @@ struct PlanOutcome {
   double first_row_s = 0;  ///< requested_at to the first row emitted, seconds
   double last_row_s = 0;   ///< requested_at to the end, seconds
   bool full_run = false;
+  /// The scenario's price model ("" when it names none) and every type the run costs that
+  /// does not offer it: planned, but without TCO (plan::ResolvedTco::not_offered).
+  std::string price_model;
+  std::vector<plan::PriceModelNotOffered> not_offered;
 };
 
 /// Lives on the worker thread; runs one PlanInput at a time.

@@ -252,15 +252,24 @@ ResolvedTco resolve_tco(const Scenario& sc, const model::Catalog& catalog) {
   }
 
   if (spec.price_model_given) {
+    size_t num_known = 0;
     for (const std::string& id : costed_types(sc, catalog)) {
       const model::InstanceType* inst = catalog.find_instance(id);
       if (inst == nullptr) continue;  // the planner names unknown ids itself
+      ++num_known;
       if (inst->find_price(spec.price_model) == nullptr) {
-        throw InputError::refused_field(
-            file, "tco.price_model",
-            "instance \"" + id + "\" offers no " + quote_text(spec.price_model) +
-                " price in instances/instances.json; it offers: " + inst->offered_price_models());
+        r.not_offered.push_back({id, inst->offered_price_models()});
       }
+    }
+    if (num_known > 0 && r.not_offered.size() == num_known) {
+      std::string list;
+      for (const PriceModelNotOffered& n : r.not_offered) {
+        list += (list.empty() ? "" : "; ") + quote_text(n.instance_type) + " offers " + n.offered;
+      }
+      throw InputError::refused_field(file, "tco.price_model",
+                                      "no instance type the scenario costs offers a " +
+                                          quote_text(spec.price_model) +
+                                          " price in instances/instances.json: " + list);
     }
   }
 
@@ -486,6 +495,26 @@ void convert(TcoRow& t, const ResolvedTco& r) {
 
 }  // namespace
 
+std::string price_model_not_offered(const PlanRow& row, const Scenario& sc,
+                                    const model::Catalog& catalog) {
+  if (!sc.tco.price_model_given) return "";
+  std::vector<std::string> ids;
+  if (!row.groups.empty()) {
+    for (const GroupRow& g : row.groups) ids.push_back(g.instance_type);
+  } else {
+    ids.push_back(row.instance_type);
+  }
+  std::string out;
+  for (const std::string& id : ids) {
+    const model::InstanceType* inst = catalog.find_instance(id);
+    if (inst == nullptr || inst->find_price(sc.tco.price_model) != nullptr) continue;
+    out += (out.empty() ? "" : "; ") + quote_text(id) + " offers no " +
+           quote_text(sc.tco.price_model) + " price (it offers: " + inst->offered_price_models() +
+           ")";
+  }
+  return out;
+}
+
 TcoRow compute_tco(const PlanRow& row, const Scenario& sc, const model::Catalog& catalog,
                    const WorkloadSummary& workload, double sustainable_requests_per_s) {
   const std::string file = sc.file.string();
@@ -514,7 +543,7 @@ TcoRow compute_tco(const PlanRow& row, const Scenario& sc, const model::Catalog&
     const model::InstanceType& inst = catalog.instance(id, file + ": TCO");
     const model::PriceOffer* offer =
         spec.price_model_given ? inst.find_price(spec.price_model) : &inst.prices.front();
-    if (offer == nullptr) {  // resolve_tco checked the costed types; a row may differ
+    if (offer == nullptr) {  // callers skip such rows (price_model_not_offered)
       throw InputError::refused_field(
           file, "tco.price_model",
           "instance \"" + id + "\" offers no " + quote_text(spec.price_model) +

@@ -14,6 +14,13 @@
 
 namespace llmcap::plan {
 
+/// An instance type the scenario may cost that does not offer its price model: left out of
+/// the TCO (not fatal), listed with what it does offer.
+struct PriceModelNotOffered {
+  std::string instance_type;  ///< catalog id
+  std::string offered;        ///< its price models, comma-separated, e.g. "on_demand, spot"
+};
+
 /// The scenario's TCO settings with every default resolved from the catalog (what the run
 /// document's top-level "tco" shows).
 struct ResolvedTco {
@@ -31,17 +38,27 @@ struct ResolvedTco {
   std::string spot_replacement_as_of;
   /// USD -> currency; rate 0 for USD.
   model::ExchangeRate exchange_rate;
+  /// Every type the scenario may cost that lacks the scenario's price model (file order of the
+  /// costed types; empty when the scenario names no price model). Their rows get no TCO.
+  std::vector<PriceModelNotOffered> not_offered;
 };
 
 /// Resolves and checks the scenario's "tco" section against the catalog, before any
-/// simulation: the price model is offered by every instance type the scenario may cost
-/// (its candidates, every catalog type when it names none, or its fleet's groups), the currency
+/// simulation: the price model is offered by at least one instance type the scenario may cost
+/// (its candidates, every catalog type when it names none, or its fleet's groups; the others
+/// are listed in ResolvedTco::not_offered, not refused), the currency
 /// has a rate, owned hardware ids are known, defaults exist (data/tco/defaults.json) when the
 /// scenario leaves pue, usd_per_kwh or spot.replacement_s unset, days_per_year <= 366, and
 /// autoscaling is not asked of a given fleet. Throws InputError naming the scenario file, the
-/// field (e.g. "tco.price_model"), the value and what was expected (for a price model: the
-/// instance and the models it offers).
+/// field (e.g. "tco.price_model"), the value and what was expected (for a price model no costed
+/// type offers: every costed type with the models it offers).
 ResolvedTco resolve_tco(const Scenario& scenario, const model::Catalog& catalog);
+
+/// "" when every instance type of `row`'s fleet offers the scenario's price model (or the
+/// scenario names none); else why its TCO is left out, naming each type that lacks it, e.g.
+/// `"aws-x" offers no "reserved_1y" price (it offers: on_demand, spot)`.
+std::string price_model_not_offered(const PlanRow& row, const Scenario& scenario,
+                                    const model::Catalog& catalog);
 
 /// One price used for a fleet (one per group of a given fleet), with its provenance.
 struct TcoPriceUsed {

@@ -100,7 +100,8 @@ WhatIfResult plan_what_if(const Scenario& sc, const model::Catalog& catalog,
       warm.load_multiplier > 0 ? options.load_multiplier / warm.load_multiplier : 1.0;
   auto finish_row = [&](size_t i, const PlanRow& row) {
     std::optional<TcoRow> tco;
-    if (row.feasible && row.num_instances > 0) {
+    if (row.feasible && row.num_instances > 0 &&
+        price_model_not_offered(row, sc, catalog).empty()) {
       tco = compute_tco(row, sc, catalog, session.summary());
     }
     const std::lock_guard lock(mutex);

@@ -91,7 +91,8 @@ bool what_if_applies(const Scenario& scenario);
 /// warm_start.load_multiplier (rounded to nearest) and stepping 1, 2, 4, ... from it, with the
 /// proved lower bound of plan/search.h; when failures_carry_over(warm_start.basis, basis),
 /// sizes below the previous size are known to fail and are not simulated. Rows carry their
-/// TCO (compute_tco). Otherwise plan() runs as a whole with options.plan (rows without TCO).
+/// TCO (compute_tco), but for types without the scenario's price model (price_model_not_offered:
+/// no TCO). Otherwise plan() runs as a whole with options.plan (rows without TCO).
 /// Fleet sizes equal plan()'s under the monotonicity plan() assumes. Throws what plan(),
 /// resolve_tco (before any simulation) and compute_tco throw for bad input; a cancelled run
 /// returns with `cancelled` set instead of throwing.

@@ -439,6 +439,7 @@ Section assumptions_section(const Node& doc, const std::vector<Row>& rows) {
       static const std::set<std::string> kShown = {"price_model",   "hours_per_day", "currency",
                                                    "exchange_rate", "autoscaling",   "owned"};
       if (kShown.count(it.key()) || it.value().is_null()) continue;
+      if (it.value().is_array() && it.value().empty()) continue;  // e.g. nothing not offered
       add_kv(t, label_for_key(it.key()),
              it.value().is_primitive() ? to_cell(it.value()) : Cell(describe_object(it.value())));
     }
@@ -657,17 +658,28 @@ Section comparison_section(const Node& doc, const std::vector<Row>& rows) {
 std::optional<Section> tco_section(const std::vector<Row>& rows) {
   std::vector<Node> objects;
   std::vector<std::vector<Cell>> lead;
+  std::string not_offered;  // rows whose type lacks the scenario's price model
   for (const Row* r : ranked(rows)) {
     if (auto t = r->node.object("tco")) {
       objects.push_back(*t);
       lead.push_back({r->instance_type, num_cell(r->num_instances)});
     }
+    if (auto why = r->node.text("tco_not_offered")) {
+      not_offered += (not_offered.empty() ? "" : "; ") + *why;
+    }
   }
-  if (objects.empty()) return std::nullopt;
+  if (objects.empty() && not_offered.empty()) return std::nullopt;
   Section s{"tco", "Total cost of ownership", {}};
   s.blocks.emplace_back(Paragraph{
       "Per fleet meeting the SLO, under the price model and service hours of the assumptions "
       "(arithmetic in docs/tco.md)."});
+  if (!not_offered.empty()) {
+    s.blocks.emplace_back(
+        Paragraph{"Not offered under the price model, so without TCO and left "
+                  "out of this comparison: " +
+                  not_offered + "."});
+  }
+  if (objects.empty()) return s;
   s.blocks.emplace_back(
       open_table("tco", "TCO per fleet", "TCO",
                  {{"instance_type", "Instance type", CellFormat::kText},

@@ -492,6 +492,11 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
+        <location filename="../main_window.cpp" line="60"/>
+        <source>; not offered under %1 (no TCO): %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
         <location filename="../main_window.cpp" line="849"/>
         <source>Nothing to export yet: run a full plan first (Run ▸ Run full plan).</source>
         <translation type="unfinished"></translation>

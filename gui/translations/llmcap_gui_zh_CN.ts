@@ -492,6 +492,11 @@
         <translation>；引擎：%1</translation>
     </message>
     <message>
+        <location filename="../main_window.cpp" line="60"/>
+        <source>; not offered under %1 (no TCO): %2</source>
+        <translation>；不提供 %1 价格（无 TCO）：%2</translation>
+    </message>
+    <message>
         <location filename="../main_window.cpp" line="849"/>
         <source>Nothing to export yet: run a full plan first (Run ▸ Run full plan).</source>
         <translation>尚无可导出的内容：请先运行完整规划（运行 ▸ 运行完整规划）。</translation>

@@ -214,7 +214,7 @@ TEST(AuditMoeBound, SlidingWindowLayersReadOnlyTheirWindowOfKv) {
 TEST(AuditMoeBound, MlaAttentionFlopsUseItsDecompressedHeadWidths) {
   const ModelSpec& m = model("deepseek-v3");
   Claim c = h100_claim("deepseek-v3", 1, 4096);
-  c.hardware = "aws-p5e.48xlarge";  // 8 x H200: holds fp8-block DeepSeek-V3
+  c.hardware = "aws-p5en.48xlarge";  // 8 x H200: holds fp8-block DeepSeek-V3
   c.weight_format = WeightFormat::kFp8Block;
   const ClaimAudit a = audit_claim(c, catalog(), all_models());
   // 61 layers x 128 heads x (128 + 64 + 128) widths x 4096 tokens x 2 FLOPs.

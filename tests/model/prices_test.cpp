@@ -260,9 +260,11 @@ TEST(ShippedPrices, EveryOfferHasSourceAndDate) {
       }
     }
   }
-  EXPECT_GT(num_offers, static_cast<int>(c.instances().size()));  // some extra offers exist
+  // Every type has its own offer; the shipped catalog holds only prices read from a provider's
+  // own price list (on-demand today: docs/catalog.md).
+  EXPECT_GE(num_offers, static_cast<int>(c.instances().size()));
   const InstanceType& g6e = c.instance("aws-g6e.xlarge", "test");
-  EXPECT_EQ(g6e.offered_price_models(), "on_demand, reserved_1y, reserved_3y, spot");
+  EXPECT_EQ(g6e.offered_price_models(), "on_demand");
   ASSERT_NE(c.find_exchange_rate("CNY"), nullptr);
   for (const OwnedHardware& h : c.owned_hardware()) {
     EXPECT_NE(c.find_instance(h.equivalent_instance), nullptr) << h.id;

@@ -466,13 +466,41 @@ std::string resolve_error(const json& root,
   return error_message<InputError>([&] { resolve_tco(sc, test_catalog()); });
 }
 
-TEST(TcoErrors, ReservedTermNotOfferedListsTheOffers) {
-  EXPECT_EQ(resolve_error({{"tco", {{"price_model", "reserved_3y"}}}}, {"test-gpu", "test-block"}),
-            "s.json: field \"tco.price_model\": instance \"test-block\" offers no \"reserved_3y\" "
-            "price in instances/instances.json; it offers: capacity_block");
-  // compute_tco refuses it too.
+TEST(TcoPriceModels, TypesWithoutThePriceModelAreListedNotRefused) {
+  Scenario sc = scenario_with({{"tco", {{"price_model", "reserved_3y"}}}});
+  sc.candidates = {"test-gpu", "test-block"};
+  const ResolvedTco r = resolve_tco(sc, test_catalog());
+  ASSERT_EQ(r.not_offered.size(), 1U);
+  EXPECT_EQ(r.not_offered[0].instance_type, "test-block");
+  EXPECT_EQ(r.not_offered[0].offered, "capacity_block");
+  // The row of that type says why it has no TCO; the type that offers it has none to say.
+  EXPECT_EQ(price_model_not_offered(row_of("test-block", 1), sc, test_catalog()),
+            "\"test-block\" offers no \"reserved_3y\" price (it offers: capacity_block)");
+  EXPECT_EQ(price_model_not_offered(row_of("test-gpu", 1), sc, test_catalog()), "");
+  // A scenario without a price model leaves nothing out.
+  Scenario plain = scenario_with(json::object());
+  plain.candidates = {"test-gpu", "test-block"};
+  EXPECT_TRUE(resolve_tco(plain, test_catalog()).not_offered.empty());
+  EXPECT_EQ(price_model_not_offered(row_of("test-block", 1), plain, test_catalog()), "");
+}
+
+TEST(TcoPriceModels, AGivenFleetNamesEveryGroupWithoutIt) {
   Scenario sc = scenario_with({{"tco", {{"price_model", "spot"}}}});
-  sc.candidates = {"test-block"};
+  PlanRow row = row_of("fleet", 3);
+  row.groups = {{}, {}};
+  row.groups[0].instance_type = "test-block";
+  row.groups[1].instance_type = "test-gpu";
+  EXPECT_EQ(price_model_not_offered(row, sc, test_catalog()),
+            "\"test-block\" offers no \"spot\" price (it offers: capacity_block)");
+}
+
+TEST(TcoErrors, PriceModelNoCostedTypeOffersNamesEveryType) {
+  EXPECT_EQ(resolve_error({{"tco", {{"price_model", "spot"}}}}, {"test-block"}),
+            "s.json: field \"tco.price_model\": no instance type the scenario costs offers a "
+            "\"spot\" price in instances/instances.json: \"test-block\" offers capacity_block");
+  // compute_tco refuses a row whose type lacks it (callers skip such rows).
+  Scenario sc = scenario_with({{"tco", {{"price_model", "spot"}}}});
+  sc.candidates = {"test-gpu", "test-block"};
   EXPECT_EQ(error_message<InputError>([&] {
               compute_tco(row_of("test-block", 1), sc, test_catalog(), one_per_second());
             }),
@@ -534,16 +562,18 @@ TEST(TcoErrors, RowWithoutInstances) {
 
 // ---- The shipped catalog ---------------------------------------------------------------------
 
-TEST(Tco, ShippedCatalogReservedAndOwnedL40s) {
+// The shipped catalog holds on-demand prices only (every price read from the provider's own
+// price list: docs/catalog.md), so on-demand here.
+TEST(Tco, ShippedCatalogOnDemandAndOwnedL40s) {
   const model::Catalog c = model::Catalog::load(llmcap::testing::data_dir());
   Scenario sc = scenario_with(
       {{"tco",
-        {{"price_model", "reserved_1y"},
+        {{"price_model", "on_demand"},
          {"currency", "CNY"},
          {"owned", {{{"hardware", "l40s-1gpu-server"}, {"years", 4}, {"utilisation", 0.5}}}}}}});
   sc.candidates = {"aws-g6e.xlarge"};
   const TcoRow t = compute_tco(row_of("aws-g6e.xlarge", 2), sc, c, one_per_second());
-  const model::PriceOffer* offer = c.instance("aws-g6e.xlarge", "test").find_price("reserved_1y");
+  const model::PriceOffer* offer = c.instance("aws-g6e.xlarge", "test").find_price("on_demand");
   ASSERT_NE(offer, nullptr);
   EXPECT_NEAR(t.annual_usd, 2 * offer->usd_per_hour * 8760, kMoneyTolerance);
   EXPECT_NEAR(t.in_currency.rate, c.find_exchange_rate("CNY")->rate, kTolerance);

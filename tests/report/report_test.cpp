@@ -189,6 +189,26 @@ TEST(ReportMarkdown, RendersOnlyWhatIsPresentAndBuildsTheRecommendation) {
                             "fleet is 11 x aws-m7i.48xlarge"));
 }
 
+TEST(ReportMarkdown, TypesWithoutThePriceModelAreNamedInTheTcoSection) {
+  json doc = fixture();
+  json& g6 = doc["results"][1];
+  ASSERT_EQ(g6["instance_type"], "aws-g6.xlarge");
+  g6["tco"] = nullptr;
+  g6["tco_not_offered"] =
+      "\"aws-g6.xlarge\" offers no \"reserved_1y\" price (it offers: on_demand)";
+  doc["tco"]["price_model_not_offered"] =
+      json::parse(R"([{"instance_type": "aws-g6.xlarge", "offers": "on_demand"}])");
+  const std::string md = render(doc, Format::kMarkdown);
+  // Markdown escapes the underscores.
+  EXPECT_THAT(md, HasSubstr("Not offered under the price model, so without TCO and left out of "
+                            "this comparison: \"aws-g6.xlarge\" offers no \"reserved\\_1y\" "
+                            "price (it offers: on\\_demand)."));
+  EXPECT_THAT(md, HasSubstr("| price model not offered |"));
+  // An empty list adds no assumption row.
+  doc["tco"]["price_model_not_offered"] = json::array();
+  EXPECT_THAT(render(doc, Format::kMarkdown), Not(HasSubstr("price model not offered")));
+}
+
 TEST(ReportMarkdown, NoFeasibleRowSaysSo) {
   json doc = fixture();
   doc.erase("analysis");
