@@ -71,9 +71,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& plan_args) {
       ->option_text("FILE");
   plan_cmd
       ->add_option("--data-dir", plan_args.data_dir,
-                   std::string("Folder with hardware/ and instances/ catalogs (default: "
-                               "$LLMCAP_DATA_DIR, else ") +
-                       LLMCAP_DEFAULT_DATA_DIR + ")")
+                   "Folder with hardware/ and instances/ catalogs (default: $LLMCAP_DATA_DIR, "
+                   "else <bin>/../share/llmcap/data when installed, else the source tree's data/ "
+                   "when run from its build tree)")
       ->option_text("DIR");
   plan_cmd
       ->add_option("--threads", plan_args.threads, "Worker threads (0: one per hardware thread)")
