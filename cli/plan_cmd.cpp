@@ -108,7 +108,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& plan_args) {
 
 int run_plan_command(const PlanArgs& a, const std::string& data_dir,
                      const std::string& command_line, std::ostream& out, std::ostream& err) {
-  plan::Scenario scenario = plan::load_scenario(a.scenario);
+  plan::Scenario scenario = plan::load_scenario(a.scenario, data_dir);
   scenario.max_requests = a.max_requests;
   check_plan_outputs(a, scenario, data_dir);
   const model::Catalog catalog = model::Catalog::load(data_dir);
