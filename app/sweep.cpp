@@ -54,8 +54,8 @@ struct PointRunner {
     Outcome o;
     o.index = index;
     try {
-      plan::Scenario scenario =
-          plan::load_scenario_text(spec.points[index].scenario_json, spec.scenario_path);
+      plan::Scenario scenario = plan::load_scenario_text(spec.points[index].scenario_json,
+                                                         spec.scenario_path, spec.data_dir);
       scenario.max_requests = max_requests;
       PlanRunOptions options;
       options.plan.num_threads = threads;
@@ -386,7 +386,7 @@ SweepRun run_sweep(const SweepOptions& args, std::ostream& err) {
   std::map<std::string, int64_t> stored;  // rank 0: points of this sweep already stored
   std::exception_ptr setup_error;
   try {
-    spec = load_sweep(args.sweep_file);
+    spec = load_sweep(args.sweep_file, data_dir);
     std::vector<NamedPath> inputs = spec->input_files;
     const std::vector<NamedPath> catalog_files = data_dir_inputs(data_dir);
     inputs.insert(inputs.end(), catalog_files.begin(), catalog_files.end());

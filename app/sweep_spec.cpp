@@ -107,8 +107,8 @@ void set_field(ordered_json& doc, const std::string& field, const ordered_json& 
 /// scenario reader reads (probed with a value of the wrong type), each value accepted on its own.
 /// Throws base::InputError naming the file, "grid.<field>", the value and what was expected.
 void check_grid_field(const base::OrderedJsonReader& grid, const std::string& field,
-                      const ordered_json& base_scenario,
-                      const std::filesystem::path& scenario_path) {
+                      const ordered_json& base_scenario, const std::filesystem::path& scenario_path,
+                      const std::filesystem::path& data_dir) {
   const std::string& file = grid.file();
   const std::string grid_field = grid.name(field);
   const ordered_json& values = grid.non_empty_array(field, "a non-empty list of values");
@@ -127,7 +127,7 @@ void check_grid_field(const base::OrderedJsonReader& grid, const std::string& fi
   set_field(probe, field, ordered_json::array({ordered_json::array()}), file);
   bool read = false;
   try {
-    plan::load_scenario_text(probe.dump(), scenario_path);
+    plan::load_scenario_text(probe.dump(), scenario_path, data_dir);
   } catch (const base::InputError& e) {
     // The reader refuses unknown fields (InputError::unknown_field names the field, or the
     // first unknown object on its path): those are not read.
@@ -150,7 +150,7 @@ void check_grid_field(const base::OrderedJsonReader& grid, const std::string& fi
     ordered_json one = base_scenario;
     set_field(one, field, value, file);
     try {
-      plan::load_scenario_text(one.dump(), scenario_path);
+      plan::load_scenario_text(one.dump(), scenario_path, data_dir);
     } catch (const plan::InputError& e) {
       throw base::InputError::refused_field(
           file, grid_field,
@@ -180,7 +180,7 @@ void add_input_files(SweepSpec& spec, const std::string& point_label,
 
 }  // namespace
 
-SweepSpec load_sweep(const std::filesystem::path& path) {
+SweepSpec load_sweep(const std::filesystem::path& path, const std::filesystem::path& data_dir) {
   const std::string file = path.string();
   std::ifstream in(path, std::ios::binary);
   if (!in) throw plan::InputError(file + ": cannot open the sweep file");
@@ -199,6 +199,7 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
 
   SweepSpec spec;
   spec.file = path;
+  spec.data_dir = data_dir;
   spec.name = top.non_empty_string_or("name", path.stem().string());
   const std::filesystem::path folder = path.parent_path();
   spec.scenario_path = (folder / top.string("scenario", "a scenario file path")).lexically_normal();
@@ -216,7 +217,7 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
   spec.input_files = {{"sweep", spec.file.string()},
                       {"field \"scenario\" of " + file, spec.scenario_path.string()},
                       {"field \"profile\" of " + file, spec.profile_path.string()}};
-  add_input_files(spec, "", plan::load_scenario_text(base_text, spec.scenario_path));
+  add_input_files(spec, "", plan::load_scenario_text(base_text, spec.scenario_path, data_dir));
   const ordered_json base = base::parse_ordered_json_text(base_text, spec.scenario_path.string());
   spec.sweep_id =
       spec.name + "-" +
@@ -230,7 +231,7 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
   }
   int64_t num_points = 1;
   for (const auto& [field, values] : grid.items()) {
-    check_grid_field(grid_fields, field, base, spec.scenario_path);
+    check_grid_field(grid_fields, field, base, spec.scenario_path, data_dir);
     spec.fields.push_back(field);
     num_points *= static_cast<int64_t>(values.size());
     if (num_points > kMaxPoints) {
@@ -256,7 +257,7 @@ SweepSpec load_sweep(const std::filesystem::path& path) {
     point.scenario_json = scenario.dump(2);
     try {
       add_input_files(spec, point.label,
-                      plan::load_scenario_text(point.scenario_json, spec.scenario_path));
+                      plan::load_scenario_text(point.scenario_json, spec.scenario_path, data_dir));
     } catch (const plan::InputError& e) {
       throw plan::InputError(file + ": point " + point.label +
                              ": refused by the scenario reader: " + e.what());

@@ -26,8 +26,10 @@ struct SweepSpec {
   std::filesystem::path file;           ///< the sweep file
   std::string name;                     ///< "name", default the file's stem
   std::filesystem::path scenario_path;  ///< "scenario", resolved against the sweep's folder
-  std::filesystem::path profile_path;   ///< "profile" (resolved), empty when absent
-  bool analysis = false;                ///< "analysis": run the plan analyses per point
+  /// The data folder the scenario's model and workload ids are looked up in (load_sweep's).
+  std::filesystem::path data_dir;
+  std::filesystem::path profile_path;  ///< "profile" (resolved), empty when absent
+  bool analysis = false;               ///< "analysis": run the plan analyses per point
   /// Stable id: name + "-" + 16 hex digits of a hash of the base scenario (parsed, canonical),
   /// the analysis flag and the profile's text. The grid is not part of it, so a sweep whose
   /// grid grows keeps the points it has.
@@ -43,7 +45,8 @@ struct SweepSpec {
 /// Reads and checks a sweep file: every grid field is a dotted path the scenario reader reads
 /// (probed with a value of the wrong type), every value is accepted by the scenario reader on
 /// its own, every point loads. Throws plan::InputError naming the file, the field, the value
-/// and what was expected (or the scenario reader's own message).
-SweepSpec load_sweep(const std::filesystem::path& file);
+/// and what was expected (or the scenario reader's own message). The scenario's ids are looked
+/// up in `data_dir` (plan::load_scenario; empty: paths only).
+SweepSpec load_sweep(const std::filesystem::path& file, const std::filesystem::path& data_dir = {});
 
 }  // namespace llmcap::app

@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   try {
     const auto catalog = llmcap::model::Catalog::load(LLMCAP_DATA_DIR);
     if (!analyse_path.empty()) {
-      const auto scenario = llmcap::plan::load_scenario(analyse_path);
+      const auto scenario = llmcap::plan::load_scenario(analyse_path, LLMCAP_DATA_DIR);
       llmcap::plan::PlanOptions po;
       po.num_threads = threads;
       auto t0 = Clock::now();
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
       std::printf("  recommendation: %s\n", analysis.recommendation.c_str());
       return 0;
     }
-    const auto scenario = llmcap::plan::load_scenario(scenario_path);
+    const auto scenario = llmcap::plan::load_scenario(scenario_path, LLMCAP_DATA_DIR);
     std::printf("%s, %zu instance types in the catalog, %d threads\n", scenario_path.c_str(),
                 catalog.instances().size(), threads);
     run(scenario, catalog, threads, true);

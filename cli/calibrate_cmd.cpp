@@ -174,9 +174,7 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateArgs& cal_args) {
       ->option_text("FILE")
       ->group(group);
   cal_cmd
-      ->add_option("--data-dir", cal_args.data_dir,
-                   std::string("Catalog folder (default: $LLMCAP_DATA_DIR, else ") +
-                       LLMCAP_DEFAULT_DATA_DIR + ")")
+      ->add_option("--data-dir", cal_args.data_dir, "Catalog folder (default: as plan --data-dir)")
       ->option_text("DIR")
       ->group(group);
   cal_cmd->add_option("--seed", cal_args.seed, "Seed of the replayed arrivals")

@@ -7,6 +7,7 @@
 #include <streambuf>
 #include <string>
 
+#include "base/data_dir.h"
 #include "base/error.h"
 #include "base/text.h"
 #include "cli/audit.h"
@@ -24,13 +25,10 @@
 namespace llmcap::cli {
 namespace {
 
-/// --data-dir if given, else $LLMCAP_DATA_DIR, else the data/ folder of the source tree the
-/// binary was built from.
-std::string resolve_data_dir(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  if (const char* env = std::getenv("LLMCAP_DATA_DIR"); env != nullptr && *env != '\0') return env;
-  return LLMCAP_DEFAULT_DATA_DIR;
-}
+/// The data folder of a command (base::find_data_dir: --data-dir, $LLMCAP_DATA_DIR, the
+/// installed share/llmcap/data beside the binary, the source tree's data/ from a build tree).
+/// Throws base::InputError naming every place tried when there is none.
+std::string resolve_data_dir(const std::string& flag) { return base::find_data_dir(flag).string(); }
 
 /// What a command prints, passed on to `target` with every control character other than line
 /// feed and tab, and every byte that is not UTF-8, written as base::printable escapes ("\x1b"):
@@ -150,13 +148,13 @@ int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostrea
                               err);
     }
     if (runs_cmd->parsed()) {
-      return run_runs_command(runs_args, resolve_data_dir(runs_args.data_dir), out, err);
+      return run_runs_command(runs_args, runs_args.data_dir, out, err);  // no data read
     }
     if (sweep_cmd->parsed()) {
       return run_sweep_command(sweep_args, resolve_data_dir(sweep_args.data_dir), out, err);
     }
     if (report_cmd->parsed()) {
-      return run_report_command(report_args, resolve_data_dir(report_args.data_dir), out, err);
+      return run_report_command(report_args, report_args.data_dir, out, err);  // no data read
     }
     if (model_cmd->parsed()) return run_model_command(model_args, out);
     if (catalog_cmd->parsed()) {

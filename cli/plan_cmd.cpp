@@ -74,9 +74,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& plan_args) {
       ->option_text("FILE");
   plan_cmd
       ->add_option("--data-dir", plan_args.data_dir,
-                   std::string("Folder with hardware/ and instances/ catalogs (default: "
-                               "$LLMCAP_DATA_DIR, else ") +
-                       LLMCAP_DEFAULT_DATA_DIR + ")")
+                   "Folder with hardware/ and instances/ catalogs (default: $LLMCAP_DATA_DIR, "
+                   "else <bin>/../share/llmcap/data when installed, else the source tree's data/ "
+                   "when run from its build tree)")
       ->option_text("DIR");
   plan_cmd
       ->add_option("--threads", plan_args.threads, "Worker threads (0: one per hardware thread)")
@@ -128,7 +128,7 @@ int run_plan_command(const PlanArgs& a, const std::string& data_dir,
   if (!a.overrides.empty()) {
     scenario_text = app::apply_scenario_overrides(scenario_text, a.scenario, a.overrides);
   }
-  plan::Scenario scenario = plan::load_scenario_text(scenario_text, a.scenario);
+  plan::Scenario scenario = plan::load_scenario_text(scenario_text, a.scenario, data_dir);
   if (a.load_multiplier != 1.0) scenario = plan::with_load_multiplier(scenario, a.load_multiplier);
   scenario.max_requests = a.max_requests;
   check_plan_outputs(a, scenario, data_dir);

@@ -10,16 +10,15 @@
 #include <cstdlib>
 #include <memory>
 
+#include "base/data_dir.h"
+#include "base/error.h"
 #include "gui/language.h"
 #include "gui/main_window.h"
 
 namespace llmcap::gui {
 
 QString resolve_data_dir(const QString& flag) {
-  if (!flag.isEmpty()) return flag;
-  const QByteArray env = qgetenv("LLMCAP_DATA_DIR");
-  if (!env.isEmpty()) return QString::fromLocal8Bit(env);
-  return QStringLiteral(LLMCAP_GUI_DATA_DIR);
+  return QString::fromStdString(base::find_data_dir(flag.toStdString()).string());
 }
 
 std::optional<AppArgs> parse_app_args(const QStringList& arguments, QString* error) {
@@ -34,8 +33,9 @@ std::optional<AppArgs> parse_app_args(const QStringList& arguments, QString* err
                                       "FILE.png");
   const QCommandLineOption lang("lang", "Language: en or zh_CN.", "LANG", "en");
   const QCommandLineOption data_dir("data-dir",
-                                    "Catalog folder (default: $LLMCAP_DATA_DIR, "
-                                    "else the source tree's data/).",
+                                    "Catalog folder (default: $LLMCAP_DATA_DIR, else "
+                                    "<bin>/../share/llmcap/data when installed, else the "
+                                    "source tree's data/ when run from its build tree).",
                                     "DIR");
   const QCommandLineOption threads("threads", "Planner threads (0: all CPUs).", "N", "0");
   const QCommandLineOption max_requests(
@@ -136,7 +136,12 @@ int run_app(int argc, char** argv) {
                  qPrintable(args->lang));
   }
   MainWindow::Options options;
-  options.data_dir = resolve_data_dir(args->data_dir).toStdString();
+  try {
+    options.data_dir = resolve_data_dir(args->data_dir).toStdString();
+  } catch (const base::InputError& e) {
+    std::fprintf(stderr, "llmcap-gui: %s\n", e.what());
+    return 2;
+  }
   options.num_threads = args->threads;
   options.store_runs = args->store;
   options.max_requests = args->max_requests;

@@ -33,7 +33,9 @@ struct AppArgs {
 /// line naming the option and value for bad input.
 std::optional<AppArgs> parse_app_args(const QStringList& arguments, QString* error);
 
-/// The data folder: `flag`, else $LLMCAP_DATA_DIR, else the source tree's data/.
+/// The data folder (base::find_data_dir): `flag`, else $LLMCAP_DATA_DIR, else the installed
+/// <bin>/../share/llmcap/data, else the source tree's data/ when run from its build tree.
+/// Throws base::InputError naming every place tried when there is none.
 QString resolve_data_dir(const QString& flag);
 
 /// Runs the application; returns the exit code (2 for bad input in batch modes).

@@ -500,7 +500,8 @@ QString MainWindow::status_text() const { return status_label_->text(); }
 bool MainWindow::open_scenario(const QString& path) {
   ScenarioDraft next;
   try {
-    next = ScenarioDraft::from_file(path.toStdString());
+    next = ScenarioDraft::from_file(path.toStdString(), options_.data_dir);
+    plan::check_scenario_files(next.scenario());  // a model or workload file not found
     (void)model::load_model_spec(next.model_path());
   } catch (const std::exception& e) {
     const QString message = QString::fromStdString(e.what());

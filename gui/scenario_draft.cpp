@@ -11,6 +11,7 @@
 #include "base/json_reader.h"
 #include "model/input_error.h"
 #include "plan/price_overrides.h"
+#include "plan/scenario_files.h"
 
 namespace llmcap::gui {
 namespace {
@@ -39,19 +40,22 @@ void scale_source(Json& w, double m) {
 
 }  // namespace
 
-ScenarioDraft ScenarioDraft::from_file(const std::filesystem::path& path) {
+ScenarioDraft ScenarioDraft::from_file(const std::filesystem::path& path,
+                                       const std::filesystem::path& data_dir) {
   std::ifstream in(path);
   if (!in) throw plan::InputError(path.string() + ": cannot open file");
   std::ostringstream text;
   text << in.rdbuf();
-  return from_text(text.str(), path);
+  return from_text(text.str(), path, data_dir);
 }
 
-ScenarioDraft ScenarioDraft::from_text(const std::string& text, const std::filesystem::path& path) {
+ScenarioDraft ScenarioDraft::from_text(const std::string& text, const std::filesystem::path& path,
+                                       const std::filesystem::path& data_dir) {
   // Validate first: the scenario loader names the file and field.
-  (void)plan::load_scenario_text(text, path);
+  (void)plan::load_scenario_text(text, path, data_dir);
   ScenarioDraft d;
   d.path_ = path;
+  d.data_dir_ = data_dir;
   d.json_ = base::parse_json_text(text, path.string());
   // Overrides are checked here too, so that a bad one is reported when the file is opened.
   if (d.json_.contains(kOverridesKey)) {
@@ -97,7 +101,7 @@ plan::Scenario ScenarioDraft::scenario() const {
     throw plan::InputError(path_.string() + ": load multiplier: expected a positive number, got " +
                            std::to_string(load_multiplier_));
   }
-  return plan::load_scenario_text(effective_json().dump(), path_);
+  return plan::load_scenario_text(effective_json().dump(), path_, data_dir_);
 }
 
 bool ScenarioDraft::has_single_slo() const {
@@ -176,11 +180,25 @@ void ScenarioDraft::set_candidates(const std::vector<std::string>& ids) {
 
 std::filesystem::path ScenarioDraft::model_path() const {
   if (!json_.contains("model") || !json_["model"].is_string()) return {};
-  return (path_.parent_path() / json_["model"].get<std::string>()).lexically_normal();
+  const std::string value = json_["model"].get<std::string>();
+  if (value.empty()) return {};
+  return plan::find_scenario_file(value, plan::ScenarioFileKind::kModel, path_.parent_path(),
+                                  data_dir_)
+      .path.lexically_normal();
 }
 
 void ScenarioDraft::set_model_path(const std::filesystem::path& config_json) {
   const std::filesystem::path base = path_.parent_path();
+  if (!data_dir_.empty() && config_json.extension() == ".json") {
+    const std::string id = config_json.stem().string();
+    const plan::ScenarioFileLookup by_id =
+        plan::find_scenario_file(id, plan::ScenarioFileKind::kModel, base, data_dir_);
+    std::error_code ec;
+    if (by_id.found && std::filesystem::equivalent(by_id.path, config_json, ec)) {
+      json_["model"] = id;
+      return;
+    }
+  }
   std::filesystem::path stored = config_json;
   if (!base.empty()) {
     const std::filesystem::path rel =
@@ -238,8 +256,13 @@ void ScenarioDraft::rebase(const std::filesystem::path& path) {
   const std::filesystem::path new_base = std::filesystem::absolute(path).parent_path();
   const auto move = [&](Json& obj, const char* key) {
     if (!obj.is_object() || !obj.contains(key) || !obj[key].is_string()) return;
-    const std::filesystem::path p = obj[key].get<std::string>();
+    const std::string value = obj[key].get<std::string>();
+    const std::filesystem::path p = value;
     if (p.is_absolute()) return;
+    std::error_code ec;
+    const bool id =
+        value.find('/') == std::string::npos && !std::filesystem::exists(old_base / p, ec);
+    if (id) return;  // looked up in the data folder wherever the scenario lies
     const std::filesystem::path target = (old_base / p).lexically_normal();
     const std::filesystem::path rel = target.lexically_relative(new_base);
     obj[key] = (rel.empty() ? target : rel).generic_string();

@@ -27,11 +27,14 @@ class ScenarioDraft {
  public:
   ScenarioDraft() = default;
 
-  /// Reads and validates a scenario file. Throws plan::InputError naming the file (and field)
-  /// for a missing file, malformed JSON or an invalid scenario.
-  static ScenarioDraft from_file(const std::filesystem::path& path);
+  /// Reads and validates a scenario file; its model and workload ids are looked up in
+  /// `data_dir` (plan::load_scenario). Throws plan::InputError naming the file (and field) for a
+  /// missing file, malformed JSON or an invalid scenario.
+  static ScenarioDraft from_file(const std::filesystem::path& path,
+                                 const std::filesystem::path& data_dir = {});
   /// The same over JSON text that stands for the file `path`.
-  static ScenarioDraft from_text(const std::string& text, const std::filesystem::path& path);
+  static ScenarioDraft from_text(const std::string& text, const std::filesystem::path& path,
+                                 const std::filesystem::path& data_dir = {});
 
   const std::filesystem::path& path() const { return path_; }
   void set_path(const std::filesystem::path& path) { path_ = path; }
@@ -67,8 +70,11 @@ class ScenarioDraft {
   /// Candidate ids; empty means every instance type of the catalog ("all").
   std::vector<std::string> candidates() const;
   void set_candidates(const std::vector<std::string>& ids);
-  std::filesystem::path model_path() const;  ///< resolved against the scenario's folder
-  /// Stores `config_json` relative to the scenario's folder when it lies below it.
+  /// The model file "model" names (plan::find_scenario_file: the scenario's folder, then the
+  /// data folder's ids); the scenario-relative path when it is found nowhere.
+  std::filesystem::path model_path() const;
+  /// Stores `config_json` by id when that id names it (a model of the data folder), else
+  /// relative to the scenario's folder when it lies below it, else as given.
   void set_model_path(const std::filesystem::path& config_json);
   void set_workload(const nlohmann::json& workload) { json_["workload"] = workload; }
   void set_name(const std::string& name) { json_["name"] = name; }
@@ -83,11 +89,13 @@ class ScenarioDraft {
   void commit_load_multiplier();
   /// Moves the draft to `path` (Save as): relative paths inside ("model", a workload's "path"
   /// or "lengths_path", each class's) are rewritten relative to the new folder, so that they
-  /// still name the same files.
+  /// still name the same files. Ids (a bare name with no file of that name in the old folder)
+  /// are kept as they are: they name the data folder's file wherever the scenario lies.
   void rebase(const std::filesystem::path& path);
 
  private:
   std::filesystem::path path_;
+  std::filesystem::path data_dir_;  ///< where ids are looked up (empty: paths only)
   nlohmann::json json_;
   double load_multiplier_ = 1.0;
 };

@@ -38,8 +38,10 @@ namespace {
 
 /// The scenario's model; an error reading it names the scenario file and its "model" field.
 /// A weight format that does not apply to the model (model::check_weight_format) names the
-/// "weight_format" or "search.weight_formats" field.
+/// "weight_format" or "search.weight_formats" field. First of all, a file the scenario names
+/// that was not found (check_scenario_files) is refused: this runs before the workload is read.
 model::ModelSpec load_scenario_model(const Scenario& scenario) {
+  check_scenario_files(scenario);
   model::ModelSpec model;
   try {
     model = model::load_model_spec(scenario.model_config);

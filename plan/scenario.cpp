@@ -67,7 +67,28 @@ std::vector<double> parse_load_profile(const Fields& w) {
   return profile;
 }
 
-WorkloadSpec parse_workload(const Fields& w, const std::filesystem::path& base, bool in_class);
+/// Where a scenario's file fields are looked up (find_scenario_file), and where the ones not
+/// found are noted.
+struct FileContext {
+  std::filesystem::path scenario_dir;
+  std::filesystem::path data_dir;
+  std::vector<MissingFile>* missing;
+
+  /// The file `f`'s string field `key` names; an empty value is refused, a file not found is
+  /// noted in `missing` and its scenario-relative path returned.
+  std::filesystem::path resolve(const Fields& f, const std::string& key,
+                                ScenarioFileKind kind) const {
+    const std::string value = f.string(key);
+    if (value.empty()) f.fail(key, expected_scenario_file(kind), "\"\"");
+    ScenarioFileLookup found = find_scenario_file(value, kind, scenario_dir, data_dir);
+    if (!found.found) {
+      missing->push_back({f.name(key), value, kind, std::move(found.looked), !data_dir.empty()});
+    }
+    return found.path;
+  }
+};
+
+WorkloadSpec parse_workload(const Fields& w, const FileContext& files, bool in_class);
 
 /// The fields a workload of `kind` may have (`arrival`: kind is an arrival process), and in a
 /// client class also its name and SLO.
@@ -92,7 +113,7 @@ std::vector<std::string> workload_fields(const std::string& kind, bool arrival, 
 
 /// "classes": a non-empty list of objects, each a source (trace or arrival process) with a
 /// unique "name" and its own "slo".
-std::vector<ClientClassSpec> parse_classes(const Fields& w, const std::filesystem::path& base) {
+std::vector<ClientClassSpec> parse_classes(const Fields& w, const FileContext& files) {
   const json& list = w.at("classes");
   if (!list.is_array() || list.empty()) {
     w.fail("classes", "a non-empty list of client classes", list.dump());
@@ -108,7 +129,7 @@ std::vector<ClientClassSpec> parse_classes(const Fields& w, const std::filesyste
         c.fail("name", "a name no other class has", "\"" + spec.name + "\" again");
       }
     }
-    spec.workload = parse_workload(c, base, /*in_class=*/true);
+    spec.workload = parse_workload(c, files, /*in_class=*/true);
     if (!c.has("slo")) {
       c.fail_missing("slo", "every client class needs its own SLO (ttft_p99_s, tpot_p99_s)");
     }
@@ -118,7 +139,7 @@ std::vector<ClientClassSpec> parse_classes(const Fields& w, const std::filesyste
   return classes;
 }
 
-WorkloadSpec parse_workload(const Fields& w, const std::filesystem::path& base, bool in_class) {
+WorkloadSpec parse_workload(const Fields& w, const FileContext& files, bool in_class) {
   WorkloadSpec spec;
   const std::string kind = w.string("kind");
   const std::string kind_text = "\"" + kind + "\"";
@@ -147,7 +168,7 @@ WorkloadSpec parse_workload(const Fields& w, const std::filesystem::path& base, 
 
   if (kind == "trace") {
     spec.kind = WorkloadSpec::Kind::kTrace;
-    spec.path = base / w.string("path");
+    spec.path = files.resolve(w, "path", ScenarioFileKind::kTrace);
     if (w.has("rate_multiplier")) {
       spec.rate_multiplier = w.positive_number("rate_multiplier");
       if (spec.rate_multiplier < 1e-3 || spec.rate_multiplier > 1e6) {
@@ -164,7 +185,7 @@ WorkloadSpec parse_workload(const Fields& w, const std::filesystem::path& base, 
   } else if (process) {
     spec.kind = WorkloadSpec::Kind::kArrivalProcess;
     spec.arrival.kind = *process;
-    spec.path = base / w.string("lengths_path");
+    spec.path = files.resolve(w, "lengths_path", ScenarioFileKind::kLengths);
     spec.rate_per_s = w.positive_number("rate_per_s");
     if (spec.rate_per_s > 1e9) {
       w.fail("rate_per_s", "a positive number up to 1e9 (one request per ns)",
@@ -197,7 +218,7 @@ WorkloadSpec parse_workload(const Fields& w, const std::filesystem::path& base, 
     if (w.has("load_profile")) spec.load_profile = parse_load_profile(w);
   } else if (kind == "closed_loop") {
     spec.kind = WorkloadSpec::Kind::kClosedLoop;
-    spec.path = base / w.string("lengths_path");
+    spec.path = files.resolve(w, "lengths_path", ScenarioFileKind::kLengths);
     spec.num_users = w.positive_int("num_users");
     if (spec.num_users > kMaxUsers) {
       w.fail("num_users", "a positive integer up to 1e6", w.at("num_users").dump());
@@ -217,7 +238,7 @@ WorkloadSpec parse_workload(const Fields& w, const std::filesystem::path& base, 
              w.got("duration_s"));
     }
   } else {  // "classes"
-    spec.classes = parse_classes(w, base);
+    spec.classes = parse_classes(w, files);
     spec.kind = spec.classes.front().workload.kind;
     spec.path = spec.classes.front().workload.path;
   }
@@ -367,7 +388,8 @@ FleetSpec parse_fleet(const Fields& f, const sim::ServingConfig& serving, sim::R
 
 namespace {
 
-Scenario scenario_from_json(const json& doc, const std::filesystem::path& path);
+Scenario scenario_from_json(const json& doc, const std::filesystem::path& path,
+                            const std::filesystem::path& data_dir);
 
 }  // namespace
 
@@ -414,17 +436,30 @@ model::WeightFormat weight_format_for(const Scenario& scenario, model::DeviceKin
                                                                        : scenario.weight_format;
 }
 
-Scenario load_scenario(const std::filesystem::path& path) {
+Scenario load_scenario(const std::filesystem::path& path, const std::filesystem::path& data_dir) {
   const std::string file = path.string();
   std::ifstream in(path);
   if (!in) throw InputError::unreadable_file(file);
   std::ostringstream text;
   text << in.rdbuf();
-  return load_scenario_text(text.str(), path);
+  return load_scenario_text(text.str(), path, data_dir);
 }
 
-Scenario load_scenario_text(const std::string& text, const std::filesystem::path& path) {
-  return scenario_from_json(base::parse_json_text(text, path.string()), path);
+Scenario load_scenario_text(const std::string& text, const std::filesystem::path& path,
+                            const std::filesystem::path& data_dir) {
+  return scenario_from_json(base::parse_json_text(text, path.string()), path, data_dir);
+}
+
+void check_scenario_files(const Scenario& scenario) {
+  if (scenario.missing_files.empty()) return;
+  const MissingFile& m = scenario.missing_files.front();
+  std::string looked;
+  for (const std::filesystem::path& p : m.looked)
+    looked += (looked.empty() ? "" : ", ") + p.string();
+  if (!m.data_dir_known) looked += "; no data folder was given to look ids up in";
+  throw InputError::refused_field(scenario.file.string(), m.field,
+                                  "no file \"" + m.value + "\" (looked for " + looked +
+                                      "); expected " + expected_scenario_file(m.kind));
 }
 
 namespace {
@@ -446,7 +481,8 @@ void parse_weight_formats(const Fields& f, Scenario& s) {
                                                    file + ": field \"weight_format.cpu\"");
 }
 
-Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) {
+Scenario scenario_from_json(const json& doc, const std::filesystem::path& path,
+                            const std::filesystem::path& data_dir) {
   const std::string file = path.string();
   if (!doc.is_object()) throw InputError::bad_document(file, "a JSON object at the top level");
 
@@ -456,15 +492,16 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path) 
           "tco", "search", "uncertainty", "price_overrides"});
   const std::filesystem::path base = path.parent_path();
   Scenario s;
+  const FileContext files{base, data_dir, &s.missing_files};
   s.file = path;
   s.name = f.string("name");
   s.description = f.string_or("description", "");
-  s.model_config = base / f.string("model");
+  s.model_config = files.resolve(f, "model", ScenarioFileKind::kModel);
   // model::InputError is plan::InputError: it passes through.
   parse_weight_formats(f, s);
   s.kv_format = model::parse_kv_format(f.string_or("kv_cache_format", "bf16"),
                                        file + ": field \"kv_cache_format\"");
-  s.workload = parse_workload(f.object("workload"), base, /*in_class=*/false);
+  s.workload = parse_workload(f.object("workload"), files, /*in_class=*/false);
 
   if (s.workload.classes.empty()) {
     s.slo = parse_slo(f.object("slo"));

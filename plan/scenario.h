@@ -13,6 +13,7 @@
 #include "model/engine_profile.h"
 #include "model/formats.h"
 #include "plan/price_overrides.h"
+#include "plan/scenario_files.h"
 #include "plan/search_spec.h"
 #include "plan/tco_spec.h"
 #include "sim/metrics.h"
@@ -29,7 +30,8 @@ using InputError = base::InputError;
 
 struct ClientClassSpec;
 
-/// Where requests come from. Paths are resolved against the scenario file's folder.
+/// Where requests come from. Its files are named by id or by path relative to the scenario
+/// file's folder (plan/scenario_files.h); `path` holds the file found.
 struct WorkloadSpec {
   /// kTrace: replay a trace. kArrivalProcess: open-loop arrivals of a renewal process
   /// (`arrival`: Poisson, Gamma or Weibull) with lengths from a file. kClosedLoop: users with
@@ -118,11 +120,26 @@ inline constexpr int64_t kDefaultMaxRequests = 2'000'000;
 /// the estimate in the message of a refused workload.
 inline constexpr double kBytesPerSimulatedRequest = 2048;
 
+/// A file a scenario names (model, lengths, trace) that was not found when it was read: kept
+/// rather than refused at once, so that a scenario can be read, edited and checked where its
+/// files are absent (sweeps probing fields, the GUI, tests of the reader); planning refuses it
+/// (check_scenario_files).
+struct MissingFile {
+  std::string field;  ///< dotted field, e.g. "model" or "workload.classes[1].lengths_path"
+  std::string value;  ///< as written in the scenario
+  ScenarioFileKind kind = ScenarioFileKind::kModel;
+  std::vector<std::filesystem::path> looked;  ///< every place looked, in order
+  bool data_dir_known = true;                 ///< false: no data folder was given to look ids up in
+};
+
 struct Scenario {
   std::filesystem::path file;  ///< the scenario file itself
   std::string name;
   std::string description;
-  std::filesystem::path model_config;  ///< Hugging Face config.json
+  /// "model": a Hugging Face config.json or a model file of data/models, by id or by path
+  /// (plan/scenario_files.h); the file found (else the scenario-relative path; missing_files
+  /// says so).
+  std::filesystem::path model_config;
   /// "weight_format": one name for every device kind, or {"gpu": name, "cpu": name} (each
   /// default bf16). This is the GPU instances' format (and every kind's when one name).
   model::WeightFormat weight_format = model::WeightFormat::kBf16;
@@ -194,6 +211,9 @@ struct Scenario {
   /// processes before their arrivals are drawn, from rate x duration), with its estimated
   /// memory (kBytesPerSimulatedRequest a request) in the message.
   int64_t max_requests = kDefaultMaxRequests;
+  /// The file fields whose file was not found when the scenario was read, in the order of the
+  /// file; empty when every file was found. check_scenario_files refuses a scenario with any.
+  std::vector<MissingFile> missing_files;
 
   /// One SLO per client class, indexed like RequestSpec::client_class: the classes' own SLOs,
   /// or {slo} for a scenario without classes. For sim::compute_class_metrics.
@@ -239,7 +259,14 @@ sim::ServingConfig serving_for(const Scenario& scenario, const model::InstanceTy
 /// 1, a router inside a group's "serving", or beside "candidates" or "search". Whether the
 /// instance ids exist and a degree suits its instance type is checked by the planner (it
 /// needs the catalog), still before any simulation.
-Scenario load_scenario(const std::filesystem::path& path);
+///
+/// The file fields ("model", "lengths_path", a trace's "path") are looked up by
+/// find_scenario_file (plan/scenario_files.h): relative to the scenario's folder first, then,
+/// for a bare name, as an id in `data_dir` (empty: ids are not looked up). An empty value is
+/// refused here; a file not found is recorded in Scenario::missing_files (check_scenario_files
+/// refuses it). "engine.profiles" paths are relative to the scenario's folder only.
+Scenario load_scenario(const std::filesystem::path& path,
+                       const std::filesystem::path& data_dir = {});
 
 /// The weight format the scenario gives instances of `kind` (Scenario::cpu_weight_format for
 /// CPUs when set, else Scenario::weight_format).
@@ -248,7 +275,16 @@ model::WeightFormat weight_format_for(const Scenario& scenario, model::DeviceKin
 /// load_scenario on JSON text that stands for the file `path`: messages name `path`, and
 /// relative paths inside resolve against its folder (the file itself need not exist). For
 /// sweeps and the GUI, which edit a scenario before planning it. Throws as load_scenario.
-Scenario load_scenario_text(const std::string& text, const std::filesystem::path& path);
+Scenario load_scenario_text(const std::string& text, const std::filesystem::path& path,
+                            const std::filesystem::path& data_dir = {});
+
+/// Throws InputError for the first of scenario.missing_files, one line naming the scenario
+/// file, the field, the value, every place looked and what was expected, e.g.
+/// `s.json: field "model": no file "llama-9b" (looked for /x/llama-9b,
+/// /data/models/llama-9b.json, /data/models/families/llama-9b.json); expected a model id
+/// (<id>.json in <data-dir>/models/ or models/families/) or the path of a model file (relative:
+/// to the scenario's folder)`. Planning (plan/planner.h) calls it before reading any file.
+void check_scenario_files(const Scenario& scenario);
 
 /// Builds the simulator's workload from the spec: a trace, generated arrivals
 /// (sim::generate_arrivals with `seed`), a closed loop, or the merge of the classes' arrivals

@@ -49,7 +49,7 @@ model::Catalog* ShippedScenario::catalog_ = nullptr;
 
 TEST_P(ShippedScenario, PlanFiguresAgreeEverywhere) {
   const plan::Scenario scenario =
-      plan::load_scenario(testing::data_dir() / "scenarios" / GetParam());
+      plan::load_scenario(testing::data_dir() / "scenarios" / GetParam(), testing::data_dir());
   app::PlanRunOptions options;
   options.plan.num_threads = 2;
   const app::PlanRun run = app::make_plan_run(scenario, *catalog_, options);

@@ -215,7 +215,8 @@ TEST(CliPlanBadInput, UnknownInstanceName) {
 TEST(CliPlanBadInput, MissingModelFile) {
   TempDir dir;
   const auto p = dir.write("s.json", scenario_with("/nonexistent/model.json", kTrace));
-  expect_bad_input(p, {"/nonexistent/model.json: cannot open file"});
+  expect_bad_input(p, {p.string() + ": field \"model\": no file \"/nonexistent/model.json\" "
+                                    "(looked for /nonexistent/model.json); expected a model id"});
 }
 
 TEST(CliPlanBadInput, UnknownModelType) {

@@ -88,7 +88,8 @@ TEST(CliPlanOutput, AScenariosMissingModelIsNamedWithItsField) {
                             "--data-dir", LLMCAP_DATA_DIR});
   EXPECT_EQ(run.code, 2);
   EXPECT_THAT(run.err, HasSubstr(bad.string() + ": field \"model\": "));
-  EXPECT_THAT(run.err, HasSubstr("nope.json: cannot open file"));
+  EXPECT_THAT(run.err, HasSubstr("no file \"nope.json\" (looked for " +
+                                 (bad.parent_path() / "nope.json").string() + ", "));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -65,6 +66,27 @@ std::map<std::string, std::string> stored_documents(const std::filesystem::path&
     docs[key] = store.get_run(id).document_json;
   }
   return docs;
+}
+
+TEST(SweepFile, AGridOfModelIdsReadsTheDataFoldersModels) {
+  TempDir dir;
+  const auto file = write_sweep(dir, "ids", R"({"model": ["llama-3.1-8b", "qwen2.5-0.5b"]})");
+  const std::filesystem::path data = LLMCAP_DATA_DIR;
+  const SweepSpec spec = load_sweep(file, data);
+  ASSERT_EQ(spec.points.size(), 2u);
+  const std::string qwen = (data / "models" / "qwen2.5-0.5b.json").string();
+  EXPECT_TRUE(std::any_of(spec.input_files.begin(), spec.input_files.end(),
+                          [&](const app::NamedPath& p) { return p.path == qwen; }))
+      << "the second point's model is one of the sweep's input files";
+  // Each point plans on the model its id names.
+  const Result r = run_cli({"sweep", file.string(), "--db", (dir.path() / "runs.sqlite").string(),
+                            "--data-dir", data.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::map<std::string, std::string> docs =
+      stored_documents(dir.path() / "runs.sqlite", spec.sweep_id);
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(json::parse(docs.at(R"({"model":"qwen2.5-0.5b"})"))["scenario"]["model"],
+            "qwen2.5-0.5b");
 }
 
 TEST(SweepFile, PointsAreTheCartesianProductWithCanonicalKeys) {

@@ -433,7 +433,8 @@ TEST(GivenFleet, DisaggregatedFleetMovesEachPromptsKvOverTheNetwork) {
 // caches. g6e.xlarge's 2.5 Gbit/s baseline would not (issue 30, item 4).
 TEST(GivenFleet, ShippedDisaggregatedExampleMeetsItsSlo) {
   const Scenario s =
-      load_scenario(llmcap::testing::data_dir() / "scenarios" / "disaggregated-llama3.1-8b.json");
+      load_scenario(llmcap::testing::data_dir() / "scenarios" / "disaggregated-llama3.1-8b.json",
+                    llmcap::testing::data_dir());
   const model::Catalog c = model::Catalog::load(llmcap::testing::data_dir());
   const PlanRow row = plan(s, c).rows.at(0);
   EXPECT_TRUE(row.feasible) << row.infeasible_reason;

@@ -43,7 +43,7 @@ double step_bytes(const model::RooflinePredictor& p, const model::BatchShape& b)
 // = 82.4 of 128 per layer, and so fewer bytes (and less time) than a dense model of the same
 // total parameters, which reads every weight.
 TEST(PlanMoe, Qwen3MoeScenarioPlansAndItsDecodeReadsFewerBytesThanADenseTwin) {
-  Scenario s = load_scenario(data_dir() / "scenarios" / "chat-qwen3-30b-a3b.json");
+  Scenario s = load_scenario(data_dir() / "scenarios" / "chat-qwen3-30b-a3b.json", data_dir());
   s.candidates = {"aws-g6e.xlarge", "aws-m8i.96xlarge"};
   const model::Catalog catalog = model::Catalog::load(data_dir());
   const PlanResult result = plan(s, catalog);
@@ -78,7 +78,7 @@ TEST(PlanMoe, ShippedMoeScenariosLoadWithTheirDescribedModels) {
   for (const char* name :
        {"chat-qwen3-30b-a3b.json", "deepseek-v3-8gpu.json", "gpt-oss-120b.json"}) {
     SCOPED_TRACE(name);
-    const Scenario s = load_scenario(data_dir() / "scenarios" / name);
+    const Scenario s = load_scenario(data_dir() / "scenarios" / name, data_dir());
     EXPECT_TRUE(std::filesystem::exists(s.workload.path)) << s.workload.path;
     EXPECT_NE(model::load_model_spec(s.model_config).description, nullptr);
   }
@@ -105,7 +105,7 @@ std::string plan_error_of(const Scenario& s, const model::Catalog& catalog, int*
 // Qwen1.5-MoE-A2.7B has 60 routed experts per layer: 8 GPUs cannot hold the same whole number
 // of them, and the plan is refused before anything is simulated.
 TEST(PlanMoe, AnExpertParallelDegreeThatDoesNotDivideTheExpertsIsRefusedBeforeTheRun) {
-  Scenario s = load_scenario(data_dir() / "scenarios" / "chat-qwen3-30b-a3b.json");
+  Scenario s = load_scenario(data_dir() / "scenarios" / "chat-qwen3-30b-a3b.json", data_dir());
   s.model_config = data_dir() / "models" / "families" / "qwen1.5-moe-a2.7b.json";
   s.candidates = {"aws-p5.48xlarge"};
   s.expert_parallel = true;
@@ -122,7 +122,7 @@ TEST(PlanMoe, AnExpertParallelDegreeThatDoesNotDivideTheExpertsIsRefusedBeforeTh
 }
 
 TEST(PlanMoe, ExpertParallelismOnADenseModelIsRefusedBeforeTheRun) {
-  Scenario s = load_scenario(data_dir() / "scenarios" / "chat-llama3.1-8b.json");
+  Scenario s = load_scenario(data_dir() / "scenarios" / "chat-llama3.1-8b.json", data_dir());
   s.expert_parallel = true;
   const model::Catalog catalog = model::Catalog::load(data_dir());
   int rows_done = -1;
@@ -134,9 +134,10 @@ TEST(PlanMoe, ExpertParallelismOnADenseModelIsRefusedBeforeTheRun) {
 }
 
 TEST(PlanMoe, TheDeepSeekScenarioSplitsItsExpertsOverItsGpus) {
-  const Scenario s = load_scenario(data_dir() / "scenarios" / "deepseek-v3-8gpu.json");
+  const Scenario s = load_scenario(data_dir() / "scenarios" / "deepseek-v3-8gpu.json", data_dir());
   EXPECT_TRUE(s.expert_parallel);
-  EXPECT_FALSE(load_scenario(data_dir() / "scenarios" / "chat-qwen3-30b-a3b.json").expert_parallel);
+  EXPECT_FALSE(load_scenario(data_dir() / "scenarios" / "chat-qwen3-30b-a3b.json", data_dir())
+                   .expert_parallel);
 }
 
 }  // namespace

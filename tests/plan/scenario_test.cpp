@@ -202,7 +202,8 @@ TEST(LoadScenario, ReadsExpertParallelOffByDefault) {
 }
 
 TEST(LoadScenario, ShippedScenariosKeepTheirMeaning) {
-  const Scenario chat = load_scenario(data_dir() / "scenarios" / "chat-llama3.1-8b.json");
+  const Scenario chat =
+      load_scenario(data_dir() / "scenarios" / "chat-llama3.1-8b.json", data_dir());
   EXPECT_EQ(chat.workload.kind, WorkloadSpec::Kind::kArrivalProcess);
   EXPECT_EQ(chat.workload.arrival.kind, sim::ArrivalProcessKind::kGamma);
   EXPECT_DOUBLE_EQ(chat.workload.duration_s, 3600.0);
@@ -215,10 +216,12 @@ TEST(LoadScenario, ShippedScenariosKeepTheirMeaning) {
   EXPECT_EQ(chat.router, sim::RouterKind::kLeastOutstanding);
   EXPECT_EQ(chat.seed, 1u);
   EXPECT_EQ(chat.max_instances, 256);
-  const Scenario code = load_scenario(data_dir() / "scenarios" / "code-llama3.1-8b.json");
+  const Scenario code =
+      load_scenario(data_dir() / "scenarios" / "code-llama3.1-8b.json", data_dir());
   EXPECT_EQ(code.workload.kind, WorkloadSpec::Kind::kArrivalProcess);
   EXPECT_EQ(code.workload.path.filename(), "azure-2023-code.json");
-  const Scenario finance = load_scenario(data_dir() / "scenarios" / "finance-llama3-70b.json");
+  const Scenario finance =
+      load_scenario(data_dir() / "scenarios" / "finance-llama3-70b.json", data_dir());
   EXPECT_EQ(finance.workload.kind, WorkloadSpec::Kind::kClosedLoop);
   EXPECT_EQ(finance.workload.path.filename(), "azure-2023-conversation.json");
   EXPECT_DOUBLE_EQ(finance.workload.think_time_s, 10.0);
@@ -228,7 +231,8 @@ TEST(LoadScenario, ShippedScenariosKeepTheirMeaning) {
 }
 
 TEST(LoadScenario, MixedClassesExampleIsADayOfChatAndSummarization) {
-  const Scenario s = load_scenario(data_dir() / "scenarios" / "mixed-classes-llama3.1-8b.json");
+  const Scenario s =
+      load_scenario(data_dir() / "scenarios" / "mixed-classes-llama3.1-8b.json", data_dir());
   ASSERT_EQ(s.workload.classes.size(), 2u);
   const ClientClassSpec& chat = s.workload.classes[0];
   const ClientClassSpec& summarization = s.workload.classes[1];
@@ -295,15 +299,16 @@ TEST(LoadScenario, ShippedScenariosLoadAndPointAtExistingFiles) {
   for (const char* name : {"chat-llama3.1-8b.json", "code-llama3.1-8b.json",
                            "finance-llama3-70b.json", "mixed-classes-llama3.1-8b.json"}) {
     SCOPED_TRACE(name);
-    const Scenario s = load_scenario(data_dir() / "scenarios" / name);
+    const Scenario s = load_scenario(data_dir() / "scenarios" / name, data_dir());
     EXPECT_TRUE(std::filesystem::exists(s.model_config)) << s.model_config;
     EXPECT_TRUE(std::filesystem::exists(s.workload.path)) << s.workload.path;
+    EXPECT_TRUE(s.missing_files.empty());
     EXPECT_DOUBLE_EQ(s.slo.tpot_s, 0.05);
   }
 }
 
 TEST(LoadScenario, DefaultScenarioIsTheAzureChatWorkloadModelWithAllCandidates) {
-  const Scenario s = load_scenario(data_dir() / "scenarios" / "chat-llama3.1-8b.json");
+  const Scenario s = load_scenario(data_dir() / "scenarios" / "chat-llama3.1-8b.json", data_dir());
   EXPECT_EQ(s.workload.path.filename(), "azure-2023-conversation.json");
   EXPECT_TRUE(s.candidates.empty());
   EXPECT_DOUBLE_EQ(s.slo.ttft_s, 2.0);
@@ -315,7 +320,7 @@ TEST(LoadScenario, ShippedArrivalRatesAreTheirLengthModelsPublishedFigures) {
   int checked = 0;
   for (const auto& entry : std::filesystem::directory_iterator(data_dir() / "scenarios")) {
     SCOPED_TRACE(entry.path().filename().string());
-    const Scenario s = load_scenario(entry.path());
+    const Scenario s = load_scenario(entry.path(), data_dir());
     const WorkloadSpec& w = s.workload;
     if (w.kind != WorkloadSpec::Kind::kArrivalProcess || w.path.extension() != ".json") continue;
     const nlohmann::json model = nlohmann::json::parse(read_text(w.path));
@@ -329,7 +334,8 @@ TEST(LoadScenario, ShippedArrivalRatesAreTheirLengthModelsPublishedFigures) {
 }
 
 TEST(LoadScenario, FinanceScenarioIsAClosedLoopOf200Users) {
-  const Scenario s = load_scenario(data_dir() / "scenarios" / "finance-llama3-70b.json");
+  const Scenario s =
+      load_scenario(data_dir() / "scenarios" / "finance-llama3-70b.json", data_dir());
   EXPECT_EQ(s.workload.kind, WorkloadSpec::Kind::kClosedLoop);
   EXPECT_EQ(s.workload.num_users, 200);
 }
@@ -800,15 +806,17 @@ TEST(LoadScenario, ReadsADisaggregatedFleet) {
 
 TEST(LoadScenario, ShippedFleetAndTensorParallelScenariosLoad) {
   const Scenario search =
-      load_scenario(data_dir() / "scenarios" / "chat-tp-search-llama3.1-8b.json");
+      load_scenario(data_dir() / "scenarios" / "chat-tp-search-llama3.1-8b.json", data_dir());
   EXPECT_EQ(search.tensor_parallel.mode, TensorParallelSpec::Mode::kSearch);
   EXPECT_EQ(search.candidates.size(), 4u);
-  const Scenario mixed = load_scenario(data_dir() / "scenarios" / "mixed-fleet-llama3.1-8b.json");
+  const Scenario mixed =
+      load_scenario(data_dir() / "scenarios" / "mixed-fleet-llama3.1-8b.json", data_dir());
   ASSERT_TRUE(mixed.fleet.has_value());
   EXPECT_FALSE(mixed.fleet->disaggregated);
   ASSERT_EQ(mixed.fleet->groups.size(), 2u);
   EXPECT_EQ(mixed.fleet->groups[1].tensor_parallel, 2);
-  const Scenario pools = load_scenario(data_dir() / "scenarios" / "disaggregated-llama3.1-8b.json");
+  const Scenario pools =
+      load_scenario(data_dir() / "scenarios" / "disaggregated-llama3.1-8b.json", data_dir());
   ASSERT_TRUE(pools.fleet.has_value());
   EXPECT_TRUE(pools.fleet->disaggregated);
   EXPECT_EQ(pools.fleet->groups[0].serving.policy, sim::BatchingPolicy::kChunkedPrefill);

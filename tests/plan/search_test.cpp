@@ -367,7 +367,8 @@ TEST(SearchSpecParser, RefusesBadInputWithTheFieldAndValue) {
 
 TEST(SearchSpecParser, ScenarioFileCarriesTheSections) {
   const Scenario s =
-      load_scenario(llmcap::testing::data_dir() / "scenarios" / "search-llama3.1-8b.json");
+      load_scenario(llmcap::testing::data_dir() / "scenarios" / "search-llama3.1-8b.json",
+                    llmcap::testing::data_dir());
   EXPECT_TRUE(s.search.enabled);
   EXPECT_TRUE(s.search.tp_search);
   EXPECT_EQ(s.search.weight_formats.size(), 2u);
