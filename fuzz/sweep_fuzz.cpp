@@ -8,7 +8,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool copied = [] {
     const std::filesystem::path from = llmcap::fuzz::data_dir() / ".." / "tests" / "cli" / "data";
-    for (const char* name : {"small.json", "conv_first300.csv"})
+    for (const char* name : {"small.json", "conv_model300.csv"})
       std::filesystem::copy_file(from / name, llmcap::fuzz::temp_dir() / name,
                                  std::filesystem::copy_options::overwrite_existing);
     return true;

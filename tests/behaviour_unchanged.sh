@@ -73,7 +73,7 @@ export LLMCAP_DB="$work/default.sqlite"
 
 # ---- bad inputs: one per error path the front end reports ------------------------------------
 model="$root/data/models/llama-3.1-8b.json"
-trace="$root/tests/cli/data/conv_first300.csv"
+trace="$root/tests/cli/data/conv_model300.csv"
 in="$work/inputs"
 trace_workload="{\"kind\": \"trace\", \"path\": \"$trace\"}"
 scenario() {  # scenario NAME EXTRA_JSON [MODEL] [WORKLOAD_JSON]

@@ -24,7 +24,7 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 const std::string kModel = std::string(LLMCAP_DATA_DIR) + "/models/llama-3.1-8b.json";
-const std::string kTrace = std::string(LLMCAP_TEST_DATA_DIR) + "/conv_first300.csv";
+const std::string kTrace = std::string(LLMCAP_TEST_DATA_DIR) + "/conv_model300.csv";
 
 /// A scenario on the small trace with `workload` (the inside of the workload object) and
 /// `extra` (more top-level fields, each with a leading comma).
@@ -226,10 +226,10 @@ TEST(CliBounds, RequestsBeyondTheContextLengthAreRefusedByDefault) {
   const auto model = short_context_model(dir, 2048);
   const auto p = dir.write("s.json", scenario(trace_workload(), "", model.string()));
   expect_refused(p, {p.string() +
-                     ": field \"workload\": 19 of 300 requests exceed the model's "
+                     ": field \"workload\": 43 of 300 requests exceed the model's "
                      "context length (2048 tokens, max_position_embeddings of " +
                      model.string() +
-                     "; the longest prompt plus output has 4176 tokens); "
+                     "; the longest prompt plus output has 5324 tokens); "
                      "expected at most 2048, or \"over_context\": \"clip\""});
   const auto one = short_context_model(dir, 1);
   const auto p1 = dir.write("s1.json", scenario(trace_workload(), "", one.string()));

@@ -116,7 +116,7 @@ TEST(CliCalibrateBenchmark, FitsWritesAProfileThatPlanAndAuditUse) {
   EXPECT_EQ(fit.at("left_out_runs"), 5);
 
   // plan: the scenario names the profile; the H100 row is priced with it and says so.
-  const std::filesystem::path trace = llmcap::testing::test_data("conv_first300.csv");
+  const std::filesystem::path trace = llmcap::testing::test_data("conv_model300.csv");
   const auto scenario =
       dir.write("s.json", R"({"name": "fitted", "model": ")" +
                               (kData / "models" / "llama-3.1-8b.json").string() +

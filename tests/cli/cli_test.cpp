@@ -173,7 +173,7 @@ std::string scenario_with(const std::string& model, const std::string& trace,
 }
 
 const std::string kModel = std::string(LLMCAP_DATA_DIR) + "/models/llama-3.1-8b.json";
-const std::string kTrace = std::string(LLMCAP_TEST_DATA_DIR) + "/conv_first300.csv";
+const std::string kTrace = std::string(LLMCAP_TEST_DATA_DIR) + "/conv_model300.csv";
 
 TEST(CliPlanBadInput, MissingScenarioFile) {
   expect_bad_input("/nonexistent/s.json", {"/nonexistent/s.json: cannot open file"});

@@ -24,7 +24,7 @@ using ::testing::Not;
 using ::testing::StartsWith;
 
 const std::string kModel = std::string(LLMCAP_DATA_DIR) + "/models/llama-3.1-8b.json";
-const std::string kTrace = std::string(LLMCAP_TEST_DATA_DIR) + "/conv_first300.csv";
+const std::string kTrace = std::string(LLMCAP_TEST_DATA_DIR) + "/conv_model300.csv";
 
 json small_scenario(const std::string& name) {
   return {{"name", name},

@@ -36,7 +36,7 @@ std::vector<std::string> entries(const fs::path& dir) {
 /// A copy of the small scenario in `dir` whose trace is also a copy there: both may be named
 /// as outputs without risking the fixtures.
 fs::path scenario_in(const TempDir& dir) {
-  fs::copy_file(test_data("conv_first300.csv"), dir.path() / "trace.csv");
+  fs::copy_file(test_data("conv_model300.csv"), dir.path() / "trace.csv");
   return dir.write("s.json", R"({"name": "outputs", "model": ")" +
                                  (data_dir() / "models" / "llama-3.1-8b.json").string() +
                                  R"(", "workload": {"kind": "trace", "path": "trace.csv"},

@@ -21,7 +21,7 @@ using testing::run_cli;
 
 std::string scenario(const std::string& engine) {
   const std::filesystem::path data = LLMCAP_DATA_DIR;
-  const std::filesystem::path trace = llmcap::testing::test_data("conv_first300.csv");
+  const std::filesystem::path trace = llmcap::testing::test_data("conv_model300.csv");
   return R"({"name": "engines", "model": ")" + (data / "models" / "llama-3.1-8b.json").string() +
          R"(", "workload": {"kind": "trace", "path": ")" + trace.string() +
          R"("}, "slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.05},

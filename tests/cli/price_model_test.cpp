@@ -49,7 +49,7 @@ std::string scenario(const TempDir& dir, const std::string& price_model,
                            R"(/models/llama-3.1-8b.json",
           "workload": {"kind": "trace", "path": ")" +
                            test_data +
-                           R"(/conv_first300.csv"},
+                           R"(/conv_model300.csv"},
           "slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.08},
           "candidates": )" +
                            candidates + R"(, "seed": 1, "tco": {"price_model": ")" + price_model +

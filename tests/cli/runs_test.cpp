@@ -213,15 +213,15 @@ TEST(RunsCommand, CompareShowsDifferencesPerInstanceType) {
   ASSERT_EQ(plan_into(db).code, kExitOk);
   // The same scenario at twice the load: fleets grow.
   const std::string doubled = llmcap::testing::replace_once(
-      llmcap::testing::read_text(small_scenario()), R"("path": "conv_first300.csv"})",
-      R"("path": "conv_first300.csv", "rate_multiplier": 2})");
+      llmcap::testing::read_text(small_scenario()), R"("path": "conv_model300.csv"})",
+      R"("path": "conv_model300.csv", "rate_multiplier": 2})");
   // Written to the temporary folder, so its relative paths are made absolute.
   const std::filesystem::path data = llmcap::testing::test_data("");
   std::string moved = llmcap::testing::replace_once(
       doubled, R"("../../../data/models/llama-3.1-8b.json")",
       json((data / "../../../data/models/llama-3.1-8b.json").lexically_normal().string()).dump());
-  moved = llmcap::testing::replace_once(moved, R"("conv_first300.csv")",
-                                        json((data / "conv_first300.csv").string()).dump());
+  moved = llmcap::testing::replace_once(moved, R"("conv_model300.csv")",
+                                        json((data / "conv_model300.csv").string()).dump());
   const auto scenario = dir.write("doubled.json", moved);
   const Result planned = plan_into(db, scenario.string());
   ASSERT_EQ(planned.code, kExitOk) << planned.err;

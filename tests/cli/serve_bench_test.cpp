@@ -38,7 +38,7 @@ TEST(CliServeBench, ServesATinyModelAndWritesTheSideBySideRows) {
   TempDir dir;
   const auto model = dir.write("tiny.json", kTinyLlama);
   const auto profile = test_profile(dir);
-  const auto trace = llmcap::testing::test_data("conv_first300.csv");
+  const auto trace = llmcap::testing::test_data("conv_model300.csv");
   const auto json_path = dir.path() / "serve.json";
   const auto steps_path = dir.path() / "steps.csv";
   const auto requests_path = dir.path() / "requests.csv";
@@ -149,7 +149,7 @@ TEST(CliServeBench, ServesATinyModelAndWritesTheSideBySideRows) {
 std::pair<int, std::string> run_serve_bench(std::vector<std::string> args) {
   if (std::find(args.begin(), args.end(), "--trace") == args.end() &&
       std::find(args.begin(), args.end(), "--arrivals") == args.end()) {
-    args.insert(args.end(), {"--trace", llmcap::testing::test_data("conv_first300.csv").string()});
+    args.insert(args.end(), {"--trace", llmcap::testing::test_data("conv_model300.csv").string()});
     if (std::find(args.begin(), args.end(), "--trace-start-s") == args.end()) {
       args.insert(args.end(), {"--trace-start-s", "0"});  // the fixture spans 84 s
     }
@@ -257,7 +257,7 @@ std::vector<std::string> tiny_serve_bench(const std::filesystem::path& model,
                                    "--profile",
                                    profile.string(),
                                    "--trace",
-                                   llmcap::testing::test_data("conv_first300.csv").string(),
+                                   llmcap::testing::test_data("conv_model300.csv").string(),
                                    "--trace-start-s",
                                    "0",
                                    "--rate-multiplier",

@@ -43,7 +43,7 @@ std::filesystem::path loaded_scenario(const TempDir& dir) {
       std::string("{\"name\": \"cli-small-x4\", \"model\": \"") + LLMCAP_DATA_DIR +
           "/models/llama-3.1-8b.json\", \"workload\": {\"kind\": \"trace\", \"path\": \"" +
           LLMCAP_TEST_DATA_DIR +
-          "/conv_first300.csv\", \"rate_multiplier\": 4}, \"slo\": {\"ttft_p99_s\": 2.0, "
+          "/conv_model300.csv\", \"rate_multiplier\": 4}, \"slo\": {\"ttft_p99_s\": 2.0, "
           "\"tpot_p99_s\": 0.05}, \"candidates\": [\"aws-g6e.xlarge\", \"aws-m7i.8xlarge\"], "
           "\"seed\": 1}");
 }

@@ -227,12 +227,21 @@ TEST(Analyse, CostAgainstLoadCdfsAndSensitivity) {
     // not asserted: on 400 requests a p99 is the 4th-worst request, and a faster arrival of
     // the same requests can land them better).
     if (r.parameter == "slo" && r.change == "-20%") {
+      // The replanned fleet meets the tighter SLO and one instance fewer does not. (Not
+      // necessarily plan()'s size: on 400 requests the verdict is not monotone in fleet size;
+      // with tests/plan/data/lengths.csv 12 instances meet it, 13 miss, 14 meet, and searches
+      // from different starts stop at 12 or 14.)
       Scenario tighter = s;
       tighter.slo.ttft_s *= 0.8;
       tighter.slo.tpot_s *= 0.8;
-      const PlanRow expected = plan(tighter, catalog).rows[0];
-      EXPECT_EQ(r.feasible, expected.feasible);
-      EXPECT_EQ(r.num_instances, expected.num_instances);
+      ASSERT_TRUE(r.feasible);
+      EXPECT_TRUE(meets_slo(
+          evaluate_fleet(tighter, catalog, r.instance_type, r.num_instances).metrics, tighter.slo));
+      if (r.num_instances > 1) {
+        EXPECT_FALSE(meets_slo(
+            evaluate_fleet(tighter, catalog, r.instance_type, r.num_instances - 1).metrics,
+            tighter.slo));
+      }
     }
     if (r.parameter == "load" && r.change == "+20%") {
       const PlanRow expected = plan(with_load_multiplier(s, 1.2), catalog).rows[0];

@@ -155,7 +155,7 @@ TEST(Search, PruningNeverChangesTheAnswerAndSavesSimulations) {
 TEST(Search, LowerBoundIsAtMostTheSmallestFleetAndStartsTheSearch) {
   const model::Catalog catalog = two_type_catalog();
   Scenario s = small_scenario();
-  s.workload.rate_per_s = 60.0;  // heavy enough that the bound is above 1
+  s.workload.rate_per_s = 40.0;  // heavy enough that the bound is above 1
   s.search.tp_search = false;
   s.search.weight_formats = {model::WeightFormat::kBf16};
   s.search.max_num_seqs = {64};
