@@ -53,19 +53,19 @@ TEST(LoadTraceTest, ReadsAzureWithCrlfAndNoFinalNewline) {
   // row with 0 generated tokens.
   const auto requests = load_trace(kTestData / "azure_small.csv");
   ASSERT_EQ(requests.size(), 4u);
-  // Sorted (stably) by arrival; offsets from the earliest timestamp 18:15:46.6805900.
+  // Sorted (stably) by arrival; offsets from the earliest timestamp 09:00:00.2500000.
   EXPECT_EQ(requests[0].arrival.ns(), 0);
-  EXPECT_EQ(requests[0].num_prompt_tokens, 374);
-  EXPECT_EQ(requests[0].num_output_tokens, 44);
+  EXPECT_EQ(requests[0].num_prompt_tokens, 512);
+  EXPECT_EQ(requests[0].num_output_tokens, 64);
   EXPECT_EQ(requests[1].arrival.ns(), 0);
   EXPECT_EQ(requests[1].num_prompt_tokens, 10);
   EXPECT_EQ(requests[1].num_output_tokens, 1);         // 0 generated tokens reads as 1
-  EXPECT_EQ(requests[2].arrival.ns(), 1'319'410'000);  // 48.0000000 - 46.6805900
+  EXPECT_EQ(requests[2].arrival.ns(), 1'319'410'000);  // 01.5694100 - 00.2500000
   EXPECT_EQ(requests[2].num_prompt_tokens, 5);
   EXPECT_EQ(requests[2].num_output_tokens, 6);
-  EXPECT_EQ(requests[3].arrival.ns(), 4'314'579'000);  // 50.9951690 - 46.6805900
-  EXPECT_EQ(requests[3].num_prompt_tokens, 396);
-  EXPECT_EQ(requests[3].num_output_tokens, 109);
+  EXPECT_EQ(requests[3].arrival.ns(), 4'314'579'000);  // 04.5645790 - 00.2500000
+  EXPECT_EQ(requests[3].num_prompt_tokens, 300);
+  EXPECT_EQ(requests[3].num_output_tokens, 120);
 }
 
 TEST(LoadTraceTest, ReadsVidurFormatLikeAzure) {
@@ -109,9 +109,9 @@ TEST(LoadTraceTest, AzureTimestampsAcrossMidnightAndLeapDay) {
 TEST(LoadLengthsTest, ReadsLengthFileAndIgnoresExtraColumns) {
   const auto lengths = load_lengths(kTestData / "lengths_small.csv");
   ASSERT_EQ(lengths.size(), 3u);
-  EXPECT_EQ(lengths[0].num_prompt_tokens, 74);
-  EXPECT_EQ(lengths[0].num_output_tokens, 918);
-  EXPECT_EQ(lengths[2].num_prompt_tokens, 1402);
+  EXPECT_EQ(lengths[0].num_prompt_tokens, 120);
+  EXPECT_EQ(lengths[0].num_output_tokens, 800);
+  EXPECT_EQ(lengths[2].num_prompt_tokens, 1500);
   EXPECT_EQ(lengths[2].num_output_tokens, 1);  // 0 reads as 1
 }
 
@@ -264,10 +264,10 @@ TEST(WorkloadErrorTest, EmptyFileAndHeaderOnly) {
 TEST(WorkloadErrorTest, MissingColumn) {
   const auto path = write_temp("short.csv",
                                "TIMESTAMP,ContextTokens,GeneratedTokens\r\n"
-                               "2023-11-16 18:15:46.6805900,374,44\r\n"
-                               "2023-11-16 18:15:47.0,374,44\r\n"
-                               "2023-11-16 18:15:48.0,374,44\r\n"
-                               "2023-11-16 18:15:49.0,374");
+                               "2026-01-05 09:00:00.25,512,64\r\n"
+                               "2026-01-05 09:00:07.0,512,64\r\n"
+                               "2026-01-05 09:00:08.0,512,64\r\n"
+                               "2026-01-05 09:00:09.0,512");
   EXPECT_THAT(error_of([&] { load_trace(path); }),
               HasSubstr(path.string() + ": line 5: expected 3 columns, got 2"));
   const auto extra = write_temp("long.csv",
