@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "base/text.h"
 
@@ -59,11 +60,25 @@ std::string times(double ratio) {
 /// floor at batch 1 is 0.113 s > SLO 0.05 s (2 replicas, ...)" -> "... > SLO 0.05 s".
 std::string short_reason(const std::string& reason) {
   const size_t gt = reason.find('>');
-  const size_t paren = reason.find(" (", gt == std::string::npos ? 0 : gt);
-  std::string s =
-      gt != std::string::npos && paren != std::string::npos ? reason.substr(0, paren) : reason;
+  size_t cut = reason.find(" (", gt == std::string::npos ? 0 : gt);
+  if (gt == std::string::npos) {
+    // "model ... weights need 16.06 GB, 15.46 GB usable: 16060522496 bytes ...": up to the
+    // first detail after the figures.
+    for (const char* mark : {": ", "; ", " ("}) {
+      const size_t at = reason.find(mark, 40);
+      if (at != std::string::npos && at < cut) cut = at;
+    }
+  }
+  std::string s = cut != std::string::npos ? reason.substr(0, cut) : reason;
   if (s.size() > 140) s = s.substr(0, 137) + "...";
   return base::printable(s);
+}
+
+/// How near an infeasible row came: its batch-1 TPOT floor over the bound (infinite when no
+/// floor was computed, e.g. the model does not fit).
+double nearness(const PlanRow& r, const Scenario& scenario) {
+  return r.tpot_floor_s > 0 && scenario.slo.tpot_s > 0 ? r.tpot_floor_s / scenario.slo.tpot_s
+                                                       : std::numeric_limits<double>::infinity();
 }
 
 /// The binding constraint of the recommended row (Answer::binding_constraint).
@@ -174,7 +189,12 @@ Answer make_answer(const Scenario& scenario, const PlanResult& result, const Ana
   for (const PlanRow& r : result.rows) {
     if (!r.feasible) infeasible.push_back(&r);
   }
+  // Types that hold the model first (their floors were computed), each group cheapest
+  // instance first: the near misses a buyer asks about before the types too small for it.
   std::stable_sort(infeasible.begin(), infeasible.end(), [](const PlanRow* x, const PlanRow* y) {
+    const bool x_fits = x->tpot_floor_s > 0;
+    const bool y_fits = y->tpot_floor_s > 0;
+    if (x_fits != y_fits) return x_fits;
     return x->instance_usd_per_hour < y->instance_usd_per_hour;
   });
   const bool searched = !options.empty() && options.front().from_search;
@@ -223,16 +243,19 @@ Answer make_answer(const Scenario& scenario, const PlanResult& result, const Ana
                           fleet_text(*a.other_kind_cheapest, a.currency) + ", costs " +
                           times(a.other_kind_cost_ratio) + " as much.";
     } else {
+      // The nearest miss: the smallest batch-1 TPOT floor against its bound.
       const PlanRow* nearest = nullptr;
       int64_t count = 0;
       for (const PlanRow* r : infeasible) {
         if (r->device_kind != other || !r->groups.empty()) continue;
         ++count;
-        if (nearest == nullptr) nearest = r;
+        if (nearest == nullptr || nearness(*r, scenario) < nearness(*nearest, scenario)) {
+          nearest = r;
+        }
       }
       a.other_kind_text = "No " + kind_title(a.other_kind) + " instance type meets the SLO (" +
                           std::to_string(count) + " tried)" +
-                          (nearest != nullptr ? "; the cheapest, " + nearest->instance_type + ": " +
+                          (nearest != nullptr ? "; the nearest, " + nearest->instance_type + ": " +
                                                     short_reason(nearest->infeasible_reason)
                                               : std::string()) +
                           ".";

@@ -2,6 +2,64 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="en">
 <context>
+    <name>llmcap::gui::AnswerCard</name>
+    <message>
+        <location filename="../answer_card.cpp" line="63"/>
+        <source>&lt;b&gt;Answer:&lt;/b&gt; run a plan to see the recommended fleet.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="69"/>
+        <source>&lt;b&gt;Answer:&lt;/b&gt; %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="72"/>
+        <source>&lt;b&gt;Answer: %1 × %2&lt;/b&gt; (%3), %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="75"/>
+        <source>%1/hour (%2), %3/month, %4/year</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="80"/>
+        <source>; %1% range %2 to %3/hour</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="84"/>
+        <source>no fleet</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="86"/>
+        <source>Binding: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="88"/>
+        <source>Runner-up: %1 × %2 at %3/hour</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="95"/>
+        <source>Quick what-if: no analyses or search ran.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="98"/>
+        <source>Before: %1 × %2 at %3/hour; change %4%5/hour</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="104"/>
+        <source>Before: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
     <name>llmcap::gui::AuditView</name>
     <message>
         <location filename="../audit_view.cpp" line="57"/>
@@ -77,102 +135,102 @@
 <context>
     <name>llmcap::gui::CalibrationView</name>
     <message>
-        <location filename="../calibration_view.cpp" line="78"/>
+        <location filename="../calibration_view.cpp" line="89"/>
         <source>Open a calibration profile</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="79"/>
+        <location filename="../calibration_view.cpp" line="90"/>
         <source>JSON files (*.json)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="93"/>
+        <location filename="../calibration_view.cpp" line="104"/>
         <source>Calibrating…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="93"/>
+        <location filename="../calibration_view.cpp" line="104"/>
         <source>Run a quick calibration (~11 s)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="94"/>
+        <location filename="../calibration_view.cpp" line="111"/>
         <source>Open a profile…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="95"/>
+        <location filename="../calibration_view.cpp" line="112"/>
         <source>Use this profile for CPU instance types in plans</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="96"/>
+        <location filename="../calibration_view.cpp" line="113"/>
         <source>Kernel</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="96"/>
+        <location filename="../calibration_view.cpp" line="113"/>
         <source>Format</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="96"/>
+        <location filename="../calibration_view.cpp" line="113"/>
         <source>Shape</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="96"/>
+        <location filename="../calibration_view.cpp" line="113"/>
         <source>Batch</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="97"/>
+        <location filename="../calibration_view.cpp" line="114"/>
         <source>Threads</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="97"/>
+        <location filename="../calibration_view.cpp" line="114"/>
         <source>GB/s</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="97"/>
+        <location filename="../calibration_view.cpp" line="114"/>
         <source>Machine read GB/s</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="98"/>
+        <location filename="../calibration_view.cpp" line="115"/>
         <source>Fraction</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="100"/>
+        <location filename="../calibration_view.cpp" line="117"/>
         <source>Kernel bandwidth against the machine&apos;s read bandwidth (GB/s)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="103"/>
+        <location filename="../calibration_view.cpp" line="120"/>
         <source>No calibration yet: run one, or open a profile written by `llmcap calibrate --out`.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="180"/>
+        <location filename="../calibration_view.cpp" line="229"/>
         <source>%1, %2 logical CPUs; read bandwidth %3 GB/s at %4 threads. Kernels measured at %4 threads on operands rotated through memory (cache-resident samples left out).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="99"/>
+        <location filename="../calibration_view.cpp" line="105"/>
         <source>Also time the shapes of:</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="99"/>
+        <location filename="../calibration_view.cpp" line="106"/>
         <source>no model (the sweep&apos;s shapes)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="99"/>
+        <location filename="../calibration_view.cpp" line="108"/>
         <source>A model&apos;s own matrix shapes (every format) and attention layout are timed too, so that plans of that model use their measured times (llmcap calibrate --model); a quick run then takes a few seconds more.</source>
         <translation type="unfinished"></translation>
     </message>
@@ -245,279 +303,279 @@
 <context>
     <name>llmcap::gui::MainWindow</name>
     <message>
-        <location filename="../main_window.cpp" line="342"/>
+        <location filename="../main_window.cpp" line="389"/>
         <source>Open a scenario</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="344"/>
-        <location filename="../main_window.cpp" line="356"/>
+        <location filename="../main_window.cpp" line="391"/>
+        <location filename="../main_window.cpp" line="403"/>
         <source>Scenarios (*.json)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="354"/>
+        <location filename="../main_window.cpp" line="401"/>
         <source>Save the scenario as</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="388"/>
+        <location filename="../main_window.cpp" line="435"/>
         <source>The Chinese translation could not be loaded.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="401"/>
+        <location filename="../main_window.cpp" line="448"/>
         <source>llmcap — what-if capacity planner</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="402"/>
+        <location filename="../main_window.cpp" line="449"/>
         <source>llmcap — %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="404"/>
+        <location filename="../main_window.cpp" line="451"/>
         <source>Scenario</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="405"/>
+        <location filename="../main_window.cpp" line="452"/>
         <source>What-if</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="406"/>
+        <location filename="../main_window.cpp" line="453"/>
         <source>Runs</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="407"/>
+        <location filename="../main_window.cpp" line="454"/>
         <source>Calibration</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="408"/>
+        <location filename="../main_window.cpp" line="455"/>
         <source>Audit</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="409"/>
+        <location filename="../main_window.cpp" line="456"/>
         <source>Load multiplier</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="410"/>
+        <location filename="../main_window.cpp" line="457"/>
         <source>SLO: p99 TTFT</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="411"/>
+        <location filename="../main_window.cpp" line="458"/>
         <source>SLO: p99 TPOT</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="412"/>
+        <location filename="../main_window.cpp" line="459"/>
         <source>Weight format</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="413"/>
+        <location filename="../main_window.cpp" line="460"/>
         <source>Price model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="414"/>
+        <location filename="../main_window.cpp" line="461"/>
         <source>catalog&apos;s own</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="415"/>
+        <location filename="../main_window.cpp" line="462"/>
         <source>on-demand</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="416"/>
+        <location filename="../main_window.cpp" line="463"/>
         <source>reserved 1 year</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="417"/>
+        <location filename="../main_window.cpp" line="464"/>
         <source>reserved 3 years</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="418"/>
+        <location filename="../main_window.cpp" line="465"/>
         <source>spot</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="419"/>
+        <location filename="../main_window.cpp" line="466"/>
         <source>capacity block</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="425"/>
-        <location filename="../main_window.cpp" line="438"/>
+        <location filename="../main_window.cpp" line="472"/>
+        <location filename="../main_window.cpp" line="485"/>
         <source>Run full plan</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="426"/>
+        <location filename="../main_window.cpp" line="473"/>
         <source>with analyses (cost against load, CDFs, day)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="427"/>
+        <location filename="../main_window.cpp" line="474"/>
         <source>&amp;File</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="428"/>
+        <location filename="../main_window.cpp" line="475"/>
         <source>&amp;Open scenario…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="429"/>
+        <location filename="../main_window.cpp" line="476"/>
         <source>Recent files</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="430"/>
+        <location filename="../main_window.cpp" line="477"/>
         <source>&amp;Save scenario</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="431"/>
+        <location filename="../main_window.cpp" line="478"/>
         <source>Save scenario &amp;as…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="432"/>
+        <location filename="../main_window.cpp" line="479"/>
         <source>&amp;Export report</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="433"/>
+        <location filename="../main_window.cpp" line="480"/>
         <source>PDF…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="434"/>
+        <location filename="../main_window.cpp" line="481"/>
         <source>HTML…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="435"/>
+        <location filename="../main_window.cpp" line="482"/>
         <source>CSV…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="436"/>
+        <location filename="../main_window.cpp" line="483"/>
         <source>&amp;Quit</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="437"/>
+        <location filename="../main_window.cpp" line="484"/>
         <source>&amp;Run</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="439"/>
+        <location filename="../main_window.cpp" line="486"/>
         <source>Store full runs in the results database</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="440"/>
+        <location filename="../main_window.cpp" line="487"/>
         <source>&amp;Language</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="465"/>
+        <location filename="../main_window.cpp" line="514"/>
         <source>No catalog loaded from %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="483"/>
+        <location filename="../main_window.cpp" line="533"/>
         <source>Opened %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="506"/>
+        <location filename="../main_window.cpp" line="556"/>
         <source>Saved %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="572"/>
+        <location filename="../main_window.cpp" line="623"/>
         <source>Export to %1 cancelled: the inputs changed before its full run finished.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="654"/>
+        <location filename="../main_window.cpp" line="702"/>
         <source>Planning (full run with analyses)…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="654"/>
+        <location filename="../main_window.cpp" line="702"/>
         <source>Planning (full run)…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="655"/>
+        <location filename="../main_window.cpp" line="703"/>
         <source>Planning what-if (load %1×)…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="738"/>
+        <location filename="../main_window.cpp" line="788"/>
         <source>; stored as run %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="741"/>
+        <location filename="../main_window.cpp" line="791"/>
         <source>; not stored: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="744"/>
+        <location filename="../main_window.cpp" line="794"/>
         <source>Full run: %1 instance types, %2 simulations, %3 s%4</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="752"/>
+        <location filename="../main_window.cpp" line="803"/>
         <source>What-if at load %1×: first row after %2 s, all %3 rows after %4 s (%5 simulations)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="55"/>
+        <location filename="../main_window.cpp" line="59"/>
         <source>; engines: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="60"/>
+        <location filename="../main_window.cpp" line="68"/>
         <source>; not offered under %1 (no TCO): %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="849"/>
+        <location filename="../main_window.cpp" line="911"/>
         <source>Nothing to export yet: run a full plan first (Run ▸ Run full plan).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="858"/>
+        <location filename="../main_window.cpp" line="920"/>
         <source>Exported %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="864"/>
+        <location filename="../main_window.cpp" line="926"/>
         <source>Nothing to export yet: open a scenario first.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="876"/>
+        <location filename="../main_window.cpp" line="938"/>
         <source>Running the full plan of the current inputs for the export to %1…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="883"/>
+        <location filename="../main_window.cpp" line="945"/>
         <source>Export the report</source>
         <translation type="unfinished"></translation>
     </message>
@@ -525,92 +583,92 @@
 <context>
     <name>llmcap::gui::ResultsModel</name>
     <message>
-        <location filename="../results_model.cpp" line="90"/>
+        <location filename="../results_model.cpp" line="113"/>
         <source>running…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="91"/>
+        <location filename="../results_model.cpp" line="114"/>
         <source>feasible</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="91"/>
+        <location filename="../results_model.cpp" line="114"/>
         <source>infeasible</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="126"/>
+        <location filename="../results_model.cpp" line="149"/>
         <source>Instance type</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="128"/>
+        <location filename="../results_model.cpp" line="151"/>
         <source>Device</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="130"/>
+        <location filename="../results_model.cpp" line="153"/>
         <source>Status</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="132"/>
+        <location filename="../results_model.cpp" line="155"/>
         <source>Fleet size</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="134"/>
+        <location filename="../results_model.cpp" line="157"/>
         <source>USD/hour</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="136"/>
+        <location filename="../results_model.cpp" line="159"/>
         <source>USD per M output tokens</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="138"/>
+        <location filename="../results_model.cpp" line="161"/>
         <source>TTFT p50</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="140"/>
+        <location filename="../results_model.cpp" line="163"/>
         <source>TTFT p99</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="142"/>
+        <location filename="../results_model.cpp" line="165"/>
         <source>TPOT p50</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="144"/>
+        <location filename="../results_model.cpp" line="167"/>
         <source>TPOT p99</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="146"/>
+        <location filename="../results_model.cpp" line="169"/>
         <source>Reason (infeasible)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="148"/>
+        <location filename="../results_model.cpp" line="171"/>
         <source>TTFT p90</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="150"/>
+        <location filename="../results_model.cpp" line="173"/>
         <source>TTFT max</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="152"/>
+        <location filename="../results_model.cpp" line="175"/>
         <source>TPOT p90</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="154"/>
+        <location filename="../results_model.cpp" line="177"/>
         <source>TPOT max</source>
         <translation type="unfinished"></translation>
     </message>

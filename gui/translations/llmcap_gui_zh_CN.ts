@@ -2,6 +2,64 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>llmcap::gui::AnswerCard</name>
+    <message>
+        <location filename="../answer_card.cpp" line="63"/>
+        <source>&lt;b&gt;Answer:&lt;/b&gt; run a plan to see the recommended fleet.</source>
+        <translation>&lt;b&gt;答案：&lt;/b&gt;运行规划以查看推荐的集群。</translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="69"/>
+        <source>&lt;b&gt;Answer:&lt;/b&gt; %1</source>
+        <translation>&lt;b&gt;答案：&lt;/b&gt;%1</translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="72"/>
+        <source>&lt;b&gt;Answer: %1 × %2&lt;/b&gt; (%3), %4</source>
+        <translation>&lt;b&gt;答案：%1 × %2&lt;/b&gt;（%3），%4</translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="75"/>
+        <source>%1/hour (%2), %3/month, %4/year</source>
+        <translation>%1/小时（%2），%3/月，%4/年</translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="80"/>
+        <source>; %1% range %2 to %3/hour</source>
+        <translation>；%1% 区间 %2 至 %3/小时</translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="84"/>
+        <source>no fleet</source>
+        <translation>无满足 SLO 的集群</translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="86"/>
+        <source>Binding: %1</source>
+        <translation>约束：%1</translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="88"/>
+        <source>Runner-up: %1 × %2 at %3/hour</source>
+        <translation>次优：%1 × %2，%3/小时</translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="95"/>
+        <source>Quick what-if: no analyses or search ran.</source>
+        <translation>快速假设分析：未运行分析与配置搜索。</translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="98"/>
+        <source>Before: %1 × %2 at %3/hour; change %4%5/hour</source>
+        <translation>此前：%1 × %2，%3/小时；变化 %4%5/小时</translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="104"/>
+        <source>Before: %1</source>
+        <translation>此前：%1</translation>
+    </message>
+</context>
+<context>
     <name>llmcap::gui::AuditView</name>
     <message>
         <location filename="../audit_view.cpp" line="57"/>
@@ -77,102 +135,102 @@
 <context>
     <name>llmcap::gui::CalibrationView</name>
     <message>
-        <location filename="../calibration_view.cpp" line="78"/>
+        <location filename="../calibration_view.cpp" line="89"/>
         <source>Open a calibration profile</source>
         <translation>打开校准配置文件</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="79"/>
+        <location filename="../calibration_view.cpp" line="90"/>
         <source>JSON files (*.json)</source>
         <translation>JSON 文件 (*.json)</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="93"/>
+        <location filename="../calibration_view.cpp" line="104"/>
         <source>Calibrating…</source>
         <translation>正在校准…</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="93"/>
+        <location filename="../calibration_view.cpp" line="104"/>
         <source>Run a quick calibration (~11 s)</source>
         <translation>运行快速校准（约 11 秒）</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="94"/>
+        <location filename="../calibration_view.cpp" line="111"/>
         <source>Open a profile…</source>
         <translation>打开配置文件…</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="95"/>
+        <location filename="../calibration_view.cpp" line="112"/>
         <source>Use this profile for CPU instance types in plans</source>
         <translation>在规划中对 CPU 实例类型使用此配置文件</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="96"/>
+        <location filename="../calibration_view.cpp" line="113"/>
         <source>Kernel</source>
         <translation>内核</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="96"/>
+        <location filename="../calibration_view.cpp" line="113"/>
         <source>Format</source>
         <translation>格式</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="96"/>
+        <location filename="../calibration_view.cpp" line="113"/>
         <source>Shape</source>
         <translation>形状</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="96"/>
+        <location filename="../calibration_view.cpp" line="113"/>
         <source>Batch</source>
         <translation>批大小</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="97"/>
+        <location filename="../calibration_view.cpp" line="114"/>
         <source>Threads</source>
         <translation>线程数</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="97"/>
+        <location filename="../calibration_view.cpp" line="114"/>
         <source>GB/s</source>
         <translation>GB/s</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="97"/>
+        <location filename="../calibration_view.cpp" line="114"/>
         <source>Machine read GB/s</source>
         <translation>本机读带宽 GB/s</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="98"/>
+        <location filename="../calibration_view.cpp" line="115"/>
         <source>Fraction</source>
         <translation>占比</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="100"/>
+        <location filename="../calibration_view.cpp" line="117"/>
         <source>Kernel bandwidth against the machine&apos;s read bandwidth (GB/s)</source>
         <translation>内核带宽与本机读带宽对比（GB/s）</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="103"/>
+        <location filename="../calibration_view.cpp" line="120"/>
         <source>No calibration yet: run one, or open a profile written by `llmcap calibrate --out`.</source>
         <translation>尚未校准：请运行一次校准，或打开由 `llmcap calibrate --out` 生成的配置文件。</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="180"/>
+        <location filename="../calibration_view.cpp" line="229"/>
         <source>%1, %2 logical CPUs; read bandwidth %3 GB/s at %4 threads. Kernels measured at %4 threads on operands rotated through memory (cache-resident samples left out).</source>
         <translation>%1，%2 个逻辑 CPU；%4 线程时读带宽 %3 GB/s。内核在 %4 线程下测量，操作数在内存中轮换（未计入驻留缓存的样本）。</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="99"/>
+        <location filename="../calibration_view.cpp" line="105"/>
         <source>Also time the shapes of:</source>
         <translation>同时测量以下模型的形状：</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="99"/>
+        <location filename="../calibration_view.cpp" line="106"/>
         <source>no model (the sweep&apos;s shapes)</source>
         <translation>无模型（仅扫描自带形状）</translation>
     </message>
     <message>
-        <location filename="../calibration_view.cpp" line="99"/>
+        <location filename="../calibration_view.cpp" line="108"/>
         <source>A model&apos;s own matrix shapes (every format) and attention layout are timed too, so that plans of that model use their measured times (llmcap calibrate --model); a quick run then takes a few seconds more.</source>
         <translation>同时测量该模型自身的矩阵形状（所有格式）和注意力布局，使该模型的规划使用实测时间（llmcap calibrate --model）；快速校准因此多用几秒。</translation>
     </message>
@@ -245,279 +303,279 @@
 <context>
     <name>llmcap::gui::MainWindow</name>
     <message>
-        <location filename="../main_window.cpp" line="342"/>
+        <location filename="../main_window.cpp" line="389"/>
         <source>Open a scenario</source>
         <translation>打开场景</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="344"/>
-        <location filename="../main_window.cpp" line="356"/>
+        <location filename="../main_window.cpp" line="391"/>
+        <location filename="../main_window.cpp" line="403"/>
         <source>Scenarios (*.json)</source>
         <translation>场景文件 (*.json)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="354"/>
+        <location filename="../main_window.cpp" line="401"/>
         <source>Save the scenario as</source>
         <translation>场景另存为</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="388"/>
+        <location filename="../main_window.cpp" line="435"/>
         <source>The Chinese translation could not be loaded.</source>
         <translation>无法加载中文翻译。</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="401"/>
+        <location filename="../main_window.cpp" line="448"/>
         <source>llmcap — what-if capacity planner</source>
         <translation>llmcap — 假设分析容量规划器</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="402"/>
+        <location filename="../main_window.cpp" line="449"/>
         <source>llmcap — %1</source>
         <translation>llmcap — %1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="404"/>
+        <location filename="../main_window.cpp" line="451"/>
         <source>Scenario</source>
         <translation>场景</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="405"/>
+        <location filename="../main_window.cpp" line="452"/>
         <source>What-if</source>
         <translation>假设分析</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="406"/>
+        <location filename="../main_window.cpp" line="453"/>
         <source>Runs</source>
         <translation>运行记录</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="407"/>
+        <location filename="../main_window.cpp" line="454"/>
         <source>Calibration</source>
         <translation>校准</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="408"/>
+        <location filename="../main_window.cpp" line="455"/>
         <source>Audit</source>
         <translation>审核</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="409"/>
+        <location filename="../main_window.cpp" line="456"/>
         <source>Load multiplier</source>
         <translation>负载倍数</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="410"/>
+        <location filename="../main_window.cpp" line="457"/>
         <source>SLO: p99 TTFT</source>
         <translation>SLO：p99 TTFT</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="411"/>
+        <location filename="../main_window.cpp" line="458"/>
         <source>SLO: p99 TPOT</source>
         <translation>SLO：p99 TPOT</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="412"/>
+        <location filename="../main_window.cpp" line="459"/>
         <source>Weight format</source>
         <translation>权重格式</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="413"/>
+        <location filename="../main_window.cpp" line="460"/>
         <source>Price model</source>
         <translation>计价模式</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="414"/>
+        <location filename="../main_window.cpp" line="461"/>
         <source>catalog&apos;s own</source>
         <translation>目录默认</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="415"/>
+        <location filename="../main_window.cpp" line="462"/>
         <source>on-demand</source>
         <translation>按需</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="416"/>
+        <location filename="../main_window.cpp" line="463"/>
         <source>reserved 1 year</source>
         <translation>预留 1 年</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="417"/>
+        <location filename="../main_window.cpp" line="464"/>
         <source>reserved 3 years</source>
         <translation>预留 3 年</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="418"/>
+        <location filename="../main_window.cpp" line="465"/>
         <source>spot</source>
         <translation>竞价</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="419"/>
+        <location filename="../main_window.cpp" line="466"/>
         <source>capacity block</source>
         <translation>容量块</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="425"/>
-        <location filename="../main_window.cpp" line="438"/>
+        <location filename="../main_window.cpp" line="472"/>
+        <location filename="../main_window.cpp" line="485"/>
         <source>Run full plan</source>
         <translation>运行完整规划</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="426"/>
+        <location filename="../main_window.cpp" line="473"/>
         <source>with analyses (cost against load, CDFs, day)</source>
         <translation>含分析（成本随负载、累积分布、全天）</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="427"/>
+        <location filename="../main_window.cpp" line="474"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="428"/>
+        <location filename="../main_window.cpp" line="475"/>
         <source>&amp;Open scenario…</source>
         <translation>打开场景(&amp;O)…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="429"/>
+        <location filename="../main_window.cpp" line="476"/>
         <source>Recent files</source>
         <translation>最近的文件</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="430"/>
+        <location filename="../main_window.cpp" line="477"/>
         <source>&amp;Save scenario</source>
         <translation>保存场景(&amp;S)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="431"/>
+        <location filename="../main_window.cpp" line="478"/>
         <source>Save scenario &amp;as…</source>
         <translation>场景另存为(&amp;A)…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="432"/>
+        <location filename="../main_window.cpp" line="479"/>
         <source>&amp;Export report</source>
         <translation>导出报告(&amp;E)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="433"/>
+        <location filename="../main_window.cpp" line="480"/>
         <source>PDF…</source>
         <translation>PDF…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="434"/>
+        <location filename="../main_window.cpp" line="481"/>
         <source>HTML…</source>
         <translation>HTML…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="435"/>
+        <location filename="../main_window.cpp" line="482"/>
         <source>CSV…</source>
         <translation>CSV…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="436"/>
+        <location filename="../main_window.cpp" line="483"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="437"/>
+        <location filename="../main_window.cpp" line="484"/>
         <source>&amp;Run</source>
         <translation>运行(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="439"/>
+        <location filename="../main_window.cpp" line="486"/>
         <source>Store full runs in the results database</source>
         <translation>将完整运行保存到结果数据库</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="440"/>
+        <location filename="../main_window.cpp" line="487"/>
         <source>&amp;Language</source>
         <translation>语言(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="465"/>
+        <location filename="../main_window.cpp" line="514"/>
         <source>No catalog loaded from %1</source>
         <translation>未能从 %1 加载目录</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="483"/>
+        <location filename="../main_window.cpp" line="533"/>
         <source>Opened %1</source>
         <translation>已打开 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="506"/>
+        <location filename="../main_window.cpp" line="556"/>
         <source>Saved %1</source>
         <translation>已保存 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="572"/>
+        <location filename="../main_window.cpp" line="623"/>
         <source>Export to %1 cancelled: the inputs changed before its full run finished.</source>
         <translation>导出到 %1 已取消：其完整规划完成前输入已改变。</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="654"/>
+        <location filename="../main_window.cpp" line="702"/>
         <source>Planning (full run with analyses)…</source>
         <translation>正在规划（完整运行，含分析）…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="654"/>
+        <location filename="../main_window.cpp" line="702"/>
         <source>Planning (full run)…</source>
         <translation>正在规划（完整运行）…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="655"/>
+        <location filename="../main_window.cpp" line="703"/>
         <source>Planning what-if (load %1×)…</source>
         <translation>正在进行假设分析（负载 %1×）…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="738"/>
+        <location filename="../main_window.cpp" line="788"/>
         <source>; stored as run %1</source>
         <translation>；已保存为运行 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="741"/>
+        <location filename="../main_window.cpp" line="791"/>
         <source>; not stored: %1</source>
         <translation>；未保存：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="744"/>
+        <location filename="../main_window.cpp" line="794"/>
         <source>Full run: %1 instance types, %2 simulations, %3 s%4</source>
         <translation>完整运行：%1 种实例类型，%2 次仿真，%3 秒%4</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="752"/>
+        <location filename="../main_window.cpp" line="803"/>
         <source>What-if at load %1×: first row after %2 s, all %3 rows after %4 s (%5 simulations)</source>
         <translation>负载 %1× 的假设分析：%2 秒后出现首行，%4 秒后全部 %3 行完成（%5 次仿真）</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="55"/>
+        <location filename="../main_window.cpp" line="59"/>
         <source>; engines: %1</source>
         <translation>；引擎：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="60"/>
+        <location filename="../main_window.cpp" line="68"/>
         <source>; not offered under %1 (no TCO): %2</source>
         <translation>；不提供 %1 价格（无 TCO）：%2</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="849"/>
+        <location filename="../main_window.cpp" line="911"/>
         <source>Nothing to export yet: run a full plan first (Run ▸ Run full plan).</source>
         <translation>尚无可导出的内容：请先运行完整规划（运行 ▸ 运行完整规划）。</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="858"/>
+        <location filename="../main_window.cpp" line="920"/>
         <source>Exported %1</source>
         <translation>已导出 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="864"/>
+        <location filename="../main_window.cpp" line="926"/>
         <source>Nothing to export yet: open a scenario first.</source>
         <translation>尚无可导出的内容：请先打开一个场景。</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="876"/>
+        <location filename="../main_window.cpp" line="938"/>
         <source>Running the full plan of the current inputs for the export to %1…</source>
         <translation>正在为导出到 %1 运行当前输入的完整规划…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="883"/>
+        <location filename="../main_window.cpp" line="945"/>
         <source>Export the report</source>
         <translation>导出报告</translation>
     </message>
@@ -525,92 +583,92 @@
 <context>
     <name>llmcap::gui::ResultsModel</name>
     <message>
-        <location filename="../results_model.cpp" line="90"/>
+        <location filename="../results_model.cpp" line="113"/>
         <source>running…</source>
         <translation>计算中…</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="91"/>
+        <location filename="../results_model.cpp" line="114"/>
         <source>feasible</source>
         <translation>可行</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="91"/>
+        <location filename="../results_model.cpp" line="114"/>
         <source>infeasible</source>
         <translation>不可行</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="126"/>
+        <location filename="../results_model.cpp" line="149"/>
         <source>Instance type</source>
         <translation>实例类型</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="128"/>
+        <location filename="../results_model.cpp" line="151"/>
         <source>Device</source>
         <translation>设备</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="130"/>
+        <location filename="../results_model.cpp" line="153"/>
         <source>Status</source>
         <translation>状态</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="132"/>
+        <location filename="../results_model.cpp" line="155"/>
         <source>Fleet size</source>
         <translation>实例数</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="134"/>
+        <location filename="../results_model.cpp" line="157"/>
         <source>USD/hour</source>
         <translation>美元/小时</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="136"/>
+        <location filename="../results_model.cpp" line="159"/>
         <source>USD per M output tokens</source>
         <translation>每百万输出词元美元</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="138"/>
+        <location filename="../results_model.cpp" line="161"/>
         <source>TTFT p50</source>
         <translation>TTFT p50</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="140"/>
+        <location filename="../results_model.cpp" line="163"/>
         <source>TTFT p99</source>
         <translation>TTFT p99</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="142"/>
+        <location filename="../results_model.cpp" line="165"/>
         <source>TPOT p50</source>
         <translation>TPOT p50</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="144"/>
+        <location filename="../results_model.cpp" line="167"/>
         <source>TPOT p99</source>
         <translation>TPOT p99</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="146"/>
+        <location filename="../results_model.cpp" line="169"/>
         <source>Reason (infeasible)</source>
         <translation>原因（不可行）</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="148"/>
+        <location filename="../results_model.cpp" line="171"/>
         <source>TTFT p90</source>
         <translation>TTFT p90</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="150"/>
+        <location filename="../results_model.cpp" line="173"/>
         <source>TTFT max</source>
         <translation>TTFT 最大值</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="152"/>
+        <location filename="../results_model.cpp" line="175"/>
         <source>TPOT p90</source>
         <translation>TPOT p90</translation>
     </message>
     <message>
-        <location filename="../results_model.cpp" line="154"/>
+        <location filename="../results_model.cpp" line="177"/>
         <source>TPOT max</source>
         <translation>TPOT 最大值</translation>
     </message>

@@ -30,8 +30,10 @@ PlanRow feasible_row(const std::string& id, model::DeviceKind kind, int64_t n,
   return r;
 }
 
-PlanRow infeasible_row(const std::string& id, model::DeviceKind kind, double instance_usd) {
+PlanRow infeasible_row(const std::string& id, model::DeviceKind kind, double instance_usd,
+                       double tpot_floor_s = 0.113) {
   PlanRow r;
+  r.tpot_floor_s = tpot_floor_s;
   r.instance_type = id;
   r.device_kind = kind;
   r.instance_usd_per_hour = instance_usd;
@@ -149,16 +151,26 @@ TEST(MakeAnswer, SpeaksOfTheOtherDeviceKindOnlyWhenItWasACandidate) {
   PlanResult with_cpu = gpus_only;
   with_cpu.rows.push_back(infeasible_row("cpu-big", model::DeviceKind::kCpu, 9.0));
   with_cpu.rows.push_back(infeasible_row("cpu-small", model::DeviceKind::kCpu, 1.5));
+  // A type too small for the model (no floor computed) comes after those that hold it.
+  PlanRow tiny = infeasible_row("cpu-tiny", model::DeviceKind::kCpu, 0.2, 0);
+  tiny.infeasible_reason =
+      "model \"m\" on instance \"cpu-tiny\": weights need 16.06 GB, 15.46 GB usable: "
+      "16060522496 bytes (bf16), instance has 154618...";
+  with_cpu.rows.push_back(tiny);
   const Answer b = make_answer(scenario_with_slo(), with_cpu, nullptr,
-                               {tco_of(with_cpu.rows[0], 6.0, "on_demand"), {}, {}}, {});
+                               {tco_of(with_cpu.rows[0], 6.0, "on_demand"), {}, {}, {}}, {});
   EXPECT_TRUE(b.other_kind_candidate);
   EXPECT_EQ(b.other_kind, "cpu");
   EXPECT_FALSE(b.other_kind_cheapest.has_value());
   EXPECT_EQ(b.other_kind_text,
-            "No CPU instance type meets the SLO (2 tried); the cheapest, cpu-small: TPOT floor at "
+            "No CPU instance type meets the SLO (3 tried); the nearest, cpu-small: TPOT floor at "
             "batch 1 is 0.113 s > SLO 0.05 s.");
-  // The why-not lines name infeasible types cheapest instance first, without the detail.
-  ASSERT_EQ(b.why_not.size(), 2u);
+  // The why-not lines name the infeasible types that hold the model cheapest instance first,
+  // then those too small for it, each without the detail.
+  ASSERT_EQ(b.why_not.size(), 3u);
+  EXPECT_EQ(b.why_not[2],
+            "cpu-tiny: model \"m\" on instance \"cpu-tiny\": weights need 16.06 GB, 15.46 GB "
+            "usable");
   EXPECT_EQ(b.why_not[0], "cpu-small: TPOT floor at batch 1 is 0.113 s > SLO 0.05 s");
   EXPECT_EQ(b.why_not[1], "cpu-big: TPOT floor at batch 1 is 0.113 s > SLO 0.05 s");
 
