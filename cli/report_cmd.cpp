@@ -1,6 +1,7 @@
 #include "cli/report_cmd.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -61,7 +62,21 @@ std::pair<nlohmann::json, std::string> load_document(const ReportArgs& a) {
   const std::filesystem::path db = store::default_db_path(a.db);
   store::RunRecord record;
   try {
-    record = store::ResultsStore::open(db).get_run(id);
+    const store::ResultsStore store = store::ResultsStore::open(db);
+    int64_t wanted = id;
+    if (wanted == 0) {
+      // "latest": the newest run a report can be made of (a plan or a sweep point), not a
+      // calibration or validation stored after it.
+      for (const char* kind : {"plan", "sweep_point"}) {
+        const std::vector<store::RunRecord> newest = store.list_runs(kind, 1);
+        if (!newest.empty()) wanted = std::max(wanted, newest.front().id);
+      }
+      if (wanted == 0) {
+        throw ReportInputError("run latest: no plan run in " + db.string() +
+                               " (reports are made of plan runs; run llmcap plan first)");
+      }
+    }
+    record = store.get_run(wanted);
   } catch (const store::StoreError& e) {
     throw ReportInputError(std::string("run ") + a.run + ": " + e.what());
   }

@@ -86,6 +86,12 @@ TEST(CliReport, RendersAStoredRunByIdAndLatest) {
     rec.name = "second";
     rec.document_json = doc.dump();
     s.add_run(rec);
+    // A calibration stored after the plans: "latest" still means the latest plan.
+    store::RunRecord cal;
+    cal.kind = "calibration";
+    cal.name = "cpu";
+    cal.document_json = "{}";
+    s.add_run(cal);
   }
   const auto out = dir.path() / "r.md";
   CliRun r = run_cli({"report", std::to_string(first), "--db", db.string(), "--out", out});
@@ -144,8 +150,8 @@ TEST(CliReport, UnknownRunIsNamed) {
                    out);
   // An empty database has no latest run.
   const auto empty = dir.path() / "empty.sqlite";
-  expect_bad_input({"report", "latest", "--db", empty.string(), "--out", out}, {"run latest: "},
-                   out);
+  expect_bad_input({"report", "latest", "--db", empty.string(), "--out", out},
+                   {"run latest: no plan run in ", "run llmcap plan first"}, out);
 }
 
 TEST(CliReport, ADocumentOfAnotherSchemaVersionIsRefused) {
