@@ -15,6 +15,7 @@
 #include "cli/calibrate_cmd.h"
 #include "cli/catalog_cmd.h"
 #include "cli/model_cmd.h"
+#include "cli/models_cmd.h"
 #include "cli/plan_cmd.h"
 #include "cli/report_cmd.h"
 #include "cli/runs_cmd.h"
@@ -120,6 +121,8 @@ int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostrea
   CLI::App* model_cmd = add_model_command(app, model_args);
   CatalogArgs catalog_args;  // `catalog` (cli/catalog_cmd.h)
   CLI::App* catalog_cmd = add_catalog_command(app, catalog_args);
+  ModelsArgs models_args;  // `models` (cli/models_cmd.h)
+  CLI::App* models_cmd = add_models_command(app, models_args);
 
   std::string command_line = "llmcap";
   for (const std::string& arg : args) command_line += " " + arg;
@@ -157,6 +160,9 @@ int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostrea
       return run_report_command(report_args, report_args.data_dir, out, err);  // no data read
     }
     if (model_cmd->parsed()) return run_model_command(model_args, out);
+    if (models_cmd->parsed()) {
+      return run_models_command(resolve_data_dir(models_args.data_dir), out);
+    }
     if (catalog_cmd->parsed()) {
       return run_catalog_command(catalog_args, resolve_data_dir(catalog_args.data_dir), out);
     }

@@ -138,6 +138,20 @@ TEST(CliPlan, LoadMultiplierPlansForThatMultipleOfTheLoad) {
   EXPECT_THAT(bad.err, HasSubstr("--load-multiplier"));
 }
 
+TEST(CliModels, ListsTheModelIdsAScenarioMayName) {
+  const CliRun r = run_cli({"models", "--data-dir", llmcap::testing::data_dir().string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_THAT(r.out, StartsWith("id "));
+  // A plain model file and a family file, each with its type, sizes and context.
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("\nllama-3.1-8b +llama +8.0 +8.0 +131,072  "
+                                              "models/llama-3.1-8b.json\n"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("\ndeepseek-v3 +deepseek_v3 +671.0 +37.6 "));
+  TempDir dir;
+  const CliRun none = run_cli({"models", "--data-dir", dir.path().string()});
+  EXPECT_EQ(none.code, kExitBadInput);
+  EXPECT_THAT(none.err, HasSubstr(dir.path().string() + "/models: no models folder"));
+}
+
 TEST(CliPlan, HelpExitsZero) {
   const CliRun r = run_cli({"plan", "--help"});
   EXPECT_EQ(r.code, kExitOk);
