@@ -7,17 +7,12 @@
 #include <map>
 
 #include "base/error.h"
+#include "base/text.h"
 
 namespace llmcap::app {
 namespace {
 
 using nlohmann::json;
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 /// A string field of `o`, or "" when absent or not a string.
 std::string text(const json& o, const std::string& key) {
@@ -28,7 +23,7 @@ std::string text(const json& o, const std::string& key) {
 /// Every http(s) URL in `s`, lower-cased, without the scheme ("aws.amazon.com/ec2/pricing").
 std::vector<std::string> urls(const std::string& s) {
   std::vector<std::string> out;
-  const std::string l = lower(s);
+  const std::string l = base::ascii_lower(s);
   for (size_t at = l.find("http"); at != std::string::npos; at = l.find("http", at + 4)) {
     size_t start = at + 4;
     if (start < l.size() && l[start] == 's') ++start;
@@ -64,7 +59,7 @@ const std::vector<std::string>& unread_phrases() {
 }
 
 std::string unread_phrase(const std::string& note) {
-  const std::string l = lower(note);
+  const std::string l = base::ascii_lower(note);
   for (const std::string& p : unread_phrases()) {
     if (l.find(p) != std::string::npos) return p;
   }
@@ -145,7 +140,7 @@ const std::vector<std::string>& official_domains(const std::string& provider) {
       {"tencent cloud", {"tencentcloud.com", "cloud.tencent.com"}},
   };
   static const std::vector<std::string> none;
-  const auto it = domains.find(lower(provider));
+  const auto it = domains.find(base::ascii_lower(provider));
   return it == domains.end() ? none : it->second;
 }
 

@@ -11,6 +11,7 @@
 #include "app/catalog_import_detail.h"
 #include "base/error.h"
 #include "base/json_reader.h"
+#include "base/text.h"
 
 namespace llmcap::app {
 namespace {
@@ -20,12 +21,6 @@ using nlohmann::json;
 
 constexpr double kHoursPerYear = 8760;
 constexpr double kHoursPerMonth = 730;  // the providers' month (AWS, Azure, GCP calculators)
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -224,7 +219,7 @@ std::vector<std::string> csv_cells(const std::string& line) {
 std::optional<double> csv_price(const std::string& cell, const std::string& where) {
   std::string s = cell;
   s.erase(std::remove(s.begin(), s.end(), ','), s.end());
-  const std::string l = lower(s);
+  const std::string l = base::ascii_lower(s);
   if (l.empty() || l == "unavailable" || l == "n/a") return std::nullopt;
   std::istringstream in(l[0] == '$' ? l.substr(1) : l);
   double x = 0;
@@ -379,11 +374,11 @@ MergeResult merge_prices(const nlohmann::ordered_json& catalog_doc, const PriceL
   std::map<std::tuple<std::string, std::string, std::string>, size_t> index;
   for (size_t i = 0; i < records.size(); ++i) {
     const ojson& r = records[i];
-    index[{lower(str(r, "provider")), str(r, "name"), str(r, "region")}] = i;
+    index[{base::ascii_lower(str(r, "provider")), str(r, "name"), str(r, "region")}] = i;
   }
   std::set<std::string> unknown;
   for (const ImportedPrice& p : list.prices) {
-    const auto it = index.find({lower(p.provider), p.name, p.region});
+    const auto it = index.find({base::ascii_lower(p.provider), p.name, p.region});
     if (it == index.end()) {
       unknown.insert(p.name + " (" + p.region + ")");
       continue;

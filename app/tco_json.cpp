@@ -6,16 +6,12 @@
 #include <set>
 #include <string>
 
+#include "base/text.h"
+
 namespace llmcap::app {
 namespace {
 
 using nlohmann::json;
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::string money_text(double v) {
   char buf[64];
@@ -80,7 +76,7 @@ json tco_row_to_json(const plan::TcoRow& t) {
   out["exchange_rate"] = nullptr;
   if (t.converted) {
     const plan::TcoConverted& c = t.in_currency;
-    const std::string k = lower(c.currency);
+    const std::string k = base::ascii_lower(c.currency);
     out["exchange_rate"] = {{"from", "USD"},
                             {"to", c.currency},
                             {"rate", c.rate},
@@ -116,7 +112,7 @@ json tco_row_to_json(const plan::TcoRow& t) {
                 {"source", o.source},
                 {"as_of", o.as_of}};
     if (t.converted) {
-      const std::string k = lower(t.in_currency.currency);
+      const std::string k = base::ascii_lower(t.in_currency.currency);
       row[k + "_per_hour"] = o.usd_per_hour * t.in_currency.rate;
       row["annual_" + k] = o.annual_usd * t.in_currency.rate;
     }

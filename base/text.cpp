@@ -38,6 +38,13 @@ std::string money(const std::string& currency, double amount, bool whole_from_th
   return currency + " " + grouped(amount, whole ? 0 : 2);
 }
 
+std::string ascii_lower(std::string s) {
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return s;
+}
+
 std::string plural(int64_t n, const std::string& noun) {
   return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }

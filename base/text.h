@@ -16,6 +16,9 @@ std::string describe(double v);
 /// fixed(2.345, 1) -> "2.3". Expects precision >= 0.
 std::string fixed(double v, int precision);
 
+/// `s` with ASCII letters in lower case (other bytes unchanged), e.g. "On_Demand" -> "on_demand".
+std::string ascii_lower(std::string s);
+
 /// "<n> <noun>", with an "s" added unless n == 1, e.g. plural(3, "replica") -> "3 replicas".
 std::string plural(int64_t n, const std::string& noun);
 

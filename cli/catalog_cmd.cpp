@@ -16,6 +16,7 @@
 #include "app/output_files.h"
 #include "base/error.h"
 #include "base/json_reader.h"
+#include "base/text.h"
 #include "cli/cli.h"
 #include "cli/plan_output.h"
 #include "model/hardware.h"
@@ -24,12 +25,6 @@ namespace llmcap::cli {
 namespace {
 
 using nlohmann::json;
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::string instances_file(const std::string& data_dir) {
   return (std::filesystem::path(data_dir) / "instances/instances.json").string();
@@ -52,7 +47,8 @@ int list_catalog(const CatalogArgs& args, const std::string& data_dir, std::ostr
   const model::Catalog catalog = model::Catalog::load(data_dir);
   std::vector<const model::InstanceType*> rows;
   for (const model::InstanceType& i : catalog.instances()) {
-    if (!args.provider.empty() && lower(i.provider) != lower(args.provider)) continue;
+    if (!args.provider.empty() && base::ascii_lower(i.provider) != base::ascii_lower(args.provider))
+      continue;
     if (!args.kind.empty() && model::to_string(i.kind) != args.kind) continue;
     rows.push_back(&i);
   }

@@ -262,14 +262,31 @@ ResolvedTco resolve_tco(const Scenario& sc, const model::Catalog& catalog) {
       }
     }
     if (num_known > 0 && r.not_offered.size() == num_known) {
-      std::string list;
+      // Types grouped by what they offer, at most 5 named per group.
+      std::vector<std::pair<std::string, std::vector<std::string>>> groups;
       for (const PriceModelNotOffered& n : r.not_offered) {
-        list += (list.empty() ? "" : "; ") + quote_text(n.instance_type) + " offers " + n.offered;
+        auto it = std::find_if(groups.begin(), groups.end(),
+                               [&](const auto& g) { return g.first == n.offered; });
+        if (it == groups.end()) it = groups.insert(groups.end(), {n.offered, {}});
+        it->second.push_back(n.instance_type);
       }
-      throw InputError::refused_field(file, "tco.price_model",
-                                      "no instance type the scenario costs offers a " +
-                                          quote_text(spec.price_model) +
-                                          " price in instances/instances.json: " + list);
+      constexpr size_t kNamed = 5;
+      std::string list;
+      for (const auto& [offered, ids] : groups) {
+        std::string names;
+        for (size_t i = 0; i < ids.size() && i < kNamed; ++i) {
+          names += (i == 0 ? "" : ", ") + quote_text(ids[i]);
+        }
+        if (ids.size() > kNamed) names += " and " + std::to_string(ids.size() - kNamed) + " more";
+        list += (list.empty() ? "" : "; ") + names + (ids.size() == 1 ? " offers " : " offer ") +
+                offered;
+      }
+      throw InputError::refused_field(
+          file, "tco.price_model",
+          "no instance type the scenario costs offers a " + quote_text(spec.price_model) +
+              " price in instances/instances.json: " + list +
+              "; give your quotes in price_overrides or import a price list (llmcap catalog "
+              "import, docs/catalog.md)");
     }
   }
 

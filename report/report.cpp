@@ -4,16 +4,11 @@
 #include <cctype>
 #include <filesystem>
 
+#include "base/text.h"
 #include "report/report_model.h"
 
 namespace llmcap::report {
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 std::string known_list() {
   std::string out;
@@ -74,7 +69,7 @@ const std::vector<std::string>& format_names() {
 std::string format_name(Format format) { return format_names().at(static_cast<size_t>(format)); }
 
 Format parse_format(const std::string& name) {
-  const std::string n = lower(name);
+  const std::string n = base::ascii_lower(name);
   if (n == "markdown") return Format::kMarkdown;
   if (n == "htm") return Format::kHtml;
   const auto& names = format_names();
@@ -86,7 +81,7 @@ Format parse_format(const std::string& name) {
 }
 
 Format format_from_extension(const std::string& path) {
-  const std::string ext = lower(std::filesystem::path(path).extension().string());
+  const std::string ext = base::ascii_lower(std::filesystem::path(path).extension().string());
   if (ext.size() > 1) {
     try {
       return parse_format(ext.substr(1));

@@ -33,6 +33,11 @@ TEST(TextTest, MoneyNamesTheCurrencyAndDropsCentsOnlyWhenAsked) {
   EXPECT_EQ(money("USD", 999.99, true), "USD 999.99");
 }
 
+TEST(TextTest, AsciiLowerLowersOnlyAsciiLetters) {
+  EXPECT_EQ(ascii_lower("On_Demand-USD 3"), "on_demand-usd 3");
+  EXPECT_EQ(ascii_lower("\xc3\x89"), "\xc3\x89");  // UTF-8 bytes unchanged
+}
+
 TEST(TextTest, PluralAddsAnSUnlessOne) {
   EXPECT_EQ(plural(1, "replica"), "1 replica");
   EXPECT_EQ(plural(0, "replica"), "0 replicas");

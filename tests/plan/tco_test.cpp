@@ -497,7 +497,9 @@ TEST(TcoPriceModels, AGivenFleetNamesEveryGroupWithoutIt) {
 TEST(TcoErrors, PriceModelNoCostedTypeOffersNamesEveryType) {
   EXPECT_EQ(resolve_error({{"tco", {{"price_model", "spot"}}}}, {"test-block"}),
             "s.json: field \"tco.price_model\": no instance type the scenario costs offers a "
-            "\"spot\" price in instances/instances.json: \"test-block\" offers capacity_block");
+            "\"spot\" price in instances/instances.json: \"test-block\" offers capacity_block; "
+            "give your quotes in price_overrides or import a price list (llmcap catalog import, "
+            "docs/catalog.md)");
   // compute_tco refuses a row whose type lacks it (callers skip such rows).
   Scenario sc = scenario_with({{"tco", {{"price_model", "spot"}}}});
   sc.candidates = {"test-gpu", "test-block"};
