@@ -9,7 +9,8 @@
 namespace llmcap::app {
 
 /// {"feasible", "headline", "instance_type", "device_kind", "hardware_name", "num_instances",
-/// "num_instances_billed", "configuration", "from_search", "price_model", "currency",
+/// "num_instances_billed", "configuration", "from_search", "price_model" (the scenario's, or
+/// "catalog"), "offer" (the price model the recommendation is costed at), "currency",
 /// "cost_per_hour", "cost_per_month", "cost_per_year", "cost_per_million_output_tokens",
 /// "cost_range_95": [low, high] | null (high null when the high case meets no SLO),
 /// "confidence", "dominant_assumption", "binding_constraint", "binding_margin",

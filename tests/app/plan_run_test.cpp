@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "app/answer_json.h"
 #include "app/published.h"
 #include "model/hardware.h"
 #include "plan/scenario.h"
@@ -70,6 +71,37 @@ TEST(PlanRun, AnEnginesMeasuredErrorWidensTheUncertaintyAndIsNamed) {
     EXPECT_DOUBLE_EQ(row.at("step_time_error_fraction").get<double>(),
                      std::min(0.9, m.p95_abs_error));
   }
+}
+
+}  // namespace
+}  // namespace llmcap::app
+
+namespace llmcap::app {
+namespace {
+
+TEST(PlanRun, TheDocumentsAnswerReadsBackAsThePlansAnswer) {
+  const plan::Scenario scenario = plan::load_scenario(kScenario, LLMCAP_DATA_DIR);
+  const model::Catalog catalog = model::Catalog::load(LLMCAP_DATA_DIR);
+  PlanRunOptions options;
+  options.plan.num_threads = 1;
+  const PlanRun run = make_plan_run(scenario, catalog, options);
+  ASSERT_TRUE(run.answer.feasible);
+  const plan::Answer back = answer_from_json(run.document.at("answer"));
+  EXPECT_EQ(back.headline, run.answer.headline);
+  EXPECT_EQ(back.recommended.instance_type, run.answer.recommended.instance_type);
+  EXPECT_EQ(back.recommended.num_instances, run.answer.recommended.num_instances);
+  EXPECT_EQ(back.recommended.configuration, run.answer.recommended.configuration);
+  EXPECT_EQ(back.recommended.price_model, run.answer.recommended.price_model);
+  EXPECT_DOUBLE_EQ(back.recommended.cost_per_hour, run.answer.recommended.cost_per_hour);
+  EXPECT_DOUBLE_EQ(back.cost_per_month, run.answer.cost_per_month);
+  EXPECT_EQ(back.has_range, run.answer.has_range);
+  EXPECT_DOUBLE_EQ(back.cost_per_hour_low, run.answer.cost_per_hour_low);
+  EXPECT_EQ(back.binding_constraint, run.answer.binding_constraint);
+  EXPECT_EQ(back.other_kind_text, run.answer.other_kind_text);
+  EXPECT_EQ(back.why_not, run.answer.why_not);
+  EXPECT_EQ(back.runner_up.has_value(), run.answer.runner_up.has_value());
+  // A document of another shape throws (the GUI then leaves its card empty).
+  EXPECT_THROW(answer_from_json(nlohmann::json::object()), nlohmann::json::exception);
 }
 
 }  // namespace
