@@ -355,6 +355,7 @@ Replans replan(const Scenario& scenario, const model::Catalog& catalog,
                                                     : scenario;
       PlanOptions po = plan_options;
       if (v.kind == Variant::Kind::kStepTime) po.step_time_scale = v.factor;
+      po.record_itl = false;  // no analysis reads ITL: the gaps would cost 8 bytes a token
       const PlanSession session(sc, catalog, po);
       for (size_t k = 0; k < v.rows.size(); ++k) {
         const PlanRow& row = *rows[v.rows[k]];

@@ -192,6 +192,7 @@ auto with_context(const Scenario& scenario, const model::Catalog& catalog,
   fit_context(scenario, model, workload);
   const WorkloadSummary summary = summarize_workload(workload, scenario.workload);
   const std::vector<sim::Slo> class_slos = scenario.class_slos();
+  detail::SimulationCache simulations;
   const Context ctx{.scenario = scenario,
                     .catalog = catalog,
                     .model = model,
@@ -202,7 +203,8 @@ auto with_context(const Scenario& scenario, const model::Catalog& catalog,
                     .class_slos = class_slos,
                     .step_time_scale = step_time_scale,
                     .record_itl = record_itl,
-                    .cancel = cancel};
+                    .cancel = cancel,
+                    .simulations = &simulations};
   return body(ctx);
 }
 
@@ -284,6 +286,7 @@ struct PlanSession::Impl {
   sim::Workload workload;
   WorkloadSummary summary;
   std::vector<sim::Slo> class_slos;
+  detail::SimulationCache simulations;
   std::unique_ptr<Context> ctx;
 };
 
@@ -296,7 +299,7 @@ PlanSession::PlanSession(const Scenario& scenario, const model::Catalog& catalog
   model::ModelSpec model = load_scenario_model(scenario);
   check_fixed_tp(scenario, catalog, model);
   check_engines(scenario, catalog);
-  impl_ = std::unique_ptr<Impl>(new Impl{scenario, catalog, std::move(model), {}, {}, {}, {}});
+  impl_ = std::unique_ptr<Impl>(new Impl{scenario, catalog, std::move(model), {}, {}, {}, {}, {}});
   Impl& m = *impl_;
   m.workload = load_checked_workload(m.scenario);
   fit_context(m.scenario, m.model, m.workload);
@@ -312,7 +315,8 @@ PlanSession::PlanSession(const Scenario& scenario, const model::Catalog& catalog
                                                .class_slos = m.class_slos,
                                                .step_time_scale = options.step_time_scale,
                                                .record_itl = options.record_itl,
-                                               .cancel = options.cancel});
+                                               .cancel = options.cancel,
+                                               .simulations = &m.simulations});
 }
 
 PlanSession::~PlanSession() = default;
@@ -356,6 +360,7 @@ RequestLatencies PlanSession::request_latencies(const PreparedType& type,
   fleet.num_replicas = num_instances * type.deployment.num_replicas;
   sim::SimOptions options = impl_->ctx->sim_options();
   options.record_itl_ns = false;
+  options.record_itl_runs = false;
   const sim::SimResult result =
       sim::simulate(impl_->workload, fleet, *type.predictor, impl_->scenario.seed, options);
   if (result.cancelled) throw Cancelled("planning cancelled: " + result.stop_reason);

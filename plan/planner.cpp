@@ -359,6 +359,7 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
     row.engine = engine->id;
   }
   efficiency = tp_efficiency(efficiency, c.deployment, cpu);
+  c.efficiency = efficiency;
   row.num_replicas_per_instance = c.deployment.num_replicas;
   row.tp_degree = c.deployment.tp_degree;
   ServingChoice resolved = c.choice;

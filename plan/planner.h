@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/calibration.h"
+#include "model/efficiency.h"
 #include "model/hardware.h"
 #include "model/model_spec.h"
 #include "model/roofline.h"
@@ -291,6 +292,9 @@ struct PreparedType {
   ServingChoice choice;
   const model::InstanceType* instance = nullptr;  ///< in the session's catalog
   model::Deployment deployment;
+  /// The efficiency the predictor was made with (engine, calibration and tensor parallelism
+  /// applied).
+  model::Efficiency efficiency;
   /// Step times of one replica (scaled by PlanOptions::step_time_scale); null when the model
   /// cannot be placed.
   std::shared_ptr<const model::StepTimePredictor> predictor;

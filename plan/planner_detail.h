@@ -15,6 +15,7 @@
 #include "model/step_time.h"
 #include "plan/planner.h"
 #include "plan/scenario.h"
+#include "plan/sim_cache.h"
 #include "sim/simulator.h"
 
 namespace llmcap::plan::detail {
@@ -43,11 +44,14 @@ struct Context {
   double step_time_scale = 1.0;  ///< PlanOptions::step_time_scale
   bool record_itl = true;        ///< PlanOptions::record_itl
   std::function<bool()> cancel;  ///< PlanOptions::cancel
+  /// The context's simulations, shared by its candidates (null: none shared).
+  SimulationCache* simulations = nullptr;
 
   /// SimOptions with this context's cancel hook and ITL choice.
   sim::SimOptions sim_options() const {
     sim::SimOptions o;
-    o.record_itl_ns = record_itl;
+    o.record_itl_ns = false;
+    o.record_itl_runs = record_itl;  // the same ITL figures, one entry per step, not per token
     o.cancel = cancel;
     return o;
   }
@@ -79,17 +83,24 @@ struct Candidate : PreparedType {
                            bool stop_at_certain_miss = false) {
     fleet.num_replicas = num_instances * deployment.num_replicas;
     ++row.num_simulations;
-    sim::SimOptions options = ctx.sim_options();
-    if (stop_at_certain_miss) {
-      sim::P99Bounds bounds;
-      for (const sim::Slo& slo : ctx.class_slos) {
-        bounds.ttft_s.push_back(slo.ttft_s);
-        bounds.tpot_s.push_back(slo.tpot_s);
+    const auto run = [&] {
+      sim::SimOptions options = ctx.sim_options();
+      if (stop_at_certain_miss) {
+        sim::P99Bounds bounds;
+        for (const sim::Slo& slo : ctx.class_slos) {
+          bounds.ttft_s.push_back(slo.ttft_s);
+          bounds.tpot_s.push_back(slo.tpot_s);
+        }
+        options.stop_at_certain_p99_miss = std::move(bounds);
       }
-      options.stop_at_certain_p99_miss = std::move(bounds);
-    }
-    return evaluate(ctx,
-                    sim::simulate(ctx.workload, fleet, *predictor, ctx.scenario.seed, options));
+      return evaluate(ctx,
+                      sim::simulate(ctx.workload, fleet, *predictor, ctx.scenario.seed, options));
+    };
+    if (ctx.simulations == nullptr) return run();
+    return ctx.simulations->get_or_run(
+        simulation_key(deployment, efficiency, choice.weight_format, fleet, fleet.num_replicas,
+                       stop_at_certain_miss),
+        run);
   }
 
   /// Copies the per-class metrics of `e` into the row (scenarios with classes).

@@ -46,6 +46,13 @@ void Engine::check_conservation() const {
                      num_expected_tokens -
                          (static_cast<int64_t>(result_.requests.size()) - num_rejected));
   }
+  if (options_.record_itl_runs) {
+    int64_t num_gaps = 0;
+    for (const GapRun& run : result_.itl_runs) num_gaps += run.count;
+    LLMCAP_SIM_CHECK(num_gaps ==
+                     num_expected_tokens -
+                         (static_cast<int64_t>(result_.requests.size()) - num_rejected));
+  }
   if (!workload_.closed_loop) {
     LLMCAP_SIM_CHECK(result_.requests.size() == workload_.open_loop.size());
   }

@@ -1,6 +1,8 @@
 #include "sim/metrics.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -29,20 +31,92 @@ void select_quantiles(std::vector<T>& values, Distribution& d, ToSeconds to_s) {
   d.max_s = to_s(*std::max_element(from, values.end()));
 }
 
-/// The ITL summary of `gaps_ns`: the sum is exact in integer nanoseconds, and the selection
-/// runs on a per-thread scratch copy that keeps its capacity, so repeated runs (the planner's
-/// fleet-size search) do not page in a fresh buffer of 8 bytes per output token each time.
-Distribution summarize_gaps_ns(const std::vector<int64_t>& gaps_ns) {
+/// The ITL summary of `items`, each `count_of(item)` gaps of `gap_of(item)` ns (one per token:
+/// SimResult::itl_ns; or runs: SimResult::itl_runs), exact as a sort of every gap would give
+/// it, without copying them: one pass for the count, sum, minimum and maximum, one for a
+/// histogram of 2^16 buckets over [min, max] that finds the bucket of each rank, one that
+/// gathers only those buckets' items, which are then sorted. The sum is exact in integer
+/// nanoseconds.
+template <typename Item, typename GapOf, typename CountOf>
+Distribution summarize_gaps(const std::vector<Item>& items, GapOf gap_of, CountOf count_of) {
   Distribution d;
-  if (gaps_ns.empty()) return d;
-  d.count = static_cast<int64_t>(gaps_ns.size());
   int64_t sum_ns = 0;
-  for (const int64_t g : gaps_ns) sum_ns += g;
-  d.mean_s = SimTime::Nanoseconds(sum_ns).seconds() / static_cast<double>(d.count);
-  thread_local std::vector<int64_t> scratch;
-  scratch.assign(gaps_ns.begin(), gaps_ns.end());
-  select_quantiles(scratch, d, [](int64_t ns) { return SimTime::Nanoseconds(ns).seconds(); });
-  if (scratch.capacity() > (size_t{1} << 24)) std::vector<int64_t>().swap(scratch);  // > 128 MiB
+  int64_t min_ns = INT64_MAX;
+  int64_t max_ns = INT64_MIN;
+  for (const Item& item : items) {
+    const int64_t g = gap_of(item);
+    const int64_t n = count_of(item);
+    if (n <= 0) continue;
+    d.count += n;
+    sum_ns += g * n;
+    min_ns = std::min(min_ns, g);
+    max_ns = std::max(max_ns, g);
+  }
+  if (d.count == 0) return d;
+  const auto to_s = [](int64_t ns) { return SimTime::Nanoseconds(ns).seconds(); };
+  d.mean_s = to_s(sum_ns) / static_cast<double>(d.count);
+  d.max_s = to_s(max_ns);
+  constexpr int kBucketBits = 16;
+  const auto range = static_cast<uint64_t>(max_ns) - static_cast<uint64_t>(min_ns);
+  int shift = 0;
+  while ((range >> shift) >= (uint64_t{1} << kBucketBits)) ++shift;
+  const auto bucket_of = [&](int64_t g) {
+    return static_cast<size_t>((static_cast<uint64_t>(g) - static_cast<uint64_t>(min_ns)) >> shift);
+  };
+  thread_local std::vector<int64_t> counts;
+  counts.assign(size_t{1} << kBucketBits, 0);
+  for (const Item& item : items) {
+    if (count_of(item) > 0) counts[bucket_of(gap_of(item))] += count_of(item);
+  }
+  // Each rank's bucket and its rank among that bucket's gaps (ranks ascend: one walk).
+  struct Wanted {
+    double* out;
+    int64_t rank;
+    size_t bucket = 0;
+    int64_t rank_in_bucket = 0;
+  };
+  Wanted wanted[] = {{&d.p50_s, base::nearest_rank_index(d.count, 50)},
+                     {&d.p90_s, base::nearest_rank_index(d.count, 90)},
+                     {&d.p99_s, base::nearest_rank_index(d.count, 99)}};
+  size_t b = 0;
+  int64_t below = 0;  // gaps in buckets before b
+  for (Wanted& w : wanted) {
+    while (below + counts[b] <= w.rank) below += counts[b++];
+    w.bucket = b;
+    w.rank_in_bucket = w.rank - below;
+  }
+  thread_local std::vector<GapRun> in_bucket;
+  for (size_t i = 0; i < std::size(wanted); ++i) {
+    if (i > 0 && wanted[i].bucket == wanted[i - 1].bucket) continue;  // done with i - 1
+    in_bucket.clear();
+    for (const Item& item : items) {
+      if (count_of(item) > 0 && bucket_of(gap_of(item)) == wanted[i].bucket) {
+        in_bucket.push_back({gap_of(item), count_of(item)});
+      }
+    }
+    const auto by_gap = [](const GapRun& a, const GapRun& b) { return a.gap_ns < b.gap_ns; };
+    const auto in_bucket_count = static_cast<int64_t>(counts[wanted[i].bucket]);
+    if (in_bucket_count == static_cast<int64_t>(in_bucket.size())) {  // one gap an item
+      for (size_t j = i; j < std::size(wanted) && wanted[j].bucket == wanted[i].bucket; ++j) {
+        const auto at = in_bucket.begin() + wanted[j].rank_in_bucket;
+        std::nth_element(in_bucket.begin(), at, in_bucket.end(), by_gap);
+        *wanted[j].out = to_s(at->gap_ns);
+      }
+      continue;
+    }
+    std::sort(in_bucket.begin(), in_bucket.end(), by_gap);
+    for (size_t j = i; j < std::size(wanted) && wanted[j].bucket == wanted[i].bucket; ++j) {
+      int64_t seen = 0;
+      for (const GapRun& run : in_bucket) {
+        seen += run.count;
+        if (seen > wanted[j].rank_in_bucket) {
+          *wanted[j].out = to_s(run.gap_ns);
+          break;
+        }
+      }
+    }
+  }
+  if (in_bucket.capacity() > (size_t{1} << 22)) std::vector<GapRun>().swap(in_bucket);
   return d;
 }
 
@@ -149,7 +223,12 @@ Metrics compute_metrics(const SimResult& result, const Slo& slo) {
   refuse_stopped(result, "compute_metrics");
   Metrics m = metrics_over(result, nullptr, 0, slo, run_duration_s(result));
   m.num_preemptions = result.num_preemptions;
-  m.itl = summarize_gaps_ns(result.itl_ns);
+  m.itl = !result.itl_runs.empty()
+              ? summarize_gaps(
+                    result.itl_runs, [](const GapRun& r) { return r.gap_ns; },
+                    [](const GapRun& r) { return r.count; })
+              : summarize_gaps(
+                    result.itl_ns, [](int64_t g) { return g; }, [](int64_t) { return int64_t{1}; });
   return m;
 }
 

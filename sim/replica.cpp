@@ -279,6 +279,11 @@ void Engine::emit_decode_tokens(Replica& replica, SimTime now) {
     result_.itl_ns.insert(result_.itl_ns.end(), replica.first_gaps.begin(),
                           replica.first_gaps.end());
   }
+  if (options_.record_itl_runs) {
+    const auto num_old = replica.num_decoders - static_cast<int64_t>(replica.first_gaps.size());
+    if (num_old > 0) result_.itl_runs.push_back({common_gap.ns(), num_old});
+    for (const int64_t gap : replica.first_gaps) result_.itl_runs.push_back({gap, 1});
+  }
   replica.num_decode_steps = k;
   if (k >= 2) replica.gaps.push(k, common_gap.ns());
   replica.last_decode_end = now;

@@ -50,12 +50,22 @@ struct InstanceWindow {
   double busy_fraction = 0;        ///< fraction of the window with a step in flight
 };
 
+/// `count` inter-token gaps of `gap_ns` nanoseconds each (SimResult::itl_runs).
+struct GapRun {
+  int64_t gap_ns = 0;
+  int64_t count = 0;
+  bool operator==(const GapRun&) const = default;
+};
+
 struct SimResult {
   std::vector<RequestRecord> requests;  ///< one per request, in id order
   /// Every inter-token gap (ns) of every request, in the order they happened (within one step
   /// in the replica's admission order). Used for ITL percentiles. Empty unless
   /// SimOptions::record_itl_ns.
   std::vector<int64_t> itl_ns;
+  /// The same gaps as runs (SimOptions::record_itl_runs): gap_ns repeated count times, in the
+  /// order they happened; consecutive runs may hold equal gaps. Empty unless recorded.
+  std::vector<GapRun> itl_runs;
   SimTime end_time;  ///< completion of the last step
   int64_t num_steps = 0;
   int64_t num_preemptions = 0;

@@ -375,6 +375,7 @@ void Engine::emit_prefill_tokens(Replica& replica, SimTime now) {
       const SimTime gap = now - seq.last_token;
       record.max_itl = std::max(record.max_itl, gap);
       if (options_.record_itl_ns) result_.itl_ns.push_back(gap.ns());
+      if (options_.record_itl_runs) result_.itl_runs.push_back({gap.ns(), 1});
     }
     ++seq.num_emitted;
     seq.last_token = now;

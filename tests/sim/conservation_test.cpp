@@ -195,6 +195,22 @@ TEST_P(ConservationTest, TokensBlocksAndTimesAddUp) {
   const SimResult r2 = simulate(workload, fleet, predictor2, 3, lean);
   EXPECT_TRUE(same_records(r, r2));
   EXPECT_TRUE(r2.itl_ns.empty());
+  EXPECT_TRUE(r2.itl_runs.empty());
+
+  // The gaps as runs (what the planner records) expand to exactly the gaps, in order.
+  SimOptions runs;
+  runs.record_itl_ns = false;
+  runs.record_itl_runs = true;
+  RecordingPredictor predictor3(0.005, 2e-5);
+  const SimResult r3 = simulate(workload, fleet, predictor3, 3, runs);
+  EXPECT_TRUE(same_records(r, r3));
+  std::vector<int64_t> expanded;
+  for (const GapRun& run : r3.itl_runs) {
+    ASSERT_GT(run.count, 0);
+    expanded.insert(expanded.end(), static_cast<size_t>(run.count), run.gap_ns);
+  }
+  EXPECT_EQ(expanded, r.itl_ns);
+  EXPECT_LT(r3.itl_runs.size(), r.itl_ns.size());  // decoders of a step share a run
 
   // The time series integrates the same steps: busy time, batch x time and step counts add up
   // to the steps' own (summed over replicas; step times as the simulator rounds them).

@@ -3,9 +3,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "base/stats.h"
 #include "sim/input_error.h"
 #include "test_util.h"
 
@@ -119,6 +122,61 @@ TEST(ComputeMetricsTest, HandMadeResult) {
   const Metrics strict = compute_metrics(result, Slo{.ttft_s = 0.1, .tpot_s = 10});
   EXPECT_EQ(strict.slo_attainment, 0);
   EXPECT_EQ(strict.goodput_requests_per_s, 0);
+}
+
+// The ITL summary selects through a histogram of the gaps instead of sorting a copy: on many
+// gaps (repeated step times, a spread of others, a long tail, one gap per bucket edge case),
+// its quantiles are still exactly the sorted nearest ranks.
+TEST(ComputeMetricsTest, ItlQuantilesAreTheSortedNearestRanksOfManyGaps) {
+  for (const int64_t tail_ns : {int64_t{0}, int64_t{3'000'000'000}, int64_t{1} << 50}) {
+    SimResult result;
+    result.requests.push_back(make_record(0, 0.0, 0.0, 0.5, 1.5, 11));
+    uint64_t state = 12345;
+    const auto next = [&state] {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      return state >> 33;
+    };
+    for (int i = 0; i < 200'000; ++i) {
+      const uint64_t r = next() % 100;
+      // 60%: one of a few step times; 39%: any of a wide spread; 1%: the tail.
+      const int64_t gap = r < 60   ? 20'000'000 + static_cast<int64_t>(next() % 4) * 1'000
+                          : r < 99 ? 5'000'000 + static_cast<int64_t>(next() % 90'000'000)
+                                   : 100'000'000 + static_cast<int64_t>(next() % 1'000) + tail_ns;
+      result.itl_ns.push_back(gap);
+    }
+    std::vector<int64_t> sorted = result.itl_ns;
+    std::sort(sorted.begin(), sorted.end());
+    const auto n = static_cast<int64_t>(sorted.size());
+    const auto at = [&](int64_t percent) {
+      return SimTime::Nanoseconds(sorted[static_cast<size_t>(base::nearest_rank_index(n, percent))])
+          .seconds();
+    };
+    const Metrics m = compute_metrics(result, Slo{.ttft_s = 1.0, .tpot_s = 0.2});
+    EXPECT_EQ(m.itl.count, n);
+    EXPECT_EQ(m.itl.p50_s, at(50)) << "tail " << tail_ns;
+    EXPECT_EQ(m.itl.p90_s, at(90)) << "tail " << tail_ns;
+    EXPECT_EQ(m.itl.p99_s, at(99)) << "tail " << tail_ns;
+    EXPECT_EQ(m.itl.max_s, SimTime::Nanoseconds(sorted.back()).seconds());
+
+    // The same gaps as runs of equal consecutive gaps (SimOptions::record_itl_runs): the same
+    // figures, mean included.
+    SimResult as_runs;
+    as_runs.requests = result.requests;
+    for (const int64_t g : result.itl_ns) {
+      if (!as_runs.itl_runs.empty() && as_runs.itl_runs.back().gap_ns == g) {
+        ++as_runs.itl_runs.back().count;
+      } else {
+        as_runs.itl_runs.push_back({g, 1});
+      }
+    }
+    const Metrics r = compute_metrics(as_runs, Slo{.ttft_s = 1.0, .tpot_s = 0.2});
+    EXPECT_EQ(r.itl.count, m.itl.count);
+    EXPECT_EQ(r.itl.mean_s, m.itl.mean_s);
+    EXPECT_EQ(r.itl.p50_s, m.itl.p50_s);
+    EXPECT_EQ(r.itl.p90_s, m.itl.p90_s);
+    EXPECT_EQ(r.itl.p99_s, m.itl.p99_s);
+    EXPECT_EQ(r.itl.max_s, m.itl.max_s);
+  }
 }
 
 TEST(ComputeMetricsTest, EmptyResultIsAllZero) {

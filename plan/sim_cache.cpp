@@ -1,0 +1,100 @@
+#include "plan/sim_cache.h"
+
+#include <cstring>
+#include <exception>
+#include <utility>
+
+namespace llmcap::plan::detail {
+namespace {
+
+/// Appends the bytes of values to a key: exact (a double's bits, not a decimal rounding).
+class KeyWriter {
+ public:
+  template <typename T>
+  KeyWriter& add(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    char bytes[sizeof(T)];
+    std::memcpy(bytes, &v, sizeof(T));
+    key_.append(bytes, sizeof(T));
+    return *this;
+  }
+  KeyWriter& add(const std::string& s) {
+    add(s.size());
+    key_ += s;
+    return *this;
+  }
+  std::string take() { return std::move(key_); }
+
+ private:
+  std::string key_;
+};
+
+}  // namespace
+
+std::string simulation_key(const model::Deployment& d, const model::Efficiency& e,
+                           model::WeightFormat weight_format, const sim::FleetConfig& fleet,
+                           int64_t num_replicas, bool stop_at_certain_miss) {
+  if (e.calibrated.has_value() || !fleet.groups.empty()) return "";
+  // A field added to one of these structs must be added to the key: these sizes say so.
+  static_assert(sizeof(model::Efficiency) == 8 * sizeof(double) + sizeof(e.calibrated),
+                "simulation_key: add the new Efficiency field to the key");
+  static_assert(sizeof(sim::ServingConfig) ==
+                    sizeof(sim::BatchingPolicy) + 4 + 4 * sizeof(int64_t) + sizeof(sim::KvLayout),
+                "simulation_key: add the new ServingConfig field to the key");
+  KeyWriter k;
+  k.add(d.kind).add(d.tp_degree).add(d.memory_bandwidth_bytes_per_s);
+  k.add(d.peak_flops_per_s.size());
+  for (const auto& [dtype, flops] : d.peak_flops_per_s) k.add(dtype).add(flops);
+  k.add(d.link_bandwidth_bytes_per_s).add(d.memory_bytes).add(d.weight_bytes);
+  k.add(d.kv_cache_bytes).add(d.expert_parallel);
+  k.add(e.memory_bandwidth_fraction).add(e.compute_fraction).add(e.link_bandwidth_fraction);
+  k.add(e.all_reduce_latency_s).add(e.step_overhead_s).add(e.kernel_overhead_s);
+  k.add(e.decode_compute_fraction).add(e.usable_memory_fraction);
+  k.add(weight_format);
+  const sim::ServingConfig& s = fleet.serving;
+  k.add(s.policy).add(s.max_num_seqs).add(s.max_num_batched_tokens).add(s.block_size_tokens);
+  k.add(s.num_kv_blocks).add(s.kv_layout.full_units_per_block).add(s.kv_layout.windows.size());
+  for (const sim::KvWindowGroup& w : s.kv_layout.windows) {
+    k.add(w.window_blocks).add(w.units_per_block);
+  }
+  k.add(fleet.router).add(fleet.decode_router).add(fleet.kv_bytes_per_token);
+  k.add(fleet.frontend_latency.ns());
+  k.add(num_replicas).add(stop_at_certain_miss);
+  return k.take();
+}
+
+FleetEvaluation SimulationCache::get_or_run(const std::string& key,
+                                            const std::function<FleetEvaluation()>& run) {
+  if (key.empty()) return run();
+  std::promise<FleetEvaluation> promise;
+  std::shared_future<FleetEvaluation> future;
+  {
+    const std::lock_guard lock(mutex_);
+    const auto it = runs_.find(key);
+    if (it != runs_.end()) {
+      future = it->second;
+    } else {
+      runs_.emplace(key, promise.get_future().share());
+    }
+  }
+  if (future.valid()) return future.get();  // run (or running) elsewhere: wait for it
+  try {
+    FleetEvaluation e = run();
+    promise.set_value(e);
+    return e;
+  } catch (...) {
+    {
+      const std::lock_guard lock(mutex_);
+      runs_.erase(key);
+    }
+    promise.set_exception(std::current_exception());
+    throw;
+  }
+}
+
+int64_t SimulationCache::num_run() const {
+  const std::lock_guard lock(mutex_);
+  return static_cast<int64_t>(runs_.size());
+}
+
+}  // namespace llmcap::plan::detail

@@ -1,0 +1,180 @@
+// The simulations a planning context shares between instance types that deploy alike
+// (plan/sim_cache.h): one run per key, the same rows as planning each type alone.
+#include "plan/sim_cache.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "plan/planner.h"
+#include "synthetic_catalog.h"
+#include "test_util.h"
+
+namespace llmcap::plan {
+namespace {
+
+using detail::simulation_key;
+using detail::SimulationCache;
+using testing::synthetic_gpu;
+using testing::synthetic_gpu_instance;
+
+FleetEvaluation evaluation_with_requests(int64_t n) {
+  FleetEvaluation e;
+  e.metrics.num_requests = n;
+  return e;
+}
+
+TEST(SimulationCache, RunsEachKeyOnceWhenThreadsAskAtOnce) {
+  SimulationCache cache;
+  std::atomic<int> runs{0};
+  std::vector<int64_t> got(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < got.size(); ++t) {
+    threads.emplace_back([&, t] {
+      got[t] = cache
+                   .get_or_run("same",
+                               [&] {
+                                 ++runs;
+                                 std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                                 return evaluation_with_requests(7);
+                               })
+                   .metrics.num_requests;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(runs.load(), 1);
+  EXPECT_THAT(got, ::testing::Each(7));
+  EXPECT_EQ(cache.num_run(), 1);
+  // Another key runs; an empty key is never shared.
+  cache.get_or_run("other", [&] { return ++runs, evaluation_with_requests(8); });
+  cache.get_or_run("", [&] { return ++runs, evaluation_with_requests(9); });
+  cache.get_or_run("", [&] { return ++runs, evaluation_with_requests(9); });
+  EXPECT_EQ(runs.load(), 4);
+  EXPECT_EQ(cache.num_run(), 2);
+}
+
+TEST(SimulationCache, ForgetsARunThatThrewSoTheNextAskerRunsIt) {
+  SimulationCache cache;
+  EXPECT_THROW(
+      cache.get_or_run("k", []() -> FleetEvaluation { throw Cancelled("planning cancelled"); }),
+      Cancelled);
+  EXPECT_EQ(cache.num_run(), 0);
+  EXPECT_EQ(cache.get_or_run("k", [] { return evaluation_with_requests(3); }).metrics.num_requests,
+            3);
+}
+
+/// One GPU type and its sizes of 1, 2 and 4 GPUs at the price of that many, and a GPU that
+/// differs only in bandwidth.
+model::Catalog family_catalog() {
+  model::Catalog c;
+  c.add_hardware(synthetic_gpu("g", int64_t{80} << 30, 2e12, 5e14));
+  c.add_hardware(synthetic_gpu("g-fast", int64_t{80} << 30, 3e12, 5e14));
+  c.add_instance(synthetic_gpu_instance("one", "g", 1, 1.0));
+  c.add_instance(synthetic_gpu_instance("one-big-host", "g", 1, 1.5));
+  c.add_instance(synthetic_gpu_instance("four", "g", 4, 4.0));
+  c.add_instance(synthetic_gpu_instance("fast", "g-fast", 1, 1.2));
+  return c;
+}
+
+Scenario family_scenario() {
+  Scenario s;
+  s.file = "test-scenario.json";
+  s.name = "test";
+  s.model_config = llmcap::testing::data_dir() / "models" / "llama-3.1-8b.json";
+  s.workload.kind = WorkloadSpec::Kind::kPoisson;
+  s.workload.path = std::filesystem::path(LLMCAP_TEST_DATA_DIR) / "lengths.csv";
+  s.workload.rate_per_s = 30.0;
+  s.workload.num_requests = 600;
+  s.slo.ttft_s = 2.0;
+  s.slo.tpot_s = 0.05;
+  s.seed = 3;
+  s.max_instances = 64;
+  return s;
+}
+
+TEST(SimulationKey, ReplicasThatDeployAlikeShareAKeyAndAnyDifferenceSeparatesThem) {
+  const model::Catalog catalog = family_catalog();
+  const Scenario sc = family_scenario();
+  const PlanSession session(sc, catalog, PlanOptions{});
+  const auto prepared = [&](const std::string& id) {
+    return session.prepare(catalog.instance(id, "test"), session.default_choice(id));
+  };
+  const PreparedType one = prepared("one");
+  const PreparedType host = prepared("one-big-host");
+  const PreparedType four = prepared("four");
+  const PreparedType fast = prepared("fast");
+  ASSERT_TRUE(one.ready() && host.ready() && four.ready() && fast.ready());
+  ASSERT_EQ(four.deployment.num_replicas, 4);  // tp 1: a replica per GPU
+  const auto key = [](const PreparedType& t, int64_t replicas, bool stop = false) {
+    return simulation_key(t.deployment, t.efficiency, t.choice.weight_format, t.fleet, replicas,
+                          stop);
+  };
+  // The same GPU on another host, and four single-GPU replicas of either type: one key.
+  EXPECT_EQ(key(one, 4), key(host, 4));
+  EXPECT_EQ(key(one, 4), key(four, 4));
+  EXPECT_NE(key(one, 4), key(one, 3));
+  EXPECT_NE(key(one, 4), key(one, 4, /*stop=*/true));
+  EXPECT_NE(key(one, 4), key(fast, 4));  // another bandwidth
+  // Each serving limit, the router and the weight format are part of the key.
+  PreparedType t = one;
+  t.fleet.serving.max_num_seqs += 1;
+  EXPECT_NE(key(t, 4), key(one, 4));
+  t = one;
+  t.fleet.serving.num_kv_blocks -= 1;
+  EXPECT_NE(key(t, 4), key(one, 4));
+  t = one;
+  t.fleet.router = sim::RouterKind::kRoundRobin;
+  EXPECT_NE(key(t, 4), key(one, 4));
+  t = one;
+  t.choice.weight_format = model::WeightFormat::kInt8;
+  EXPECT_NE(key(t, 4), key(one, 4));
+  t = one;
+  t.efficiency.step_overhead_s += 1e-6;
+  EXPECT_NE(key(t, 4), key(one, 4));
+  // Calibrated rates are not in the key: such a simulation is never shared.
+  t = one;
+  t.efficiency.calibrated = model::CalibratedEfficiency{};
+  EXPECT_EQ(key(t, 4), "");
+}
+
+TEST(SimulationKey, APlanOfAlikeTypesGivesTheRowsOfPlanningEachAlone) {
+  const model::Catalog catalog = family_catalog();
+  Scenario together = family_scenario();
+  together.candidates = {"one", "one-big-host", "four", "fast"};
+  PlanOptions options;
+  options.num_threads = 2;
+  const PlanResult all = plan(together, catalog, options);
+  ASSERT_EQ(all.rows.size(), 4u);
+  for (const PlanRow& row : all.rows) {
+    Scenario alone = family_scenario();
+    alone.candidates = {row.instance_type};
+    const PlanResult one = plan(alone, catalog, options);
+    ASSERT_EQ(one.rows.size(), 1u);
+    const PlanRow& expected = one.rows[0];
+    ASSERT_TRUE(expected.feasible) << expected.infeasible_reason;
+    EXPECT_EQ(row.num_instances, expected.num_instances) << row.instance_type;
+    EXPECT_EQ(row.num_simulations, expected.num_simulations) << row.instance_type;
+    EXPECT_EQ(row.metrics.ttft.p99_s, expected.metrics.ttft.p99_s) << row.instance_type;
+    EXPECT_EQ(row.metrics.tpot.p99_s, expected.metrics.tpot.p99_s) << row.instance_type;
+    EXPECT_EQ(row.metrics.itl.p99_s, expected.metrics.itl.p99_s) << row.instance_type;
+    EXPECT_EQ(row.usd_per_hour, expected.usd_per_hour) << row.instance_type;
+  }
+  // The three types on GPU "g" need the same replicas: "four" needs a quarter of the instances
+  // (rounded up) of "one".
+  const auto size_of = [&](const std::string& id) {
+    for (const PlanRow& r : all.rows) {
+      if (r.instance_type == id) return r.num_instances;
+    }
+    return int64_t{-1};
+  };
+  EXPECT_EQ(size_of("one"), size_of("one-big-host"));
+  EXPECT_EQ(size_of("four"), (size_of("one") + 3) / 4);
+}
+
+}  // namespace
+}  // namespace llmcap::plan
