@@ -83,17 +83,31 @@ SearchSpec parse_search_spec(const json& root, const std::filesystem::path& file
                     "chunk_sizes_tokens", "prune", "max_rate"},
                    "unknown field; known: ");
   spec.enabled = true;
-  if (s.has("tensor_parallel")) {
-    const json& tp = s.at("tensor_parallel");
+  // "search", or a list of degrees, read from `section`'s `key` into `search` / `degrees`.
+  const auto parse_tp = [](const Fields& section, const std::string& key, bool& search,
+                           std::vector<int>& degrees) {
+    const json& tp = section.at(key);
     if (tp.is_string() && tp.get<std::string>() == "search") {
-      spec.tp_search = true;
+      search = true;
     } else if (tp.is_array()) {
-      for (const int64_t d : positive_ints(s, "tensor_parallel")) {
-        spec.tp_degrees.push_back(static_cast<int>(std::min<int64_t>(d, 1 << 20)));
+      for (const int64_t d : positive_ints(section, key)) {
+        degrees.push_back(static_cast<int>(std::min<int64_t>(d, 1 << 20)));
       }
     } else {
-      s.fail("tensor_parallel", "\"search\" or a non-empty list of positive integers", s.shown(tp));
+      section.fail(key,
+                   "\"search\", a non-empty list of positive integers, or one of those per "
+                   "device kind ({\"gpu\": ..., \"cpu\": ...})",
+                   section.shown(tp));
     }
+  };
+  if (s.has("tensor_parallel") && s.at("tensor_parallel").is_object()) {
+    const Fields by_kind = s.object("tensor_parallel");
+    by_kind.only({"gpu", "cpu"});
+    spec.tp_by_kind = true;
+    if (by_kind.has("gpu")) parse_tp(by_kind, "gpu", spec.tp_search, spec.tp_degrees);
+    if (by_kind.has("cpu")) parse_tp(by_kind, "cpu", spec.cpu_tp_search, spec.cpu_tp_degrees);
+  } else if (s.has("tensor_parallel")) {
+    parse_tp(s, "tensor_parallel", spec.tp_search, spec.tp_degrees);
   }
   const auto parse_format = [](const std::string& n, const std::string& ctx) {
     return model::parse_weight_format(n, ctx);
@@ -327,9 +341,13 @@ TypeSearchResult search_type(const PlanSession& session, const model::InstanceTy
   out.device_kind = instance.kind;
   out.instance_usd_per_hour = instance.usd_per_hour;
   const ServingChoice base = session.default_choice(instance.id);
-  SearchSpec kind_spec = spec;  // the weight formats of this type's device kind
+  SearchSpec kind_spec = spec;  // the weight formats and degrees of this type's device kind
   if (spec.weight_formats_by_kind && instance.kind == model::DeviceKind::kCpu) {
     kind_spec.weight_formats = spec.cpu_weight_formats;
+  }
+  if (spec.tp_by_kind && instance.kind == model::DeviceKind::kCpu) {
+    kind_spec.tp_search = spec.cpu_tp_search;
+    kind_spec.tp_degrees = spec.cpu_tp_degrees;
   }
   const std::vector<ServingChoice> choices =
       search_configs(kind_spec, base, tp_options(instance, session.catalog(), session.model()));

@@ -24,6 +24,12 @@ struct SearchSpec {
   /// "tensor_parallel": [degrees] (>= 1, distinct): those the type allows (others are left
   /// out for that type). Empty and !tp_search: the scenario's rule per type.
   std::vector<int> tp_degrees;
+  /// "tensor_parallel": {"gpu": ..., "cpu": ...}: each kind's own choice, as above (a kind
+  /// missing from the object: the scenario's rule per type). tp_search and tp_degrees then
+  /// hold the GPU instances' choice, these the CPU instances'.
+  bool tp_by_kind = false;
+  bool cpu_tp_search = false;
+  std::vector<int> cpu_tp_degrees;
   /// "weight_formats": a list (every device kind), or {"gpu": [...], "cpu": [...]}; distinct.
   /// The GPU instances' list (every kind's when one list).
   std::vector<model::WeightFormat> weight_formats;

@@ -254,6 +254,34 @@ TEST(Search, EnumeratesConfigurationsInOrderSkippingInvalidOnes) {
   EXPECT_EQ(config_label(one[0]), "tp=auto bf16 continuous max_num_seqs=256");
 }
 
+TEST(Search, TensorParallelismMayDifferByDeviceKind) {
+  const model::Catalog catalog = two_type_catalog();
+  Scenario sc = small_scenario();
+  sc.search.weight_formats = {model::WeightFormat::kBf16};
+  sc.search.max_num_seqs = {64};
+  const auto degrees_of_two_gpu = [&](const Scenario& s) {
+    const SearchResult r = run_search(s, catalog, PlanOptions{});
+    std::vector<std::string> labels;
+    for (const TypeSearchResult& t : r.types) {
+      if (t.instance_type != "two-gpu") continue;
+      for (const ConfigResult& c : t.configs) labels.push_back(c.label.substr(0, 4));
+    }
+    return labels;
+  };
+  // GPUs search every degree (1 and 2), CPUs only 1: the GPU type tries both.
+  sc.search.tp_by_kind = true;
+  sc.search.tp_search = true;
+  sc.search.cpu_tp_search = false;
+  sc.search.cpu_tp_degrees = {1};
+  EXPECT_EQ(degrees_of_two_gpu(sc), (std::vector<std::string>{"tp=1", "tp=2"}));
+  // The other way round: the GPU type keeps degree 1 only.
+  sc.search.tp_search = false;
+  sc.search.tp_degrees = {1};
+  sc.search.cpu_tp_search = true;
+  sc.search.cpu_tp_degrees.clear();
+  EXPECT_EQ(degrees_of_two_gpu(sc), (std::vector<std::string>{"tp=1"}));
+}
+
 TEST(Pareto, KeepsExactlyTheUndominatedPoints) {
   // cost, p99 TTFT, p99 TPOT
   const std::vector<CostLatencyPoint> points = {
@@ -298,6 +326,13 @@ TEST(SearchSpecParser, ReadsEveryFieldAndDefaults) {
   EXPECT_FALSE(s.max_rate);
   const SearchSpec t = parse_search(R"({"search": {"tensor_parallel": "search"}})");
   EXPECT_TRUE(t.enabled && t.tp_search && t.prune && t.max_rate);
+  EXPECT_FALSE(t.tp_by_kind);
+  // One choice per device kind.
+  const SearchSpec k =
+      parse_search(R"({"search": {"tensor_parallel": {"gpu": "search", "cpu": [1]}}})");
+  EXPECT_TRUE(k.tp_by_kind && k.tp_search && !k.cpu_tp_search);
+  EXPECT_TRUE(k.tp_degrees.empty());
+  EXPECT_EQ(k.cpu_tp_degrees, (std::vector<int>{1}));
 
   const UncertaintySpec d = parse_uncertainty("{}");
   EXPECT_EQ(d.confidence, 0.95);
@@ -321,8 +356,15 @@ TEST(SearchSpecParser, RefusesBadInputWithTheFieldAndValue) {
             "s.json: field \"search.speed\": unknown field; known: tensor_parallel, "
             "weight_formats, batching, max_num_seqs, chunk_sizes_tokens, prune, max_rate");
   EXPECT_EQ(search_error(R"({"search": {"tensor_parallel": "auto"}})"),
-            "s.json: field \"search.tensor_parallel\": expected \"search\" or a non-empty list "
-            "of positive integers, got \"auto\"");
+            "s.json: field \"search.tensor_parallel\": expected \"search\", a non-empty list "
+            "of positive integers, or one of those per device kind ({\"gpu\": ..., \"cpu\": "
+            "...}), got \"auto\"");
+  EXPECT_EQ(search_error(R"({"search": {"tensor_parallel": {"cpu": "all"}}})"),
+            "s.json: field \"search.tensor_parallel.cpu\": expected \"search\", a non-empty "
+            "list of positive integers, or one of those per device kind ({\"gpu\": ..., "
+            "\"cpu\": ...}), got \"all\"");
+  EXPECT_THAT(search_error(R"({"search": {"tensor_parallel": {"tpu": [1]}}})"),
+              HasSubstr("field \"search.tensor_parallel.tpu\": unknown"));
   EXPECT_EQ(search_error(R"({"search": {"tensor_parallel": [1, 0]}})"),
             "s.json: field \"search.tensor_parallel[1]\": expected a positive integer, got 0");
   EXPECT_EQ(search_error(R"({"search": {"max_num_seqs": []}})"),
