@@ -4,57 +4,82 @@
 <context>
     <name>llmcap::gui::AnswerCard</name>
     <message>
-        <location filename="../answer_card.cpp" line="63"/>
+        <location filename="../answer_card.cpp" line="69"/>
+        <source>p99 %1 (%2% margin), the smallest fleet meeting the SLO</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="73"/>
+        <source>KV cache capacity: requests preempted for want of KV blocks (%1% margin)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="78"/>
+        <source>none, one instance suffices (%1% margin)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="87"/>
+        <source>The cheapest %1 fleet, %2 × %3 at %4/hour, costs %5× as much.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="96"/>
+        <source>No %1 instance type meets the SLO (reasons in the table).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="105"/>
         <source>&lt;b&gt;Answer:&lt;/b&gt; run a plan to see the recommended fleet.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="69"/>
+        <location filename="../answer_card.cpp" line="111"/>
         <source>&lt;b&gt;Answer:&lt;/b&gt; %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="72"/>
+        <location filename="../answer_card.cpp" line="114"/>
         <source>&lt;b&gt;Answer: %1 × %2&lt;/b&gt; (%3), %4</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="75"/>
+        <location filename="../answer_card.cpp" line="117"/>
         <source>%1/hour (%2), %3/month, %4/year</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="80"/>
+        <location filename="../answer_card.cpp" line="122"/>
         <source>; %1% range %2 to %3/hour</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="84"/>
+        <location filename="../answer_card.cpp" line="126"/>
         <source>no fleet</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="86"/>
+        <location filename="../answer_card.cpp" line="128"/>
         <source>Binding: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="88"/>
+        <location filename="../answer_card.cpp" line="130"/>
         <source>Runner-up: %1 × %2 at %3/hour</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="95"/>
+        <location filename="../answer_card.cpp" line="137"/>
         <source>Quick what-if: no analyses or search ran.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="98"/>
+        <location filename="../answer_card.cpp" line="140"/>
         <source>Before: %1 × %2 at %3/hour; change %4%5/hour</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="104"/>
+        <location filename="../answer_card.cpp" line="146"/>
         <source>Before: %1</source>
         <translation type="unfinished"></translation>
     </message>
@@ -860,132 +885,132 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="179"/>
+        <location filename="../scenario_panel.cpp" line="180"/>
         <source>Model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="180"/>
+        <location filename="../scenario_panel.cpp" line="181"/>
         <source>Open another config.json…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="181"/>
+        <location filename="../scenario_panel.cpp" line="182"/>
         <source>Workload</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="182"/>
+        <location filename="../scenario_panel.cpp" line="183"/>
         <source>Kind</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="184"/>
+        <location filename="../scenario_panel.cpp" line="185"/>
         <source>Trace file</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="184"/>
+        <location filename="../scenario_panel.cpp" line="185"/>
         <source>Length file</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="185"/>
+        <location filename="../scenario_panel.cpp" line="186"/>
         <source>Requests per second</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="186"/>
+        <location filename="../scenario_panel.cpp" line="187"/>
         <source>Duration (s)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="187"/>
+        <location filename="../scenario_panel.cpp" line="188"/>
         <source>Weibull shape</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="187"/>
+        <location filename="../scenario_panel.cpp" line="188"/>
         <source>CV of gaps</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="188"/>
+        <location filename="../scenario_panel.cpp" line="189"/>
         <source>Users</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="189"/>
+        <location filename="../scenario_panel.cpp" line="190"/>
         <source>Think time (s)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="190"/>
+        <location filename="../scenario_panel.cpp" line="191"/>
         <source>SLO (p99)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="191"/>
+        <location filename="../scenario_panel.cpp" line="192"/>
         <source>TTFT (s)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="192"/>
+        <location filename="../scenario_panel.cpp" line="193"/>
         <source>TPOT (s)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="193"/>
+        <location filename="../scenario_panel.cpp" line="194"/>
         <source>Candidate instance types and prices</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195"/>
+        <location filename="../scenario_panel.cpp" line="196"/>
         <source>Use</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195"/>
+        <location filename="../scenario_panel.cpp" line="196"/>
         <source>Instance type</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195"/>
+        <location filename="../scenario_panel.cpp" line="196"/>
         <source>Device</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195"/>
+        <location filename="../scenario_panel.cpp" line="196"/>
         <source>Price model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195"/>
+        <location filename="../scenario_panel.cpp" line="196"/>
         <source>USD/hour</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="254"/>
+        <location filename="../scenario_panel.cpp" line="255"/>
         <source>Scenario: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="312"/>
+        <location filename="../scenario_panel.cpp" line="313"/>
         <source>Source: %1 (as of %2)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="316"/>
+        <location filename="../scenario_panel.cpp" line="317"/>
         <source>No %1 price in the catalog</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="322"/>
+        <location filename="../scenario_panel.cpp" line="323"/>
         <source>Edited in llmcap-gui (as of %1)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="390"/>
+        <location filename="../scenario_panel.cpp" line="391"/>
         <source>Choose at least one instance type.</source>
         <translation type="unfinished"></translation>
     </message>

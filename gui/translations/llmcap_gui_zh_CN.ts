@@ -4,57 +4,82 @@
 <context>
     <name>llmcap::gui::AnswerCard</name>
     <message>
-        <location filename="../answer_card.cpp" line="63"/>
+        <location filename="../answer_card.cpp" line="69"/>
+        <source>p99 %1 (%2% margin), the smallest fleet meeting the SLO</source>
+        <translation>p99 %1（余量 %2%），满足 SLO 的最小集群</translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="73"/>
+        <source>KV cache capacity: requests preempted for want of KV blocks (%1% margin)</source>
+        <translation>KV 缓存容量：因缺少 KV 块而抢占请求（余量 %1%）</translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="78"/>
+        <source>none, one instance suffices (%1% margin)</source>
+        <translation>无，一个实例即可（余量 %1%）</translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="87"/>
+        <source>The cheapest %1 fleet, %2 × %3 at %4/hour, costs %5× as much.</source>
+        <translation>最便宜的 %1 集群为 %2 × %3，%4/小时，成本为推荐方案的 %5 倍。</translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="96"/>
+        <source>No %1 instance type meets the SLO (reasons in the table).</source>
+        <translation>没有 %1 实例类型满足 SLO（原因见表格）。</translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="105"/>
         <source>&lt;b&gt;Answer:&lt;/b&gt; run a plan to see the recommended fleet.</source>
         <translation>&lt;b&gt;答案：&lt;/b&gt;运行规划以查看推荐的集群。</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="69"/>
+        <location filename="../answer_card.cpp" line="111"/>
         <source>&lt;b&gt;Answer:&lt;/b&gt; %1</source>
         <translation>&lt;b&gt;答案：&lt;/b&gt;%1</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="72"/>
+        <location filename="../answer_card.cpp" line="114"/>
         <source>&lt;b&gt;Answer: %1 × %2&lt;/b&gt; (%3), %4</source>
         <translation>&lt;b&gt;答案：%1 × %2&lt;/b&gt;（%3），%4</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="75"/>
+        <location filename="../answer_card.cpp" line="117"/>
         <source>%1/hour (%2), %3/month, %4/year</source>
         <translation>%1/小时（%2），%3/月，%4/年</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="80"/>
+        <location filename="../answer_card.cpp" line="122"/>
         <source>; %1% range %2 to %3/hour</source>
         <translation>；%1% 区间 %2 至 %3/小时</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="84"/>
+        <location filename="../answer_card.cpp" line="126"/>
         <source>no fleet</source>
         <translation>无满足 SLO 的集群</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="86"/>
+        <location filename="../answer_card.cpp" line="128"/>
         <source>Binding: %1</source>
         <translation>约束：%1</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="88"/>
+        <location filename="../answer_card.cpp" line="130"/>
         <source>Runner-up: %1 × %2 at %3/hour</source>
         <translation>次优：%1 × %2，%3/小时</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="95"/>
+        <location filename="../answer_card.cpp" line="137"/>
         <source>Quick what-if: no analyses or search ran.</source>
         <translation>快速假设分析：未运行分析与配置搜索。</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="98"/>
+        <location filename="../answer_card.cpp" line="140"/>
         <source>Before: %1 × %2 at %3/hour; change %4%5/hour</source>
         <translation>此前：%1 × %2，%3/小时；变化 %4%5/小时</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="104"/>
+        <location filename="../answer_card.cpp" line="146"/>
         <source>Before: %1</source>
         <translation>此前：%1</translation>
     </message>
@@ -859,132 +884,132 @@
         <translation>CSV 文件 (*.csv);;所有文件 (*)</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="179"/>
+        <location filename="../scenario_panel.cpp" line="180"/>
         <source>Model</source>
         <translation>模型</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="180"/>
+        <location filename="../scenario_panel.cpp" line="181"/>
         <source>Open another config.json…</source>
         <translation>打开其他 config.json…</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="181"/>
+        <location filename="../scenario_panel.cpp" line="182"/>
         <source>Workload</source>
         <translation>工作负载</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="182"/>
+        <location filename="../scenario_panel.cpp" line="183"/>
         <source>Kind</source>
         <translation>类型</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="184"/>
+        <location filename="../scenario_panel.cpp" line="185"/>
         <source>Trace file</source>
         <translation>请求轨迹文件</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="184"/>
+        <location filename="../scenario_panel.cpp" line="185"/>
         <source>Length file</source>
         <translation>长度文件</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="185"/>
+        <location filename="../scenario_panel.cpp" line="186"/>
         <source>Requests per second</source>
         <translation>每秒请求数</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="186"/>
+        <location filename="../scenario_panel.cpp" line="187"/>
         <source>Duration (s)</source>
         <translation>时长（秒）</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="187"/>
+        <location filename="../scenario_panel.cpp" line="188"/>
         <source>Weibull shape</source>
         <translation>威布尔形状参数</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="187"/>
+        <location filename="../scenario_panel.cpp" line="188"/>
         <source>CV of gaps</source>
         <translation>到达间隔变异系数</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="188"/>
+        <location filename="../scenario_panel.cpp" line="189"/>
         <source>Users</source>
         <translation>用户数</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="189"/>
+        <location filename="../scenario_panel.cpp" line="190"/>
         <source>Think time (s)</source>
         <translation>思考时间（秒）</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="190"/>
+        <location filename="../scenario_panel.cpp" line="191"/>
         <source>SLO (p99)</source>
         <translation>SLO（p99）</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="191"/>
+        <location filename="../scenario_panel.cpp" line="192"/>
         <source>TTFT (s)</source>
         <translation>TTFT（秒）</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="192"/>
+        <location filename="../scenario_panel.cpp" line="193"/>
         <source>TPOT (s)</source>
         <translation>TPOT（秒）</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="193"/>
+        <location filename="../scenario_panel.cpp" line="194"/>
         <source>Candidate instance types and prices</source>
         <translation>候选实例类型与价格</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195"/>
+        <location filename="../scenario_panel.cpp" line="196"/>
         <source>Use</source>
         <translation>使用</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195"/>
+        <location filename="../scenario_panel.cpp" line="196"/>
         <source>Instance type</source>
         <translation>实例类型</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195"/>
+        <location filename="../scenario_panel.cpp" line="196"/>
         <source>Device</source>
         <translation>设备</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195"/>
+        <location filename="../scenario_panel.cpp" line="196"/>
         <source>Price model</source>
         <translation>计价模式</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195"/>
+        <location filename="../scenario_panel.cpp" line="196"/>
         <source>USD/hour</source>
         <translation>美元/小时</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="254"/>
+        <location filename="../scenario_panel.cpp" line="255"/>
         <source>Scenario: %1</source>
         <translation>场景：%1</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="312"/>
+        <location filename="../scenario_panel.cpp" line="313"/>
         <source>Source: %1 (as of %2)</source>
         <translation>来源：%1（截至 %2）</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="316"/>
+        <location filename="../scenario_panel.cpp" line="317"/>
         <source>No %1 price in the catalog</source>
         <translation>目录中没有 %1 价格</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="322"/>
+        <location filename="../scenario_panel.cpp" line="323"/>
         <source>Edited in llmcap-gui (as of %1)</source>
         <translation>已在 llmcap-gui 中修改（%1）</translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="390"/>
+        <location filename="../scenario_panel.cpp" line="391"/>
         <source>Choose at least one instance type.</source>
         <translation>请至少选择一种实例类型。</translation>
     </message>

@@ -5,6 +5,7 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChart>
+#include <QCoreApplication>
 #include <QEventLoop>
 #include <QHorizontalBarSeries>
 #include <QStandardItemModel>
@@ -223,6 +224,24 @@ TEST_F(GuiItems, EachWhatIfIsKeptUnderANameAndReopens) {
     EXPECT_EQ(cmp->index(r, 3).data().toLongLong(), at_three.at(type)) << type;
   }
   EXPECT_EQ(cmp->headerData(1, Qt::Horizontal).toString(), QStringLiteral("as opened: fleet"));
+}
+
+TEST_F(GuiItems, TheAnswerCardInChineseComposesThePlannersSentences) {
+  what_if();
+  const QString english = window_->answer_text();
+  ASSERT_TRUE(language_->set("zh_CN"));
+  QCoreApplication::processEvents();
+  const QString chinese = window_->answer_text();
+  ASSERT_TRUE(language_->set("en"));
+  QCoreApplication::processEvents();
+  EXPECT_EQ(window_->answer_text(), english);  // English keeps the planner's sentences
+  // The binding line and the other device kind's line, from the answer's fields.
+  EXPECT_NE(chinese.indexOf(QString::fromUtf8("约束：")), -1) << chinese.toStdString();
+  for (const char* planner_english : {"the smallest fleet meeting the SLO", "one instance suffices",
+                                      "preemption", "instance type meets the SLO", "costs"}) {
+    EXPECT_EQ(chinese.indexOf(QLatin1String(planner_english)), -1)
+        << planner_english << " in " << chinese.toStdString();
+  }
 }
 
 TEST(GuiTranslations, SimplifiedChineseHasNoUnfinishedEntry) {
