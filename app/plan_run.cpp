@@ -11,6 +11,7 @@
 #include "app/published.h"
 #include "app/tco_json.h"
 #include "plan/analysis.h"
+#include "plan/fleet_over_day.h"
 #include "plan/tco.h"
 
 namespace llmcap::app {
@@ -188,13 +189,17 @@ PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& base
     doc_row["annual_usd"] = t.annual_usd;
     doc_row["usd_per_million_output_tokens"] = t.usd_per_million_output_tokens;
     doc_row["price_model"] = t.price_model;
-    if (t.autoscaled) {
-      fleet_over_day.push_back({{"instance_type", row.instance_type},
-                                {"hourly_load_multiplier", t.hourly_multipliers},
-                                {"hourly_instances", t.hourly_instances},
-                                {"usd_per_day", t.usd_per_day},
-                                {"rule", t.autoscaling_rule}});
-    }
+    // Every costed row's fleet over the day (plan/fleet_over_day.h): autoscaled, or the
+    // instances each hour's load needs while the planned fleet is billed all day.
+    const plan::FleetOverDay f = plan::fleet_over_day(row, scenario, run.result.workload, &t);
+    fleet_over_day.push_back(
+        {{"instance_type", f.instance_type},
+         {"hourly_load_multiplier", f.hourly_load_multiplier},
+         {"hourly_instances", f.hourly_instances},
+         {"usd_per_day", t.autoscaled ? t.usd_per_day : t.usd_per_hour * t.hours_per_day},
+         {"autoscaled", f.autoscaled},
+         {"origin", f.origin},
+         {"rule", f.rule}});
     tco_rows.push_back(t);
     run.tco.back() = std::move(t);
   }

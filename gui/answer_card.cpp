@@ -56,6 +56,48 @@ void AnswerCard::clear() {
 
 QString AnswerCard::text() const { return label_->text(); }
 
+bool AnswerCard::has_translation(const char* source) { return tr(source) != QLatin1String(source); }
+
+QString AnswerCard::binding_text(const plan::Answer& a) {
+  // The planner writes this sentence in English (plan/ has no Qt); a translation is composed
+  // from the answer's fields instead, and English keeps the planner's own, fuller sentence.
+  const int margin = static_cast<int>(std::lround(100 * a.binding_margin));
+  const QString metric =
+      a.binding_constraint == "ttft" ? QStringLiteral("TTFT") : QStringLiteral("TPOT");
+  if ((a.binding_constraint == "tpot" || a.binding_constraint == "ttft") &&
+      has_translation("p99 %1 (%2% margin), the smallest fleet meeting the SLO")) {
+    return tr("p99 %1 (%2% margin), the smallest fleet meeting the SLO").arg(metric).arg(margin);
+  }
+  if (a.binding_constraint == "kv_capacity" &&
+      has_translation("KV cache capacity: requests preempted for want of KV blocks (%1% margin)")) {
+    return tr("KV cache capacity: requests preempted for want of KV blocks (%1% margin)")
+        .arg(margin);
+  }
+  if (a.binding_constraint == "none" &&
+      has_translation("none, one instance suffices (%1% margin)")) {
+    return tr("none, one instance suffices (%1% margin)").arg(margin);
+  }
+  return q(a.binding_text);
+}
+
+QString AnswerCard::other_kind_text(const plan::Answer& a) {
+  const QString kind = a.other_kind == "cpu" ? QStringLiteral("CPU") : QStringLiteral("GPU");
+  if (a.other_kind_cheapest &&
+      has_translation("The cheapest %1 fleet, %2 × %3 at %4/hour, costs %5× as much.")) {
+    return tr("The cheapest %1 fleet, %2 × %3 at %4/hour, costs %5× as much.")
+        .arg(kind)
+        .arg(a.other_kind_cheapest->num_instances)
+        .arg(q(a.other_kind_cheapest->instance_type),
+             money(a.currency, a.other_kind_cheapest->cost_per_hour))
+        .arg(a.other_kind_cost_ratio, 0, 'f', 1);
+  }
+  if (!a.other_kind_cheapest &&
+      has_translation("No %1 instance type meets the SLO (reasons in the table).")) {
+    return tr("No %1 instance type meets the SLO (reasons in the table).").arg(kind);
+  }
+  return q(a.other_kind_text);
+}
+
 void AnswerCard::retranslate() { render(); }
 
 void AnswerCard::render() {
@@ -83,14 +125,14 @@ void AnswerCard::render() {
                        a.cost_per_hour_high > 0 ? money(a.currency, a.cost_per_hour_high)
                                                 : tr("no fleet"));
     }
-    html += "<br>" + tr("Binding: %1").arg(q(a.binding_text));
+    html += "<br>" + tr("Binding: %1").arg(binding_text(a));
     if (a.runner_up) {
       html += "<br>" + tr("Runner-up: %1 × %2 at %3/hour")
                            .arg(a.runner_up->num_instances)
                            .arg(q(a.runner_up->instance_type),
                                 money(a.currency, a.runner_up->cost_per_hour));
     }
-    if (!a.other_kind_text.empty()) html += "<br>" + q(a.other_kind_text);
+    if (!a.other_kind_text.empty()) html += "<br>" + other_kind_text(a);
   }
   if (!full_run_) html += "<br><i>" + tr("Quick what-if: no analyses or search ran.") + "</i>";
   if (before_ && before_->feasible && a.feasible) {

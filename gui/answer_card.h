@@ -31,6 +31,12 @@ class AnswerCard : public QFrame {
 
  private:
   void render();
+  /// The planner's English sentences (Answer::binding_text, other_kind_text), or, where the
+  /// language translates it, one composed from the answer's fields.
+  static QString binding_text(const plan::Answer& a);
+  static QString other_kind_text(const plan::Answer& a);
+  /// Whether the current language translates `source` (English does not).
+  static bool has_translation(const char* source);
 
   QLabel* label_;
   std::optional<plan::Answer> answer_;

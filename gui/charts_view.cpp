@@ -10,7 +10,10 @@
 #include <QHBarModelMapper>
 #include <QHorizontalBarSeries>
 #include <QLabel>
+#include <QLegend>
+#include <QLegendMarker>
 #include <QLineSeries>
+#include <QPen>
 #include <QSortFilterProxyModel>
 #include <QToolTip>
 #include <QVBarModelMapper>
@@ -56,13 +59,21 @@ ChartsView::ChartsView(ResultsModel* results, QWidget* parent)
     chart->setMargins(QMargins(4, 4, 4, 4));
     views_[i] = new QChartView(chart, this);  // the view owns the chart
     views_[i]->setRenderHint(QPainter::Antialiasing);
-    views_[i]->setMinimumSize(280, 220);
+    views_[i]->setMinimumSize(180, 170);
   }
   // Cost by instance type: bars read the results model's USD/hour column.
   {
     QChart* chart = views_[kCostByType]->chart();
     auto* series = new QHorizontalBarSeries(chart);
-    auto* columns = new ColumnsProxy(results_, {ResultsModel::kUsdPerHour}, series);
+    // Read top down: cheapest first, infeasible last (their sort value is +infinity), as the
+    // table sorts. A horizontal bar chart draws its first row at the bottom, so the rows are
+    // in descending order.
+    bar_order_ = new QSortFilterProxyModel(this);
+    bar_order_->setSourceModel(results_);
+    bar_order_->setSortRole(ResultsModel::kSortRole);
+    bar_order_->setDynamicSortFilter(true);
+    bar_order_->sort(ResultsModel::kUsdPerHour, Qt::DescendingOrder);
+    auto* columns = new ColumnsProxy(bar_order_, {ResultsModel::kUsdPerHour}, series);
     auto* mapper = new QVBarModelMapper(series);
     mapper->setFirstBarSetColumn(0);  // the USD/hour column
     mapper->setLastBarSetColumn(0);
@@ -82,8 +93,10 @@ ChartsView::ChartsView(ResultsModel* results, QWidget* parent)
     series->attachAxis(categories);
     series->attachAxis(values);
     connect(series, &QHorizontalBarSeries::hovered, this, [this](bool on, int index, QBarSet*) {
-      if (!on || index < 0 || index >= results_->rowCount()) return;
-      const ResultRow& r = results_->rows()[static_cast<size_t>(index)];
+      if (!on || index < 0 || index >= bar_order_->rowCount()) return;
+      const int source_row = bar_order_->mapToSource(bar_order_->index(index, 0)).row();
+      if (source_row < 0) return;
+      const ResultRow& r = results_->rows()[static_cast<size_t>(source_row)];
       QToolTip::showText(QCursor::pos(),
                          r.feasible ? tr("%1: %2 instances, %3 USD/hour")
                                           .arg(QString::fromStdString(r.instance_type))
@@ -100,6 +113,17 @@ ChartsView::ChartsView(ResultsModel* results, QWidget* parent)
     auto* y = new QValueAxis(chart);
     chart->addAxis(x, Qt::AlignBottom);
     chart->addAxis(y, Qt::AlignLeft);
+  }
+  {
+    QChart* chart = views_[kLatencyCdf]->chart();
+    slo_line_ = new QLineSeries(chart);
+    QPen pen(QColor(200, 30, 30));
+    pen.setStyle(Qt::DashLine);
+    pen.setWidthF(1.5);
+    slo_line_->setPen(pen);
+    chart->addSeries(slo_line_);
+    slo_line_->attachAxis(value_axis(chart, Qt::Horizontal));
+    slo_line_->attachAxis(value_axis(chart, Qt::Vertical));
   }
   cdf_metric_ = new QComboBox(this);
   cdf_metric_->addItem(QString(), "ttft");
@@ -146,7 +170,10 @@ ChartsView::ChartsView(ResultsModel* results, QWidget* parent)
   connect(cdf_metric_, &QComboBox::activated, this, [this] {
     analysis_cdf_ = false;
     rebuild_cdf_from_table();
+    update_slo_line();
   });
+  connect(bar_order_, &QAbstractItemModel::layoutChanged, this, [this] { rebuild_bar_axis(); });
+  connect(bar_order_, &QAbstractItemModel::modelReset, this, [this] { rebuild_bar_axis(); });
   retranslateUi();
 }
 
@@ -158,16 +185,16 @@ void ChartsView::changeEvent(QEvent* event) {
 }
 
 void ChartsView::update_titles() {
-  views_[kCostByType]->chart()->setTitle(
-      tr("Fleet cost by instance type (USD/hour; ✗ infeasible, reason in the table)"));
+  views_[kCostByType]->chart()->setTitle(tr("Fleet cost (USD/hour; ✗ infeasible)"));
   views_[kCostVsLoad]->chart()->setTitle(
       cost_vs_load_.rowCount() > 0
           ? tr("Fleet cost against load (USD/hour)")
           : tr("Fleet cost against load (USD/hour): each load planned adds a point"));
   views_[kLatencyCdf]->chart()->setTitle(tr("Latency CDF (fraction of requests)"));
   views_[kFleetOverDay]->chart()->setTitle(
-      fleet_over_day_.rowCount() > 0 ? tr("Fleet size over the day (instances)")
-                                     : tr("Fleet size over the day: not in this run's analysis"));
+      fleet_over_day_.rowCount() > 0
+          ? tr("Fleet size over the day (%n cheapest types)", "", kFleetSeriesShown)
+          : tr("Fleet size over the day: shown after a run"));
 }
 
 void ChartsView::retranslateUi() {
@@ -182,13 +209,16 @@ void ChartsView::retranslateUi() {
   if (auto* x = value_axis(views_[kFleetOverDay]->chart(), Qt::Horizontal))
     x->setTitleText(tr("hour of day"));
   rebuild_bar_axis();
+  update_slo_line();
 }
 
 void ChartsView::rebuild_bar_axis() {
   QChart* chart = views_[kCostByType]->chart();
   QStringList labels;
   double max_cost = 0;
-  for (const ResultRow& r : results_->rows()) {
+  for (int i = 0; i < bar_order_->rowCount(); ++i) {
+    const int source_row = bar_order_->mapToSource(bar_order_->index(i, 0)).row();
+    const ResultRow& r = results_->rows()[static_cast<size_t>(source_row)];
     QString label = QString::fromStdString(r.instance_type);
     if (r.state != ResultRow::State::kPending && !r.feasible) label += QStringLiteral(" ✗");
     labels << label;
@@ -296,19 +326,24 @@ void ChartsView::fit_axes(int chart_index, PointsModel* points) {
     return;
   }
   if (chart_index == kLatencyCdf) {
+    x1 = std::max(x1, slo_line_s());  // the SLO line stays in view
     x->setRange(0, x1 > 0 ? x1 * 1.05 : 1);
     y->setRange(0, 1);
   } else {
     x->setRange(chart_index == kFleetOverDay ? 0 : x0 * 0.9,
-                chart_index == kFleetOverDay ? 23 : x1 * 1.05 + (x1 == x0 ? 0.1 : 0));
+                chart_index == kFleetOverDay ? 24 : x1 * 1.05 + (x1 == x0 ? 0.1 : 0));
     if (chart_index == kCostVsLoad) {
-      x->setLabelFormat("%.2f");
-      x->setTickCount(x1 > x0 ? 5 : 3);
+      x->setLabelFormat("%.1f");
+      x->setTickCount(x1 > x0 ? 4 : 3);
     }
     y->setRange(0, y1 > 0 ? y1 * 1.1 : 1);
   }
   y->applyNiceNumbers();
-  if (chart_index == kFleetOverDay) x->setTickCount(7);
+  if (chart_index == kFleetOverDay) {
+    x->setLabelFormat("%.0f");
+    x->setTickCount(5);  // 0, 6, 12, 18, 24 h
+    y->setLabelFormat("%.0f");
+  }
 }
 
 bool ChartsView::show_analysis(const nlohmann::json& document) {
@@ -343,7 +378,9 @@ bool ChartsView::show_analysis(const nlohmann::json& document) {
   }
   if (a.contains("fleet_over_day") && a["fleet_over_day"].is_array()) {
     fleet_over_day_.clear();
+    analysis_fleet_ = true;
     for (const nlohmann::json& s : a["fleet_over_day"]) {
+      if (!fleet_shown(s.value("instance_type", std::string()))) continue;
       std::vector<std::pair<double, double>> pts;
       const nlohmann::json& h = s.value("hourly_instances", nlohmann::json::array());
       for (size_t i = 0; i < h.size(); ++i) {
@@ -360,8 +397,61 @@ void ChartsView::clear_analysis() {
   if (analysis_load_) cost_vs_load_.clear();
   analysis_load_ = false;
   analysis_cdf_ = false;
+  analysis_fleet_ = false;
   fleet_over_day_.clear();
   rebuild_cdf_from_table();
+}
+
+bool ChartsView::fleet_shown(const std::string& instance_type) const {
+  int num_feasible = 0;
+  for (int i = bar_order_->rowCount() - 1; i >= 0 && num_feasible < kFleetSeriesShown; --i) {
+    const int source_row = bar_order_->mapToSource(bar_order_->index(i, 0)).row();
+    const ResultRow& r = results_->rows()[static_cast<size_t>(source_row)];
+    if (!r.feasible) continue;
+    ++num_feasible;
+    if (r.instance_type == instance_type) return true;
+  }
+  return num_feasible == 0;  // nothing to rank by (no rows yet): every series shows
+}
+
+void ChartsView::show_fleet_over_day(const std::vector<plan::FleetOverDay>& fleets) {
+  fleet_over_day_.clear();  // a newer answer than any document shown
+  analysis_fleet_ = false;
+  for (const plan::FleetOverDay& f : fleets) {
+    if (!fleet_shown(f.instance_type)) continue;
+    std::vector<std::pair<double, double>> pts;
+    for (size_t h = 0; h < f.hourly_instances.size(); ++h) {
+      pts.emplace_back(static_cast<double>(h), static_cast<double>(f.hourly_instances[h]));
+    }
+    fleet_over_day_.set_series(QString::fromStdString(f.instance_type), pts);
+  }
+}
+
+void ChartsView::set_slo(double ttft_p99_s, double tpot_p99_s) {
+  slo_ttft_p99_s_ = ttft_p99_s;
+  slo_tpot_p99_s_ = tpot_p99_s;
+  update_slo_line();
+}
+
+double ChartsView::slo_line_s() const {
+  return slo_line_->count() > 0 ? slo_line_->at(0).x() : 0.0;
+}
+
+QAbstractItemModel* ChartsView::bar_order() const { return bar_order_; }
+
+void ChartsView::update_slo_line() {
+  const double bound =
+      cdf_metric_->currentData().toString() == "ttft" ? slo_ttft_p99_s_ : slo_tpot_p99_s_;
+  slo_line_->clear();
+  if (bound > 0) {
+    slo_line_->append(bound, 0.0);
+    slo_line_->append(bound, 1.0);
+  }
+  slo_line_->setName(bound > 0 ? tr("p99 SLO %1 s").arg(bound, 0, 'g', 3) : QString());
+  if (QLegend* legend = views_[kLatencyCdf]->chart()->legend()) {
+    for (QLegendMarker* m : legend->markers(slo_line_)) m->setVisible(bound > 0);
+  }
+  fit_axes(kLatencyCdf, &latency_cdf_);
 }
 
 void ChartsView::add_load_point(double load_multiplier) {

@@ -155,7 +155,8 @@ void MainWindow::build_ui() {
   auto* scroll = new QScrollArea(this);
   scroll->setWidget(panel_);
   scroll->setWidgetResizable(true);
-  scroll->setMinimumWidth(470);
+  // Narrow enough for a 1366 px wide screen beside the what-if tab (docs/gui.md).
+  scroll->setMinimumWidth(340);
   panel_dock_ = new QDockWidget(this);
   panel_dock_->setObjectName("scenario_dock");
   panel_dock_->setWidget(scroll);
@@ -270,7 +271,7 @@ void MainWindow::build_ui() {
   split->addWidget(charts_);
   split->setStretchFactor(0, 2);
   split->setStretchFactor(1, 3);
-  split->setSizes({340, 560});
+  split->setSizes({300, 500});
   layout->addWidget(split, 1);
   tabs_->addTab(what_if, QString());
 
@@ -375,6 +376,12 @@ void MainWindow::build_ui() {
     show_document(doc);
     tabs_->setCurrentIndex(0);
   });
+  connect(runs_, &RunsView::whatIfOpenRequested, this,
+          [this](const QString& name, const nlohmann::json& doc) {
+            show_document(doc, /*what_if=*/true);
+            tabs_->setCurrentIndex(0);
+            show_status(tr("Opened the what-if \"%1\"").arg(name), false);
+          });
   connect(calibration_, &CalibrationView::planProfileChanged, this,
           [this](std::shared_ptr<const model::CalibrationProfile> p) {
             calibration_profile_ = std::move(p);
@@ -407,6 +414,7 @@ void MainWindow::build_menus() {
   export_pdf_ = export_menu_->addAction(QString(), this, [this] { export_dialog("pdf"); });
   export_html_ = export_menu_->addAction(QString(), this, [this] { export_dialog("html"); });
   export_csv_ = export_menu_->addAction(QString(), this, [this] { export_dialog("csv"); });
+  export_xlsx_ = export_menu_->addAction(QString(), this, [this] { export_dialog("xlsx"); });
   file_menu_->addSeparator();
   quit_action_ = file_menu_->addAction(QString(), this, [this] { close(); });
   quit_action_->setShortcut(QKeySequence::Quit);
@@ -470,7 +478,9 @@ void MainWindow::retranslateUi() {
     price_combo_->setItemText(i, it != price_names.end() ? it->second : key);
   }
   run_button_->setText(tr("Run full plan"));
-  analysis_check_->setText(tr("with analyses (cost against load, CDFs, day)"));
+  analysis_check_->setText(tr("with analyses"));
+  analysis_check_->setToolTip(
+      tr("Also run the analyses: cost against load, latency CDFs, search, uncertainty"));
   file_menu_->setTitle(tr("&File"));
   open_action_->setText(tr("&Open scenario…"));
   recent_menu_->setTitle(tr("Recent files"));
@@ -480,6 +490,7 @@ void MainWindow::retranslateUi() {
   export_pdf_->setText(tr("PDF…"));
   export_html_->setText(tr("HTML…"));
   export_csv_->setText(tr("CSV…"));
+  export_xlsx_->setText(tr("Excel workbook (XLSX)…"));
   quit_action_->setText(tr("&Quit"));
   run_menu_->setTitle(tr("&Run"));
   run_action_->setText(tr("Run full plan"));
@@ -517,6 +528,7 @@ bool MainWindow::open_scenario(const QString& path) {
   }
   draft_ = next;
   good_draft_ = next;
+  opened_draft_ = next;
   ran_draft_ = ScenarioDraft();
   last_sizes_.clear();
   last_costs_.clear();
@@ -639,6 +651,8 @@ void MainWindow::request_what_if(ScenarioPanel::Field field) {
   input.num_threads = options_.num_threads;
   input.requested_at = requested_at_;
   submit(false, false);
+  // Classes carry their own SLOs: the scenario-level bounds are then 0 and no line is drawn.
+  charts_->set_slo(scenario->slo.ttft_s, scenario->slo.tpot_s);
   if (!export_cancelled.isEmpty()) show_status(export_cancelled, true);
   controller_->submit(std::move(input));
 }
@@ -661,6 +675,7 @@ bool MainWindow::run_full(bool analysis) {
   input.num_threads = options_.num_threads;
   input.requested_at = requested_at_;
   submit(true, analysis);
+  charts_->set_slo(scenario->slo.ttft_s, scenario->slo.tpot_s);
   controller_->submit(std::move(input));
   return true;
 }
@@ -800,6 +815,8 @@ void MainWindow::on_finished(const PlanOutcome& outcome) {
                 false);
   } else {
     charts_->add_load_point(outcome.load_multiplier);
+    charts_->show_fleet_over_day(outcome.fleet_over_day);
+    keep_what_if(outcome);
     show_status(tr("What-if at load %1×: first row after %2 s, all %3 rows after %4 s "
                    "(%5 simulations)")
                         .arg(t.load_multiplier, 0, 'f', 2)
@@ -848,7 +865,7 @@ void MainWindow::set_price_model(const QString& name) {
 
 QString MainWindow::answer_text() const { return answer_card_->text(); }
 
-void MainWindow::show_document(const nlohmann::json& document) {
+void MainWindow::show_document(const nlohmann::json& document, bool what_if) {
   // Rows from the document's results (the same figures the run stored).
   std::vector<std::string> ids, kinds;
   const nlohmann::json& results = document.value("results", nlohmann::json::array());
@@ -893,11 +910,11 @@ void MainWindow::show_document(const nlohmann::json& document) {
                                 : std::string();
     results_->set_row(row);
   }
-  last_document_ = std::make_shared<const nlohmann::json>(document);
+  if (!what_if) last_document_ = std::make_shared<const nlohmann::json>(document);
   answer_card_->clear();
   if (document.contains("answer") && document["answer"].is_object()) {
     try {
-      answer_card_->show_answer(app::answer_from_json(document["answer"]), true);
+      answer_card_->show_answer(app::answer_from_json(document["answer"]), !what_if);
     } catch (const nlohmann::json::exception&) {
       // A stored run of another shape: the card stays empty.
     }

@@ -97,8 +97,15 @@ class MainWindow : public QMainWindow {
   /// before then cancels the export (said in the status bar). False when nothing could start.
   bool export_current(const QString& path, const QString& format);
   bool export_pending() const { return pending_export_.has_value(); }
-  /// Opens a stored run document into the table and charts.
-  void show_document(const nlohmann::json& document);
+  /// Opens a stored run document into the table and charts; `what_if`: a kept what-if of
+  /// this session (RunsView::keep_what_if), whose answer is a what-if's and which is not what
+  /// Export writes.
+  void show_document(const nlohmann::json& document, bool what_if = false);
+  /// The name a what-if of the current inputs is kept under: what differs from the scenario as
+  /// opened ("load 2.00×, int4, reserved_1y"), or "as opened".
+  QString what_if_name() const;
+  /// Keeps a finished what-if in the Runs tab under what_if_name().
+  void keep_what_if(const PlanOutcome& outcome);
 
   ResultsModel* results() { return results_; }
   QSortFilterProxyModel* sorted_results() { return sorted_; }
@@ -149,7 +156,9 @@ class MainWindow : public QMainWindow {
   Language* language_;
   std::shared_ptr<const model::Catalog> catalog_;  ///< as loaded from data_dir
   ScenarioDraft draft_;
-  ScenarioDraft good_draft_;       ///< last draft that validated
+  ScenarioDraft good_draft_;
+  ScenarioDraft opened_draft_;     ///< as opened: what-if names say what differs from it       ///<
+                                   ///< last draft that validated
   ScenarioDraft submitted_draft_;  ///< the draft of the run in progress
   ScenarioDraft ran_draft_;        ///< the draft of the last answer shown (empty: none)
   std::shared_ptr<const model::CalibrationProfile> calibration_profile_;
@@ -218,6 +227,7 @@ class MainWindow : public QMainWindow {
   QAction* store_action_;
   QAction* export_pdf_;
   QAction* export_html_;
+  QAction* export_xlsx_ = nullptr;
   QAction* export_csv_;
   QAction* lang_en_;
   QAction* lang_zh_;

@@ -155,6 +155,12 @@ PlanOutcome PlanWorker::run_what_if(const PlanInput& input) {
           to_result_row(result.rows[i], result.tco[i] ? &*result.tco[i] : nullptr));
     }
     outcome.num_simulations = result.num_simulations;
+    for (size_t i = 0; i < result.rows.size(); ++i) {
+      if (!result.rows[i].feasible || result.rows[i].num_instances < 1) continue;
+      outcome.fleet_over_day.push_back(
+          plan::fleet_over_day(result.rows[i], input.scenario, result.workload,
+                               result.tco[i] ? &*result.tco[i] : nullptr));
+    }
     plan::PlanResult as_plan;
     as_plan.rows = result.rows;
     std::vector<plan::TcoRow> tco;

@@ -22,6 +22,7 @@
 #include "model/calibration.h"
 #include "model/hardware.h"
 #include "plan/answer.h"
+#include "plan/fleet_over_day.h"
 #include "plan/planner.h"
 #include "plan/scenario.h"
 #include "plan/tco.h"
@@ -86,6 +87,9 @@ struct PlanOutcome {
   /// The answer (plan/answer.h): a full run's, or a what-if's from its rows and their TCO
   /// (no analyses, no search). Null when the run failed or was cancelled.
   std::shared_ptr<const plan::Answer> answer;
+  /// What-if runs: each costed feasible row's fleet over the day (plan::fleet_over_day), in
+  /// row order. Full runs carry it in the document's analysis.fleet_over_day instead.
+  std::vector<plan::FleetOverDay> fleet_over_day;
   int64_t num_simulations = 0;
   double load_multiplier = 1.0;
   double first_row_s = 0;  ///< requested_at to the first row emitted, seconds

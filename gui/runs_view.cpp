@@ -1,6 +1,9 @@
 #include "gui/runs_view.h"
 
+#include <QDateTime>
 #include <QEvent>
+#include <QFileInfo>
+#include <QFileSystemWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -8,6 +11,7 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <exception>
 #include <map>
@@ -34,7 +38,8 @@ QStandardItem* number_item(const nlohmann::json& row, const char* key) {
 
 }  // namespace
 
-RunsView::RunsView(QWidget* parent) : QWidget(parent), runs_(this), compare_(this) {
+RunsView::RunsView(QWidget* parent)
+    : QWidget(parent), runs_(this), compare_(this), what_ifs_(this) {
   auto* layout = new QVBoxLayout(this);
   auto* top = new QHBoxLayout;
   refresh_button_ = new QPushButton(this);
@@ -63,23 +68,62 @@ RunsView::RunsView(QWidget* parent) : QWidget(parent), runs_(this), compare_(thi
   compare_view_->setModel(&compare_);
   compare_view_->verticalHeader()->hide();
   compare_view_->horizontalHeader()->setStretchLastSection(true);
+  auto* what_ifs_box = new QWidget(split);
+  auto* what_ifs_layout = new QVBoxLayout(what_ifs_box);
+  what_ifs_layout->setContentsMargins(0, 0, 0, 0);
+  what_ifs_label_ = new QLabel(what_ifs_box);
+  what_ifs_view_ = new QTableView(what_ifs_box);
+  what_ifs_view_->setModel(&what_ifs_);
+  what_ifs_view_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  what_ifs_view_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  what_ifs_view_->verticalHeader()->hide();
+  what_ifs_view_->horizontalHeader()->setStretchLastSection(true);
+  what_ifs_layout->addWidget(what_ifs_label_);
+  what_ifs_layout->addWidget(what_ifs_view_, 1);
   split->addWidget(runs_view_);
+  split->addWidget(what_ifs_box);
   split->addWidget(compare_view_);
   layout->addWidget(split, 1);
 
+  // Live: a run stored by this window or another process shows without a click.
+  watcher_ = new QFileSystemWatcher(this);
+  connect(watcher_, &QFileSystemWatcher::fileChanged, this, [this] { check_for_changes(); });
+  connect(watcher_, &QFileSystemWatcher::directoryChanged, this, [this] { check_for_changes(); });
+  poll_timer_ = new QTimer(this);
+  poll_timer_->setInterval(kPollMs);
+  connect(poll_timer_, &QTimer::timeout, this, [this] { check_for_changes(); });
+  poll_timer_->start();
   connect(refresh_button_, &QPushButton::clicked, this, [this] { refresh(); });
   connect(open_button_, &QPushButton::clicked, this, [this] {
     const std::vector<int64_t> ids = selected_ids();
-    if (!ids.empty()) open(ids.front());
+    const std::vector<int> what_ifs = selected_what_ifs();
+    if (!ids.empty()) {
+      open(ids.front());
+    } else if (!what_ifs.empty()) {
+      open_what_if(what_ifs.front());
+    }
   });
   connect(compare_button_, &QPushButton::clicked, this, [this] {
     const std::vector<int64_t> ids = selected_ids();
-    if (ids.size() != 2) {
-      show_error(tr("Select two runs to compare."));
-      return;
+    const std::vector<int> what_ifs = selected_what_ifs();
+    if (ids.size() == 2 && what_ifs.empty()) {
+      compare(ids[1], ids[0]);  // older first
+    } else if (what_ifs.size() == 2 && ids.empty()) {
+      compare_what_ifs(what_ifs[1], what_ifs[0]);  // older first
+    } else if (ids.size() == 1 && what_ifs.size() == 1) {
+      try {
+        compare_documents(tr("run %1").arg(ids[0]), load_run_document(ids[0]),
+                          kept_[static_cast<size_t>(what_ifs[0])].first,
+                          kept_[static_cast<size_t>(what_ifs[0])].second);
+      } catch (const std::exception& e) {
+        show_error(QString::fromStdString(e.what()));
+      }
+    } else {
+      show_error(tr("Select two runs or what-ifs to compare."));
     }
-    compare(ids[1], ids[0]);  // older first
   });
+  connect(what_ifs_view_, &QTableView::doubleClicked, this,
+          [this](const QModelIndex& i) { open_what_if(i.row()); });
   retranslateUi();
 }
 
@@ -96,10 +140,12 @@ void RunsView::retranslateUi() {
   runs_.setHorizontalHeaderLabels(
       {tr("Run"), tr("Kind"), tr("Name"), tr("Created (UTC)"), tr("Summary")});
   compare_.setHorizontalHeaderLabels(
-      {tr("Instance type"), tr("Run %1: fleet").arg(compare_a_),
-       tr("Run %1: USD/hour").arg(compare_a_), tr("Run %1: fleet").arg(compare_b_),
-       tr("Run %1: USD/hour").arg(compare_b_), tr("Run %1: reason").arg(compare_a_),
-       tr("Run %1: reason").arg(compare_b_)});
+      {tr("Instance type"), tr("%1: fleet").arg(compare_a_), tr("%1: USD/hour").arg(compare_a_),
+       tr("%1: fleet").arg(compare_b_), tr("%1: USD/hour").arg(compare_b_),
+       tr("%1: reason").arg(compare_a_), tr("%1: reason").arg(compare_b_)});
+  what_ifs_label_->setText(
+      tr("What-ifs of this session (kept until the window closes, not in the database):"));
+  what_ifs_.setHorizontalHeaderLabels({tr("What-if"), tr("Answer"), tr("USD/hour")});
 }
 
 void RunsView::show_error(const QString& message) {
@@ -119,7 +165,35 @@ std::vector<int64_t> RunsView::selected_ids() const {
   return ids;
 }
 
+QString RunsView::database_signature() const {
+  const QString db = QString::fromStdString(database_path().string());
+  QString signature;
+  for (const QString& path : {db, db + QStringLiteral("-wal")}) {
+    const QFileInfo f(path);
+    if (!f.exists()) continue;
+    signature += QString::number(f.size()) + QLatin1Char('@') +
+                 QString::number(f.lastModified().toMSecsSinceEpoch()) + QLatin1Char(';');
+  }
+  return signature;
+}
+
+bool RunsView::check_for_changes() {
+  if (database_signature() == last_signature_) return false;
+  refresh();
+  return true;
+}
+
 void RunsView::refresh() {
+  last_signature_ = database_signature();
+  // Watch the database and its WAL (created on the first write) and, until they exist, the
+  // folder.
+  const QString db = QString::fromStdString(database_path().string());
+  for (const QString& path : {db, db + QStringLiteral("-wal"), QFileInfo(db).absolutePath()}) {
+    if (QFileInfo::exists(path) && !watcher_->files().contains(path) &&
+        !watcher_->directories().contains(path)) {
+      watcher_->addPath(path);
+    }
+  }
   runs_.removeRows(0, runs_.rowCount());
   try {
     for (const StoredRun& r : list_stored_runs("", 200)) {
@@ -153,6 +227,58 @@ bool RunsView::open(int64_t id) {
   }
 }
 
+std::vector<int> RunsView::selected_what_ifs() const {
+  std::set<int> rows;
+  for (const QModelIndex& i : what_ifs_view_->selectionModel()->selectedRows())
+    rows.insert(i.row());
+  return {rows.begin(), rows.end()};
+}
+
+void RunsView::keep_what_if(const QString& name, nlohmann::json document) {
+  for (size_t i = 0; i < kept_.size(); ++i) {
+    if (kept_[i].first == name) {
+      kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i));
+      what_ifs_.removeRow(static_cast<int>(i));
+      break;
+    }
+  }
+  QString answer;
+  auto* cost = new QStandardItem;
+  cost->setEditable(false);
+  if (document.contains("answer") && document["answer"].is_object()) {
+    const nlohmann::json& a = document["answer"];
+    if (a.contains("num_instances") && a["num_instances"].is_number() &&
+        a.contains("instance_type") && a["instance_type"].is_string()) {
+      answer = QStringLiteral("%1 × %2")
+                   .arg(a["num_instances"].get<int64_t>())
+                   .arg(QString::fromStdString(a["instance_type"].get<std::string>()));
+    }
+    if (a.contains("cost_per_hour") && a["cost_per_hour"].is_number()) {
+      cost->setData(a["cost_per_hour"].get<double>(), Qt::DisplayRole);
+    }
+  }
+  what_ifs_.insertRow(0, QList<QStandardItem*>{text_item(name), text_item(answer), cost});
+  kept_.insert(kept_.begin(), {name, std::move(document)});
+  retranslateUi();
+  what_ifs_view_->resizeColumnsToContents();
+}
+
+bool RunsView::open_what_if(int row) {
+  if (row < 0 || row >= static_cast<int>(kept_.size())) return false;
+  show_error({});
+  emit whatIfOpenRequested(kept_[static_cast<size_t>(row)].first,
+                           kept_[static_cast<size_t>(row)].second);
+  return true;
+}
+
+bool RunsView::compare_what_ifs(int a, int b) {
+  const int n = static_cast<int>(kept_.size());
+  if (a < 0 || b < 0 || a >= n || b >= n) return false;
+  return compare_documents(
+      kept_[static_cast<size_t>(a)].first, kept_[static_cast<size_t>(a)].second,
+      kept_[static_cast<size_t>(b)].first, kept_[static_cast<size_t>(b)].second);
+}
+
 bool RunsView::compare(int64_t a, int64_t b) {
   nlohmann::json da, db;
   try {
@@ -162,6 +288,11 @@ bool RunsView::compare(int64_t a, int64_t b) {
     show_error(QString::fromStdString(e.what()));
     return false;
   }
+  return compare_documents(tr("run %1").arg(a), da, tr("run %1").arg(b), db);
+}
+
+bool RunsView::compare_documents(const QString& label_a, const nlohmann::json& da,
+                                 const QString& label_b, const nlohmann::json& db) {
   const auto results = [](const nlohmann::json& d) {
     std::map<std::string, nlohmann::json> by_type;
     if (d.contains("results") && d["results"].is_array()) {
@@ -173,11 +304,11 @@ bool RunsView::compare(int64_t a, int64_t b) {
   const auto ra = results(da);
   const auto rb = results(db);
   if (ra.empty() || rb.empty()) {
-    show_error(tr("Run %1 or %2 holds no plan results to compare.").arg(a).arg(b));
+    show_error(tr("%1 or %2 holds no plan results to compare.").arg(label_a, label_b));
     return false;
   }
-  compare_a_ = a;
-  compare_b_ = b;
+  compare_a_ = label_a;
+  compare_b_ = label_b;
   compare_.removeRows(0, compare_.rowCount());
   std::vector<std::string> types;
   for (const auto& [t, r] : ra) types.push_back(t);

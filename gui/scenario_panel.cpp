@@ -158,6 +158,7 @@ ScenarioPanel::ScenarioPanel(const std::filesystem::path& models_dir, QWidget* p
   prices_view_ = new QTableView(prices_box_);
   prices_view_->setModel(&prices_);
   prices_view_->verticalHeader()->hide();
+  prices_view_->setWordWrap(false);  // long ids elide in a narrow panel
   prices_view_->horizontalHeader()->setStretchLastSection(true);
   prices_view_->setMinimumHeight(180);
   prices_layout->addWidget(prices_view_);
@@ -330,6 +331,14 @@ void ScenarioPanel::show_draft(const ScenarioDraft& draft, const model::Catalog&
   }
   prices_view_->resizeColumnsToContents();
   prices_view_->setColumnHidden(kDeviceColumn, true);  // the results table shows it
+  // The id column takes what the price columns leave (long ids elide; the panel is 340 px
+  // wide at 1366x768), so that the editable prices stay in view.
+  QHeaderView* header = prices_view_->horizontalHeader();
+  header->setStretchLastSection(false);
+  for (int c : {kUseColumn, kPriceModelColumn, kPriceColumn}) {
+    header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+  }
+  header->setSectionResizeMode(kIdColumn, QHeaderView::Stretch);
   loading_ = false;
 }
 

@@ -14,6 +14,7 @@
 #include "model/expert_parallel.h"
 #include "model/input_error.h"
 #include "model/roofline.h"
+#include "plan/fleet_over_day.h"
 #include "plan/planner_detail.h"
 #include "plan/search.h"
 #include "sim/simulator.h"
@@ -55,6 +56,10 @@ WorkloadSummary summarize_workload(const sim::Workload& w, const WorkloadSpec& s
       s.span_s = (w.open_loop.back().arrival - w.open_loop.front().arrival).seconds();
     }
     s.num_requests = static_cast<int64_t>(w.open_loop.size());
+    std::vector<double> offsets_s;
+    offsets_s.reserve(w.open_loop.size());
+    for (const auto& r : w.open_loop) offsets_s.push_back(r.arrival.seconds());
+    s.hourly_requests_per_s = hourly_requests_per_s(offsets_s);
   }
   if (!prompts.empty()) {
     double sum_in = 0;

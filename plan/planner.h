@@ -139,6 +139,9 @@ struct WorkloadSummary {
   double mean_prompt_tokens = 0;
   double mean_output_tokens = 0;
   int64_t p99_prompt_tokens = 0;  ///< nearest rank over all requests
+  /// Open loop: 24 mean arrival rates by hour of day (plan/fleet_over_day.h,
+  /// hourly_requests_per_s); empty for a closed loop or a workload spanning under two hours.
+  std::vector<double> hourly_requests_per_s;
   /// One per client class, in scenario order (requests with client_class == index); empty
   /// for a scenario without classes.
   std::vector<ClassWorkloadSummary> classes;

@@ -52,6 +52,7 @@ WhatIfResult plan_whole(const Scenario& scenario, const model::Catalog& catalog,
   po.warm_start_sizes.clear();
   try {
     PlanResult result = plan(scenario, catalog, po);
+    out.workload = result.workload;
     for (PlanRow& row : result.rows) {
       out.num_simulations += row.num_simulations;
       out.rows.push_back(std::move(row));
@@ -200,6 +201,7 @@ WhatIfResult plan_what_if(const Scenario& sc, const model::Catalog& catalog,
   for (const PlanRow& r : rows) out.num_simulations += r.num_simulations;
   out.rows = std::move(rows);
   out.tco = std::move(tcos);
+  out.workload = session.summary();
   return out;
 }
 

@@ -77,6 +77,7 @@ struct WhatIfResult {
   /// One per row: the TCO of a feasible row (what-if path), nullopt otherwise.
   std::vector<std::optional<TcoRow>> tco;
   int64_t num_simulations = 0;  ///< over all rows
+  WorkloadSummary workload;     ///< the planned workload (for plan::fleet_over_day)
 };
 
 /// Whether the warm-started per-type path applies to `scenario`: no given fleet and no

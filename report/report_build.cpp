@@ -881,12 +881,14 @@ std::vector<Section> analysis_sections(const Node& doc, const std::vector<Row>& 
   if (a.has("fleet_over_day")) {
     Section s{"fleet_over_day", "Fleet size over the day", {}};
     s.blocks.emplace_back(Paragraph{
-        "Instances in service in each hour as autoscaling follows the 24-hour load profile."});
+        "Instances each hour of the day needs: an autoscaled fleet follows its 24-hour "
+        "multipliers; otherwise the planned fleet (billed all day) scaled by each hour's load "
+        "(the load profile, the workload's hourly rate, or flat)."});
     Chart c{"fleet_over_day", "Fleet size over the day", ChartKind::kStep,
             "hour",           "num_instances",           "Hour of day",
             "Instances"};
     Table daily{"fleet_over_day_cost",
-                "Daily cost with autoscaling",
+                "Daily cost",
                 "Fleet over day",
                 {{"instance_type", "Instance type", CellFormat::kText},
                  {"min_instances", "Min instances", CellFormat::kInteger},

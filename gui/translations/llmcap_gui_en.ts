@@ -4,57 +4,82 @@
 <context>
     <name>llmcap::gui::AnswerCard</name>
     <message>
-        <location filename="../answer_card.cpp" line="63"/>
+        <location filename="../answer_card.cpp" line="69"/>
+        <source>p99 %1 (%2% margin), the smallest fleet meeting the SLO</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="73"/>
+        <source>KV cache capacity: requests preempted for want of KV blocks (%1% margin)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="78"/>
+        <source>none, one instance suffices (%1% margin)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="87"/>
+        <source>The cheapest %1 fleet, %2 × %3 at %4/hour, costs %5× as much.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="96"/>
+        <source>No %1 instance type meets the SLO (reasons in the table).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="105"/>
         <source>&lt;b&gt;Answer:&lt;/b&gt; run a plan to see the recommended fleet.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="69"/>
+        <location filename="../answer_card.cpp" line="111"/>
         <source>&lt;b&gt;Answer:&lt;/b&gt; %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="72"/>
+        <location filename="../answer_card.cpp" line="114"/>
         <source>&lt;b&gt;Answer: %1 × %2&lt;/b&gt; (%3), %4</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="75"/>
+        <location filename="../answer_card.cpp" line="117"/>
         <source>%1/hour (%2), %3/month, %4/year</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="80"/>
+        <location filename="../answer_card.cpp" line="122"/>
         <source>; %1% range %2 to %3/hour</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="84"/>
+        <location filename="../answer_card.cpp" line="126"/>
         <source>no fleet</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="86"/>
+        <location filename="../answer_card.cpp" line="128"/>
         <source>Binding: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="88"/>
+        <location filename="../answer_card.cpp" line="130"/>
         <source>Runner-up: %1 × %2 at %3/hour</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="95"/>
+        <location filename="../answer_card.cpp" line="137"/>
         <source>Quick what-if: no analyses or search ran.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="98"/>
+        <location filename="../answer_card.cpp" line="140"/>
         <source>Before: %1 × %2 at %3/hour; change %4%5/hour</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="104"/>
+        <location filename="../answer_card.cpp" line="146"/>
         <source>Before: %1</source>
         <translation type="unfinished"></translation>
     </message>
@@ -238,64 +263,72 @@
 <context>
     <name>llmcap::gui::ChartsView</name>
     <message>
-        <location filename="../charts_view.cpp" line="88"/>
+        <location filename="../charts_view.cpp" line="101"/>
         <source>%1: %2 instances, %3 USD/hour</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="92"/>
+        <location filename="../charts_view.cpp" line="105"/>
         <source>%1: infeasible: %2</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="162"/>
-        <source>Fleet cost by instance type (USD/hour; ✗ infeasible, reason in the table)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../charts_view.cpp" line="165"/>
+        <location filename="../charts_view.cpp" line="191"/>
         <source>Fleet cost against load (USD/hour)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="166"/>
+        <location filename="../charts_view.cpp" line="192"/>
         <source>Fleet cost against load (USD/hour): each load planned adds a point</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="167"/>
+        <location filename="../charts_view.cpp" line="193"/>
         <source>Latency CDF (fraction of requests)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="169"/>
-        <source>Fleet size over the day (instances)</source>
+        <location filename="../charts_view.cpp" line="197"/>
+        <source>Fleet size over the day: shown after a run</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="170"/>
-        <source>Fleet size over the day: not in this run&apos;s analysis</source>
+        <location filename="../charts_view.cpp" line="450"/>
+        <source>p99 SLO %1 s</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="175"/>
-        <location filename="../charts_view.cpp" line="180"/>
+        <location filename="../charts_view.cpp" line="202"/>
+        <location filename="../charts_view.cpp" line="207"/>
         <source>TTFT (s)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="176"/>
-        <location filename="../charts_view.cpp" line="180"/>
+        <location filename="../charts_view.cpp" line="188"/>
+        <source>Fleet cost (USD/hour; ✗ infeasible)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <location filename="../charts_view.cpp" line="196"/>
+        <source>Fleet size over the day (%n cheapest types)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <location filename="../charts_view.cpp" line="203"/>
+        <location filename="../charts_view.cpp" line="207"/>
         <source>TPOT (s)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="178"/>
+        <location filename="../charts_view.cpp" line="205"/>
         <source>load multiplier</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../charts_view.cpp" line="183"/>
+        <location filename="../charts_view.cpp" line="210"/>
         <source>hour of day</source>
         <translation type="unfinished"></translation>
     </message>
@@ -303,244 +336,244 @@
 <context>
     <name>llmcap::gui::MainWindow</name>
     <message>
-        <location filename="../main_window.cpp" line="389"/>
+        <location filename="../main_window.cpp" line="396"/>
         <source>Open a scenario</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="391"/>
-        <location filename="../main_window.cpp" line="403"/>
+        <location filename="../main_window.cpp" line="398"/>
+        <location filename="../main_window.cpp" line="410"/>
         <source>Scenarios (*.json)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="401"/>
+        <location filename="../main_window.cpp" line="408"/>
         <source>Save the scenario as</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="435"/>
+        <location filename="../main_window.cpp" line="443"/>
         <source>The Chinese translation could not be loaded.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="448"/>
+        <location filename="../main_window.cpp" line="456"/>
         <source>llmcap — what-if capacity planner</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="449"/>
+        <location filename="../main_window.cpp" line="457"/>
         <source>llmcap — %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="451"/>
+        <location filename="../main_window.cpp" line="459"/>
         <source>Scenario</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="452"/>
+        <location filename="../main_window.cpp" line="460"/>
         <source>What-if</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="453"/>
+        <location filename="../main_window.cpp" line="461"/>
         <source>Runs</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="454"/>
+        <location filename="../main_window.cpp" line="462"/>
         <source>Calibration</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="455"/>
+        <location filename="../main_window.cpp" line="463"/>
         <source>Audit</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="456"/>
+        <location filename="../main_window.cpp" line="464"/>
         <source>Load multiplier</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="457"/>
+        <location filename="../main_window.cpp" line="465"/>
         <source>SLO: p99 TTFT</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="458"/>
+        <location filename="../main_window.cpp" line="466"/>
         <source>SLO: p99 TPOT</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="459"/>
+        <location filename="../main_window.cpp" line="467"/>
         <source>Weight format</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="460"/>
+        <location filename="../main_window.cpp" line="468"/>
         <source>Price model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="461"/>
+        <location filename="../main_window.cpp" line="469"/>
         <source>catalog&apos;s own</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="462"/>
+        <location filename="../main_window.cpp" line="470"/>
         <source>on-demand</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="463"/>
+        <location filename="../main_window.cpp" line="471"/>
         <source>reserved 1 year</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="464"/>
+        <location filename="../main_window.cpp" line="472"/>
         <source>reserved 3 years</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="465"/>
+        <location filename="../main_window.cpp" line="473"/>
         <source>spot</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="466"/>
+        <location filename="../main_window.cpp" line="474"/>
         <source>capacity block</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="472"/>
-        <location filename="../main_window.cpp" line="485"/>
+        <location filename="../main_window.cpp" line="480"/>
+        <location filename="../main_window.cpp" line="496"/>
         <source>Run full plan</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="473"/>
-        <source>with analyses (cost against load, CDFs, day)</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="474"/>
+        <location filename="../main_window.cpp" line="484"/>
         <source>&amp;File</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="475"/>
+        <location filename="../main_window.cpp" line="485"/>
         <source>&amp;Open scenario…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="476"/>
+        <location filename="../main_window.cpp" line="486"/>
         <source>Recent files</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="477"/>
+        <location filename="../main_window.cpp" line="487"/>
         <source>&amp;Save scenario</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="478"/>
+        <location filename="../main_window.cpp" line="488"/>
         <source>Save scenario &amp;as…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="479"/>
+        <location filename="../main_window.cpp" line="489"/>
         <source>&amp;Export report</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="480"/>
+        <location filename="../main_window.cpp" line="490"/>
         <source>PDF…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="481"/>
+        <location filename="../main_window.cpp" line="491"/>
         <source>HTML…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="482"/>
+        <location filename="../main_window.cpp" line="492"/>
         <source>CSV…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="483"/>
+        <location filename="../main_window.cpp" line="493"/>
+        <source>Excel workbook (XLSX)…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="494"/>
         <source>&amp;Quit</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="484"/>
+        <location filename="../main_window.cpp" line="495"/>
         <source>&amp;Run</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="486"/>
+        <location filename="../main_window.cpp" line="497"/>
         <source>Store full runs in the results database</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="487"/>
+        <location filename="../main_window.cpp" line="498"/>
         <source>&amp;Language</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="514"/>
+        <location filename="../main_window.cpp" line="525"/>
         <source>No catalog loaded from %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="533"/>
+        <location filename="../main_window.cpp" line="545"/>
         <source>Opened %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="556"/>
+        <location filename="../main_window.cpp" line="568"/>
         <source>Saved %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="623"/>
+        <location filename="../main_window.cpp" line="635"/>
         <source>Export to %1 cancelled: the inputs changed before its full run finished.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="702"/>
+        <location filename="../main_window.cpp" line="717"/>
         <source>Planning (full run with analyses)…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="702"/>
+        <location filename="../main_window.cpp" line="717"/>
         <source>Planning (full run)…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="703"/>
+        <location filename="../main_window.cpp" line="718"/>
         <source>Planning what-if (load %1×)…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="788"/>
+        <location filename="../main_window.cpp" line="803"/>
         <source>; stored as run %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="791"/>
+        <location filename="../main_window.cpp" line="806"/>
         <source>; not stored: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="794"/>
+        <location filename="../main_window.cpp" line="809"/>
         <source>Full run: %1 instance types, %2 simulations, %3 s%4</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="803"/>
+        <location filename="../main_window.cpp" line="820"/>
         <source>What-if at load %1×: first row after %2 s, all %3 rows after %4 s (%5 simulations)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -555,27 +588,77 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="911"/>
+        <location filename="../main_window.cpp" line="383"/>
+        <source>Opened the what-if &quot;%1&quot;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="481"/>
+        <source>with analyses</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="483"/>
+        <source>Also run the analyses: cost against load, latency CDFs, search, uncertainty</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window_what_ifs.cpp" line="16"/>
+        <source>load %1×</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window_what_ifs.cpp" line="23"/>
+        <source>p99 TTFT %1 s, TPOT %2 s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window_what_ifs.cpp" line="28"/>
+        <source>catalog prices</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window_what_ifs.cpp" line="32"/>
+        <source>edited prices</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window_what_ifs.cpp" line="34"/>
+        <source>other candidates</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window_what_ifs.cpp" line="35"/>
+        <source>edited scenario</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window_what_ifs.cpp" line="36"/>
+        <source>as opened</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="928"/>
         <source>Nothing to export yet: run a full plan first (Run ▸ Run full plan).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="920"/>
+        <location filename="../main_window.cpp" line="937"/>
         <source>Exported %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="926"/>
+        <location filename="../main_window.cpp" line="943"/>
         <source>Nothing to export yet: open a scenario first.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="938"/>
+        <location filename="../main_window.cpp" line="955"/>
         <source>Running the full plan of the current inputs for the export to %1…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="945"/>
+        <location filename="../main_window.cpp" line="962"/>
         <source>Export the report</source>
         <translation type="unfinished"></translation>
     </message>
@@ -676,81 +759,106 @@
 <context>
     <name>llmcap::gui::RunsView</name>
     <message>
-        <location filename="../runs_view.cpp" line="78"/>
-        <source>Select two runs to compare.</source>
+        <location filename="../runs_view.cpp" line="115"/>
+        <location filename="../runs_view.cpp" line="291"/>
+        <source>run %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="92"/>
+        <location filename="../runs_view.cpp" line="122"/>
+        <source>Select two runs or what-ifs to compare.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="136"/>
         <source>Refresh</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="93"/>
+        <location filename="../runs_view.cpp" line="137"/>
         <source>Open</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="94"/>
+        <location filename="../runs_view.cpp" line="138"/>
         <source>Compare two</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="95"/>
+        <location filename="../runs_view.cpp" line="139"/>
         <source>Database: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="97"/>
+        <location filename="../runs_view.cpp" line="141"/>
         <source>Run</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="97"/>
+        <location filename="../runs_view.cpp" line="141"/>
         <source>Kind</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="97"/>
+        <location filename="../runs_view.cpp" line="141"/>
         <source>Name</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="97"/>
+        <location filename="../runs_view.cpp" line="141"/>
         <source>Created (UTC)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="97"/>
+        <location filename="../runs_view.cpp" line="141"/>
         <source>Summary</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="99"/>
+        <location filename="../runs_view.cpp" line="143"/>
         <source>Instance type</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="99"/>
-        <location filename="../runs_view.cpp" line="100"/>
-        <source>Run %1: fleet</source>
+        <location filename="../runs_view.cpp" line="143"/>
+        <location filename="../runs_view.cpp" line="144"/>
+        <source>%1: fleet</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="100"/>
-        <location filename="../runs_view.cpp" line="101"/>
-        <source>Run %1: USD/hour</source>
+        <location filename="../runs_view.cpp" line="143"/>
+        <location filename="../runs_view.cpp" line="144"/>
+        <source>%1: USD/hour</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="101"/>
-        <location filename="../runs_view.cpp" line="102"/>
-        <source>Run %1: reason</source>
+        <location filename="../runs_view.cpp" line="145"/>
+        <source>%1: reason</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../runs_view.cpp" line="176"/>
-        <source>Run %1 or %2 holds no plan results to compare.</source>
+        <location filename="../runs_view.cpp" line="147"/>
+        <source>What-ifs of this session (kept until the window closes, not in the database):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="148"/>
+        <source>What-if</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="148"/>
+        <source>Answer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="148"/>
+        <source>USD/hour</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../runs_view.cpp" line="307"/>
+        <source>%1 or %2 holds no plan results to compare.</source>
         <translation type="unfinished"></translation>
     </message>
 </context>
@@ -777,132 +885,132 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="179"/>
+        <location filename="../scenario_panel.cpp" line="180"/>
         <source>Model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="180"/>
+        <location filename="../scenario_panel.cpp" line="181"/>
         <source>Open another config.json…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="181"/>
+        <location filename="../scenario_panel.cpp" line="182"/>
         <source>Workload</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="182"/>
+        <location filename="../scenario_panel.cpp" line="183"/>
         <source>Kind</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="184"/>
+        <location filename="../scenario_panel.cpp" line="185"/>
         <source>Trace file</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="184"/>
+        <location filename="../scenario_panel.cpp" line="185"/>
         <source>Length file</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="185"/>
+        <location filename="../scenario_panel.cpp" line="186"/>
         <source>Requests per second</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="186"/>
+        <location filename="../scenario_panel.cpp" line="187"/>
         <source>Duration (s)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="187"/>
+        <location filename="../scenario_panel.cpp" line="188"/>
         <source>Weibull shape</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="187"/>
+        <location filename="../scenario_panel.cpp" line="188"/>
         <source>CV of gaps</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="188"/>
+        <location filename="../scenario_panel.cpp" line="189"/>
         <source>Users</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="189"/>
+        <location filename="../scenario_panel.cpp" line="190"/>
         <source>Think time (s)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="190"/>
+        <location filename="../scenario_panel.cpp" line="191"/>
         <source>SLO (p99)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="191"/>
+        <location filename="../scenario_panel.cpp" line="192"/>
         <source>TTFT (s)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="192"/>
+        <location filename="../scenario_panel.cpp" line="193"/>
         <source>TPOT (s)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="193"/>
+        <location filename="../scenario_panel.cpp" line="194"/>
         <source>Candidate instance types and prices</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195"/>
+        <location filename="../scenario_panel.cpp" line="196"/>
         <source>Use</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195"/>
+        <location filename="../scenario_panel.cpp" line="196"/>
         <source>Instance type</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195"/>
+        <location filename="../scenario_panel.cpp" line="196"/>
         <source>Device</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195"/>
+        <location filename="../scenario_panel.cpp" line="196"/>
         <source>Price model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="195"/>
+        <location filename="../scenario_panel.cpp" line="196"/>
         <source>USD/hour</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="254"/>
+        <location filename="../scenario_panel.cpp" line="255"/>
         <source>Scenario: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="312"/>
+        <location filename="../scenario_panel.cpp" line="313"/>
         <source>Source: %1 (as of %2)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="316"/>
+        <location filename="../scenario_panel.cpp" line="317"/>
         <source>No %1 price in the catalog</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="322"/>
+        <location filename="../scenario_panel.cpp" line="323"/>
         <source>Edited in llmcap-gui (as of %1)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../scenario_panel.cpp" line="382"/>
+        <location filename="../scenario_panel.cpp" line="391"/>
         <source>Choose at least one instance type.</source>
         <translation type="unfinished"></translation>
     </message>

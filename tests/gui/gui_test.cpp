@@ -304,9 +304,23 @@ TEST_F(GuiWindow, DefaultScenarioRunFillsTheTableAndTheCharts) {
   ASSERT_EQ(series->barSets().size(), 1);
   QBarSet* set = series->barSets()[0];
   ASSERT_EQ(set->count(), m->rowCount());
-  for (int row = 0; row < m->rowCount(); ++row) {
+  // In the bars' order: cheapest first, infeasible last (0 USD/hour shown).
+  QAbstractItemModel* order = window_->charts()->bar_order();
+  double previous = 0;
+  bool seen_infeasible = false;
+  for (int i = order->rowCount() - 1; i >= 0; --i) {  // top down
+    const int row =
+        m->find(order->index(i, ResultsModel::kInstance).data().toString().toStdString());
+    ASSERT_GE(row, 0);
     const QVariant v = m->index(row, ResultsModel::kUsdPerHour).data();
-    EXPECT_NEAR(set->at(row), v.isValid() ? v.toDouble() : 0.0, kTolerance) << row;
+    EXPECT_NEAR(set->at(i), v.isValid() ? v.toDouble() : 0.0, kTolerance) << row;
+    if (!m->rows()[static_cast<size_t>(row)].feasible) {
+      seen_infeasible = true;
+      continue;
+    }
+    EXPECT_FALSE(seen_infeasible) << row;
+    EXPECT_GE(set->at(i), previous) << row;
+    previous = set->at(i);
   }
 }
 
