@@ -228,22 +228,28 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
   }
   constexpr size_t kLatency = 11;  // "0.08/0.41", "28.3/38.9"
   const size_t figures = 6 + 10 + 11 + 2 * kLatency;
-  bool per_token = true;
+  bool per_token = true;  // "USD/M out", dropped first (the TCO lines carry it)
+  bool per_year = true;   // "USD/year", dropped next (the TCO lines carry it)
   size_t fixed_width = id_width + 5 + figures + 10;
   if (fixed_width + std::max(kMinHardware, hw_full) > options.width) {  // hardware whole first
     per_token = false;
     fixed_width -= 10;
+  }
+  if (fixed_width + kMinHardware > options.width) {
+    per_year = false;
+    fixed_width -= 11;
   }
   const size_t hw_width =
       std::min(hw_full, options.width > fixed_width + kMinHardware ? options.width - fixed_width
                                                                    : kMinHardware);
   out << pad("instance type", id_width) << pad("kind", 5) << pad("hardware", hw_width)
       << pad("count", 6, true) << pad("USD/hour", 10, true)
-      << (per_token ? pad("USD/M out", 10, true) : "") << pad("USD/year", 11, true)
-      << pad("TTFT s", kLatency, true) << pad("TPOT ms", kLatency, true) << "\n";
+      << (per_token ? pad("USD/M out", 10, true) : "")
+      << (per_year ? pad("USD/year", 11, true) : "") << pad("TTFT s", kLatency, true)
+      << pad("TPOT ms", kLatency, true) << "\n";
   out << std::string(fixed_width + hw_width - 2 * kLatency, ' ') << pad("p50/p99", kLatency, true)
       << pad("p50/p99", kLatency, true) << "\n";
-  out << std::string(fixed_width + hw_width, '-') << "\n";
+  out << std::string(std::min(fixed_width + hw_width, options.width), '-') << "\n";
   bool cut = false;
   const auto reason_text = [&](const std::string& reason, size_t room) {
     const std::string full = base::printable(reason);
@@ -262,7 +268,7 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
           << pad(fixed_decimals(r->usd_per_hour, 2) + (r->price_model == "on_demand" ? "" : "*"),
                  10, true)
           << (per_token ? pad(fixed_decimals(r->usd_per_million_output_tokens, 2), 10, true) : "")
-          << pad(grouped_thousands(r->annual_usd), 11, true)
+          << (per_year ? pad(grouped_thousands(r->annual_usd), 11, true) : "")
           << pad(fixed_decimals(r->metrics.ttft.p50_s, 2) + "/" +
                      fixed_decimals(r->metrics.ttft.p99_s, 2),
                  kLatency, true)
