@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -91,6 +92,23 @@ TEST(Instances, ListsTheChosenKindCheapestFirst) {
   EXPECT_TRUE(std::is_sorted(prices.begin(), prices.end()));
   EXPECT_THAT(lines.back(), HasSubstr("instance types ("));
   EXPECT_THAT(lines.back(), HasSubstr("cheapest on-demand first"));
+}
+
+TEST(Instances, FitsColumnsWhenNoWidthIsGiven) {
+  const char* before = std::getenv("COLUMNS");
+  const std::string saved = before != nullptr ? before : "";
+  setenv("COLUMNS", "64", 1);
+  const CliRun r = run_cli({"instances", "--data-dir", kData});
+  if (before != nullptr) {
+    setenv("COLUMNS", saved.c_str(), 1);
+  } else {
+    unsetenv("COLUMNS");
+  }
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  expect_fits(r.out, 64);
+  size_t widest = 0;
+  for (const std::string& line : lines_of(r.out)) widest = std::max(widest, display_width(line));
+  EXPECT_GT(widest, 50u);  // the width is used, not a narrower one
 }
 
 TEST(Instances, FiltersByProviderInAnyCase) {
