@@ -77,6 +77,12 @@ std::string number(double v) {
   return o.str();
 }
 
+/// "p99 TTFT <= 2 s, p99 TPOT <= 50 ms": TTFT in s, TPOT in ms (as the table's columns).
+std::string slo_text(const sim::Slo& slo) {
+  return "p99 TTFT <= " + base::significant(slo.ttft_s, 4) +
+         " s, p99 TPOT <= " + base::significant(slo.tpot_s * 1e3, 4) + " ms";
+}
+
 /// One indented line per client class of a feasible row: the class's p99 TTFT and TPOT with
 /// its bounds, its SLO attainment and goodput.
 void print_class_lines(const plan::PlanRow& r, std::ostream& out) {
@@ -206,14 +212,12 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
             << fixed_decimals(cs.mean_prompt_tokens, 0) << " tokens, mean output "
             << fixed_decimals(cs.mean_output_tokens, 0) << " tokens";
       }
-      out << "; SLO: p99 TTFT <= " << spec.slo.ttft_s << " s, p99 TPOT <= " << spec.slo.tpot_s
-          << " s\n";
+      out << "; SLO: " << slo_text(spec.slo) << "\n";
     }
     out << "SLO: each class its own (above); a fleet passes when every class meets it. Prices: "
            "USD, on-demand unless marked *.\n\n";
   } else {
-    out << "SLO: p99 TTFT <= " << sc.slo.ttft_s << " s, p99 TPOT <= " << sc.slo.tpot_s
-        << " s. Prices: USD, on-demand unless marked *.\n\n";
+    out << "SLO: " << slo_text(sc.slo) << ". Prices: USD, on-demand unless marked *.\n\n";
   }
 
   // Columns: instance type, kind, hardware, then the figures; the hardware column (its

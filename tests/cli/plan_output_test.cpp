@@ -394,7 +394,7 @@ TEST(PrintPlanTable, ListsTheClassesAndEachClassResultUnderAFeasibleRow) {
   EXPECT_THAT(text, HasSubstr("Workload: 2 client classes, 300 requests"));
   EXPECT_THAT(text, HasSubstr("  class chat: sharegpt.csv (gamma), 250 requests, mean prompt 800 "
                               "tokens, mean output 300 tokens; SLO: p99 TTFT <= 2 s, p99 TPOT "
-                              "<= 0.05 s\n"));
+                              "<= 50 ms\n"));
   EXPECT_THAT(text, HasSubstr("  class sum, \"docs\": arxiv.csv (trace), 50 requests"));
   EXPECT_THAT(text, HasSubstr("SLO: each class its own (above)"));
   EXPECT_THAT(text, HasSubstr("    class chat         p99 TTFT 0.80 s (SLO 2 s), p99 TPOT "
