@@ -14,6 +14,7 @@
 #include "app/decoder_support.h"
 #include "app/profile.h"
 #include "base/stats.h"
+#include "base/text.h"
 #include "kernels/calibrate.h"
 #include "kernels/decoder.h"
 #include "kernels/machine.h"
@@ -330,8 +331,8 @@ ValidationResult run_validation(const ValidationOptions& options,
         if (options.progress) {
           std::ostringstream line;
           line << p.model << " " << p.format << " batch " << c.batch << " context " << c.context
-               << ": measured " << p.measured_s * 1e3 << " ms, predicted " << p.predicted_s * 1e3
-               << " ms";
+               << ": measured " << base::significant(p.measured_s * 1e3, 4) << " ms, predicted "
+               << base::significant(p.predicted_s * 1e3, 4) << " ms";
           options.progress(line.str());
         }
       }

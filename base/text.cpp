@@ -1,5 +1,6 @@
 #include "base/text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -49,17 +50,23 @@ std::string plural(int64_t n, const std::string& noun) {
   return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
 }
 
-std::string gb(double bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4g GB", bytes / 1e9);
-  return buf;
+std::string significant(double v, int digits) {
+  if (v == 0 || !std::isfinite(v)) return describe(v);
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(v))));
+  if (magnitude >= digits) return grouped(v, 0);
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "%.*f", std::clamp(digits - 1 - magnitude, 0, 30), v);
+  std::string s = buf;
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s;
 }
 
-std::string gb_per_s(double bytes_per_s) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4g GB/s", bytes_per_s / 1e9);
-  return buf;
-}
+std::string gb(double bytes) { return significant(bytes / 1e9, 4) + " GB"; }
+
+std::string gb_per_s(double bytes_per_s) { return significant(bytes_per_s / 1e9, 4) + " GB/s"; }
 
 }  // namespace llmcap::base
 

@@ -31,10 +31,19 @@ std::string grouped(double v, int decimals);
 /// more without cents ("USD 32,605").
 std::string money(const std::string& currency, double amount, bool whole_from_thousand = false);
 
-/// Decimal gigabytes, 4 significant digits (printf %.4g): 141107412992 -> "141.1 GB".
+/// `v` with `digits` (>= 1) significant digits, never in exponent form, trailing zeros after
+/// the point dropped: printf %g's text wherever %g would not use an exponent, a whole number
+/// from 10^(digits-1) and with thousands separators from 10^digits up: (0.06134, 3) ->
+/// "0.0613", (3.5, 3) -> "3.5", (345.67, 3) -> "346", (3456.7, 3) -> "3,457", (1e-7, 3) ->
+/// "0.0000001". Not finite: as describe().
+std::string significant(double v, int digits);
+
+/// Decimal gigabytes, 4 significant digits (significant()): 141107412992 -> "141.1 GB",
+/// 1073741824 -> "1.074 GB", 2.5e13 -> "25,000 GB".
 std::string gb(double bytes);
 
-/// Decimal gigabytes per second, 4 significant digits (printf %.4g): 3.35e12 -> "3350 GB/s".
+/// Decimal gigabytes per second, 4 significant digits (significant()): 3.35e12 -> "3350 GB/s",
+/// 3.84e13 -> "38,400 GB/s".
 std::string gb_per_s(double bytes_per_s);
 
 // --- Escaping user-supplied text for each output (docs/reports.md, "Output escaping") ---------

@@ -9,6 +9,7 @@
 #include "app/output_files.h"
 #include "app/plan_output.h"
 #include "base/error.h"
+#include "base/text.h"
 #include "cli/cli.h"
 #include "model/calibration.h"
 #include "model/engine_profile.h"
@@ -24,9 +25,7 @@ json optional_number(const std::optional<double>& v) { return v ? json(*v) : jso
 
 std::string ms_text(const std::optional<double>& s) {
   if (!s) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g ms", *s * 1e3);
-  return buf;
+  return base::significant(*s * 1e3, 4) + " ms";
 }
 
 /// `text` wrapped at `width` columns, each line indented by `indent` spaces.
@@ -138,15 +137,11 @@ void print_audit(const std::vector<model::ClaimAudit>& audits, const std::string
   for (const model::ClaimAudit& a : audits) {
     std::string claimed = ms_text(a.claimed_s);
     if (a.claimed_bytes_per_s) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.4g GB/s", *a.claimed_bytes_per_s / 1e9);
-      claimed = buf;
+      claimed = base::gb_per_s(*a.claimed_bytes_per_s);
     }
     std::string factor = "-";
     if (a.factor) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.3gx", *a.factor);
-      factor = buf;
+      factor = base::significant(*a.factor, 3) + "x";
     }
     out << std::left << std::setw(static_cast<int>(id_width) + 2) << a.id << std::setw(12)
         << model::to_string(a.verdict) << std::right << std::setw(13) << claimed << std::setw(13)

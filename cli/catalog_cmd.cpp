@@ -19,6 +19,7 @@
 #include "base/text.h"
 #include "cli/cli.h"
 #include "cli/plan_output.h"
+#include "cli/text_layout.h"
 #include "model/hardware.h"
 
 namespace llmcap::cli {
@@ -40,51 +41,86 @@ std::string hardware_text(const model::Catalog& c, const model::InstanceType& i)
   return cpu != nullptr ? cpu->name : i.cpu_id;
 }
 
-int list_catalog(const CatalogArgs& args, const std::string& data_dir, std::ostream& out) {
-  if (!args.kind.empty() && args.kind != "cpu" && args.kind != "gpu") {
-    throw base::InputError("--kind \"" + args.kind + "\": expected \"cpu\" or \"gpu\"");
+/// The catalog's types of `provider` (case-insensitive; "" = all) and `kind` ("cpu", "gpu" or
+/// "" = all), in the catalog's order. Throws base::InputError for another kind.
+std::vector<const model::InstanceType*> select_instances(const model::Catalog& catalog,
+                                                         const std::string& provider,
+                                                         const std::string& kind) {
+  if (!kind.empty() && kind != "cpu" && kind != "gpu") {
+    throw base::InputError("--kind \"" + kind + "\": expected \"cpu\" or \"gpu\"");
   }
-  const model::Catalog catalog = model::Catalog::load(data_dir);
   std::vector<const model::InstanceType*> rows;
   for (const model::InstanceType& i : catalog.instances()) {
-    if (!args.provider.empty() && base::ascii_lower(i.provider) != base::ascii_lower(args.provider))
-      continue;
-    if (!args.kind.empty() && model::to_string(i.kind) != args.kind) continue;
+    if (!provider.empty() && base::ascii_lower(i.provider) != base::ascii_lower(provider)) continue;
+    if (!kind.empty() && model::to_string(i.kind) != kind) continue;
     rows.push_back(&i);
   }
-  size_t w_id = 2, w_prov = 8, w_hw = 11;
-  for (const model::InstanceType* i : rows) {
-    w_id = std::max(w_id, i->id.size());
-    w_prov = std::max(w_prov, i->provider.size());
-    w_hw = std::max(w_hw, hardware_text(catalog, *i).size());
+  return rows;
+}
+
+/// The on-demand price's text ("-" when the type has none) and its date (else the record's).
+std::string on_demand_text(const model::InstanceType& i) {
+  const model::PriceOffer* od = i.find_price("on_demand");
+  return od != nullptr ? fixed_decimals(od->usd_per_hour, 4) : "-";
+}
+std::string price_date(const model::InstanceType& i) {
+  const model::PriceOffer* od = i.find_price("on_demand");
+  return od != nullptr ? od->as_of : i.as_of;
+}
+
+/// `catalog list` (every column, the catalog's order) and `instances` (id, kind, hardware,
+/// price, date; cheapest on-demand first): one table each, fitted to `width`.
+int list_instances(const CatalogArgs& args, const std::string& data_dir, bool full,
+                   std::ostream& out) {
+  const size_t width = output_width(args.width);
+  const model::Catalog catalog = model::Catalog::load(data_dir);
+  std::vector<const model::InstanceType*> rows =
+      select_instances(catalog, args.provider, args.kind);
+  if (!full) {
+    std::stable_sort(rows.begin(), rows.end(), [](const auto* x, const auto* y) {
+      const model::PriceOffer* px = x->find_price("on_demand");
+      const model::PriceOffer* py = y->find_price("on_demand");
+      if ((px == nullptr) != (py == nullptr)) return py == nullptr;  // unpriced last
+      return px != nullptr && px->usd_per_hour < py->usd_per_hour;
+    });
   }
-  std::ostringstream t;
-  t << std::left << std::setw(static_cast<int>(w_id)) << "id"
-    << "  " << std::setw(static_cast<int>(w_prov)) << "provider"
-    << "  kind  " << std::setw(static_cast<int>(w_hw)) << "accelerator"
-    << "  vCPUs  memory GiB  "
-    << "on-demand USD/h  other price models         as_of\n";
+  std::vector<std::vector<std::string>> cells;
+  if (full) {
+    cells.push_back({"id", "provider", "kind", "accelerator", "vCPUs", "GiB", "USD/hour",
+                     "other price models", "as_of"});
+  } else {
+    cells.push_back({"id", "provider", "kind", "hardware", "USD/hour", "price as of"});
+  }
   for (const model::InstanceType* i : rows) {
-    const model::PriceOffer* od = i->find_price("on_demand");
+    const std::string hw = hardware_essentials(hardware_text(catalog, *i));
+    const std::string kind(model::to_string(i->kind));
+    if (!full) {
+      cells.push_back({base::printable(i->id), base::printable(i->provider), kind, hw,
+                       on_demand_text(*i), base::printable(price_date(*i))});
+      continue;
+    }
     std::string others;
     for (const model::PriceOffer& p : i->prices) {
       if (p.price_model == "on_demand") continue;
       others +=
           (others.empty() ? "" : ", ") + p.price_model + " " + fixed_decimals(p.usd_per_hour, 4);
     }
-    t << std::left << std::setw(static_cast<int>(w_id)) << i->id << "  "
-      << std::setw(static_cast<int>(w_prov)) << i->provider << "  " << std::setw(4)
-      << model::to_string(i->kind) << "  " << std::setw(static_cast<int>(w_hw))
-      << hardware_text(catalog, *i) << "  " << std::right << std::setw(5) << i->vcpus << "  "
-      << std::setw(10)
-      << fixed_decimals(static_cast<double>(i->memory_bytes) / (1024.0 * 1024 * 1024), 0) << "  "
-      << std::setw(15) << (od != nullptr ? fixed_decimals(od->usd_per_hour, 4) : "-") << "  "
-      << std::left << std::setw(25) << (others.empty() ? "-" : others) << "  "
-      << (od != nullptr ? od->as_of : i->as_of) << "\n";
+    cells.push_back(
+        {base::printable(i->id), base::printable(i->provider), kind, hw, std::to_string(i->vcpus),
+         fixed_decimals(static_cast<double>(i->memory_bytes) / (1024.0 * 1024 * 1024), 0),
+         on_demand_text(*i), others.empty() ? "-" : base::printable(others),
+         base::printable(price_date(*i))});
+  }
+  std::ostringstream t;
+  if (full) {
+    t << format_table(cells, {false, false, false, false, true, true, true, false, false},
+                      {7, 3, 1}, width);
+  } else {
+    t << format_table(cells, {false, false, false, false, true, false}, {3}, width);
   }
   t << rows.size() << " of " << catalog.instances().size() << " instance types ("
-    << instances_file(data_dir) << ")\n";
-  out << t.str();
+    << instances_file(data_dir) << ")" << (full ? "" : ", cheapest on-demand first") << "\n";
+  out << fit_to_width(t.str(), width);
   return kExitOk;
 }
 
@@ -203,6 +239,7 @@ CLI::App* add_catalog_command(CLI::App& app, CatalogArgs& args) {
       ->option_text("NAME");
   args.list_cmd->add_option("--kind", args.kind, "Only \"cpu\" or \"gpu\" types")
       ->option_text("KIND");
+  add_width_option(args.list_cmd, args.width);
 
   args.check_cmd = cmd->add_subcommand(
       "check",
@@ -237,7 +274,9 @@ CLI::App* add_catalog_command(CLI::App& app, CatalogArgs& args) {
 }
 
 int run_catalog_command(const CatalogArgs& args, const std::string& data_dir, std::ostream& out) {
-  if (args.list_cmd != nullptr && args.list_cmd->parsed()) return list_catalog(args, data_dir, out);
+  if (args.list_cmd != nullptr && args.list_cmd->parsed()) {
+    return list_instances(args, data_dir, true, out);
+  }
   if (args.check_cmd != nullptr && args.check_cmd->parsed()) {
     return check_catalog(args, data_dir, out);
   }
@@ -245,6 +284,24 @@ int run_catalog_command(const CatalogArgs& args, const std::string& data_dir, st
     return import_catalog(args, data_dir, out);
   }
   return kExitInternalError;
+}
+
+CLI::App* add_instances_command(CLI::App& app, CatalogArgs& args) {
+  CLI::App* cmd = app.add_subcommand(
+      "instances",
+      "The catalog's instance types, cheapest on-demand first: id, provider, kind, hardware, "
+      "price and its date (llmcap catalog list shows every column)");
+  cmd->add_option("--data-dir", args.data_dir, "Catalog folder (default: found beside the binary)")
+      ->option_text("DIR");
+  cmd->add_option("--kind", args.kind, "Only \"cpu\" or \"gpu\" types")->option_text("KIND");
+  cmd->add_option("--provider", args.provider, "Only this provider (e.g. AWS; any case)")
+      ->option_text("NAME");
+  add_width_option(cmd, args.width);
+  return cmd;
+}
+
+int run_instances_command(const CatalogArgs& args, const std::string& data_dir, std::ostream& out) {
+  return list_instances(args, data_dir, false, out);
 }
 
 }  // namespace llmcap::cli

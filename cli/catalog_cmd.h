@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -27,6 +28,7 @@ struct CatalogArgs {
   std::string as_of;             ///< import --as-of (CSV aggregate: the day it was exported)
   std::string source;            ///< import --source (CSV aggregate: where it was exported from)
   std::string csv_provider;      ///< import --provider (CSV aggregate: whose prices)
+  std::optional<int64_t> width;  ///< list, instances: --width (cli/text_layout.h)
   CLI::App* list_cmd = nullptr;  ///< set by add_catalog_command
   CLI::App* check_cmd = nullptr;
   CLI::App* import_cmd = nullptr;
@@ -40,5 +42,14 @@ CLI::App* add_catalog_command(CLI::App& app, CatalogArgs& args);
 /// (a catalog that does not load, a bad option value, a price list that cannot be read) throws
 /// base::InputError (exit 2, nothing written).
 int run_catalog_command(const CatalogArgs& args, const std::string& data_dir, std::ostream& out);
+
+/// Registers `instances` (--kind, --provider, --width, --data-dir bound to `args`) on `app`.
+CLI::App* add_instances_command(CLI::App& app, CatalogArgs& args);
+
+/// `llmcap instances`: the catalog's types of the chosen kind and provider, cheapest on-demand
+/// first (types without an on-demand price last), one line each (id, provider, kind, hardware,
+/// on-demand USD/hour, the price's as_of), fitted to the width. Returns 0; an unknown --kind
+/// or --width throws base::InputError (exit 2).
+int run_instances_command(const CatalogArgs& args, const std::string& data_dir, std::ostream& out);
 
 }  // namespace llmcap::cli

@@ -121,6 +121,8 @@ int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostrea
   CLI::App* model_cmd = add_model_command(app, model_args);
   CatalogArgs catalog_args;  // `catalog` (cli/catalog_cmd.h)
   CLI::App* catalog_cmd = add_catalog_command(app, catalog_args);
+  CatalogArgs instances_args;  // `instances` (cli/catalog_cmd.h)
+  CLI::App* instances_cmd = add_instances_command(app, instances_args);
   ModelsArgs models_args;  // `models` (cli/models_cmd.h)
   CLI::App* models_cmd = add_models_command(app, models_args);
 
@@ -161,7 +163,10 @@ int run(const std::vector<std::string>& args, std::ostream& raw_out, std::ostrea
     }
     if (model_cmd->parsed()) return run_model_command(model_args, out);
     if (models_cmd->parsed()) {
-      return run_models_command(resolve_data_dir(models_args.data_dir), out);
+      return run_models_command(models_args, resolve_data_dir(models_args.data_dir), out);
+    }
+    if (instances_cmd->parsed()) {
+      return run_instances_command(instances_args, resolve_data_dir(instances_args.data_dir), out);
     }
     if (catalog_cmd->parsed()) {
       return run_catalog_command(catalog_args, resolve_data_dir(catalog_args.data_dir), out);

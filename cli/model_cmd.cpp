@@ -251,14 +251,15 @@ void print_model(const model::ModelDescription& d, const std::string& config_fil
       << " active per decode token (input embedding and LM head included)\n";
   out << "\nweight bytes (docs/model.md, \"Weight formats\"):\n";
   for (WeightFormat f : formats_for(d)) {
-    out << "  " << to_string(f) << ": " << grouped(d.weight_bytes(f)) << " (" << encoding_text(d, f)
-        << ")\n";
+    out << "  " << to_string(f) << ": " << grouped(d.weight_bytes(f)) << " = "
+        << base::gb(static_cast<double>(d.weight_bytes(f))) << " (" << encoding_text(d, f) << ")\n";
   }
   out << "\nKV cache, bytes per token (every layer caches every token) and for one sequence of "
       << grouped(context) << " tokens (sliding-window layers keep their window):\n";
   for (KvFormat f : kKvFormats) {
     out << "  " << to_string(f) << ": " << grouped(d.kv_cache_bytes_per_token(f)) << " per token, "
-        << grouped(d.kv_cache_bytes_for_sequence(context, f)) << " at " << grouped(context) << "\n";
+        << grouped(d.kv_cache_bytes_for_sequence(context, f)) << " at " << grouped(context) << " = "
+        << base::gb(static_cast<double>(d.kv_cache_bytes_for_sequence(context, f))) << "\n";
   }
   out << "\nlayers (" << d.layers.size() << "):\n";
   for (const LayerGroup& g : layer_groups(d)) {

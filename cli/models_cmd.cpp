@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "cli/cli.h"
+#include "cli/text_layout.h"
 #include "model/model_description.h"
 
 namespace llmcap::cli {
@@ -18,10 +19,11 @@ CLI::App* add_models_command(CLI::App& app, ModelsArgs& args) {
       "List the model ids a scenario's \"model\" may name (data/models, docs/scenarios.md)");
   cmd->add_option("--data-dir", args.data_dir, "Data folder (default: found beside the binary)")
       ->option_text("DIR");
+  add_width_option(cmd, args.width);
   return cmd;
 }
 
-int run_models_command(const std::string& data_dir, std::ostream& out) {
+int run_models_command(const ModelsArgs& args, const std::string& data_dir, std::ostream& out) {
   const fs::path models = fs::path(data_dir) / "models";
   std::error_code ec;
   if (!fs::is_directory(models, ec)) {
@@ -37,29 +39,28 @@ int run_models_command(const std::string& data_dir, std::ostream& out) {
   std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) {
     return a.stem().string() < b.stem().string();
   });
-  char line[512];
-  std::snprintf(line, sizeof line, "%-34s %-14s %9s %9s %9s  %s\n", "id", "model type", "params B",
-                "active B", "context", "file");
-  out << line;
+  std::vector<std::vector<std::string>> cells = {
+      {"id", "model type", "params B", "active B", "context", "file"}};
+  std::string errors;
   int code = kExitOk;
   for (const fs::path& f : files) {
     const std::string shown = fs::relative(f, data_dir, ec).string();
     try {
       const model::ModelDescription d = model::load_model_description(f);
-      std::snprintf(line, sizeof line, "%-34s %-14s %9s %9s %9s  %s\n",
-                    base::printable(f.stem().string()).c_str(),
-                    base::printable(d.model_type).c_str(),
-                    base::fixed(static_cast<double>(d.num_params()) / 1e9, 1).c_str(),
-                    base::fixed(static_cast<double>(d.num_active_params()) / 1e9, 1).c_str(),
-                    base::grouped(static_cast<double>(d.max_position_embeddings), 0).c_str(),
-                    base::printable(shown).c_str());
-      out << line;
+      cells.push_back({base::printable(f.stem().string()), base::printable(d.model_type),
+                       base::fixed(static_cast<double>(d.num_params()) / 1e9, 1),
+                       base::fixed(static_cast<double>(d.num_active_params()) / 1e9, 1),
+                       base::grouped(static_cast<double>(d.max_position_embeddings), 0),
+                       base::printable(shown)});
     } catch (const std::exception& e) {
-      out << base::printable(f.stem().string()) << ": cannot read (" << base::printable(e.what())
-          << ")\n";
+      errors += base::printable(f.stem().string()) + ": cannot read (" + base::printable(e.what()) +
+                ")\n";
       code = kExitBadInput;
     }
   }
+  const size_t width = output_width(args.width);
+  out << fit_to_width(
+      format_table(cells, {false, false, true, true, true, false}, {5, 0}, width) + errors, width);
   return code;
 }
 

@@ -1,6 +1,7 @@
 #include "cli/plan_cmd.h"
 
 #include <CLI/CLI.hpp>
+#include <sstream>
 
 #include "app/output_files.h"
 #include "app/plan_output.h"
@@ -11,6 +12,7 @@
 #include "base/text.h"
 #include "cli/cli.h"
 #include "cli/plan_output.h"
+#include "cli/text_layout.h"
 #include "model/calibration.h"
 #include "plan/analysis.h"
 #include "plan/planner.h"
@@ -118,6 +120,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& plan_args) {
                    "any simulation (default 2000000, about 4 GB to simulate)")
       ->option_text("N")
       ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000'000}));
+  add_width_option(plan_cmd, plan_args.width);
+  plan_cmd->add_flag("--verbose", plan_args.verbose,
+                     "Infeasible reasons in full (the table cuts them to their first clause)");
   return plan_cmd;
 }
 
@@ -128,6 +133,7 @@ int run_plan_command(const PlanArgs& a, const std::string& data_dir,
   if (!a.overrides.empty()) {
     scenario_text = app::apply_scenario_overrides(scenario_text, a.scenario, a.overrides);
   }
+  const size_t width = output_width(a.width);  // a bad --width is refused before any work
   plan::Scenario scenario = plan::load_scenario_text(scenario_text, a.scenario, data_dir);
   if (a.load_multiplier != 1.0) scenario = plan::with_load_multiplier(scenario, a.load_multiplier);
   scenario.max_requests = a.max_requests;
@@ -157,9 +163,11 @@ int run_plan_command(const PlanArgs& a, const std::string& data_dir,
   outputs.add("--json", a.json_out, json);
   outputs.add("--csv", a.csv_out, csv);
   outputs.commit();
-  print_answer(run.answer, out);
-  print_plan_table(scenario, result, out);
-  print_run_summary(run, out);
+  std::ostringstream text;  // fitted to the width as a whole: no line is wider
+  print_answer(run.answer, text, width);
+  print_plan_table(scenario, result, text, {width, a.verbose});
+  print_run_summary(run, text);
+  out << fit_to_width(text.str(), width);
   app::store_plan_run(run, scenario_text, scenario.name, a.db, a.no_store, command_line, err);
   return kExitOk;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -34,6 +35,8 @@ struct PlanArgs {
   std::vector<std::string> overrides;
   /// --load-multiplier: the scenario's load times this (plan::with_load_multiplier); 1: as is.
   double load_multiplier = 1.0;
+  std::optional<int64_t> width;  ///< --width: columns to fit (cli/text_layout.h, output_width)
+  bool verbose = false;          ///< --verbose: infeasible reasons in full
 };
 
 /// Registers the `plan` subcommand (options bound to `args`) on `app`.

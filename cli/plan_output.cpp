@@ -1,14 +1,17 @@
 #include "cli/plan_output.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <set>
 #include <sstream>
 
 #include "app/plan_output.h"
 #include "app/plan_run.h"
 #include "base/text.h"
+#include "cli/text_layout.h"
 
 namespace llmcap::cli {
 
@@ -28,6 +31,26 @@ std::string grouped_thousands(double v) {
     if (i >= sign && (n - i - 1) % 3 == 0 && i + 1 < n) out += ',';
   }
   return out;
+}
+
+std::string hardware_essentials(const std::string& hardware_name) {
+  std::string s = base::printable(hardware_name);
+  // Parenthesised notes go: "(AWS custom, Genoa)".
+  for (size_t open = s.find(" ("); open != std::string::npos; open = s.find(" (")) {
+    const size_t close = s.find(')', open);
+    if (close == std::string::npos) break;
+    s.erase(open, close - open + 1);
+  }
+  for (const char* word : {"NVIDIA ", "AMD ", "Intel ", "Platinum "}) {
+    for (size_t at = s.find(word); at != std::string::npos; at = s.find(word)) {
+      s.erase(at, std::string(word).size());
+    }
+  }
+  if (const size_t x = s.find(" x ");
+      x != std::string::npos && x > 0 && std::isdigit(static_cast<unsigned char>(s[x - 1]))) {
+    s.replace(x, 3, "x ");  // "8 x H100" -> "8x H100"
+  }
+  return s;
 }
 
 namespace {
@@ -54,6 +77,12 @@ std::string number(double v) {
   return o.str();
 }
 
+/// "p99 TTFT <= 2 s, p99 TPOT <= 50 ms": TTFT in s, TPOT in ms (as the table's columns).
+std::string slo_text(const sim::Slo& slo) {
+  return "p99 TTFT <= " + base::significant(slo.ttft_s, 4) +
+         " s, p99 TPOT <= " + base::significant(slo.tpot_s * 1e3, 4) + " ms";
+}
+
 /// One indented line per client class of a feasible row: the class's p99 TTFT and TPOT with
 /// its bounds, its SLO attainment and goodput.
 void print_class_lines(const plan::PlanRow& r, std::ostream& out) {
@@ -72,7 +101,8 @@ void print_class_lines(const plan::PlanRow& r, std::ostream& out) {
 
 /// Under a row: every tensor-parallel degree tried (serving.tensor_parallel "search"), and a
 /// given fleet's groups and KV transfers.
-void print_detail_lines(const plan::PlanRow& r, std::ostream& out) {
+void print_detail_lines(const plan::PlanRow& r, std::ostream& out,
+                        const std::function<std::string(const std::string&)>& reason_text) {
   for (const plan::TpOptionRow& o : r.tp_options) {
     out << "    tp " << o.tp_degree << ": ";
     if (o.feasible) {
@@ -82,7 +112,7 @@ void print_detail_lines(const plan::PlanRow& r, std::ostream& out) {
           << fixed_decimals(o.tpot_p99_s * 1e3, 1) << " ms"
           << (o.tp_degree == r.tp_degree ? "  <- chosen" : "") << "\n";
     } else {
-      out << "infeasible: " << o.infeasible_reason << "\n";
+      out << "infeasible: " << reason_text(o.infeasible_reason) << "\n";
     }
   }
   for (const plan::GroupRow& g : r.groups) {
@@ -140,10 +170,12 @@ void print_engines(const plan::Scenario& sc, const plan::PlanResult& result, std
   }
 }
 
-void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, std::ostream& out) {
+void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, std::ostream& out,
+                      const TextOptions& options) {
   const auto& w = result.workload;
   out << "Scenario " << base::printable(sc.name) << ": " << base::printable(result.model_id) << " ("
-      << fixed_decimals(static_cast<double>(result.model_num_params) / 1e9, 2) << "e9 parameters, "
+      << fixed_decimals(static_cast<double>(result.model_num_params) / 1e9, 2)
+      << " billion parameters, "
       << (sc.cpu_weight_format && *sc.cpu_weight_format != sc.weight_format
               ? std::string(model::to_string(sc.weight_format)) + " weights on GPUs, " +
                     std::string(model::to_string(*sc.cpu_weight_format)) + " on CPUs"
@@ -180,50 +212,88 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
             << fixed_decimals(cs.mean_prompt_tokens, 0) << " tokens, mean output "
             << fixed_decimals(cs.mean_output_tokens, 0) << " tokens";
       }
-      out << "; SLO: p99 TTFT <= " << spec.slo.ttft_s << " s, p99 TPOT <= " << spec.slo.tpot_s
-          << " s\n";
+      out << "; SLO: " << slo_text(spec.slo) << "\n";
     }
     out << "SLO: each class its own (above); a fleet passes when every class meets it. Prices: "
            "USD, on-demand unless marked *.\n\n";
   } else {
-    out << "SLO: p99 TTFT <= " << sc.slo.ttft_s << " s, p99 TPOT <= " << sc.slo.tpot_s
-        << " s. Prices: USD, on-demand unless marked *.\n\n";
+    out << "SLO: " << slo_text(sc.slo) << ". Prices: USD, on-demand unless marked *.\n\n";
   }
 
-  size_t id_width = 14;
-  size_t hw_width = 9;
+  // Columns: instance type, kind, hardware, then the figures; the hardware column (its
+  // essentials, hardware_essentials) takes what the width leaves (at least kMinHardware), and
+  // "USD/M out" (also in the TCO lines) goes when even that does not fit.
+  constexpr size_t kMinHardware = 16;
+  size_t id_width = 15;
+  size_t hw_full = 10;
   for (const auto& r : result.rows) {
-    id_width = std::max(id_width, base::printable(r.instance_type).size() + 2);
-    hw_width =
-        std::max(hw_width, std::min<size_t>(base::printable(r.hardware_name).size(), 62) + 2);
+    id_width = std::max(id_width, display_width(base::printable(r.instance_type)) + 2);
+    hw_full = std::max(hw_full, display_width(hardware_essentials(r.hardware_name)) + 2);
   }
+  constexpr size_t kLatency = 11;  // "0.08/0.41", "28.3/38.9"
+  const size_t figures = 6 + 10 + 11 + 2 * kLatency;
+  bool per_token = true;  // "USD/M out", dropped first (the TCO lines carry it)
+  bool per_year = true;   // "USD/year", dropped next (the TCO lines carry it)
+  size_t fixed_width = id_width + 5 + figures + 10;
+  if (fixed_width + std::max(kMinHardware, hw_full) > options.width) {  // hardware whole first
+    per_token = false;
+    fixed_width -= 10;
+  }
+  if (fixed_width + kMinHardware > options.width) {
+    per_year = false;
+    fixed_width -= 11;
+  }
+  const size_t hw_width =
+      std::min(hw_full, options.width > fixed_width + kMinHardware ? options.width - fixed_width
+                                                                   : kMinHardware);
   out << pad("instance type", id_width) << pad("kind", 5) << pad("hardware", hw_width)
-      << pad("count", 6, true) << pad("USD/hour", 10, true) << pad("USD/M out", 11, true)
-      << pad("USD/year", 12, true) << pad("TTFT p50/p99 s", 17, true)
-      << pad("TPOT p50/p99 ms", 17, true) << "\n";
-  out << std::string(id_width + 5 + hw_width + 6 + 10 + 11 + 12 + 17 + 17, '-') << "\n";
+      << pad("count", 6, true) << pad("USD/hour", 10, true)
+      << (per_token ? pad("USD/M out", 10, true) : "")
+      << (per_year ? pad("USD/year", 11, true) : "") << pad("TTFT s", kLatency, true)
+      << pad("TPOT ms", kLatency, true) << "\n";
+  out << std::string(fixed_width + hw_width - 2 * kLatency, ' ') << pad("p50/p99", kLatency, true)
+      << pad("p50/p99", kLatency, true) << "\n";
+  out << std::string(std::min(fixed_width + hw_width, options.width), '-') << "\n";
+  bool cut = false;
+  const auto reason_text = [&](const std::string& reason, size_t room) {
+    const std::string full = base::printable(reason);
+    if (options.verbose) return full;
+    const std::string shown = ellipsize(first_clause(full), std::max<size_t>(room, 20));
+    cut = cut || shown != full;
+    return shown;
+  };
   for (const auto* r : sorted_rows(result)) {
+    const std::string hardware = ellipsize(hardware_essentials(r->hardware_name), hw_width - 2);
     out << pad(base::printable(r->instance_type), id_width)
         << pad(std::string(model::to_string(r->device_kind)), 5)
-        << pad(base::printable(r->hardware_name).substr(0, hw_width - 2), hw_width);
+        << pad(hardware, hw_width + hardware.size() - display_width(hardware));
     if (r->feasible) {
       out << pad(std::to_string(r->num_instances), 6, true)
           << pad(fixed_decimals(r->usd_per_hour, 2) + (r->price_model == "on_demand" ? "" : "*"),
                  10, true)
-          << pad(fixed_decimals(r->usd_per_million_output_tokens, 2), 11, true)
-          << pad(grouped_thousands(r->annual_usd), 12, true)
+          << (per_token ? pad(fixed_decimals(r->usd_per_million_output_tokens, 2), 10, true) : "")
+          << (per_year ? pad(grouped_thousands(r->annual_usd), 11, true) : "")
           << pad(fixed_decimals(r->metrics.ttft.p50_s, 2) + "/" +
                      fixed_decimals(r->metrics.ttft.p99_s, 2),
-                 17, true)
+                 kLatency, true)
           << pad(fixed_decimals(r->metrics.tpot.p50_s * 1e3, 1) + "/" +
                      fixed_decimals(r->metrics.tpot.p99_s * 1e3, 1),
-                 17, true)
+                 kLatency, true)
           << "\n";
       print_class_lines(*r, out);
     } else {
-      out << "  infeasible: " << base::printable(r->infeasible_reason) << "\n";
+      const size_t used = id_width + 5 + hw_width + 14;
+      out << "  infeasible: "
+          << reason_text(r->infeasible_reason, options.width > used ? options.width - used : 0)
+          << "\n";
     }
-    print_detail_lines(*r, out);
+    print_detail_lines(*r, out, [&](const std::string& reason) {
+      return reason_text(reason, options.width > 30 ? options.width - 30 : 0);
+    });
+  }
+  if (cut) {
+    out << "(Infeasible reasons cut to their first clause; --verbose prints them whole, and "
+           "--json and --csv carry them too.)\n";
   }
   out << "\n";
   bool given_fleet = false;
@@ -242,19 +312,23 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
   }
 }
 
-void print_answer(const plan::Answer& a, std::ostream& out) {
+void print_answer(const plan::Answer& a, std::ostream& out, size_t width) {
   const auto line = [&](const std::string& label, const std::string& text) {
-    out << "  " << label << std::string(label.size() < 13 ? 13 - label.size() : 1, ' ')
-        << base::printable(text) << "\n";
+    out << wrap_line("  " + label + std::string(label.size() < 13 ? 13 - label.size() : 1, ' ') +
+                         base::printable(text),
+                     width, 15)
+        << "\n";
   };
   if (!a.feasible) {
-    out << "Answer: " << base::printable(a.headline) << "\n";
+    out << wrap_line("Answer: " + base::printable(a.headline), width, 8) << "\n";
     for (size_t i = 0; i < a.why_not.size(); ++i) line(i == 0 ? "why not" : "", a.why_not[i]);
     return;
   }
   const plan::AnswerOption& r = a.recommended;
-  out << "Answer: " << r.num_instances << " x " << base::printable(r.instance_type) << " ("
-      << base::printable(r.hardware_name) << ")" << (r.from_search ? ", the search's best" : "")
+  out << wrap_line("Answer: " + std::to_string(r.num_instances) + " x " +
+                       base::printable(r.instance_type) + " (" + base::printable(r.hardware_name) +
+                       ")" + (r.from_search ? ", the search's best" : ""),
+                   width, 8)
       << "\n";
   line("config", r.configuration);
   std::string cost = base::money(a.currency, r.cost_per_hour) + "/hour (" + r.price_model + "), " +

@@ -15,18 +15,34 @@ struct PlanRun;
 
 namespace llmcap::cli {
 
+/// How the plan's text is laid out (cli/text_layout.h).
+struct TextOptions {
+  size_t width = 100;    ///< columns: the table fits them, prose is wrapped to them
+  bool verbose = false;  ///< infeasible reasons whole, not cut to their first clause
+};
+
 /// Human-readable comparison table (feasible rows cheapest first, then infeasible ones with
-/// their reasons), then a mark for each row priced at other than on-demand. For a scenario
+/// their reasons), then a mark for each row priced at other than on-demand. The table fits
+/// `options.width`: the hardware column takes what is left (cut with "…"), "USD/M out" is left
+/// out when even that is too narrow, and each infeasible reason is cut to its first clause
+/// (cli::first_clause) unless `options.verbose`. For a scenario
 /// with client classes the header lists each class (source, arrival process, requests, SLO)
 /// and each feasible row is followed by one line per class: its p99 TTFT and p99 TPOT beside
 /// its own bounds, SLO attainment and goodput (docs/metrics.md).
 void print_plan_table(const plan::Scenario& scenario, const plan::PlanResult& result,
-                      std::ostream& out);
+                      std::ostream& out, const TextOptions& options = {});
 
 /// The answer card (plan/answer.h) as the first lines of `llmcap plan`: the recommended fleet,
 /// its configuration, cost under the scenario's price model and currency, range, binding
-/// constraint, runner-up, the other device kind and the "why not" lines.
-void print_answer(const plan::Answer& answer, std::ostream& out);
+/// constraint, runner-up, the other device kind and the "why not" lines; each line wrapped to
+/// `width` with its continuation lines under the text after the label.
+void print_answer(const plan::Answer& answer, std::ostream& out, size_t width = 100);
+
+/// A row's hardware name cut to its essentials for the table: vendor words ("NVIDIA", "AMD",
+/// "Intel", "Platinum") and parenthesised notes dropped, "8 x " as "8x ", escaped
+/// (base::printable). E.g. "8 x NVIDIA H100 SXM5 80GB" -> "8x H100 SXM5 80GB", "Intel Xeon
+/// Platinum 8488C (AWS custom), 32 vCPU" -> "Xeon 8488C, 32 vCPU".
+std::string hardware_essentials(const std::string& hardware_name);
 
 /// `v` with `decimals` digits after the point, e.g. (5.576, 2) -> "5.58".
 std::string fixed_decimals(double v, int decimals);

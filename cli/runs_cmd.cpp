@@ -14,6 +14,7 @@
 #include "base/text.h"
 #include "cli/bench_sim.h"
 #include "cli/cli.h"
+#include "cli/text_layout.h"
 #include "plan/scenario.h"
 
 namespace llmcap::cli {
@@ -39,8 +40,9 @@ std::string pad(const std::string& text, size_t width, bool right = false) {
 /// `right` are right-aligned.
 /// `cells` as aligned columns; each cell one line (base::printable: a line break or control
 /// character in a stored name shows as an escape).
+/// A last left-aligned column is cut with "…" to keep each line within `width` (0: no limit).
 void print_table(const std::vector<std::vector<std::string>>& cells, const std::vector<bool>& right,
-                 std::ostream& out) {
+                 std::ostream& out, size_t width = 0) {
   std::vector<std::vector<std::string>> rows = cells;
   for (auto& row : rows) {
     for (std::string& cell : row) cell = base::printable(cell);
@@ -55,7 +57,12 @@ void print_table(const std::vector<std::vector<std::string>>& cells, const std::
     for (size_t c = 0; c < row.size(); ++c) {
       const bool last = c + 1 == row.size();
       const bool r = c < right.size() && right[c];
-      line += (c == 0 ? "" : "  ") + (last && !r ? row[c] : pad(row[c], widths[c], r));
+      if (last && !r && width > 0) {
+        const size_t used = display_width(line) + (c == 0 ? 0 : 2);
+        line += (c == 0 ? "" : "  ") + ellipsize(row[c], width > used + 10 ? width - used : 10);
+      } else {
+        line += (c == 0 ? "" : "  ") + (last && !r ? row[c] : pad(row[c], widths[c], r));
+      }
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << "\n";
@@ -112,7 +119,7 @@ int list_runs(const RunsArgs& a, std::ostream& out) {
   for (const store::RunRecord& r : runs) {
     rows.push_back({std::to_string(r.id), r.kind, r.created_utc, r.name, r.summary});
   }
-  print_table(rows, {true}, out);
+  print_table(rows, {true}, out, a.width_columns);
   if (more) {
     out << "(the newest " << a.limit << " shown; --limit 0 lists all)\n";
   }
@@ -184,6 +191,91 @@ std::string change(double a, double b, int precision, bool percent) {
   return text;
 }
 
+/// "3 x g5.xlarge, USD 1.01/hour" for a run document's answer (with its configuration when
+/// `with_config`), "no fleet meets the SLO" when it has none, "" when the document has no answer
+/// (a run stored before answers).
+std::string answer_text(const json& doc, bool with_config) {
+  if (!doc.contains("answer") || !doc["answer"].is_object()) return "";
+  const json& an = doc["answer"];
+  if (!an.value("feasible", false)) return "no fleet meets the SLO";
+  std::string text =
+      std::to_string(an.value("num_instances", int64_t{0})) + " x " +
+      string_or(an, "instance_type") + ", " +
+      base::money(string_or(an, "currency", "USD"), number_or(an, "cost_per_hour", 0)) + "/hour";
+  const std::string config = string_or(an, "configuration");
+  return config.empty() || !with_config ? text : text + " (" + config + ")";
+}
+
+/// Run A's and run B's figure as "a -> b", plus the relative change for money.
+std::string before_after(const std::string& label, const std::string& x, const std::string& y) {
+  return label + " " + x + " -> " + y;
+}
+
+/// The concise compare: the answer's change and one line per instance type whose feasibility,
+/// fleet size or USD/hour changed (docs/results-store.md).
+void print_changes(const json& da, const json& db_doc, const std::vector<std::string>& types,
+                   std::map<std::string, json>& rows_a, std::map<std::string, json>& rows_b,
+                   std::ostream& out) {
+  const auto config = [](const json& doc) {
+    return doc.contains("answer") && doc["answer"].is_object()
+               ? string_or(doc["answer"], "configuration")
+               : std::string();
+  };
+  const bool configs_differ = config(da) != config(db_doc);  // else shown once, unchanged
+  const std::string ans_a = answer_text(da, configs_differ);
+  const std::string ans_b = answer_text(db_doc, configs_differ);
+  if (!ans_a.empty() || !ans_b.empty()) {
+    if (ans_a == ans_b) {
+      out << "Answer: unchanged, " << ans_a << "\n";
+    } else {
+      out << "Answer: " << (ans_a.empty() ? "(none)" : ans_a) << " -> "
+          << (ans_b.empty() ? "(none)" : ans_b) << "\n";
+    }
+  }
+  std::vector<std::string> lines;
+  for (const std::string& t : types) {
+    const json* x = rows_a.count(t) ? &rows_a[t] : nullptr;
+    const json* y = rows_b.count(t) ? &rows_b[t] : nullptr;
+    if (x == nullptr || y == nullptr) {
+      lines.push_back(t + ": " +
+                      (x == nullptr ? "only in the second run" : "only in the first run"));
+      continue;
+    }
+    std::vector<std::string> parts;
+    const bool fx = feasible(*x), fy = feasible(*y);
+    if (fx != fy)
+      parts.push_back(std::string("feasible ") + (fx ? "yes" : "no") + " -> " +
+                      (fy ? "yes" : "no"));
+    const auto count = [](const json& row) {
+      return feasible(row) ? std::to_string(row.value("num_instances", int64_t{0}))
+                           : std::string("-");
+    };
+    if (count(*x) != count(*y)) parts.push_back(before_after("instances", count(*x), count(*y)));
+    const double ua = fx ? number_or(*x, "usd_per_hour", NAN) : NAN;
+    const double ub = fy ? number_or(*y, "usd_per_hour", NAN) : NAN;
+    const auto usd = [](double v) { return std::isnan(v) ? std::string("-") : fixed(v, 2); };
+    if (usd(ua) != usd(ub)) {
+      const bool relative = !std::isnan(ua) && !std::isnan(ub) && ua != 0;
+      parts.push_back(
+          before_after("USD/hour", usd(ua), usd(ub)) +
+          (relative ? " (" + std::string(ub > ua ? "+" : "") + fixed(100 * (ub - ua) / ua, 1) + "%)"
+                    : ""));
+    }
+    if (parts.empty()) continue;
+    std::string line = t + ": ";
+    for (size_t i = 0; i < parts.size(); ++i) line += (i == 0 ? "" : ", ") + parts[i];
+    lines.push_back(line);
+  }
+  if (lines.empty()) {
+    out << "Instance types: no fleet size, cost or feasibility changed (" << types.size()
+        << " compared; --all shows every figure side by side)\n";
+    return;
+  }
+  out << "Changed (" << lines.size() << " of " << types.size()
+      << " instance types; --all shows every figure side by side):\n";
+  for (const std::string& l : lines) out << "  " << base::printable(l) << "\n";
+}
+
 int compare_runs(const RunsArgs& a, std::ostream& out) {
   const store::ResultsStore db = app::open_results_store(a.db);
   const store::RunRecord ra = db.get_run(parse_run_id(a.run_a));
@@ -216,6 +308,10 @@ int compare_runs(const RunsArgs& a, std::ostream& out) {
     }
     if (diffs.empty()) {
       out << "Inputs: identical\n";
+      if (ra.command_line != rb.command_line) {  // e.g. --load-multiplier, not in the input
+        out << "Command lines differ:\n  " << la << ": " << ra.command_line << "\n  " << lb << ": "
+            << rb.command_line << "\n";
+      }
     } else {
       out << "Inputs differ:\n";
       for (const std::string& d : diffs) out << "  " << d << "\n";
@@ -233,6 +329,11 @@ int compare_runs(const RunsArgs& a, std::ostream& out) {
   for (const json& row : db_doc["results"]) {
     const std::string t = string_or(row, "instance_type");
     if (rows_b.emplace(t, row).second && !rows_a.count(t)) types.push_back(t);
+  }
+  if (!a.all) {
+    print_changes(da, db_doc, types, rows_a, rows_b, out);
+    out << "\n" << la << ": " << ra.summary << "\n" << lb << ": " << rb.summary << "\n";
+    return kExitOk;
   }
   std::vector<std::vector<std::string>> table = {{"instance type", "metric", la, lb, "change"}};
   for (const std::string& t : types) {
@@ -262,7 +363,7 @@ int compare_runs(const RunsArgs& a, std::ostream& out) {
     table.push_back({"", "TPOT p99 ms", cell(x, shown(pa, 1, 1000)), cell(y, shown(pb, 1, 1000)),
                      change(1000 * pa, 1000 * pb, 1, true)});
   }
-  print_table(table, {false, false, true, true, false}, out);
+  print_table(table, {false, false, true, true, false}, out, a.width_columns);
   out << "\n" << la << ": " << ra.summary << "\n" << lb << ": " << rb.summary << "\n";
   return kExitOk;
 }
@@ -314,21 +415,33 @@ CLI::App* add_runs_command(CLI::App& app, RunsArgs& args) {
 
   args.compare_cmd = cmd->add_subcommand(
       "compare",
-      "Two runs side by side per instance type: fleet size, USD/hour, p99 TTFT and TPOT, "
-      "feasibility, and the differences in their inputs");
+      "What changed between two runs: their inputs, the answer, and each instance type whose "
+      "fleet size, USD/hour or feasibility changed (--all: every figure side by side)");
   args.compare_cmd->add_option("run_a", args.run_a, "First run id, or \"latest\"")->required();
   args.compare_cmd->add_option("run_b", args.run_b, "Second run id, or \"latest\"")->required();
+  args.compare_cmd->add_flag("--all", args.all,
+                             "Every instance type's figures side by side, changed or not");
+  add_width_option(cmd, args.width);
   for (CLI::App* sub : {args.list_cmd, args.show_cmd, args.compare_cmd}) {
     sub->fallthrough();  // --db after the subcommand's name too
   }
   return cmd;
 }
 
-int run_runs_command(const RunsArgs& args, const std::string&, std::ostream& out, std::ostream&) {
+int run_runs_command(const RunsArgs& given, const std::string&, std::ostream& out, std::ostream&) {
+  RunsArgs args = given;
+  args.width_columns = output_width(args.width);
+  std::ostringstream text;  // fitted to the width as a whole (not show --json)
+  const auto fitted = [&](int code) {
+    out << (args.json ? text.str() : fit_to_width(text.str(), args.width_columns));
+    return code;
+  };
   try {
-    if (args.list_cmd != nullptr && args.list_cmd->parsed()) return list_runs(args, out);
-    if (args.show_cmd != nullptr && args.show_cmd->parsed()) return show_run(args, out);
-    if (args.compare_cmd != nullptr && args.compare_cmd->parsed()) return compare_runs(args, out);
+    if (args.list_cmd != nullptr && args.list_cmd->parsed()) return fitted(list_runs(args, text));
+    if (args.show_cmd != nullptr && args.show_cmd->parsed()) return fitted(show_run(args, text));
+    if (args.compare_cmd != nullptr && args.compare_cmd->parsed()) {
+      return fitted(compare_runs(args, text));
+    }
   } catch (const store::StoreError& e) {
     throw plan::InputError(e.what());  // a missing run or an unreadable file: bad input
   }

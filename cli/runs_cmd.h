@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -22,6 +23,9 @@ struct RunsArgs {
   bool json = false;                ///< show --json
   std::string run_a;                ///< compare RUN_A
   std::string run_b;                ///< compare RUN_B
+  bool all = false;                 ///< compare --all: every figure, not only the changes
+  std::optional<int64_t> width;     ///< --width (cli/text_layout.h)
+  size_t width_columns = 100;       ///< the width resolved (output_width), set when run
   CLI::App* list_cmd = nullptr;     ///< set by add_runs_command
   CLI::App* show_cmd = nullptr;     ///< set by add_runs_command
   CLI::App* compare_cmd = nullptr;  ///< set by add_runs_command

@@ -59,15 +59,16 @@ std::string printf_text(const char* format, double v) {
 }
 using base::gb;  // decimal gigabytes, 4 significant digits: 39716622336 -> "39.72 GB"
 using base::gb_per_s;
-std::string tflop(double flops) { return printf_text("%.4g TFLOP", flops / 1e12); }
+// 4 (or 3) significant digits, never an exponent (base::significant).
+std::string tflop(double flops) { return base::significant(flops / 1e12, 4) + " TFLOP"; }
 std::string tflop_per_s(double flops_per_s) {
-  return printf_text("%.4g TFLOP/s", flops_per_s / 1e12);
+  return base::significant(flops_per_s / 1e12, 4) + " TFLOP/s";
 }
 /// Milliseconds, 4 significant digits: 0.1274 -> "127.4 ms".
-std::string ms(double s) { return printf_text("%.4g ms", s * 1e3); }
-std::string times(double f) { return printf_text("%.3gx", f); }
+std::string ms(double s) { return base::significant(s * 1e3, 4) + " ms"; }
+std::string times(double f) { return base::significant(f, 3) + "x"; }
 std::string percent(double f) { return printf_text("%.1f%%", 100 * f); }
-std::string number(double v) { return printf_text("%.4g", v); }
+std::string number(double v) { return base::significant(v, 4); }
 
 /// The highest peak FLOP/s of a device and its data type ("", 0 when it lists none).
 std::pair<std::string, double> highest_peak(const HardwareSpec& hw) {

@@ -57,31 +57,28 @@ std::string percent(double f) {
 /// The weights-do-not-fit message of both deployments; `has` says what the replica has.
 std::string weights_do_not_fit(const std::string& where, const std::string& has,
                                const ReplicaMemory& r, WeightFormat wf) {
-  return where + ": weights need " + gb(r.weight_bytes) + ", " + gb(r.usable_bytes) +
-         " usable: " + std::to_string(r.weight_bytes) + " bytes (" + std::string(to_string(wf)) +
-         "), " + has + " and keeps " + std::to_string(r.reserve_bytes) + " bytes for activations";
+  return where + ": weights need " + gb(r.weight_bytes) + " (" + std::string(to_string(wf)) +
+         "), " + has + " and keeps " + gb(r.reserve_bytes) + " for activations";
 }
 
-/// Memory check of one replica of make_deployment; throws InfeasibleError with the numbers.
-/// `where` names model and instance; `of` describes the memory (e.g. "instance", "tp=2
-/// replica").
+/// Memory check of one replica of make_deployment; throws InfeasibleError with the numbers
+/// (decimal GB, 4 significant digits). `where` names model and instance; `of` describes the
+/// memory (e.g. "instance", "tp=2 replica").
 int64_t kv_bytes_or_throw(const std::string& where, const std::string& of, int64_t memory_bytes,
                           int64_t reserve_bytes, const ModelSpec& model, WeightFormat wf,
                           KvFormat kf, const Efficiency& e, int tp_degree) {
   const ReplicaMemory r = replica_memory(memory_bytes, reserve_bytes, model, wf, kf,
                                          e.usable_memory_fraction, tp_degree);
-  const std::string has = of + " has " + std::to_string(r.usable_bytes) + " bytes usable (" +
-                          fraction_text(e.usable_memory_fraction) + " x " +
-                          std::to_string(memory_bytes) + ")";
+  const std::string has = of + " has " + gb(r.usable_bytes) + " usable (" +
+                          fraction_text(e.usable_memory_fraction) + " x " + gb(memory_bytes) + ")";
   if (!r.weights_fit()) throw InfeasibleError(weights_do_not_fit(where, has, r, wf));
   if (!r.sequence_fits()) {
-    throw InfeasibleError(where + ": weights need " + std::to_string(r.weight_bytes) + " bytes (" +
-                          std::string(to_string(wf)) + ") + " + std::to_string(reserve_bytes) +
-                          " bytes activation reserve + " + std::to_string(r.fit_sequence_kv_bytes) +
-                          " bytes of " + std::string(to_string(kf)) + " KV cache for one " +
-                          std::to_string(r.fit_sequence_tokens) + "-token sequence = " +
-                          std::to_string(r.weight_bytes + reserve_bytes + r.fit_sequence_kv_bytes) +
-                          " bytes, " + has);
+    throw InfeasibleError(
+        where + ": weights need " + gb(r.weight_bytes) + " (" + std::string(to_string(wf)) +
+        ") + " + gb(reserve_bytes) + " activation reserve + " + gb(r.fit_sequence_kv_bytes) +
+        " of " + std::string(to_string(kf)) + " KV cache for one " +
+        std::to_string(r.fit_sequence_tokens) + "-token sequence = " +
+        gb(r.weight_bytes + reserve_bytes + r.fit_sequence_kv_bytes) + ", " + has);
   }
   return r.kv_cache_bytes;
 }
@@ -94,12 +91,12 @@ int64_t chosen_tp_kv_bytes_or_throw(const std::string& where, const std::string&
                                     const Efficiency& e, int tp_degree) {
   const ReplicaMemory r = replica_memory(memory_bytes, reserve_bytes, model, wf, kf,
                                          e.usable_memory_fraction, tp_degree);
-  const std::string has = of + " has " + std::to_string(r.usable_bytes) + " bytes usable";
+  const std::string has = of + " has " + gb(r.usable_bytes) + " usable";
   if (!r.weights_fit()) throw InfeasibleError(weights_do_not_fit(where, has, r, wf));
   if (!r.sequence_fits()) {
-    throw InfeasibleError(where + ": weights need " + std::to_string(r.weight_bytes) + " bytes + " +
-                          std::to_string(reserve_bytes) + " bytes activation reserve + " +
-                          std::to_string(r.fit_sequence_kv_bytes) + " bytes of KV cache for one " +
+    throw InfeasibleError(where + ": weights need " + gb(r.weight_bytes) + " + " +
+                          gb(reserve_bytes) + " activation reserve + " +
+                          gb(r.fit_sequence_kv_bytes) + " of KV cache for one " +
                           std::to_string(r.fit_sequence_tokens) + "-token sequence, " + has);
   }
   return r.kv_cache_bytes;

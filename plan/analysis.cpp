@@ -69,17 +69,9 @@ std::string signed_percent(double fraction) {
   return buf;
 }
 
-std::string usd(double v) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "USD %.2f", v);
-  return buf;
-}
+std::string usd(double v) { return base::money("USD", v); }  // "USD 32,604.72"
 
-std::string num(double v) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
+std::string num(double v) { return base::significant(v, 3); }  // never "3.6e+03"
 
 using base::plural;
 

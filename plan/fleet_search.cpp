@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/text.h"
 #include "plan/planner_detail.h"
 
 namespace llmcap::plan::detail {
@@ -51,8 +52,8 @@ void check_floors(const Context& ctx, Candidate& c) {
   if (c.fleet.serving.num_kv_blocks < needed_units) {
     row.infeasible_reason =
         "the longest request (" + std::to_string(ctx.max_request_tokens) + " tokens) needs " +
-        std::to_string(needed_blocks * block * kv_bytes_per_token) +
-        " bytes of KV cache, a replica has " + std::to_string(c.deployment.kv_cache_bytes);
+        base::gb(static_cast<double>(needed_blocks * block * kv_bytes_per_token)) +
+        " of KV cache, a replica has " + base::gb(static_cast<double>(c.deployment.kv_cache_bytes));
   }
 }
 

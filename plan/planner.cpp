@@ -22,12 +22,7 @@
 namespace llmcap::plan {
 namespace detail {
 
-std::string format_s(double seconds) {
-  std::ostringstream o;
-  o.precision(3);
-  o << seconds << " s";
-  return o.str();
-}
+std::string format_s(double seconds) { return base::significant(seconds, 3) + " s"; }
 
 /// Nearest-rank p99 of `values` (any order); 0 when empty.
 int64_t p99_of(std::vector<int64_t> values) {

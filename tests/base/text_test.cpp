@@ -18,6 +18,22 @@ TEST(TextTest, FixedRoundsToTheGivenDigits) {
   EXPECT_EQ(fixed(-0.5, 0), "-0");
 }
 
+TEST(TextTest, SignificantNeverUsesAnExponent) {
+  EXPECT_EQ(significant(0.06134, 3), "0.0613");
+  EXPECT_EQ(significant(3.5, 3), "3.5");
+  EXPECT_EQ(significant(3456.7, 3), "3,457");
+  EXPECT_EQ(significant(3456.7, 4), "3457");  // as %.4g
+  EXPECT_EQ(significant(34567, 3), "34,567");
+  EXPECT_EQ(significant(1e-7, 3), "0.0000001");
+  EXPECT_EQ(significant(0, 3), "0");
+  EXPECT_EQ(significant(-0.5, 3), "-0.5");
+  EXPECT_EQ(gb(141107412992), "141.1 GB");
+  EXPECT_EQ(gb(1073741824), "1.074 GB");
+  EXPECT_EQ(gb(2.5e13), "25,000 GB");
+  EXPECT_EQ(gb_per_s(3.35e12), "3350 GB/s");
+  EXPECT_EQ(gb_per_s(3.84e13), "38,400 GB/s");
+}
+
 TEST(TextTest, GroupedSeparatesThousandsAndKeepsDecimals) {
   EXPECT_EQ(grouped(1234567.891, 2), "1,234,567.89");
   EXPECT_EQ(grouped(-1234, 0), "-1,234");

@@ -30,7 +30,7 @@ TEST(CliCatalog, ListFiltersByProviderAndKind) {
       run_cli({"catalog", "list", "--provider", "aws", "--kind", "gpu", "--data-dir", kData});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("aws-g6e.xlarge"));
-  EXPECT_THAT(r.out, HasSubstr("1 x NVIDIA L40S"));
+  EXPECT_THAT(r.out, HasSubstr("1x L40S"));  // the hardware in its essentials
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("aws-m7i.8xlarge")));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("azure-")));
 }

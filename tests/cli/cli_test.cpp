@@ -93,7 +93,7 @@ TEST(CliPlan, SetOverridesScenarioFieldsAndIsStoredAsPlanned) {
                "tco.currency=CNY", "--set", "slo.tpot_p99_s=0.06"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("cost         CNY "));
-  EXPECT_THAT(r.out, HasSubstr("p99 TPOT <= 0.06 s"));
+  EXPECT_THAT(r.out, HasSubstr("p99 TPOT <= 60 ms"));
   const auto stored = nlohmann::json::parse(testing::only_stored_run(db).input_json);
   EXPECT_EQ(stored.at("tco").at("currency"), "CNY");
   EXPECT_DOUBLE_EQ(stored.at("slo").at("tpot_p99_s").get<double>(), 0.06);

@@ -45,7 +45,7 @@ TEST(CliPlanEngine, TheHeaderAndTheJsonSayWhichEnginesTheNumbersAssume) {
 
   const auto without = dir.write("without.json", scenario(""));
   const auto plain = run_cli({"plan", without.string(), "--no-analysis", "--quiet", "--json",
-                              json_path.string(), "--data-dir", LLMCAP_DATA_DIR});
+                              json_path.string(), "--data-dir", LLMCAP_DATA_DIR, "--width", "200"});
   ASSERT_EQ(plain.code, 0) << plain.err;
   EXPECT_THAT(plain.out, HasSubstr("Engines (docs/engines.md): GPU vllm; CPU llama.cpp (each "
                                    "kind's default; the scenario's \"engine\" chooses others)\n"));

@@ -70,6 +70,32 @@ TEST(PlanToCsv, QuotesReasonsAndKeepsOneLinePerRow) {
   EXPECT_THAT(csv, HasSubstr("gpu-a,gpu,true,3,6,1.25,52560,0.1,0.9,0.02,0.04,"));
 }
 
+TEST(HardwareEssentials, DropsVendorWordsAndNotes) {
+  EXPECT_EQ(hardware_essentials("8 x NVIDIA H100 SXM5 80GB"), "8x H100 SXM5 80GB");
+  EXPECT_EQ(hardware_essentials("Intel Xeon Platinum 8488C (AWS custom), 32 vCPU"),
+            "Xeon 8488C, 32 vCPU");
+  EXPECT_EQ(hardware_essentials("AMD EPYC 9R14 (AWS custom, Genoa), 16 vCPU"),
+            "EPYC 9R14, 16 vCPU");
+  EXPECT_EQ(hardware_essentials("1 x NVIDIA A10G (AWS variant)"), "1x A10G");
+}
+
+TEST(PrintPlanTable, CutsAReasonToItsFirstClauseUnlessVerbose) {
+  plan::Scenario s;
+  s.name = "x";
+  plan::PlanResult r = two_rows();
+  r.rows[0].infeasible_reason =
+      "model \"m\" on instance \"cpu-b\": weights need 141.1 GB (bf16), instance has 123.7 GB "
+      "usable (0.9 x 137.4 GB) and keeps 1.074 GB for activations";
+  std::ostringstream cut;
+  print_plan_table(s, r, cut, {100, false});
+  EXPECT_THAT(cut.str(), HasSubstr("infeasible: weights need 141.1 GB (bf16)\n"));
+  EXPECT_THAT(cut.str(), HasSubstr("--verbose prints them whole"));
+  std::ostringstream whole;
+  print_plan_table(s, r, whole, {100, true});
+  EXPECT_THAT(whole.str(), HasSubstr("and keeps 1.074 GB for activations\n"));
+  EXPECT_THAT(whole.str(), Not(HasSubstr("--verbose prints them whole")));
+}
+
 TEST(PrintPlanTable, ListsFeasibleRowsFirstAndNamesTheCheapest) {
   plan::Scenario s;
   s.name = "x";
@@ -368,7 +394,7 @@ TEST(PrintPlanTable, ListsTheClassesAndEachClassResultUnderAFeasibleRow) {
   EXPECT_THAT(text, HasSubstr("Workload: 2 client classes, 300 requests"));
   EXPECT_THAT(text, HasSubstr("  class chat: sharegpt.csv (gamma), 250 requests, mean prompt 800 "
                               "tokens, mean output 300 tokens; SLO: p99 TTFT <= 2 s, p99 TPOT "
-                              "<= 0.05 s\n"));
+                              "<= 50 ms\n"));
   EXPECT_THAT(text, HasSubstr("  class sum, \"docs\": arxiv.csv (trace), 50 requests"));
   EXPECT_THAT(text, HasSubstr("SLO: each class its own (above)"));
   EXPECT_THAT(text, HasSubstr("    class chat         p99 TTFT 0.80 s (SLO 2 s), p99 TPOT "

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iomanip>
@@ -131,7 +132,7 @@ TEST(RunsCommand, ListShowsRunsNewestFirst) {
   const auto db = dir.path() / "runs.sqlite";
   ASSERT_EQ(plan_into(db).code, kExitOk);
   ASSERT_EQ(plan_into(db).code, kExitOk);
-  const Result r = run_cli({"runs", "list", "--db", db.string()});
+  const Result r = run_cli({"runs", "list", "--db", db.string(), "--width", "200"});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   const std::string summary = store::ResultsStore::open(db).get_run(1).summary;
   const auto first = r.out.find("\n 2  plan  ");
@@ -140,6 +141,12 @@ TEST(RunsCommand, ListShowsRunsNewestFirst) {
   ASSERT_NE(second, std::string::npos) << r.out;
   EXPECT_LT(first, second);
   EXPECT_NE(r.out.find("cli-small  " + summary), std::string::npos) << r.out;
+  // At 80 columns the summary is cut with "…" to fit.
+  const Result narrow = run_cli({"runs", "list", "--db", db.string(), "--width", "80"});
+  ASSERT_EQ(narrow.code, kExitOk) << narrow.err;
+  EXPECT_NE(narrow.out.find("cli-small  " + summary.substr(0, 10)), std::string::npos)
+      << narrow.out;
+  EXPECT_NE(narrow.out.find("\xE2\x80\xA6\n"), std::string::npos) << narrow.out;
 
   const Result limited = run_cli({"runs", "list", "--limit", "1", "--db", db.string()});
   EXPECT_NE(limited.out.find("\n 2  plan  "), std::string::npos) << limited.out;
@@ -226,7 +233,7 @@ TEST(RunsCommand, CompareShowsDifferencesPerInstanceType) {
   const Result planned = plan_into(db, scenario.string());
   ASSERT_EQ(planned.code, kExitOk) << planned.err;
 
-  const Result r = run_cli({"runs", "compare", "1", "latest", "--db", db.string()});
+  const Result r = run_cli({"runs", "compare", "1", "latest", "--all", "--db", db.string()});
   ASSERT_EQ(r.code, kExitOk) << r.err;
   EXPECT_NE(r.out.find("Inputs differ:\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\n  workload.rate_multiplier: (absent) -> 2\n"), std::string::npos)
@@ -252,6 +259,51 @@ TEST(RunsCommand, CompareShowsDifferencesPerInstanceType) {
   EXPECT_NE(r.out.find("USD/hour"), std::string::npos);
   EXPECT_NE(r.out.find("TTFT p99 ms"), std::string::npos);
   EXPECT_NE(r.out.find("TPOT p99 ms"), std::string::npos);
+
+  // Without --all: the inputs that differ, the answer's change, and only the types whose
+  // count, cost or feasibility changed, as before -> after.
+  const Result brief = run_cli({"runs", "compare", "1", "latest", "--db", db.string()});
+  ASSERT_EQ(brief.code, kExitOk) << brief.err;
+  EXPECT_NE(brief.out.find("\n  workload.rate_multiplier: (absent) -> 2\n"), std::string::npos)
+      << brief.out;
+  EXPECT_NE(brief.out.find("\nAnswer: "), std::string::npos) << brief.out;
+  EXPECT_EQ(brief.out.find("TTFT p99 ms"), std::string::npos) << brief.out;
+  EXPECT_LT(std::count(brief.out.begin(), brief.out.end(), '\n'),
+            std::count(r.out.begin(), r.out.end(), '\n'));
+  if (na != nb) {
+    EXPECT_NE(brief.out.find("\n  aws-g6e.xlarge: instances " + std::to_string(na) + " -> " +
+                             std::to_string(nb) + ", USD/hour "),
+              std::string::npos)
+        << brief.out;
+  }
+  for (const json& row : b["results"]) {  // a type whose figures did not change is not listed
+    const std::string t = row["instance_type"];
+    const json* before = nullptr;
+    for (const json& old : a["results"]) {
+      if (old["instance_type"] == t) before = &old;
+    }
+    ASSERT_NE(before, nullptr);
+    const bool same =
+        (*before)["feasible"] == row["feasible"] &&
+        (!row["feasible"].get<bool>() || ((*before)["num_instances"] == row["num_instances"] &&
+                                          (*before)["usd_per_hour"] == row["usd_per_hour"]));
+    EXPECT_EQ(brief.out.find("\n  " + t + ": ") == std::string::npos, same) << t << "\n"
+                                                                            << brief.out;
+  }
+}
+
+TEST(RunsCompare, SaysSoWhenNoFigureChanged) {
+  TempDir dir;
+  const auto db = dir.path() / "runs.sqlite";
+  ASSERT_EQ(plan_into(db).code, kExitOk);
+  ASSERT_EQ(plan_into(db).code, kExitOk);
+  const Result r = run_cli({"runs", "compare", "1", "2", "--db", db.string()});
+  ASSERT_EQ(r.code, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("Inputs: identical\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nAnswer: unchanged, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nInstance types: no fleet size, cost or feasibility changed ("),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(RunsCommand, CalibrationRunsAreStoredAndNotCompared) {

@@ -12,6 +12,7 @@ namespace llmcap::model {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr double kRelTol = 1e-9;
 
@@ -144,10 +145,9 @@ TEST(MakeDeployment, Llama70bDoesNotFitA128GiBCpuInstance) {
   // 2 x 70,553,706,496 = 141,107,412,992 bytes of bf16 weights; 0.9 x 137,438,953,472 =
   // 123,695,058,124.8, rounded 123,695,058,125.
   EXPECT_EQ(infeasible_message("test-cpu-128g", "llama-3.1-70b", KvFormat::kBf16),
-            "model \"llama-3.1-70b\" on instance \"test-cpu-128g\": weights need 141.1 GB, "
-            "123.7 GB usable: 141107412992 bytes (bf16), instance has 123695058125 bytes usable "
-            "(0.9 x 137438953472) and "
-            "keeps 1073741824 bytes for activations");
+            "model \"llama-3.1-70b\" on instance \"test-cpu-128g\": weights need 141.1 GB "
+            "(bf16), instance has 123.7 GB usable (0.9 x 137.4 GB) and keeps 1.074 GB for "
+            "activations");
 }
 
 TEST(MakeDeployment, KvForOneSequenceMustFit) {
@@ -155,9 +155,9 @@ TEST(MakeDeployment, KvForOneSequenceMustFit) {
   // 32768 x 262,144 (f32 KV) = 25,724,198,912 > usable.
   const std::string msg = infeasible_message("test-gpu-1xa10g", "llama-3.1-8b", KvFormat::kF32);
   EXPECT_THAT(msg, HasSubstr("model \"llama-3.1-8b\" on instance \"test-gpu-1xa10g\""));
-  EXPECT_THAT(msg, HasSubstr("8589934592 bytes of f32 KV cache for one 32768-token sequence = "
-                             "25724198912 bytes"));
-  EXPECT_THAT(msg, HasSubstr("instance has 23192823398 bytes usable (0.9 x 25769803776)"));
+  EXPECT_THAT(msg, HasSubstr("8.59 GB of f32 KV cache for one 32768-token sequence = 25.72 GB"));
+  EXPECT_THAT(msg, HasSubstr("instance has 23.19 GB usable (0.9 x 25.77 GB)"));
+  EXPECT_THAT(msg, Not(HasSubstr("bytes")));  // decimal GB in every human-facing figure
 }
 
 TEST(MakeDeployment, ShortContextModelNeedsLessKv) {

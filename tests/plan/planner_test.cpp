@@ -11,6 +11,7 @@ namespace llmcap::plan {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 using testing::synthetic_gpu;
 using testing::synthetic_gpu_instance;
@@ -210,12 +211,14 @@ TEST(Plan, IsDeterministicAndIndependentOfThreadCount) {
   }
 }
 
-TEST(Plan, ModelThatDoesNotFitIsInfeasibleWithTheBytes) {
+TEST(Plan, ModelThatDoesNotFitIsInfeasibleWithTheSizesInGb) {
   const PlanResult r = plan(test_scenario(), test_catalog());
   const PlanRow& row = row_of(r, "gpu-small");
   EXPECT_FALSE(row.feasible);
-  EXPECT_THAT(row.infeasible_reason, HasSubstr("weights need"));
-  EXPECT_THAT(row.infeasible_reason, HasSubstr("bytes"));
+  // 16,060,522,496 bytes of bf16 weights; 0.9 x 8 GiB usable.
+  EXPECT_THAT(row.infeasible_reason, HasSubstr("weights need 16.06 GB (bf16), instance has "
+                                               "7.731 GB usable (0.9 x 8.59 GB)"));
+  EXPECT_THAT(row.infeasible_reason, Not(HasSubstr("bytes")));
 }
 
 TEST(Plan, CpuSliceBelowTheTpotFloorIsInfeasibleWithTheNumbers) {
