@@ -117,6 +117,7 @@ std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& resul
         {"predictor", r.predictor},
         {"engine", r.engine},
         {"num_simulations", r.num_simulations},
+        {"configuration", r.configuration},
     };
     if (!r.classes.empty()) {
       // Metrics are null for infeasible rows, as the row's own.

@@ -126,13 +126,7 @@ PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& base
   // before any simulation.
   const plan::ResolvedTco tco = plan::resolve_tco(scenario, catalog);
   run.result = plan::plan(scenario, catalog, options.plan);
-  json doc = json::parse(plan_to_json(scenario, run.result));
-  doc["format"] = "llmcap-run";
-  doc["schema_version"] = kRunDocumentVersion;
-  doc["kind"] = "plan";
-  doc["calibration"] = calibration_summary(options.plan.calibration);
-  doc["sources"] = catalog_sources(run.result, catalog);
-  doc["analysis"] = json::object();
+  json analysis_doc = json::object();
   if (options.analysis) {
     plan::AnalysisOptions analysis_options;
     analysis_options.plan = options.plan;
@@ -147,8 +141,22 @@ PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& base
       analysis_options.measured_errors = &measured;
     }
     run.analysis = plan::analyse(scenario, catalog, run.result, analysis_options);
-    doc["analysis"] = analysis_to_json(*run.analysis);
+    analysis_doc = analysis_to_json(*run.analysis);
+    // With a configuration search, each type's row is its cheapest searched configuration, so
+    // the table, the TCO lines and the answer quote one fleet per type.
+    for (const plan::PlanRow& best : run.analysis->search_best) {
+      for (plan::PlanRow& row : run.result.rows) {
+        if (row.instance_type == best.instance_type && best.feasible) row = best;
+      }
+    }
   }
+  json doc = json::parse(plan_to_json(scenario, run.result));
+  doc["format"] = "llmcap-run";
+  doc["schema_version"] = kRunDocumentVersion;
+  doc["kind"] = "plan";
+  doc["calibration"] = calibration_summary(options.plan.calibration);
+  doc["sources"] = catalog_sources(run.result, catalog);
+  doc["analysis"] = std::move(analysis_doc);
 
   // TCO of every feasible row; autoscaling uses the analysis's sustainable rate per instance
   // where it measured one.

@@ -33,6 +33,17 @@ std::string grouped_thousands(double v) {
   return out;
 }
 
+/// "fp8" or "int4 tp=2" from a configuration label ("tp=2 int4 chunked_prefill ..."): the
+/// weight format, and the degree when above 1.
+std::string format_and_degree(const std::string& configuration) {
+  std::istringstream words(configuration);
+  std::string tp;
+  std::string format;
+  words >> tp >> format;
+  if (format.empty()) return configuration;
+  return tp == "tp=1" || tp == "tp=auto" ? format : format + " " + tp;
+}
+
 std::string hardware_essentials(const std::string& hardware_name) {
   std::string s = base::printable(hardware_name);
   // Parenthesised notes go: "(AWS custom, Genoa)".
@@ -173,10 +184,19 @@ void print_engines(const plan::Scenario& sc, const plan::PlanResult& result, std
 void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, std::ostream& out,
                       const TextOptions& options) {
   const auto& w = result.workload;
+  // With a configuration search each row is its type's cheapest configuration: the hardware
+  // cell starts with its weight format and degree (row_hardware).
+  const bool searched = sc.search.enabled;
+  const auto row_hardware = [&](const plan::PlanRow& r) {
+    const std::string hardware = hardware_essentials(r.hardware_name);
+    // The format first: a narrow column cuts the end of the hardware's name instead.
+    return searched && r.feasible ? format_and_degree(r.configuration) + ", " + hardware : hardware;
+  };
   out << "Scenario " << base::printable(sc.name) << ": " << base::printable(result.model_id) << " ("
       << fixed_decimals(static_cast<double>(result.model_num_params) / 1e9, 2)
       << " billion parameters, "
-      << (sc.cpu_weight_format && *sc.cpu_weight_format != sc.weight_format
+      << (searched ? std::string("weights and degree per row as searched")
+          : sc.cpu_weight_format && *sc.cpu_weight_format != sc.weight_format
               ? std::string(model::to_string(sc.weight_format)) + " weights on GPUs, " +
                     std::string(model::to_string(*sc.cpu_weight_format)) + " on CPUs"
               : std::string(model::to_string(sc.weight_format)) + " weights")
@@ -228,7 +248,7 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
   size_t hw_full = 10;
   for (const auto& r : result.rows) {
     id_width = std::max(id_width, display_width(base::printable(r.instance_type)) + 2);
-    hw_full = std::max(hw_full, display_width(hardware_essentials(r.hardware_name)) + 2);
+    hw_full = std::max(hw_full, display_width(row_hardware(r)) + 2);
   }
   constexpr size_t kLatency = 11;  // "0.08/0.41", "28.3/38.9"
   const size_t figures = 6 + 10 + 11 + 2 * kLatency;
@@ -263,7 +283,7 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
     return shown;
   };
   for (const auto* r : sorted_rows(result)) {
-    const std::string hardware = ellipsize(hardware_essentials(r->hardware_name), hw_width - 2);
+    const std::string hardware = ellipsize(row_hardware(*r), hw_width - 2);
     out << pad(base::printable(r->instance_type), id_width)
         << pad(std::string(model::to_string(r->device_kind)), 5)
         << pad(hardware, hw_width + hardware.size() - display_width(hardware));

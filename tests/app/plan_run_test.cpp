@@ -106,3 +106,48 @@ TEST(PlanRun, TheDocumentsAnswerReadsBackAsThePlansAnswer) {
 
 }  // namespace
 }  // namespace llmcap::app
+
+namespace llmcap::app {
+namespace {
+
+// With a configuration search, the rows are each type's cheapest searched configuration: the
+// table, the document's results and the answer quote the same fleet.
+TEST(PlanRun, WithASearchEachRowIsItsTypesCheapestConfiguration) {
+  plan::Scenario scenario = plan::load_scenario(kScenario, LLMCAP_DATA_DIR);
+  scenario.search.enabled = true;
+  scenario.search.weight_formats = {model::WeightFormat::kBf16, model::WeightFormat::kInt8};
+  scenario.search.max_rate = false;
+  const model::Catalog catalog = model::Catalog::load(LLMCAP_DATA_DIR);
+  PlanRunOptions options;
+  options.plan.num_threads = 1;
+  const PlanRun run = make_plan_run(scenario, catalog, options);
+  ASSERT_TRUE(run.analysis.has_value());
+  ASSERT_FALSE(run.analysis->search_best.empty());
+  for (const plan::PlanRow& best : run.analysis->search_best) {
+    bool found = false;
+    for (size_t i = 0; i < run.result.rows.size(); ++i) {
+      const plan::PlanRow& row = run.result.rows[i];
+      if (row.instance_type != best.instance_type) continue;
+      found = true;
+      EXPECT_EQ(row.configuration, best.configuration);
+      EXPECT_EQ(row.num_instances, best.num_instances);
+      EXPECT_EQ(run.document.at("results")[i].at("configuration"), best.configuration);
+      EXPECT_EQ(run.document.at("results")[i].at("num_instances"), best.num_instances);
+    }
+    EXPECT_TRUE(found) << best.instance_type;
+  }
+  // The answer is one of those rows, at its row's cost.
+  ASSERT_TRUE(run.answer.feasible);
+  bool answered = false;
+  for (const plan::PlanRow& row : run.result.rows) {
+    if (row.instance_type != run.answer.recommended.instance_type) continue;
+    answered = true;
+    EXPECT_EQ(row.configuration, run.answer.recommended.configuration);
+    EXPECT_EQ(row.num_instances, run.answer.recommended.num_instances);
+    EXPECT_NEAR(row.usd_per_hour, run.answer.recommended.cost_per_hour, 0.005);
+  }
+  EXPECT_TRUE(answered);
+}
+
+}  // namespace
+}  // namespace llmcap::app
