@@ -125,11 +125,17 @@ PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& base
   // Refuses an unoffered price term, a currency without a rate or an unknown owned server
   // before any simulation.
   const plan::ResolvedTco tco = plan::resolve_tco(scenario, catalog);
-  run.result = plan::plan(scenario, catalog, options.plan);
+  // The plan, its analyses and its configuration search share their simulations: a search's
+  // configuration that is the plan's own (bf16 on one instance of an 8-GPU type) runs once.
+  plan::PlanOptions plan_options = options.plan;
+  if (plan_options.shared_simulations == nullptr) {
+    plan_options.shared_simulations = plan::make_shared_simulations();
+  }
+  run.result = plan::plan(scenario, catalog, plan_options);
   json analysis_doc = json::object();
   if (options.analysis) {
     plan::AnalysisOptions analysis_options;
-    analysis_options.plan = options.plan;
+    analysis_options.plan = plan_options;
     analysis_options.plan.observer = nullptr;
     // A scenario priced with engines carries their measured error into its uncertainty.
     plan::MeasuredStepTimeErrors measured;

@@ -179,7 +179,7 @@ template <typename Before, typename Body>
 auto with_context(const Scenario& scenario, const model::Catalog& catalog,
                   const model::CalibrationProfile* calibration, Before before, Body body,
                   double step_time_scale = 1.0, bool record_itl = true,
-                  const std::function<bool()>& cancel = {}) {
+                  const std::function<bool()>& cancel = {}, SharedSimulations* shared = nullptr) {
   if (!(step_time_scale > 0) || !std::isfinite(step_time_scale)) {
     throw InputError("plan options: step_time_scale " + std::to_string(step_time_scale) +
                      ": expected a positive number");
@@ -192,7 +192,13 @@ auto with_context(const Scenario& scenario, const model::Catalog& catalog,
   fit_context(scenario, model, workload);
   const WorkloadSummary summary = summarize_workload(workload, scenario.workload);
   const std::vector<sim::Slo> class_slos = scenario.class_slos();
-  detail::SimulationCache simulations;
+  detail::SimulationCache own;
+  detail::SimulationCache* simulations = &own;
+  if (shared != nullptr) {
+    const std::string fingerprint = detail::context_fingerprint(
+        scenario, model, workload, class_slos, step_time_scale, record_itl, calibration);
+    if (!fingerprint.empty()) simulations = &shared->for_context(fingerprint);
+  }
   const Context ctx{.scenario = scenario,
                     .catalog = catalog,
                     .model = model,
@@ -204,7 +210,7 @@ auto with_context(const Scenario& scenario, const model::Catalog& catalog,
                     .step_time_scale = step_time_scale,
                     .record_itl = record_itl,
                     .cancel = cancel,
-                    .simulations = &simulations};
+                    .simulations = simulations};
   return body(ctx);
 }
 
@@ -274,7 +280,8 @@ PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
         });
         return result;
       },
-      options.step_time_scale, options.record_itl, options.cancel);
+      options.step_time_scale, options.record_itl, options.cancel,
+      options.shared_simulations.get());
 }
 
 // ---- PlanSession ------------------------------------------------------------------------------
@@ -286,7 +293,7 @@ struct PlanSession::Impl {
   sim::Workload workload;
   WorkloadSummary summary;
   std::vector<sim::Slo> class_slos;
-  detail::SimulationCache simulations;
+  detail::SimulationCache own_simulations;
   std::unique_ptr<Context> ctx;
 };
 
@@ -305,6 +312,13 @@ PlanSession::PlanSession(const Scenario& scenario, const model::Catalog& catalog
   fit_context(m.scenario, m.model, m.workload);
   m.summary = summarize_workload(m.workload, m.scenario.workload);
   m.class_slos = m.scenario.class_slos();
+  detail::SimulationCache* simulations = &m.own_simulations;
+  if (options.shared_simulations != nullptr) {
+    const std::string fingerprint = detail::context_fingerprint(
+        m.scenario, m.model, m.workload, m.class_slos, options.step_time_scale, options.record_itl,
+        options.calibration);
+    if (!fingerprint.empty()) simulations = &options.shared_simulations->for_context(fingerprint);
+  }
   m.ctx = std::unique_ptr<Context>(new Context{.scenario = m.scenario,
                                                .catalog = catalog,
                                                .model = m.model,
@@ -316,7 +330,7 @@ PlanSession::PlanSession(const Scenario& scenario, const model::Catalog& catalog
                                                .step_time_scale = options.step_time_scale,
                                                .record_itl = options.record_itl,
                                                .cancel = options.cancel,
-                                               .simulations = &m.simulations});
+                                               .simulations = simulations});
 }
 
 PlanSession::~PlanSession() = default;

@@ -162,6 +162,13 @@ class PlanObserver {
   virtual void on_row_done(const PlanRow& row, size_t num_done, size_t num_total) = 0;
 };
 
+/// Simulations shared by every plan(), PlanSession and analysis given the same object
+/// (PlanOptions::shared_simulations): one simulation of the same fleet, under the same
+/// workload, SLOs and options, runs once (docs/search.md, "Reused simulations").
+class SharedSimulations;
+/// A new, empty SharedSimulations.
+std::shared_ptr<SharedSimulations> make_shared_simulations();
+
 struct PlanOptions {
   int num_threads = 0;  ///< 0: std::thread::hardware_concurrency()
   PlanObserver* observer = nullptr;
@@ -189,6 +196,12 @@ struct PlanOptions {
   /// documents), with fewer simulations when the previous size is close. Not used for
   /// serving.tensor_parallel "search" nor a given fleet. PlanSession ignores it. Empty: cold.
   std::map<std::string, int64_t> warm_start_sizes;
+  /// Shared with other planning runs of the same scenario and catalog (an analysis's
+  /// replans, its configuration search): each run keeps its simulations there, under a
+  /// fingerprint of its workload, SLOs, step-time scale and ITL choice, and reuses those of
+  /// another with the same fingerprint. Null: each run keeps its own. Holding one across
+  /// edits of a model file or catalog is not allowed (they are not in the fingerprint).
+  std::shared_ptr<SharedSimulations> shared_simulations;
 };
 
 /// Thrown when PlanOptions::cancel asked planning to stop; no partial result is returned.

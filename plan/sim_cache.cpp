@@ -92,9 +92,53 @@ FleetEvaluation SimulationCache::get_or_run(const std::string& key,
   }
 }
 
+std::string context_fingerprint(const Scenario& scenario, const model::ModelSpec& model,
+                                const sim::Workload& workload,
+                                const std::vector<sim::Slo>& class_slos, double step_time_scale,
+                                bool record_itl, const model::CalibrationProfile* calibration) {
+  if (workload.closed_loop) return "";
+  KeyWriter k;
+  k.add(scenario.model_config.string()).add(model.id).add(model.num_params());
+  k.add(scenario.kv_format).add(scenario.seed).add(step_time_scale).add(record_itl);
+  k.add(reinterpret_cast<uintptr_t>(calibration));
+  k.add(class_slos.size());
+  for (const sim::Slo& slo : class_slos) k.add(slo.ttft_s).add(slo.tpot_s);
+  // The requests as a 64-bit FNV-1a hash and their count.
+  uint64_t h = 14695981039346656037ULL;
+  const auto mix = [&h](int64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= static_cast<uint64_t>(v >> (8 * i)) & 0xff;
+      h *= 1099511628211ULL;
+    }
+  };
+  for (const sim::RequestSpec& r : workload.open_loop) {
+    mix(r.arrival.ns());
+    mix(r.num_prompt_tokens);
+    mix(r.num_output_tokens);
+    mix(r.client_class);
+  }
+  k.add(workload.open_loop.size()).add(h);
+  return k.take();
+}
+
 int64_t SimulationCache::num_run() const {
   const std::lock_guard lock(mutex_);
   return static_cast<int64_t>(runs_.size());
 }
 
 }  // namespace llmcap::plan::detail
+
+namespace llmcap::plan {
+
+detail::SimulationCache& SharedSimulations::for_context(const std::string& fingerprint) {
+  const std::lock_guard lock(mutex_);
+  std::unique_ptr<detail::SimulationCache>& cache = caches_[fingerprint];
+  if (cache == nullptr) cache = std::make_unique<detail::SimulationCache>();
+  return *cache;
+}
+
+std::shared_ptr<SharedSimulations> make_shared_simulations() {
+  return std::make_shared<SharedSimulations>();
+}
+
+}  // namespace llmcap::plan

@@ -10,13 +10,18 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "model/deployment.h"
 #include "model/efficiency.h"
 #include "plan/planner.h"
+#include "plan/scenario.h"
 #include "sim/fleet_config.h"
+#include "sim/metrics.h"
+#include "sim/workload.h"
 
 namespace llmcap::plan::detail {
 
@@ -45,4 +50,28 @@ class SimulationCache {
   std::map<std::string, std::shared_future<FleetEvaluation>> runs_;
 };
 
+/// A fingerprint of what a planning context's simulations share: the model (its config path,
+/// id and size), KV format, seed, the workload (every request's arrival, lengths and class),
+/// the SLOs of each class, the step-time scale, the ITL choice and the calibration profile
+/// used. Empty for a closed loop (not shared).
+std::string context_fingerprint(const Scenario& scenario, const model::ModelSpec& model,
+                                const sim::Workload& workload,
+                                const std::vector<sim::Slo>& class_slos, double step_time_scale,
+                                bool record_itl, const model::CalibrationProfile* calibration);
+
 }  // namespace llmcap::plan::detail
+
+namespace llmcap::plan {
+
+/// The caches of many planning contexts, by context_fingerprint (PlanOptions::shared_simulations).
+class SharedSimulations {
+ public:
+  /// The cache of the context with `fingerprint` (made on first use; lives as long as this).
+  detail::SimulationCache& for_context(const std::string& fingerprint);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<detail::SimulationCache>> caches_;
+};
+
+}  // namespace llmcap::plan

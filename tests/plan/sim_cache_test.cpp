@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "plan/analysis.h"
 #include "plan/planner.h"
 #include "synthetic_catalog.h"
 #include "test_util.h"
@@ -174,6 +175,53 @@ TEST(SimulationKey, APlanOfAlikeTypesGivesTheRowsOfPlanningEachAlone) {
   };
   EXPECT_EQ(size_of("one"), size_of("one-big-host"));
   EXPECT_EQ(size_of("four"), (size_of("one") + 3) / 4);
+}
+
+TEST(SharedSimulations, ContextsShareOnlyWhenWorkloadSlosAndOptionsAgree) {
+  const model::Catalog catalog = family_catalog();
+  const Scenario sc = family_scenario();
+  const auto fingerprint = [&](const Scenario& s, double scale = 1.0, bool itl = true) {
+    const PlanSession session(s, catalog, PlanOptions{});
+    return detail::context_fingerprint(s, session.model(), session.workload(), s.class_slos(),
+                                       scale, itl, nullptr);
+  };
+  const std::string base = fingerprint(sc);
+  EXPECT_FALSE(base.empty());
+  EXPECT_EQ(fingerprint(sc), base);
+  EXPECT_NE(fingerprint(with_load_multiplier(sc, 1.5)), base);
+  Scenario tighter = sc;
+  tighter.slo.tpot_s = 0.04;
+  EXPECT_NE(fingerprint(tighter), base);
+  Scenario reseeded = sc;
+  reseeded.seed = 4;
+  EXPECT_NE(fingerprint(reseeded), base);
+  EXPECT_NE(fingerprint(sc, 1.1), base);
+  EXPECT_NE(fingerprint(sc, 1.0, false), base);
+}
+
+TEST(SharedSimulations, PlansSharingThemGiveTheRowsOfPlansThatDoNot) {
+  const model::Catalog catalog = family_catalog();
+  Scenario sc = family_scenario();
+  sc.candidates = {"one", "four", "fast"};
+  PlanOptions alone;
+  alone.num_threads = 2;
+  PlanOptions shared = alone;
+  shared.shared_simulations = make_shared_simulations();
+  const PlanResult expected = plan(sc, catalog, alone);
+  const Scenario busier = with_load_multiplier(sc, 1.5);
+  const PlanResult expected_busier = plan(busier, catalog, alone);
+  // Twice through one shared object (the second run reuses every simulation), and another
+  // load in between (its own fingerprint).
+  for (const Scenario* s : std::vector<const Scenario*>{&sc, &busier, &sc}) {
+    const PlanResult got = plan(*s, catalog, shared);
+    const PlanResult& want = s == &sc ? expected : expected_busier;
+    ASSERT_EQ(got.rows.size(), want.rows.size());
+    for (size_t i = 0; i < got.rows.size(); ++i) {
+      EXPECT_EQ(got.rows[i].num_instances, want.rows[i].num_instances);
+      EXPECT_EQ(got.rows[i].metrics.ttft.p99_s, want.rows[i].metrics.ttft.p99_s);
+      EXPECT_EQ(got.rows[i].metrics.tpot.p99_s, want.rows[i].metrics.tpot.p99_s);
+    }
+  }
 }
 
 }  // namespace
