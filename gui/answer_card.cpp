@@ -41,10 +41,11 @@ AnswerCard::AnswerCard(QWidget* parent) : QFrame(parent) {
   render();
 }
 
-void AnswerCard::show_answer(const plan::Answer& answer, bool full_run) {
+void AnswerCard::show_answer(const plan::Answer& answer, bool full_run, bool searched_configs) {
   if (answer_ && changed(*answer_, answer)) before_ = answer_;  // else the last change stays
   answer_ = answer;
   full_run_ = full_run;
+  searched_configs_ = searched_configs;
   render();
 }
 
@@ -134,7 +135,13 @@ void AnswerCard::render() {
     }
     if (!a.other_kind_text.empty()) html += "<br>" + other_kind_text(a);
   }
-  if (!full_run_) html += "<br><i>" + tr("Quick what-if: no analyses or search ran.") + "</i>";
+  if (!full_run_) {
+    html += "<br><i>" +
+            (searched_configs_ ? tr("Quick what-if: each type at the configuration the last full "
+                                    "run's search chose; no analyses ran.")
+                               : tr("Quick what-if: no analyses or search ran.")) +
+            "</i>";
+  }
   if (before_ && before_->feasible && a.feasible) {
     const double delta = a.recommended.cost_per_hour - before_->recommended.cost_per_hour;
     html += "<br>" + tr("Before: %1 × %2 at %3/hour; change %4%5/hour")

@@ -22,7 +22,8 @@ class AnswerCard : public QFrame {
   /// answer says it is from the quick replan. When the recommended fleet or its cost differs
   /// from the answer shown before, a "before" line gives the previous fleet and cost and the
   /// change.
-  void show_answer(const plan::Answer& answer, bool full_run);
+  /// `searched_configs`: a what-if planned each type at the last full run's search winner.
+  void show_answer(const plan::Answer& answer, bool full_run, bool searched_configs = false);
   /// Empties the card (a new scenario).
   void clear();
   /// The card's text as shown (tests, screenshots).
@@ -42,6 +43,7 @@ class AnswerCard : public QFrame {
   std::optional<plan::Answer> answer_;
   std::optional<plan::Answer> before_;
   bool full_run_ = false;
+  bool searched_configs_ = false;  ///< a what-if at the last full run's search winners
 };
 
 }  // namespace llmcap::gui

@@ -50,8 +50,13 @@ std::optional<AppArgs> parse_app_args(const QStringList& arguments, QString* err
                                  "(comma-separated); print each one's times and exit.",
                                  "LOADS");
   const QCommandLineOption size("size", "Window size for screenshots.", "WxH", "1920x1080");
+  const QCommandLineOption what_if(
+      "what-if",
+      "After loading (and --run), set a what-if control and run it (repeatable, in order): "
+      "load=X, gpu-weights=FORMAT, cpu-weights=FORMAT, price-model=NAME or currency=CODE.",
+      "KEY=VALUE");
   p.addOptions({scenario, run, screenshot, lang, data_dir, threads, max_requests, no_analysis,
-                no_store, bench, size});
+                no_store, bench, size, what_if});
   if (!p.parse(arguments)) {
     *error = p.errorText();
     return std::nullopt;
@@ -98,6 +103,21 @@ std::optional<AppArgs> parse_app_args(const QStringList& arguments, QString* err
       }
       a.bench_loads.push_back(v);
     }
+  }
+  for (const QString& item : p.values(what_if)) {
+    const qsizetype eq = item.indexOf('=');
+    const QString key = eq > 0 ? item.left(eq) : QString();
+    const QString value = eq > 0 ? item.mid(eq + 1) : QString();
+    static const QStringList kKeys = {"load", "gpu-weights", "cpu-weights", "price-model",
+                                      "currency"};
+    if (!kKeys.contains(key) || value.isEmpty() || (key == "load" && !(value.toDouble() > 0))) {
+      *error = QStringLiteral(
+                   "option --what-if: expected load=X (X > 0), gpu-weights=FORMAT, "
+                   "cpu-weights=FORMAT, price-model=NAME or currency=CODE, got \"%1\"")
+                   .arg(item);
+      return std::nullopt;
+    }
+    a.what_ifs.emplace_back(key, value);
   }
   const QStringList wh = p.value(size).split('x');
   bool ok_w = false, ok_h = false;
@@ -150,6 +170,22 @@ int run_app(int argc, char** argv) {
   window.show();
 
   const bool batch = !args->screenshot.isEmpty() || !args->bench_loads.empty();
+  size_t what_if_next = 0;
+  // Sets the next --what-if control (the window then runs the what-if).
+  const auto apply_what_if = [&window, &args, &what_if_next] {
+    const auto& [key, value] = args->what_ifs[what_if_next++];
+    if (key == "load") {
+      window.set_load_multiplier(value.toDouble());
+    } else if (key == "gpu-weights") {
+      window.set_weight_format(QStringLiteral("gpu"), value);
+    } else if (key == "cpu-weights") {
+      window.set_weight_format(QStringLiteral("cpu"), value);
+    } else if (key == "price-model") {
+      window.set_price_model(value);
+    } else {
+      window.set_currency(value);
+    }
+  };
   if (!args->scenario.isEmpty() && !window.open_scenario(args->scenario)) {
     if (batch) {
       std::fprintf(stderr, "llmcap-gui: %s\n", qPrintable(window.status_text()));
@@ -194,6 +230,10 @@ int run_app(int argc, char** argv) {
       QTimer::singleShot(0, &window, [&window, load] { window.set_load_multiplier(load); });
       return;
     }
+    if (what_if_next < args->what_ifs.size()) {
+      QTimer::singleShot(0, &window, apply_what_if);
+      return;
+    }
     if (!args->screenshot.isEmpty()) {
       take_screenshot();
     } else if (batch) {
@@ -205,6 +245,8 @@ int run_app(int argc, char** argv) {
       window.run_full(args->analysis);
     } else if (!args->bench_loads.empty()) {
       window.set_load_multiplier(1.0);
+    } else if (!args->what_ifs.empty()) {
+      apply_what_if();
     } else if (!args->screenshot.isEmpty()) {
       take_screenshot();
     }

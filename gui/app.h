@@ -26,6 +26,10 @@ struct AppArgs {
   /// --bench-slider 1.1,1.25,...: after the first run, what-if runs at these load multipliers
   /// one after another, each timing printed (slider release to first and last row).
   std::vector<double> bench_loads;
+  /// --what-if KEY=VALUE (repeatable): after loading (and --run), the what-if controls set one
+  /// after another, each run to its end: load=X (the load slider), gpu-weights=F,
+  /// cpu-weights=F (the weight format lists), price-model=P, currency=C. Then --screenshot.
+  std::vector<std::pair<QString, QString>> what_ifs;
   int width = 1920, height = 1080;  ///< --size WxH of the window (screenshots)
 };
 

@@ -140,6 +140,10 @@ MainWindow::MainWindow(Options options, Language* language, QWidget* parent)
   build_menus();
   try {
     catalog_ = std::make_shared<const model::Catalog>(model::Catalog::load(options_.data_dir));
+    for (const model::ExchangeRate& rate : catalog_->exchange_rates()) {
+      const QString code = QString::fromStdString(rate.to);
+      if (currency_combo_->findData(code) < 0) currency_combo_->addItem(code, code);
+    }
   } catch (const std::exception& e) {
     show_status(QString::fromStdString(e.what()), true);
   }
@@ -201,18 +205,28 @@ void MainWindow::build_ui() {
 
   auto* toggles = new QGridLayout;
   format_label_ = new QLabel(what_if);
-  // Every weight format (model/formats.h), each with what it stores as its tooltip.
+  // Every weight format (model/formats.h), each with what it stores as its tooltip: one list
+  // for the GPU instance types, one for the CPU ones.
+  cpu_format_label_ = new QLabel(what_if);
   format_combo_ = new QComboBox(what_if);
   format_combo_->setObjectName(QStringLiteral("weight_format"));
-  for (const model::WeightFormat f : model::kAllWeightFormats) {
-    const QString name =
-        QString::fromUtf8(model::to_string(f).data(), static_cast<int>(model::to_string(f).size()));
-    format_combo_->addItem(name, name);
-    format_combo_->setItemData(
-        format_combo_->count() - 1,
-        QString::fromUtf8(model::describe(f).data(), static_cast<int>(model::describe(f).size())),
-        Qt::ToolTipRole);
+  cpu_format_combo_ = new QComboBox(what_if);
+  cpu_format_combo_->setObjectName(QStringLiteral("cpu_weight_format"));
+  for (QComboBox* combo : {format_combo_, cpu_format_combo_}) {
+    for (const model::WeightFormat f : model::kAllWeightFormats) {
+      const QString name = QString::fromUtf8(model::to_string(f).data(),
+                                             static_cast<int>(model::to_string(f).size()));
+      combo->addItem(name, name);
+      combo->setItemData(
+          combo->count() - 1,
+          QString::fromUtf8(model::describe(f).data(), static_cast<int>(model::describe(f).size())),
+          Qt::ToolTipRole);
+    }
   }
+  currency_label_ = new QLabel(what_if);
+  currency_combo_ = new QComboBox(what_if);
+  currency_combo_->setObjectName(QStringLiteral("currency"));
+  currency_combo_->addItem(QStringLiteral("USD"), QStringLiteral("USD"));
   price_label_ = new QLabel(what_if);
   price_combo_ = new QComboBox(what_if);
   price_combo_->addItem(QString(), QString());
@@ -228,11 +242,15 @@ void MainWindow::build_ui() {
   progress_->setMinimumWidth(160);
   toggles->addWidget(format_label_, 0, 0);
   toggles->addWidget(format_combo_, 0, 1);
+  toggles->addWidget(cpu_format_label_, 0, 2);
+  toggles->addWidget(cpu_format_combo_, 0, 3);
   toggles->addWidget(price_label_, 1, 0);
   toggles->addWidget(price_combo_, 1, 1);
+  toggles->addWidget(currency_label_, 1, 2);
+  toggles->addWidget(currency_combo_, 1, 3);
   toggles->addWidget(run_button_, 2, 0);
-  toggles->addWidget(analysis_check_, 2, 1);
-  toggles->addWidget(progress_, 3, 0, 1, 2);
+  toggles->addWidget(analysis_check_, 2, 1, 1, 3);
+  toggles->addWidget(progress_, 3, 0, 1, 4);
   auto* top = new QHBoxLayout;
   top->addLayout(bar, 3);
   top->addSpacing(16);
@@ -318,9 +336,13 @@ void MainWindow::build_ui() {
     connect(s, &QSlider::sliderReleased, this, slo_apply);
   }
   connect(format_combo_, &QComboBox::activated, this, [this] {
-    draft_.set_weight_format(format_combo_->currentData().toString().toStdString());
-    request_what_if(ScenarioPanel::Field::kFile);
+    set_weight_format(QStringLiteral("gpu"), format_combo_->currentData().toString());
   });
+  connect(cpu_format_combo_, &QComboBox::activated, this, [this] {
+    set_weight_format(QStringLiteral("cpu"), cpu_format_combo_->currentData().toString());
+  });
+  connect(currency_combo_, &QComboBox::activated, this,
+          [this] { set_currency(currency_combo_->currentData().toString()); });
   connect(price_combo_, &QComboBox::activated, this, [this] {
     draft_.set_price_model(price_combo_->currentData().toString().toStdString());
     if (catalog_) panel_->show_draft(draft_, *catalog_);
@@ -464,8 +486,10 @@ void MainWindow::retranslateUi() {
   load_label_->setText(tr("Load multiplier"));
   ttft_label_->setText(tr("SLO: p99 TTFT"));
   tpot_label_->setText(tr("SLO: p99 TPOT"));
-  format_label_->setText(tr("Weight format"));
+  format_label_->setText(tr("GPU weights"));
+  cpu_format_label_->setText(tr("CPU weights"));
   price_label_->setText(tr("Price model"));
+  currency_label_->setText(tr("Currency"));
   price_combo_->setItemText(0, tr("catalog's own"));
   const std::map<QString, QString> price_names = {{"on_demand", tr("on-demand")},
                                                   {"reserved_1y", tr("reserved 1 year")},
@@ -581,8 +605,12 @@ void MainWindow::sync_what_if_controls() {
   tpot_slider_->setValue(static_cast<int>(std::lround(draft_.slo_tpot_s() * 1000)));
   ttft_value_->setText(QStringLiteral("%1 s").arg(ttft_slider_->value() / 10.0, 0, 'f', 1));
   tpot_value_->setText(QStringLiteral("%1 ms").arg(tpot_slider_->value()));
-  const QString wf = QString::fromStdString(draft_.weight_format());
-  format_combo_->setCurrentIndex(std::max(0, format_combo_->findData(wf)));
+  format_combo_->setCurrentIndex(
+      std::max(0, format_combo_->findData(QString::fromStdString(draft_.weight_format("gpu")))));
+  cpu_format_combo_->setCurrentIndex(std::max(
+      0, cpu_format_combo_->findData(QString::fromStdString(draft_.weight_format("cpu")))));
+  currency_combo_->setCurrentIndex(
+      std::max(0, currency_combo_->findData(QString::fromStdString(draft_.currency()))));
   price_combo_->setCurrentIndex(
       std::max(0, price_combo_->findData(QString::fromStdString(draft_.price_model()))));
   updating_controls_ = false;
@@ -647,6 +675,9 @@ void MainWindow::request_what_if(ScenarioPanel::Field field) {
   input.previous_load_multiplier = last_sizes_load_;
   input.basis = verdict_basis();
   if (!last_sizes_.empty()) input.previous_basis = last_basis_;
+  // The last full run's search winners, while the scenario is the one it searched (load, SLO
+  // and prices aside): a what-if then keeps the configurations the search chose.
+  if (input.basis.context == search_choices_context_) input.choices = search_choices_;
   input.load_multiplier = draft_.load_multiplier();
   input.num_threads = options_.num_threads;
   input.requested_at = requested_at_;
@@ -758,8 +789,14 @@ void MainWindow::on_finished(const PlanOutcome& outcome) {
     return;
   }
   for (const ResultRow& r : outcome.rows) results_->set_row(r);
-  if (outcome.answer) answer_card_->show_answer(*outcome.answer, outcome.full_run);
+  if (outcome.answer) {
+    answer_card_->show_answer(*outcome.answer, outcome.full_run, outcome.used_choices);
+  }
   ran_draft_ = submitted_draft_;
+  if (outcome.full_run) {
+    search_choices_ = outcome.search_choices;
+    search_choices_context_ = submitted_basis_.context;
+  }
   last_sizes_.clear();
   last_costs_.clear();
   for (const ResultRow& r : outcome.rows) {
@@ -854,6 +891,18 @@ void MainWindow::set_weight_format(const QString& name) {
   draft_.set_weight_format(name.toStdString());
   sync_what_if_controls();
   request_what_if(ScenarioPanel::Field::kFile);
+}
+
+void MainWindow::set_weight_format(const QString& kind, const QString& name) {
+  draft_.set_weight_format(kind.toStdString(), name.toStdString());
+  sync_what_if_controls();
+  request_what_if(ScenarioPanel::Field::kFile);
+}
+
+void MainWindow::set_currency(const QString& code) {
+  draft_.set_currency(code.toStdString());
+  sync_what_if_controls();
+  request_what_if(ScenarioPanel::Field::kPrices);
 }
 
 void MainWindow::set_price_model(const QString& name) {

@@ -87,7 +87,10 @@ class MainWindow : public QMainWindow {
   void set_load_multiplier(double multiplier);
   /// As if the SLO sliders were released.
   void set_slo(double ttft_p99_s, double tpot_p99_s);
-  void set_weight_format(const QString& name);
+  void set_weight_format(const QString& name);  ///< every device kind's
+  /// The weight format of one device kind ("gpu" or "cpu"), as its what-if list does.
+  void set_weight_format(const QString& kind, const QString& name);
+  void set_currency(const QString& code);     ///< "USD" or a currency with an exchange rate
   void set_price_model(const QString& name);  ///< "" = the catalog's own
   /// Writes the last full run's report; false with the error in the status bar.
   bool export_report(const QString& path, const QString& format);
@@ -167,6 +170,10 @@ class MainWindow : public QMainWindow {
   double last_sizes_load_ = 1.0;
   VerdictBasis submitted_basis_;            ///< of the run in progress
   std::optional<VerdictBasis> last_basis_;  ///< what last_sizes_ were computed under
+  /// The last full run's search winners per type, kept for what-ifs of the same verdict
+  /// context (search_choices_context_: a format or file change drops them).
+  std::map<std::string, plan::ServingChoice> search_choices_;
+  std::string search_choices_context_;
   std::shared_ptr<const nlohmann::json> last_document_;
   std::string last_document_scenario_text_;
   const void* last_document_calibration_ = nullptr;
@@ -206,9 +213,13 @@ class MainWindow : public QMainWindow {
   QLabel* tpot_value_;
   QSlider* tpot_slider_;
   QLabel* format_label_;
-  QComboBox* format_combo_;  ///< the what-if weight format, every model::WeightFormat
+  QComboBox* format_combo_;  ///< the GPU instances' weight format, every model::WeightFormat
+  QLabel* cpu_format_label_;
+  QComboBox* cpu_format_combo_;  ///< the CPU instances' weight format
   QLabel* price_label_;
   QComboBox* price_combo_;
+  QLabel* currency_label_;
+  QComboBox* currency_combo_;  ///< USD and each currency of the catalog's exchange rates
   QPushButton* run_button_;
   QCheckBox* analysis_check_;
   QLabel* status_label_;

@@ -15,8 +15,11 @@ QString MainWindow::what_if_name() const {
   if (std::abs(draft_.load_multiplier() - opened_draft_.load_multiplier()) > 1e-9) {
     parts << tr("load %1×").arg(draft_.load_multiplier(), 0, 'f', 2);
   }
-  if (draft_.weight_format() != opened_draft_.weight_format()) {
-    parts << QString::fromStdString(draft_.weight_format());
+  for (const char* kind : {"gpu", "cpu"}) {
+    if (draft_.weight_format(kind) != opened_draft_.weight_format(kind)) {
+      parts << (std::string(kind) == "gpu" ? tr("%1 on GPUs") : tr("%1 on CPUs"))
+                   .arg(QString::fromStdString(draft_.weight_format(kind)));
+    }
   }
   if (draft_.slo_ttft_s() != opened_draft_.slo_ttft_s() ||
       draft_.slo_tpot_s() != opened_draft_.slo_tpot_s()) {
@@ -27,6 +30,9 @@ QString MainWindow::what_if_name() const {
   if (draft_.price_model() != opened_draft_.price_model()) {
     parts << (draft_.price_model().empty() ? tr("catalog prices")
                                            : QString::fromStdString(draft_.price_model()));
+  }
+  if (draft_.currency() != opened_draft_.currency()) {
+    parts << QString::fromStdString(draft_.currency());
   }
   if (draft_.price_overrides().size() != opened_draft_.price_overrides().size()) {
     parts << tr("edited prices");

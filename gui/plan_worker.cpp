@@ -114,6 +114,7 @@ PlanOutcome PlanWorker::run_full(const PlanInput& input) {
       outcome.num_simulations += run.result.rows[i].num_simulations;
     }
     outcome.answer = std::make_shared<const plan::Answer>(run.answer);
+    if (run.analysis) outcome.search_choices = run.analysis->search_choices;
     outcome.document = std::make_shared<const nlohmann::json>(std::move(run.document));
     outcome.result = std::make_shared<const plan::PlanResult>(std::move(run.result));
     outcome.price_model = run.tco_price_model;
@@ -135,6 +136,8 @@ PlanOutcome PlanWorker::run_what_if(const PlanInput& input) {
     options.warm_start.load_multiplier = input.previous_load_multiplier;
     options.warm_start.basis = input.previous_basis;
     options.basis = input.basis;
+    options.choices = input.choices;
+    outcome.used_choices = !input.choices.empty();
     options.load_multiplier = input.load_multiplier;
     options.on_row = [&](const plan::PlanRow& row, const plan::TcoRow* tco, size_t done,
                          size_t total) {

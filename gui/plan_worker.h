@@ -57,6 +57,9 @@ struct PlanInput {
   /// are not simulated again.
   std::optional<VerdictBasis> previous_basis;
   VerdictBasis basis;  ///< this job's
+  /// What-if runs: each type's configuration (plan::WhatIfOptions::choices), e.g. the last
+  /// full run's search winners; empty: the scenario's own.
+  std::map<std::string, plan::ServingChoice> choices;
   double load_multiplier = 1.0;
   int num_threads = 0;  ///< 0: hardware concurrency
   /// When the user asked (slider released, button pressed): the timings are measured from it.
@@ -90,6 +93,10 @@ struct PlanOutcome {
   /// What-if runs: each costed feasible row's fleet over the day (plan::fleet_over_day), in
   /// row order. Full runs carry it in the document's analysis.fleet_over_day instead.
   std::vector<plan::FleetOverDay> fleet_over_day;
+  /// Full runs with a configuration search: each type's chosen configuration
+  /// (plan::Analysis::search_choices). What-if runs: whether they planned with given choices.
+  std::map<std::string, plan::ServingChoice> search_choices;
+  bool used_choices = false;
   int64_t num_simulations = 0;
   double load_multiplier = 1.0;
   double first_row_s = 0;  ///< requested_at to the first row emitted, seconds

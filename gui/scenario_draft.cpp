@@ -142,6 +142,38 @@ std::string ScenarioDraft::weight_format() const {
 
 void ScenarioDraft::set_weight_format(const std::string& name) { json_["weight_format"] = name; }
 
+std::string ScenarioDraft::weight_format(const std::string& kind) const {
+  if (!json_.contains("weight_format")) return "bf16";
+  const Json& w = json_["weight_format"];
+  if (w.is_string()) return w.get<std::string>();
+  return w.is_object() && w.contains(kind) && w[kind].is_string() ? w[kind].get<std::string>()
+                                                                  : "bf16";
+}
+
+void ScenarioDraft::set_weight_format(const std::string& kind, const std::string& name) {
+  const std::string other_kind = kind == "cpu" ? "gpu" : "cpu";
+  const std::string other = weight_format(other_kind);
+  json_["weight_format"] = Json::object({{kind, name}, {other_kind, other}});
+}
+
+std::string ScenarioDraft::currency() const {
+  if (!json_.contains("tco") || !json_["tco"].is_object()) return "USD";
+  const Json& t = json_["tco"];
+  return t.contains("currency") && t["currency"].is_string() ? t["currency"].get<std::string>()
+                                                             : "USD";
+}
+
+void ScenarioDraft::set_currency(const std::string& code) {
+  if (code == "USD" || code.empty()) {
+    if (json_.contains("tco") && json_["tco"].is_object()) {
+      json_["tco"].erase("currency");
+      if (json_["tco"].empty()) json_.erase("tco");
+    }
+    return;
+  }
+  json_["tco"]["currency"] = code;
+}
+
 std::string ScenarioDraft::price_model() const {
   if (!json_.contains("tco") || !json_["tco"].is_object()) return "";
   const Json& t = json_["tco"];

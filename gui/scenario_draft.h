@@ -63,8 +63,16 @@ class ScenarioDraft {
   /// model) and "price_overrides". Two drafts with equal contexts differ at most in those.
   std::string verdict_context() const;
   void set_slo(double ttft_p99_s, double tpot_p99_s);
-  std::string weight_format() const;  ///< "bf16" when absent
-  void set_weight_format(const std::string& name);
+  std::string weight_format() const;                ///< "bf16" when absent
+  void set_weight_format(const std::string& name);  ///< every device kind's
+  /// The weight format of `kind` ("gpu" or "cpu"): "weight_format" when it is one name, else
+  /// its entry for the kind; "bf16" when absent.
+  std::string weight_format(const std::string& kind) const;
+  /// Sets the weight format of `kind` ("gpu" or "cpu") only ("weight_format" becomes
+  /// {"gpu": ..., "cpu": ...}, the other kind keeping its own).
+  void set_weight_format(const std::string& kind, const std::string& name);
+  std::string currency() const;                ///< "tco.currency", "USD" when absent
+  void set_currency(const std::string& code);  ///< "USD" removes it
   std::string price_model() const;  ///< "" when the scenario names none (the catalog's own)
   void set_price_model(const std::string& name);  ///< "" removes it
   /// Candidate ids; empty means every instance type of the catalog ("all").

@@ -640,7 +640,9 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog, const 
     search = run_search(scenario, catalog, plan_options);
     a.num_simulations += search.num_simulations;
     for (const TypeSearchResult& t : search.types) {
-      if (t.best >= 0) a.search_best.push_back(t.best_row);
+      if (t.best < 0) continue;
+      a.search_best.push_back(t.best_row);
+      a.search_choices[t.instance_type] = t.configs[static_cast<size_t>(t.best)].choice;
     }
   }
 

@@ -136,6 +136,9 @@ struct Analysis {
   /// With "search": the best configuration's row of every type with a feasible one
   /// (PlanRow::configuration names it), in candidate order; empty without a search.
   std::vector<PlanRow> search_best;
+  /// With "search": the configuration of each search_best row, by instance type id (what a
+  /// later what-if plans each type with: WhatIfOptions::choices).
+  std::map<std::string, ServingChoice> search_choices;
   /// With "search": every candidate; without: the analysed rows (their scenario
   /// configuration, with the maximum sustainable rate per instance).
   std::vector<SearchRow> search;

@@ -119,7 +119,10 @@ WhatIfResult plan_what_if(const Scenario& sc, const model::Catalog& catalog,
   std::vector<size_t> queue;
   for (size_t i = 0; i < n; ++i) {
     if (cancelled()) break;
-    prepared[i] = session.prepare(*types[i], session.default_choice(types[i]->id));
+    const auto chosen = options.choices.find(types[i]->id);
+    prepared[i] = session.prepare(*types[i], chosen != options.choices.end()
+                                                 ? chosen->second
+                                                 : session.default_choice(types[i]->id));
     if (prepared[i].ready()) {
       queue.push_back(i);
     } else {

@@ -58,6 +58,11 @@ struct WhatIfOptions {
   WarmStart warm_start;          ///< empty sizes: a cold search from each type's lower bound
   VerdictBasis basis;            ///< this run's
   double load_multiplier = 1.0;  ///< this run's load, in the units of warm_start.load_multiplier
+  /// The configuration to plan each instance type (by id) with instead of the scenario's own
+  /// (PlanSession::default_choice): a full run's search winners (Analysis::search_choices),
+  /// so that a what-if keeps the configurations the search chose. A type missing: its own.
+  /// Used on the per-type path only.
+  std::map<std::string, ServingChoice> choices;
   /// Called once per finished instance type, serialised (never two calls at once), from the
   /// planning threads, with the row, its TCO (null for an infeasible row, and on the path
   /// that plans as a whole, see plan_what_if), how many rows are done and how many there are.

@@ -4,82 +4,87 @@
 <context>
     <name>llmcap::gui::AnswerCard</name>
     <message>
-        <location filename="../answer_card.cpp" line="69"/>
+        <location filename="../answer_card.cpp" line="70"/>
         <source>p99 %1 (%2% margin), the smallest fleet meeting the SLO</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="73"/>
+        <location filename="../answer_card.cpp" line="74"/>
         <source>KV cache capacity: requests preempted for want of KV blocks (%1% margin)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="78"/>
+        <location filename="../answer_card.cpp" line="79"/>
         <source>none, one instance suffices (%1% margin)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="87"/>
+        <location filename="../answer_card.cpp" line="88"/>
         <source>The cheapest %1 fleet, %2 × %3 at %4/hour, costs %5× as much.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="96"/>
+        <location filename="../answer_card.cpp" line="97"/>
         <source>No %1 instance type meets the SLO (reasons in the table).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="105"/>
+        <location filename="../answer_card.cpp" line="106"/>
         <source>&lt;b&gt;Answer:&lt;/b&gt; run a plan to see the recommended fleet.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="111"/>
+        <location filename="../answer_card.cpp" line="112"/>
         <source>&lt;b&gt;Answer:&lt;/b&gt; %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="114"/>
+        <location filename="../answer_card.cpp" line="115"/>
         <source>&lt;b&gt;Answer: %1 × %2&lt;/b&gt; (%3), %4</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="117"/>
+        <location filename="../answer_card.cpp" line="118"/>
         <source>%1/hour (%2), %3/month, %4/year</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="122"/>
+        <location filename="../answer_card.cpp" line="123"/>
         <source>; %1% range %2 to %3/hour</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="126"/>
+        <location filename="../answer_card.cpp" line="127"/>
         <source>no fleet</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="128"/>
+        <location filename="../answer_card.cpp" line="129"/>
         <source>Binding: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="130"/>
+        <location filename="../answer_card.cpp" line="131"/>
         <source>Runner-up: %1 × %2 at %3/hour</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="137"/>
+        <location filename="../answer_card.cpp" line="140"/>
+        <source>Quick what-if: each type at the configuration the last full run&apos;s search chose; no analyses ran.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="142"/>
         <source>Quick what-if: no analyses or search ran.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="140"/>
+        <location filename="../answer_card.cpp" line="147"/>
         <source>Before: %1 × %2 at %3/hour; change %4%5/hour</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="146"/>
+        <location filename="../answer_card.cpp" line="153"/>
         <source>Before: %1</source>
         <translation type="unfinished"></translation>
     </message>
@@ -336,244 +341,244 @@
 <context>
     <name>llmcap::gui::MainWindow</name>
     <message>
-        <location filename="../main_window.cpp" line="396"/>
+        <location filename="../main_window.cpp" line="418"/>
         <source>Open a scenario</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="398"/>
-        <location filename="../main_window.cpp" line="410"/>
+        <location filename="../main_window.cpp" line="420"/>
+        <location filename="../main_window.cpp" line="432"/>
         <source>Scenarios (*.json)</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="408"/>
+        <location filename="../main_window.cpp" line="430"/>
         <source>Save the scenario as</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="443"/>
+        <location filename="../main_window.cpp" line="465"/>
         <source>The Chinese translation could not be loaded.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="456"/>
+        <location filename="../main_window.cpp" line="478"/>
         <source>llmcap — what-if capacity planner</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="457"/>
+        <location filename="../main_window.cpp" line="479"/>
         <source>llmcap — %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="459"/>
+        <location filename="../main_window.cpp" line="481"/>
         <source>Scenario</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="460"/>
+        <location filename="../main_window.cpp" line="482"/>
         <source>What-if</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="461"/>
+        <location filename="../main_window.cpp" line="483"/>
         <source>Runs</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="462"/>
+        <location filename="../main_window.cpp" line="484"/>
         <source>Calibration</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="463"/>
+        <location filename="../main_window.cpp" line="485"/>
         <source>Audit</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="464"/>
+        <location filename="../main_window.cpp" line="486"/>
         <source>Load multiplier</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="465"/>
+        <location filename="../main_window.cpp" line="487"/>
         <source>SLO: p99 TTFT</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="466"/>
+        <location filename="../main_window.cpp" line="488"/>
         <source>SLO: p99 TPOT</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="467"/>
-        <source>Weight format</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="468"/>
+        <location filename="../main_window.cpp" line="491"/>
         <source>Price model</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="469"/>
-        <source>catalog&apos;s own</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="470"/>
-        <source>on-demand</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="471"/>
-        <source>reserved 1 year</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="472"/>
-        <source>reserved 3 years</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="473"/>
-        <source>spot</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="474"/>
-        <source>capacity block</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="480"/>
-        <location filename="../main_window.cpp" line="496"/>
-        <source>Run full plan</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="484"/>
-        <source>&amp;File</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="485"/>
-        <source>&amp;Open scenario…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="486"/>
-        <source>Recent files</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="487"/>
-        <source>&amp;Save scenario</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="488"/>
-        <source>Save scenario &amp;as…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="489"/>
-        <source>&amp;Export report</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="490"/>
-        <source>PDF…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="491"/>
-        <source>HTML…</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
         <location filename="../main_window.cpp" line="492"/>
-        <source>CSV…</source>
+        <source>Currency</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <location filename="../main_window.cpp" line="493"/>
-        <source>Excel workbook (XLSX)…</source>
+        <source>catalog&apos;s own</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <location filename="../main_window.cpp" line="494"/>
-        <source>&amp;Quit</source>
+        <source>on-demand</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <location filename="../main_window.cpp" line="495"/>
-        <source>&amp;Run</source>
+        <source>reserved 1 year</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="496"/>
+        <source>reserved 3 years</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <location filename="../main_window.cpp" line="497"/>
-        <source>Store full runs in the results database</source>
+        <source>spot</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
         <location filename="../main_window.cpp" line="498"/>
+        <source>capacity block</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="504"/>
+        <location filename="../main_window.cpp" line="520"/>
+        <source>Run full plan</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="508"/>
+        <source>&amp;File</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="509"/>
+        <source>&amp;Open scenario…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="510"/>
+        <source>Recent files</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="511"/>
+        <source>&amp;Save scenario</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="512"/>
+        <source>Save scenario &amp;as…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="513"/>
+        <source>&amp;Export report</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="514"/>
+        <source>PDF…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="515"/>
+        <source>HTML…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="516"/>
+        <source>CSV…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="517"/>
+        <source>Excel workbook (XLSX)…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="518"/>
+        <source>&amp;Quit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="519"/>
+        <source>&amp;Run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="521"/>
+        <source>Store full runs in the results database</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="522"/>
         <source>&amp;Language</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="525"/>
+        <location filename="../main_window.cpp" line="549"/>
         <source>No catalog loaded from %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="545"/>
+        <location filename="../main_window.cpp" line="569"/>
         <source>Opened %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="568"/>
+        <location filename="../main_window.cpp" line="592"/>
         <source>Saved %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="635"/>
+        <location filename="../main_window.cpp" line="663"/>
         <source>Export to %1 cancelled: the inputs changed before its full run finished.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="717"/>
+        <location filename="../main_window.cpp" line="748"/>
         <source>Planning (full run with analyses)…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="717"/>
+        <location filename="../main_window.cpp" line="748"/>
         <source>Planning (full run)…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="718"/>
+        <location filename="../main_window.cpp" line="749"/>
         <source>Planning what-if (load %1×)…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="803"/>
+        <location filename="../main_window.cpp" line="840"/>
         <source>; stored as run %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="806"/>
+        <location filename="../main_window.cpp" line="843"/>
         <source>; not stored: %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="809"/>
+        <location filename="../main_window.cpp" line="846"/>
         <source>Full run: %1 instance types, %2 simulations, %3 s%4</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="820"/>
+        <location filename="../main_window.cpp" line="857"/>
         <source>What-if at load %1×: first row after %2 s, all %3 rows after %4 s (%5 simulations)</source>
         <translation type="unfinished"></translation>
     </message>
@@ -588,17 +593,27 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="383"/>
+        <location filename="../main_window.cpp" line="405"/>
         <source>Opened the what-if &quot;%1&quot;</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="481"/>
+        <location filename="../main_window.cpp" line="489"/>
+        <source>GPU weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="490"/>
+        <source>CPU weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="505"/>
         <source>with analyses</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="483"/>
+        <location filename="../main_window.cpp" line="507"/>
         <source>Also run the analyses: cost against load, latency CDFs, search, uncertainty</source>
         <translation type="unfinished"></translation>
     </message>
@@ -608,57 +623,67 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window_what_ifs.cpp" line="23"/>
+        <location filename="../main_window_what_ifs.cpp" line="20"/>
+        <source>%1 on GPUs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window_what_ifs.cpp" line="20"/>
+        <source>%1 on CPUs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <location filename="../main_window_what_ifs.cpp" line="26"/>
         <source>p99 TTFT %1 s, TPOT %2 s</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window_what_ifs.cpp" line="28"/>
+        <location filename="../main_window_what_ifs.cpp" line="31"/>
         <source>catalog prices</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window_what_ifs.cpp" line="32"/>
+        <location filename="../main_window_what_ifs.cpp" line="38"/>
         <source>edited prices</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window_what_ifs.cpp" line="34"/>
+        <location filename="../main_window_what_ifs.cpp" line="40"/>
         <source>other candidates</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window_what_ifs.cpp" line="35"/>
+        <location filename="../main_window_what_ifs.cpp" line="41"/>
         <source>edited scenario</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window_what_ifs.cpp" line="36"/>
+        <location filename="../main_window_what_ifs.cpp" line="42"/>
         <source>as opened</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="928"/>
+        <location filename="../main_window.cpp" line="977"/>
         <source>Nothing to export yet: run a full plan first (Run ▸ Run full plan).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="937"/>
+        <location filename="../main_window.cpp" line="986"/>
         <source>Exported %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="943"/>
+        <location filename="../main_window.cpp" line="992"/>
         <source>Nothing to export yet: open a scenario first.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="955"/>
+        <location filename="../main_window.cpp" line="1004"/>
         <source>Running the full plan of the current inputs for the export to %1…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="962"/>
+        <location filename="../main_window.cpp" line="1011"/>
         <source>Export the report</source>
         <translation type="unfinished"></translation>
     </message>

@@ -4,82 +4,87 @@
 <context>
     <name>llmcap::gui::AnswerCard</name>
     <message>
-        <location filename="../answer_card.cpp" line="69"/>
+        <location filename="../answer_card.cpp" line="70"/>
         <source>p99 %1 (%2% margin), the smallest fleet meeting the SLO</source>
         <translation>p99 %1（余量 %2%），满足 SLO 的最小集群</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="73"/>
+        <location filename="../answer_card.cpp" line="74"/>
         <source>KV cache capacity: requests preempted for want of KV blocks (%1% margin)</source>
         <translation>KV 缓存容量：因缺少 KV 块而抢占请求（余量 %1%）</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="78"/>
+        <location filename="../answer_card.cpp" line="79"/>
         <source>none, one instance suffices (%1% margin)</source>
         <translation>无，一个实例即可（余量 %1%）</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="87"/>
+        <location filename="../answer_card.cpp" line="88"/>
         <source>The cheapest %1 fleet, %2 × %3 at %4/hour, costs %5× as much.</source>
         <translation>最便宜的 %1 集群为 %2 × %3，%4/小时，成本为推荐方案的 %5 倍。</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="96"/>
+        <location filename="../answer_card.cpp" line="97"/>
         <source>No %1 instance type meets the SLO (reasons in the table).</source>
         <translation>没有 %1 实例类型满足 SLO（原因见表格）。</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="105"/>
+        <location filename="../answer_card.cpp" line="106"/>
         <source>&lt;b&gt;Answer:&lt;/b&gt; run a plan to see the recommended fleet.</source>
         <translation>&lt;b&gt;答案：&lt;/b&gt;运行规划以查看推荐的集群。</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="111"/>
+        <location filename="../answer_card.cpp" line="112"/>
         <source>&lt;b&gt;Answer:&lt;/b&gt; %1</source>
         <translation>&lt;b&gt;答案：&lt;/b&gt;%1</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="114"/>
+        <location filename="../answer_card.cpp" line="115"/>
         <source>&lt;b&gt;Answer: %1 × %2&lt;/b&gt; (%3), %4</source>
         <translation>&lt;b&gt;答案：%1 × %2&lt;/b&gt;（%3），%4</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="117"/>
+        <location filename="../answer_card.cpp" line="118"/>
         <source>%1/hour (%2), %3/month, %4/year</source>
         <translation>%1/小时（%2），%3/月，%4/年</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="122"/>
+        <location filename="../answer_card.cpp" line="123"/>
         <source>; %1% range %2 to %3/hour</source>
         <translation>；%1% 区间 %2 至 %3/小时</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="126"/>
+        <location filename="../answer_card.cpp" line="127"/>
         <source>no fleet</source>
         <translation>无满足 SLO 的集群</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="128"/>
+        <location filename="../answer_card.cpp" line="129"/>
         <source>Binding: %1</source>
         <translation>约束：%1</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="130"/>
+        <location filename="../answer_card.cpp" line="131"/>
         <source>Runner-up: %1 × %2 at %3/hour</source>
         <translation>次优：%1 × %2，%3/小时</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="137"/>
+        <location filename="../answer_card.cpp" line="140"/>
+        <source>Quick what-if: each type at the configuration the last full run&apos;s search chose; no analyses ran.</source>
+        <translation>快速假设分析：每种实例类型沿用上次完整运行的配置搜索所选的配置；未运行分析。</translation>
+    </message>
+    <message>
+        <location filename="../answer_card.cpp" line="142"/>
         <source>Quick what-if: no analyses or search ran.</source>
         <translation>快速假设分析：未运行分析与配置搜索。</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="140"/>
+        <location filename="../answer_card.cpp" line="147"/>
         <source>Before: %1 × %2 at %3/hour; change %4%5/hour</source>
         <translation>此前：%1 × %2，%3/小时；变化 %4%5/小时</translation>
     </message>
     <message>
-        <location filename="../answer_card.cpp" line="146"/>
+        <location filename="../answer_card.cpp" line="153"/>
         <source>Before: %1</source>
         <translation>此前：%1</translation>
     </message>
@@ -335,244 +340,244 @@
 <context>
     <name>llmcap::gui::MainWindow</name>
     <message>
-        <location filename="../main_window.cpp" line="396"/>
+        <location filename="../main_window.cpp" line="418"/>
         <source>Open a scenario</source>
         <translation>打开场景</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="398"/>
-        <location filename="../main_window.cpp" line="410"/>
+        <location filename="../main_window.cpp" line="420"/>
+        <location filename="../main_window.cpp" line="432"/>
         <source>Scenarios (*.json)</source>
         <translation>场景文件 (*.json)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="408"/>
+        <location filename="../main_window.cpp" line="430"/>
         <source>Save the scenario as</source>
         <translation>场景另存为</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="443"/>
+        <location filename="../main_window.cpp" line="465"/>
         <source>The Chinese translation could not be loaded.</source>
         <translation>无法加载中文翻译。</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="456"/>
+        <location filename="../main_window.cpp" line="478"/>
         <source>llmcap — what-if capacity planner</source>
         <translation>llmcap — 假设分析容量规划器</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="457"/>
+        <location filename="../main_window.cpp" line="479"/>
         <source>llmcap — %1</source>
         <translation>llmcap — %1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="459"/>
+        <location filename="../main_window.cpp" line="481"/>
         <source>Scenario</source>
         <translation>场景</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="460"/>
+        <location filename="../main_window.cpp" line="482"/>
         <source>What-if</source>
         <translation>假设分析</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="461"/>
+        <location filename="../main_window.cpp" line="483"/>
         <source>Runs</source>
         <translation>运行记录</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="462"/>
+        <location filename="../main_window.cpp" line="484"/>
         <source>Calibration</source>
         <translation>校准</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="463"/>
+        <location filename="../main_window.cpp" line="485"/>
         <source>Audit</source>
         <translation>审核</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="464"/>
+        <location filename="../main_window.cpp" line="486"/>
         <source>Load multiplier</source>
         <translation>负载倍数</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="465"/>
+        <location filename="../main_window.cpp" line="487"/>
         <source>SLO: p99 TTFT</source>
         <translation>SLO：p99 TTFT</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="466"/>
+        <location filename="../main_window.cpp" line="488"/>
         <source>SLO: p99 TPOT</source>
         <translation>SLO：p99 TPOT</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="467"/>
-        <source>Weight format</source>
-        <translation>权重格式</translation>
-    </message>
-    <message>
-        <location filename="../main_window.cpp" line="468"/>
+        <location filename="../main_window.cpp" line="491"/>
         <source>Price model</source>
         <translation>计价模式</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="469"/>
+        <location filename="../main_window.cpp" line="492"/>
+        <source>Currency</source>
+        <translation>货币</translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="493"/>
         <source>catalog&apos;s own</source>
         <translation>目录默认</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="470"/>
+        <location filename="../main_window.cpp" line="494"/>
         <source>on-demand</source>
         <translation>按需</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="471"/>
+        <location filename="../main_window.cpp" line="495"/>
         <source>reserved 1 year</source>
         <translation>预留 1 年</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="472"/>
+        <location filename="../main_window.cpp" line="496"/>
         <source>reserved 3 years</source>
         <translation>预留 3 年</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="473"/>
+        <location filename="../main_window.cpp" line="497"/>
         <source>spot</source>
         <translation>竞价</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="474"/>
+        <location filename="../main_window.cpp" line="498"/>
         <source>capacity block</source>
         <translation>容量块</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="480"/>
-        <location filename="../main_window.cpp" line="496"/>
+        <location filename="../main_window.cpp" line="504"/>
+        <location filename="../main_window.cpp" line="520"/>
         <source>Run full plan</source>
         <translation>运行完整规划</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="484"/>
+        <location filename="../main_window.cpp" line="508"/>
         <source>&amp;File</source>
         <translation>文件(&amp;F)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="485"/>
+        <location filename="../main_window.cpp" line="509"/>
         <source>&amp;Open scenario…</source>
         <translation>打开场景(&amp;O)…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="486"/>
+        <location filename="../main_window.cpp" line="510"/>
         <source>Recent files</source>
         <translation>最近的文件</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="487"/>
+        <location filename="../main_window.cpp" line="511"/>
         <source>&amp;Save scenario</source>
         <translation>保存场景(&amp;S)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="488"/>
+        <location filename="../main_window.cpp" line="512"/>
         <source>Save scenario &amp;as…</source>
         <translation>场景另存为(&amp;A)…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="489"/>
+        <location filename="../main_window.cpp" line="513"/>
         <source>&amp;Export report</source>
         <translation>导出报告(&amp;E)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="490"/>
+        <location filename="../main_window.cpp" line="514"/>
         <source>PDF…</source>
         <translation>PDF…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="491"/>
+        <location filename="../main_window.cpp" line="515"/>
         <source>HTML…</source>
         <translation>HTML…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="492"/>
+        <location filename="../main_window.cpp" line="516"/>
         <source>CSV…</source>
         <translation>CSV…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="493"/>
+        <location filename="../main_window.cpp" line="517"/>
         <source>Excel workbook (XLSX)…</source>
         <translation>Excel 工作簿（XLSX）…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="494"/>
+        <location filename="../main_window.cpp" line="518"/>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="495"/>
+        <location filename="../main_window.cpp" line="519"/>
         <source>&amp;Run</source>
         <translation>运行(&amp;R)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="497"/>
+        <location filename="../main_window.cpp" line="521"/>
         <source>Store full runs in the results database</source>
         <translation>将完整运行保存到结果数据库</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="498"/>
+        <location filename="../main_window.cpp" line="522"/>
         <source>&amp;Language</source>
         <translation>语言(&amp;L)</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="525"/>
+        <location filename="../main_window.cpp" line="549"/>
         <source>No catalog loaded from %1</source>
         <translation>未能从 %1 加载目录</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="545"/>
+        <location filename="../main_window.cpp" line="569"/>
         <source>Opened %1</source>
         <translation>已打开 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="568"/>
+        <location filename="../main_window.cpp" line="592"/>
         <source>Saved %1</source>
         <translation>已保存 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="635"/>
+        <location filename="../main_window.cpp" line="663"/>
         <source>Export to %1 cancelled: the inputs changed before its full run finished.</source>
         <translation>导出到 %1 已取消：其完整规划完成前输入已改变。</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="717"/>
+        <location filename="../main_window.cpp" line="748"/>
         <source>Planning (full run with analyses)…</source>
         <translation>正在规划（完整运行，含分析）…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="717"/>
+        <location filename="../main_window.cpp" line="748"/>
         <source>Planning (full run)…</source>
         <translation>正在规划（完整运行）…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="718"/>
+        <location filename="../main_window.cpp" line="749"/>
         <source>Planning what-if (load %1×)…</source>
         <translation>正在进行假设分析（负载 %1×）…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="803"/>
+        <location filename="../main_window.cpp" line="840"/>
         <source>; stored as run %1</source>
         <translation>；已保存为运行 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="806"/>
+        <location filename="../main_window.cpp" line="843"/>
         <source>; not stored: %1</source>
         <translation>；未保存：%1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="809"/>
+        <location filename="../main_window.cpp" line="846"/>
         <source>Full run: %1 instance types, %2 simulations, %3 s%4</source>
         <translation>完整运行：%1 种实例类型，%2 次仿真，%3 秒%4</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="820"/>
+        <location filename="../main_window.cpp" line="857"/>
         <source>What-if at load %1×: first row after %2 s, all %3 rows after %4 s (%5 simulations)</source>
         <translation>负载 %1× 的假设分析：%2 秒后出现首行，%4 秒后全部 %3 行完成（%5 次仿真）</translation>
     </message>
@@ -587,17 +592,27 @@
         <translation>；不提供 %1 价格（无 TCO）：%2</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="383"/>
+        <location filename="../main_window.cpp" line="405"/>
         <source>Opened the what-if &quot;%1&quot;</source>
         <translation>已打开假设分析“%1”</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="481"/>
+        <location filename="../main_window.cpp" line="489"/>
+        <source>GPU weights</source>
+        <translation>GPU 权重格式</translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="490"/>
+        <source>CPU weights</source>
+        <translation>CPU 权重格式</translation>
+    </message>
+    <message>
+        <location filename="../main_window.cpp" line="505"/>
         <source>with analyses</source>
         <translation>含分析</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="483"/>
+        <location filename="../main_window.cpp" line="507"/>
         <source>Also run the analyses: cost against load, latency CDFs, search, uncertainty</source>
         <translation>同时运行分析：成本随负载变化、延迟累积分布、配置搜索、不确定性</translation>
     </message>
@@ -607,57 +622,67 @@
         <translation>负载 %1×</translation>
     </message>
     <message>
-        <location filename="../main_window_what_ifs.cpp" line="23"/>
+        <location filename="../main_window_what_ifs.cpp" line="20"/>
+        <source>%1 on GPUs</source>
+        <translation>GPU 上 %1</translation>
+    </message>
+    <message>
+        <location filename="../main_window_what_ifs.cpp" line="20"/>
+        <source>%1 on CPUs</source>
+        <translation>CPU 上 %1</translation>
+    </message>
+    <message>
+        <location filename="../main_window_what_ifs.cpp" line="26"/>
         <source>p99 TTFT %1 s, TPOT %2 s</source>
         <translation>p99 TTFT %1 秒，TPOT %2 秒</translation>
     </message>
     <message>
-        <location filename="../main_window_what_ifs.cpp" line="28"/>
+        <location filename="../main_window_what_ifs.cpp" line="31"/>
         <source>catalog prices</source>
         <translation>目录价格</translation>
     </message>
     <message>
-        <location filename="../main_window_what_ifs.cpp" line="32"/>
+        <location filename="../main_window_what_ifs.cpp" line="38"/>
         <source>edited prices</source>
         <translation>已编辑价格</translation>
     </message>
     <message>
-        <location filename="../main_window_what_ifs.cpp" line="34"/>
+        <location filename="../main_window_what_ifs.cpp" line="40"/>
         <source>other candidates</source>
         <translation>其他候选</translation>
     </message>
     <message>
-        <location filename="../main_window_what_ifs.cpp" line="35"/>
+        <location filename="../main_window_what_ifs.cpp" line="41"/>
         <source>edited scenario</source>
         <translation>已编辑场景</translation>
     </message>
     <message>
-        <location filename="../main_window_what_ifs.cpp" line="36"/>
+        <location filename="../main_window_what_ifs.cpp" line="42"/>
         <source>as opened</source>
         <translation>原始场景</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="928"/>
+        <location filename="../main_window.cpp" line="977"/>
         <source>Nothing to export yet: run a full plan first (Run ▸ Run full plan).</source>
         <translation>尚无可导出的内容：请先运行完整规划（运行 ▸ 运行完整规划）。</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="937"/>
+        <location filename="../main_window.cpp" line="986"/>
         <source>Exported %1</source>
         <translation>已导出 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="943"/>
+        <location filename="../main_window.cpp" line="992"/>
         <source>Nothing to export yet: open a scenario first.</source>
         <translation>尚无可导出的内容：请先打开一个场景。</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="955"/>
+        <location filename="../main_window.cpp" line="1004"/>
         <source>Running the full plan of the current inputs for the export to %1…</source>
         <translation>正在为导出到 %1 运行当前输入的完整规划…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="962"/>
+        <location filename="../main_window.cpp" line="1011"/>
         <source>Export the report</source>
         <translation>导出报告</translation>
     </message>

@@ -5,6 +5,7 @@
 #include <QBarCategoryAxis>
 #include <QBarSet>
 #include <QChart>
+#include <QComboBox>
 #include <QCoreApplication>
 #include <QEventLoop>
 #include <QHorizontalBarSeries>
@@ -251,6 +252,39 @@ TEST(GuiTranslations, SimplifiedChineseHasNoUnfinishedEntry) {
   EXPECT_EQ(ts.find("type=\"unfinished\""), std::string::npos);
   EXPECT_EQ(ts.find("<translation></translation>"), std::string::npos);
   EXPECT_EQ(ts.find("type=\"vanished\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace llmcap::gui
+
+namespace llmcap::gui {
+namespace {
+
+// The what-ifs, each one GUI action: int4 on the CPU types only (the GPU types keep
+// their format), and the answer in another currency.
+TEST_F(GuiItems, TheCpuWeightFormatAndTheCurrencyAreWhatIfsOfTheirOwn) {
+  what_if();
+  window_->set_weight_format(QStringLiteral("cpu"), QStringLiteral("int4"));
+  bool ok = false;
+  ASSERT_TRUE(wait_for_run(*window_, &ok));
+  ASSERT_TRUE(ok) << window_->status_text().toStdString();
+  EXPECT_EQ(window_->draft().weight_format("cpu"), "int4");
+  EXPECT_EQ(window_->draft().weight_format("gpu"), "bf16");
+  auto* cpu_combo = window_->findChild<QComboBox*>("cpu_weight_format");
+  ASSERT_NE(cpu_combo, nullptr);
+  EXPECT_EQ(cpu_combo->currentData().toString(), QStringLiteral("int4"));
+  QStandardItemModel* kept = window_->runs()->what_ifs_model();
+  EXPECT_EQ(kept->index(0, RunsView::kWhatIfName).data().toString(),
+            QStringLiteral("int4 on CPUs"));
+
+  window_->set_currency(QStringLiteral("CNY"));
+  ASSERT_TRUE(wait_for_run(*window_, &ok));
+  ASSERT_TRUE(ok) << window_->status_text().toStdString();
+  EXPECT_EQ(window_->draft().currency(), "CNY");
+  EXPECT_TRUE(window_->answer_text().contains(QStringLiteral("CNY")))
+      << window_->answer_text().toStdString();
+  EXPECT_EQ(kept->index(0, RunsView::kWhatIfName).data().toString(),
+            QStringLiteral("int4 on CPUs, CNY"));
 }
 
 }  // namespace

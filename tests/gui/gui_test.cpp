@@ -816,6 +816,25 @@ TEST(GuiArgs, MaxRequestsIsAPositiveIntegerUpTo1e12) {
             "option --max-requests: expected an integer in [1, 1e12], got \"lots\"");
 }
 
+TEST(GuiArgs, WhatIfsAreKeyValuePairsInOrder) {
+  QString error;
+  const auto a = parse_app_args({"llmcap-gui", "--what-if", "load=2", "--what-if",
+                                 "cpu-weights=int4", "--what-if", "currency=CNY"},
+                                &error);
+  ASSERT_TRUE(a.has_value()) << error.toStdString();
+  ASSERT_EQ(a->what_ifs.size(), 3u);
+  EXPECT_EQ(a->what_ifs[0], std::make_pair(QStringLiteral("load"), QStringLiteral("2")));
+  EXPECT_EQ(a->what_ifs[1], std::make_pair(QStringLiteral("cpu-weights"), QStringLiteral("int4")));
+  EXPECT_EQ(a->what_ifs[2], std::make_pair(QStringLiteral("currency"), QStringLiteral("CNY")));
+  for (const char* bad : {"speed=2", "load=0", "load=", "cpu-weights"}) {
+    EXPECT_FALSE(parse_app_args({"llmcap-gui", "--what-if", bad}, &error).has_value()) << bad;
+    EXPECT_EQ(error.toStdString(),
+              std::string("option --what-if: expected load=X (X > 0), gpu-weights=FORMAT, "
+                          "cpu-weights=FORMAT, price-model=NAME or currency=CODE, got \"") +
+                  bad + "\"");
+  }
+}
+
 TEST_F(GuiWindow, MissingScenarioFileIsNamed) {
   EXPECT_FALSE(window_->open_scenario("/nonexistent/s.json"));
   EXPECT_EQ(window_->status_text(), "/nonexistent/s.json: cannot open file");

@@ -124,6 +124,32 @@ TEST(WhatIf, CarriedOverFailuresSkipSimulations) {
   EXPECT_LT(carried.num_simulations, unknown_basis.num_simulations);
 }
 
+TEST(WhatIf, GivenConfigurationsReplaceTheScenariosOwnPerType) {
+  const model::Catalog catalog = test_catalog();
+  const Scenario sc = test_scenario(1.0);
+  const PlanSession session(sc, catalog, PlanOptions{});
+  ServingChoice int8 = session.default_choice("gpu-big");
+  int8.weight_format = model::WeightFormat::kInt8;
+  WhatIfOptions options;
+  options.choices["gpu-big"] = int8;
+  const WhatIfResult got = plan_what_if(sc, catalog, options);
+  ASSERT_EQ(got.rows.size(), 3u);
+  for (const PlanRow& row : got.rows) {
+    // The listed type at its given configuration; the others at the scenario's (bf16).
+    const bool listed = row.instance_type == "gpu-big";
+    EXPECT_EQ(row.configuration.find(listed ? " int8 " : " bf16 ") != std::string::npos, true)
+        << row.instance_type << ": " << row.configuration;
+  }
+  // The listed type's row is what planning it at that configuration gives.
+  const PlanRow expected =
+      session.search_size(session.prepare(catalog.instance("gpu-big", "test"), int8), {});
+  for (const PlanRow& row : got.rows) {
+    if (row.instance_type != "gpu-big") continue;
+    EXPECT_EQ(row.num_instances, expected.num_instances);
+    EXPECT_EQ(row.metrics.tpot.p99_s, expected.metrics.tpot.p99_s);
+  }
+}
+
 TEST(WhatIf, CancelledRunReportsCancelled) {
   const model::Catalog catalog = test_catalog();
   const Scenario s = test_scenario(1.0);
