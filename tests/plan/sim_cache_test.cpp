@@ -82,21 +82,7 @@ model::Catalog family_catalog() {
   return c;
 }
 
-Scenario family_scenario() {
-  Scenario s;
-  s.file = "test-scenario.json";
-  s.name = "test";
-  s.model_config = llmcap::testing::data_dir() / "models" / "llama-3.1-8b.json";
-  s.workload.kind = WorkloadSpec::Kind::kPoisson;
-  s.workload.path = std::filesystem::path(LLMCAP_TEST_DATA_DIR) / "lengths.csv";
-  s.workload.rate_per_s = 30.0;
-  s.workload.num_requests = 600;
-  s.slo.ttft_s = 2.0;
-  s.slo.tpot_s = 0.05;
-  s.seed = 3;
-  s.max_instances = 64;
-  return s;
-}
+Scenario family_scenario() { return testing::poisson_llama_scenario(30.0, 600); }
 
 TEST(SimulationKey, ReplicasThatDeployAlikeShareAKeyAndAnyDifferenceSeparatesThem) {
   const model::Catalog catalog = family_catalog();

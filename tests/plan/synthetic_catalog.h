@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include "model/hardware.h"
+#include "plan/scenario.h"
+#include "test_util.h"
 
 namespace llmcap::plan::testing {
 
@@ -46,6 +49,25 @@ inline model::InstanceType synthetic_gpu_instance(const std::string& id, const s
   i.source = "synthetic";
   i.as_of = "2026-11-29";
   return i;
+}
+
+/// Llama-3.1-8B on Poisson arrivals at `rate_per_s` of `num_requests` requests with the
+/// lengths of tests/plan/data/lengths.csv; SLO p99 TTFT 2 s and TPOT 0.05 s; seed 3; at most
+/// 64 instances.
+inline Scenario poisson_llama_scenario(double rate_per_s, int64_t num_requests) {
+  Scenario s;
+  s.file = "test-scenario.json";
+  s.name = "test";
+  s.model_config = llmcap::testing::data_dir() / "models" / "llama-3.1-8b.json";
+  s.workload.kind = WorkloadSpec::Kind::kPoisson;
+  s.workload.path = std::filesystem::path(LLMCAP_TEST_DATA_DIR) / "lengths.csv";
+  s.workload.rate_per_s = rate_per_s;
+  s.workload.num_requests = num_requests;
+  s.slo.ttft_s = 2.0;
+  s.slo.tpot_s = 0.05;
+  s.seed = 3;
+  s.max_instances = 64;
+  return s;
 }
 
 }  // namespace llmcap::plan::testing

@@ -28,21 +28,7 @@ model::Catalog test_catalog() {
   return c;
 }
 
-Scenario test_scenario(double load) {
-  Scenario s;
-  s.file = "test-scenario.json";
-  s.name = "test";
-  s.model_config = llmcap::testing::data_dir() / "models" / "llama-3.1-8b.json";
-  s.workload.kind = WorkloadSpec::Kind::kPoisson;
-  s.workload.path = std::filesystem::path(LLMCAP_TEST_DATA_DIR) / "lengths.csv";
-  s.workload.rate_per_s = 12.0 * load;
-  s.workload.num_requests = 600;
-  s.slo.ttft_s = 2.0;
-  s.slo.tpot_s = 0.05;
-  s.seed = 3;
-  s.max_instances = 64;
-  return s;
-}
+Scenario test_scenario(double load) { return testing::poisson_llama_scenario(12.0 * load, 600); }
 
 /// The previous answer as a warm start computed at `load`.
 WarmStart warm_start_of(const PlanResult& previous, double load) {
