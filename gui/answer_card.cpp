@@ -137,8 +137,8 @@ void AnswerCard::render() {
   }
   if (!full_run_) {
     html += "<br><i>" +
-            (searched_configs_ ? tr("Quick what-if: each type at the configuration the last full "
-                                    "run's search chose; no analyses ran.")
+            (searched_configs_ ? tr("Quick what-if: the configurations the last full run's search "
+                                    "chose are kept where they apply; no analyses ran.")
                                : tr("Quick what-if: no analyses or search ran.")) +
             "</i>";
   }

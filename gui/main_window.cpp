@@ -894,7 +894,18 @@ void MainWindow::set_weight_format(const QString& name) {
 }
 
 void MainWindow::set_weight_format(const QString& kind, const QString& name) {
+  const bool kept = draft_.verdict_context() == search_choices_context_;
   draft_.set_weight_format(kind.toStdString(), name.toStdString());
+  if (kept && catalog_) {
+    // The other kind's types keep the configuration the search chose; this kind's now plan
+    // the format asked for.
+    for (auto it = search_choices_.begin(); it != search_choices_.end();) {
+      const model::InstanceType* type = catalog_->find_instance(it->first);
+      const bool this_kind = type == nullptr || model::to_string(type->kind) == kind.toStdString();
+      it = this_kind ? search_choices_.erase(it) : std::next(it);
+    }
+    search_choices_context_ = draft_.verdict_context();
+  }
   sync_what_if_controls();
   request_what_if(ScenarioPanel::Field::kFile);
 }

@@ -70,7 +70,7 @@
     </message>
     <message>
         <location filename="../answer_card.cpp" line="140"/>
-        <source>Quick what-if: each type at the configuration the last full run&apos;s search chose; no analyses ran.</source>
+        <source>Quick what-if: the configurations the last full run&apos;s search chose are kept where they apply; no analyses ran.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
@@ -663,27 +663,27 @@
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="977"/>
+        <location filename="../main_window.cpp" line="988"/>
         <source>Nothing to export yet: run a full plan first (Run ▸ Run full plan).</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="986"/>
+        <location filename="../main_window.cpp" line="997"/>
         <source>Exported %1</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="992"/>
+        <location filename="../main_window.cpp" line="1003"/>
         <source>Nothing to export yet: open a scenario first.</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="1004"/>
+        <location filename="../main_window.cpp" line="1015"/>
         <source>Running the full plan of the current inputs for the export to %1…</source>
         <translation type="unfinished"></translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="1011"/>
+        <location filename="../main_window.cpp" line="1022"/>
         <source>Export the report</source>
         <translation type="unfinished"></translation>
     </message>

@@ -70,8 +70,8 @@
     </message>
     <message>
         <location filename="../answer_card.cpp" line="140"/>
-        <source>Quick what-if: each type at the configuration the last full run&apos;s search chose; no analyses ran.</source>
-        <translation>快速假设分析：每种实例类型沿用上次完整运行的配置搜索所选的配置；未运行分析。</translation>
+        <source>Quick what-if: the configurations the last full run&apos;s search chose are kept where they apply; no analyses ran.</source>
+        <translation>快速假设分析：在仍适用之处沿用上次完整运行的配置搜索所选的配置；未运行分析。</translation>
     </message>
     <message>
         <location filename="../answer_card.cpp" line="142"/>
@@ -662,27 +662,27 @@
         <translation>原始场景</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="977"/>
+        <location filename="../main_window.cpp" line="988"/>
         <source>Nothing to export yet: run a full plan first (Run ▸ Run full plan).</source>
         <translation>尚无可导出的内容：请先运行完整规划（运行 ▸ 运行完整规划）。</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="986"/>
+        <location filename="../main_window.cpp" line="997"/>
         <source>Exported %1</source>
         <translation>已导出 %1</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="992"/>
+        <location filename="../main_window.cpp" line="1003"/>
         <source>Nothing to export yet: open a scenario first.</source>
         <translation>尚无可导出的内容：请先打开一个场景。</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="1004"/>
+        <location filename="../main_window.cpp" line="1015"/>
         <source>Running the full plan of the current inputs for the export to %1…</source>
         <translation>正在为导出到 %1 运行当前输入的完整规划…</translation>
     </message>
     <message>
-        <location filename="../main_window.cpp" line="1011"/>
+        <location filename="../main_window.cpp" line="1022"/>
         <source>Export the report</source>
         <translation>导出报告</translation>
     </message>

@@ -287,5 +287,46 @@ TEST_F(GuiItems, TheCpuWeightFormatAndTheCurrencyAreWhatIfsOfTheirOwn) {
             QStringLiteral("int4 on CPUs, CNY"));
 }
 
+// After a full run with a configuration search, a what-if keeps each type's searched
+// configuration; changing one device kind's weight format drops that kind's only.
+TEST_F(GuiItems, AWhatIfKeepsTheSearchedConfigurationOfTheKindItDoesNotChange) {
+  nlohmann::json s = nlohmann::json::parse(read_text(test_data("small.json")));
+  s["model"] = (data_dir() / "models" / "llama-3.1-8b.json").string();
+  s["workload"]["path"] =
+      (test_data("small.json").parent_path() / ".." / ".." / "cli" / "data" / "conv_model300.csv")
+          .string();
+  // int8 listed first: a tie in cost goes to it, so the GPU winner is int8.
+  s["search"] = {{"weight_formats", {"int8", "bf16"}}, {"max_rate", false}};
+  const auto dir = llmcap::testing::fresh_temp_dir();
+  llmcap::testing::write_text(dir / "searched.json", s.dump(2));
+  ASSERT_TRUE(window_->open_scenario(QString::fromStdString((dir / "searched.json").string())));
+  window_->run_full(/*analysis=*/true);
+  bool ok = false;
+  ASSERT_TRUE(wait_for_run(*window_, &ok));
+  ASSERT_TRUE(ok) << window_->status_text().toStdString();
+  ASSERT_TRUE(window_->answer_text().contains(QStringLiteral(" int8 ")))
+      << window_->answer_text().toStdString();
+  // Traffic changes: the search's int8 stays.
+  window_->set_load_multiplier(1.2);
+  ASSERT_TRUE(wait_for_run(*window_, &ok));
+  ASSERT_TRUE(ok) << window_->status_text().toStdString();
+  EXPECT_TRUE(window_->answer_text().contains(QStringLiteral(" int8 ")))
+      << window_->answer_text().toStdString();
+  EXPECT_TRUE(window_->answer_text().contains(QStringLiteral("search chose")));
+  // int4 on CPUs: the GPU types keep int8.
+  window_->set_weight_format(QStringLiteral("cpu"), QStringLiteral("int4"));
+  ASSERT_TRUE(wait_for_run(*window_, &ok));
+  ASSERT_TRUE(ok) << window_->status_text().toStdString();
+  EXPECT_TRUE(window_->answer_text().contains(QStringLiteral(" int8 ")))
+      << window_->answer_text().toStdString();
+  // bf16 on GPUs: asked for, so planned.
+  window_->set_weight_format(QStringLiteral("gpu"), QStringLiteral("bf16"));
+  ASSERT_TRUE(wait_for_run(*window_, &ok));
+  ASSERT_TRUE(ok) << window_->status_text().toStdString();
+  EXPECT_TRUE(window_->answer_text().contains(QStringLiteral(" bf16 ")))
+      << window_->answer_text().toStdString();
+  EXPECT_FALSE(window_->answer_text().contains(QStringLiteral("search chose")));
+}
+
 }  // namespace
 }  // namespace llmcap::gui
