@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <exception>
+#include <type_traits>
 #include <utility>
 
 namespace llmcap::plan::detail {

@@ -34,9 +34,10 @@ void select_quantiles(std::vector<T>& values, Distribution& d, ToSeconds to_s) {
 /// The ITL summary of `items`, each `count_of(item)` gaps of `gap_of(item)` ns (one per token:
 /// SimResult::itl_ns; or runs: SimResult::itl_runs), exact as a sort of every gap would give
 /// it, without copying them: one pass for the count, sum, minimum and maximum, one for a
-/// histogram of 2^16 buckets over [min, max] that finds the bucket of each rank, one that
-/// gathers only those buckets' items, which are then sorted. The sum is exact in integer
-/// nanoseconds.
+/// histogram of 2^16 buckets over [min, max] that finds the bucket of each rank, then one pass
+/// per distinct bucket of p50, p90 and p99 (at most three) that gathers that bucket's items
+/// and selects in them (nth_element when each item is one gap, else a sort and a walk of the
+/// counts). The sum is exact in integer nanoseconds.
 template <typename Item, typename GapOf, typename CountOf>
 Distribution summarize_gaps(const std::vector<Item>& items, GapOf gap_of, CountOf count_of) {
   Distribution d;
