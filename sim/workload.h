@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/prefix_keys.h"
 #include "sim/sim_time.h"
 
 namespace llmcap::sim {
@@ -23,6 +24,9 @@ struct RequestSpec {
   int64_t num_output_tokens = 0;  ///< >= 1 (a trace row with 0 is read as 1: every request
                                   ///< returns at least its first token)
   int32_t client_class = 0;       ///< index into the scenario's client classes (0 if one)
+  /// Which blocks of its context it shares with other requests (prefix caching,
+  /// sim/prefix_keys.h); not keyed by default.
+  PrefixIdentity prefix = {};
 };
 
 /// Prompt and output lengths without arrival times.
