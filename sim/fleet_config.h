@@ -72,6 +72,10 @@ struct ServingConfig {
   int64_t block_size_tokens = 16;  ///< tokens per KV-cache block
   int64_t num_kv_blocks = 0;       ///< KV-cache blocks (units of kv_layout) of the replica (> 0)
   KvLayout kv_layout;              ///< default: every layer caches every token
+  /// Automatic prefix caching (vLLM's APC, SGLang's radix cache; semantics at simulate()):
+  /// blocks of computed KV stay cached after their sequence leaves, and a prefill starts
+  /// after the longest cached prefix of its request's keyed blocks (RequestSpec::prefix).
+  bool prefix_caching = false;
 };
 
 /// Router across the replicas of a fleet, chosen by name (semantics at simulate(); each

@@ -33,6 +33,25 @@ struct RequestRecord {
   /// end's link (see simulate()). Zero otherwise.
   SimTime kv_transfer_start;
   SimTime kv_transfer_end;
+  /// Prefix caching (ServingConfig::prefix_caching): tokens of its prompt whose KV its first
+  /// admission found in the replica's prefix cache (not computed). 0 without prefix caching.
+  int64_t num_cached_prompt_tokens = 0;
+};
+
+/// One replica's prefix cache over a run (ServingConfig::prefix_caching).
+struct PrefixCacheStats {
+  int64_t num_prompt_tokens = 0;         ///< prompt tokens of the requests first admitted here
+  int64_t num_cached_prompt_tokens = 0;  ///< of those, found in the cache at first admission
+  /// Prefill tokens not computed because the cache held them, every admission counted (a
+  /// recompute after a preemption included).
+  int64_t num_saved_prefill_tokens = 0;
+  int64_t num_evicted_blocks = 0;  ///< cached blocks taken back for other use
+  /// num_cached_prompt_tokens / num_prompt_tokens (0 when nothing was admitted).
+  double hit_rate() const {
+    return num_prompt_tokens > 0 ? static_cast<double>(num_cached_prompt_tokens) /
+                                       static_cast<double>(num_prompt_tokens)
+                                 : 0.0;
+  }
 };
 
 /// One window [start, end) of one replica's time series. Means are time averages over the
@@ -75,6 +94,8 @@ struct SimResult {
   /// time_series[r][w]: window w of replica r, windows of SimOptions::time_series_interval
   /// from 0 to end_time (at least one). Empty when the interval is zero.
   std::vector<std::vector<InstanceWindow>> time_series;
+  /// prefix_cache[r]: replica r's prefix cache; empty without prefix caching.
+  std::vector<PrefixCacheStats> prefix_cache;
   /// SimOptions::stop_at_certain_p99_miss stopped the run at end_time: requests, itl_ns and
   /// the counts cover only what happened until then, the time series are empty, and
   /// compute_metrics refuses the result. stop_reason says which bound and why.
