@@ -39,8 +39,9 @@ std::string simulation_key(const model::Deployment& d, const model::Efficiency& 
   // A field added to one of these structs must be added to the key: these sizes say so.
   static_assert(sizeof(model::Efficiency) == 8 * sizeof(double) + sizeof(e.calibrated),
                 "simulation_key: add the new Efficiency field to the key");
-  static_assert(sizeof(sim::ServingConfig) ==
-                    sizeof(sim::BatchingPolicy) + 4 + 4 * sizeof(int64_t) + sizeof(sim::KvLayout),
+  static_assert(sizeof(sim::ServingConfig) == sizeof(sim::BatchingPolicy) + 4 +
+                                                  4 * sizeof(int64_t) + sizeof(sim::KvLayout) +
+                                                  8,  // prefix_caching, padded
                 "simulation_key: add the new ServingConfig field to the key");
   KeyWriter k;
   k.add(d.kind).add(d.tp_degree).add(d.memory_bandwidth_bytes_per_s);
@@ -58,6 +59,7 @@ std::string simulation_key(const model::Deployment& d, const model::Efficiency& 
   for (const sim::KvWindowGroup& w : s.kv_layout.windows) {
     k.add(w.window_blocks).add(w.units_per_block);
   }
+  k.add(s.prefix_caching);
   k.add(fleet.router).add(fleet.decode_router).add(fleet.kv_bytes_per_token);
   k.add(fleet.frontend_latency.ns());
   k.add(num_replicas).add(stop_at_certain_miss);
@@ -117,6 +119,14 @@ std::string context_fingerprint(const Scenario& scenario, const model::ModelSpec
     mix(r.num_prompt_tokens);
     mix(r.num_output_tokens);
     mix(r.client_class);
+    mix(r.prefix.block_tokens);
+    if (r.prefix.keyed()) {
+      mix(static_cast<int64_t>(r.prefix.stream));
+      mix(r.prefix.count);
+      for (int64_t j = 0; j < r.prefix.count; ++j) {
+        mix(static_cast<int64_t>((*r.prefix.hashes)[r.prefix.begin + j]));
+      }
+    }
   }
   k.add(workload.open_loop.size()).add(h);
   return k.take();
