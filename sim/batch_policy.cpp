@@ -39,15 +39,14 @@ void BatchPolicy::admit_whole_prefills(Engine& engine, Replica& replica, SimTime
       continue;
     }
     const int64_t id = replica.waiting.front();
-    const int64_t num_tokens = Engine::prefill_tokens(engine.sequence(id));
+    const Engine::Admission admission = engine.plan_admission(replica);
     if (shape.num_prefill_seqs > 0 &&
-        shape.num_prefill_tokens + num_tokens > replica.serving.max_num_batched_tokens) {
+        shape.num_prefill_tokens + admission.num_tokens > replica.serving.max_num_batched_tokens) {
       break;
     }
-    const int64_t num_blocks = replica.kv.blocks_for(num_tokens);
-    if (num_blocks > replica.kv.num_free_blocks) break;
-    engine.admit_front(replica, now, num_tokens, num_blocks);
-    engine.add_chunk(replica, shape, id, 0, num_tokens);
+    if (admission.num_blocks > replica.kv.num_free_blocks) break;
+    engine.admit_front(replica, now, admission.num_tokens, admission);
+    engine.add_chunk(replica, shape, id, admission.cached_tokens, admission.num_tokens);
   }
 }
 

@@ -48,10 +48,22 @@ class Engine {
   bool front_is_migrating(const Replica& replica) const {
     return sequences_[replica.waiting.front()].state == SeqState::kMigrating;
   }
+  /// What admitting a waiting sequence takes on its replica.
+  struct Admission {
+    int64_t cached_tokens = 0;  ///< of its prefill, tokens found in the prefix cache
+    int64_t num_tokens = 0;     ///< of its prefill, tokens to compute (the rest)
+    /// Free blocks it takes (KvCache::num_free_blocks): the new blocks of its whole prefill
+    /// and the evictable cached ones it reuses.
+    int64_t num_blocks = 0;
+  };
+  /// The admission of the front waiting sequence (to be checked against the limits, then
+  /// passed to admit_front before any other admission is planned). Without prefix caching:
+  /// nothing cached, the blocks of the whole prefill.
+  Admission plan_admission(Replica& replica);
   /// Moves the front waiting sequence to the back of the running list as a prefill of
-  /// prefill_tokens (its first chunk `num_tokens`), taking `num_blocks` free blocks (those of
-  /// the whole prefill).
-  void admit_front(Replica& replica, SimTime now, int64_t num_tokens, int64_t num_blocks);
+  /// prefill_tokens, of which `admission` (plan_admission's) is cached and `num_tokens` are
+  /// its first chunk, taking admission.num_blocks free blocks.
+  void admit_front(Replica& replica, SimTime now, int64_t num_tokens, const Admission& admission);
   /// Adds a prefill chunk of `num_tokens` after `num_cached` prefilled tokens of `id` to the
   /// step in flight and to its shape.
   void add_chunk(Replica& replica, model::BatchShape& shape, int64_t id, int64_t num_cached,
@@ -91,6 +103,7 @@ class Engine {
   void user_done(int64_t user, SimTime now);
   void check_closed_loop_requests(SimTime now) const;
   SimResult stop(SimTime now, std::string reason);
+  void collect_prefix_stats();
 
   // ---- queues, running list, decoders (sim/replica.cpp) -------------------------------------
   int64_t waiting_kv_tokens(const Sequence& seq) const;
@@ -104,6 +117,11 @@ class Engine {
   void join_decoders(Replica& replica, int64_t id);
   int64_t leave_decoders(Replica& replica, int64_t id);
   int64_t preempt_last(Replica& replica, SimTime now);
+  // ---- prefix caching (sim/replica.cpp) -----------------------------------------------------
+  const std::vector<uint64_t>& unit_keys(const Sequence& seq, int64_t num_units);
+  void take_blocks(Replica& replica, int64_t num_blocks);
+  void insert_prefilled_units(Replica& replica, Sequence& seq);
+  void release_blocks(Replica& replica, Sequence& seq, int64_t num_blocks, int64_t kv_tokens);
   void drop_stale_gaps(Replica& replica);
 
   // ---- disaggregation (sim/kv_transfer.cpp) -------------------------------------------------
@@ -134,7 +152,9 @@ class Engine {
   std::vector<Sequence> sequences_;  ///< by request id, parallel to result_.requests
   static constexpr uint32_t kCancelPollEvents = 4096;  ///< SimOptions::cancel
   P99EarlyStop early_stop_;                            ///< SimOptions::stop_at_certain_p99_miss
-  int64_t num_emitted_tokens_ = 0;  ///< counted step by step, checked against the requests
+  int64_t num_emitted_tokens_ = 0;      ///< counted step by step, checked against the requests
+  std::vector<uint64_t> key_scratch_;   ///< unit_keys()
+  std::vector<int32_t> planned_units_;  ///< plan_admission(): the cache entries it matched
   SimResult result_;
 };
 

@@ -327,6 +327,39 @@ void validate_workload(const Workload& workload, const std::vector<ReplicaGroup>
                          std::to_string(r.num_prompt_tokens) + " and " +
                          std::to_string(r.num_output_tokens) + " tokens");
       }
+      if (r.prefix.keyed() || r.prefix.count != 0) {
+        check_prefix_identity(r.prefix, groups, "open_loop[" + std::to_string(i) + "]");
+      }
+    }
+  }
+}
+
+void check_prefix_identity(const PrefixIdentity& prefix, const std::vector<ReplicaGroup>& groups,
+                           const std::string& context) {
+  if (prefix.block_tokens < 1) {
+    throw InputError(context +
+                     ".prefix.block_tokens: expected >= 1 for a request with hashes, got " +
+                     std::to_string(prefix.block_tokens));
+  }
+  if (prefix.count < 0 || prefix.begin < 0 ||
+      (prefix.count > 0 &&
+       (prefix.hashes == nullptr ||
+        prefix.begin + prefix.count > static_cast<int64_t>(prefix.hashes->size())))) {
+    throw InputError(context + ".prefix: expected its " + std::to_string(prefix.count) +
+                     " hashes from " + std::to_string(prefix.begin) +
+                     " within the trace's hash pool, got a pool of " +
+                     std::to_string(prefix.hashes ? prefix.hashes->size() : 0) + " hashes");
+  }
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const ServingConfig& serving = groups[g].serving;
+    if (!serving.prefix_caching) continue;
+    const int64_t a = prefix.block_tokens;
+    const int64_t b = serving.block_size_tokens;
+    if (a % b != 0 && b % a != 0) {
+      throw InputError(context + ": its prefix blocks of " + std::to_string(a) +
+                       " tokens do not map onto the KV blocks of " + std::to_string(b) +
+                       " tokens of fleet group " + std::to_string(g) + " (\"" + groups[g].name +
+                       "\"); expected one block size to divide the other");
     }
   }
 }

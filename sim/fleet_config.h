@@ -180,4 +180,11 @@ void validate_fleet(const FleetConfig& fleet, const std::vector<ReplicaGroup>& g
 /// loop without think time none of whose requests fits any replica (it would loop forever).
 void validate_workload(const Workload& workload, const std::vector<ReplicaGroup>& groups);
 
+/// Checks one request's prefix identity (`context` names it, e.g. "open_loop[3]"): throws
+/// InputError unless block_tokens >= 1, its hashes lie within the pool, and, on every group
+/// with prefix caching, its block size and the KV block size divide one another (the cache
+/// unit is the larger of the two).
+void check_prefix_identity(const PrefixIdentity& prefix, const std::vector<ReplicaGroup>& groups,
+                           const std::string& context);
+
 }  // namespace llmcap::sim

@@ -66,22 +66,142 @@ void Engine::push_waiting(Replica& replica, int64_t id, SimTime now, bool front,
   replica.series.set(WindowRecorder::kWaiting, now, static_cast<int64_t>(replica.waiting.size()));
 }
 
-void Engine::admit_front(Replica& replica, SimTime now, int64_t num_tokens, int64_t num_blocks) {
+Engine::Admission Engine::plan_admission(Replica& replica) {
+  Sequence& seq = sequences_[replica.waiting.front()];
+  const int64_t target = prefill_tokens(seq);
+  Admission a{0, target, replica.kv.blocks_for(target)};
+  planned_units_.clear();
+  if (!replica.prefix_cache || !seq.prefix.keyed()) return a;
+  PrefixCache& cache = *replica.prefix_cache;
+  seq.unit_tokens = std::max<int64_t>(seq.prefix.block_tokens, replica.kv.block_size_tokens);
+  const int64_t unit_blocks = seq.unit_tokens / replica.kv.block_size_tokens;
+  // At least one token is computed (vLLM caps a hit at the prefill's tokens - 1).
+  const int64_t max_units = (target - 1) / seq.unit_tokens;
+  if (max_units == 0) return a;
+  const std::vector<uint64_t>& keys = unit_keys(seq, max_units);
+  int64_t evictable_matched = 0;
+  for (const uint64_t key : keys) {
+    const int32_t e = cache.find(key);
+    if (e < 0) break;
+    planned_units_.push_back(e);
+    if (cache.entry(e).refcount == 0) evictable_matched += unit_blocks;
+  }
+  const auto matched = static_cast<int64_t>(planned_units_.size());
+  a.cached_tokens = matched * seq.unit_tokens;
+  a.num_tokens = target - a.cached_tokens;
+  a.num_blocks = a.num_blocks - matched * unit_blocks + evictable_matched;
+  return a;
+}
+
+void Engine::admit_front(Replica& replica, SimTime now, int64_t num_tokens,
+                         const Admission& admission) {
   const int64_t id = replica.waiting.front();
   replica.waiting.pop_front();
   Sequence& seq = sequences_[id];
   replica.waiting_blocks -= replica.kv.blocks_for(prefill_tokens(seq));
   replica.series.set(WindowRecorder::kWaiting, now, static_cast<int64_t>(replica.waiting.size()));
-  replica.kv.num_free_blocks -= num_blocks;
   seq.state = SeqState::kPrefilling;
   seq.prefill_target = prefill_tokens(seq);
-  seq.num_prefilled = num_tokens;
+  seq.num_prefilled = admission.cached_tokens + num_tokens;
   seq.admit_order = replica.next_admit_order++;
+  if (replica.prefix_cache) {
+    int64_t reused = 0;
+    for (const int32_t e : planned_units_) reused += replica.prefix_cache->acquire(e);
+    replica.kv.num_free_blocks -= reused;
+    take_blocks(replica, admission.num_blocks - reused);
+    seq.units.assign(planned_units_.begin(), planned_units_.end());
+    planned_units_.clear();
+    PrefixCacheStats& stats = replica.prefix_stats;
+    stats.num_saved_prefill_tokens += admission.cached_tokens;
+    if (!seq.scheduled) {
+      const int64_t cached_prompt = std::min(admission.cached_tokens, seq.num_prompt_tokens);
+      result_.requests[id].num_cached_prompt_tokens = cached_prompt;
+      stats.num_prompt_tokens += seq.num_prompt_tokens;
+      stats.num_cached_prompt_tokens += cached_prompt;
+    }
+  } else {
+    replica.kv.num_free_blocks -= admission.num_blocks;
+  }
   if (!seq.scheduled) {
     seq.scheduled = true;
     result_.requests[id].first_scheduled = now;
   }
   link_running(replica, id);
+}
+
+/// Keys of the first `num_units` cache units of `seq` (Sequence::unit_tokens each): key
+/// index (u + 1) x U / S - 1 of its blocks of S = prefix.block_tokens tokens.
+const std::vector<uint64_t>& Engine::unit_keys(const Sequence& seq, int64_t num_units) {
+  const int64_t per_unit = seq.unit_tokens / seq.prefix.block_tokens;
+  key_scratch_.clear();
+  append_prefix_keys(seq.prefix, seq.num_prompt_tokens, num_units * per_unit, key_scratch_);
+  if (per_unit > 1) {
+    for (int64_t u = 0; u < num_units; ++u) key_scratch_[u] = key_scratch_[(u + 1) * per_unit - 1];
+    key_scratch_.resize(static_cast<size_t>(num_units));
+  }
+  return key_scratch_;
+}
+
+/// Takes `num_blocks` free blocks: evictable cache entries are evicted, least recently freed
+/// first, while the blocks that are free and not cached fall short.
+void Engine::take_blocks(Replica& replica, int64_t num_blocks) {
+  replica.kv.num_free_blocks -= num_blocks;
+  if (!replica.prefix_cache) return;
+  PrefixCache& cache = *replica.prefix_cache;
+  while (replica.kv.num_free_blocks < cache.evictable_blocks()) {
+    replica.prefix_stats.num_evicted_blocks += cache.evict_lru();
+  }
+}
+
+/// At the end of a step with a prefill chunk of `seq`: the units its prefill has completed
+/// since its last chunk become cache entries it holds (or stay its own when their key is
+/// already cached).
+void Engine::insert_prefilled_units(Replica& replica, Sequence& seq) {
+  if (!replica.prefix_cache || seq.unit_tokens == 0) return;
+  const int64_t done = seq.num_prefilled / seq.unit_tokens;
+  const auto first = static_cast<int64_t>(seq.units.size());
+  if (done <= first) return;
+  PrefixCache& cache = *replica.prefix_cache;
+  const int64_t unit_blocks = seq.unit_tokens / replica.kv.block_size_tokens;
+  const std::vector<uint64_t>& keys = unit_keys(seq, done);
+  for (int64_t u = first; u < done; ++u) {
+    const uint64_t key = keys[static_cast<size_t>(u)];
+    seq.units.push_back(cache.find(key) >= 0 ? -1 : cache.insert(key, unit_blocks, 1));
+  }
+}
+
+/// A sequence holding `num_blocks` blocks whose KV holds `kv_tokens` tokens leaves the
+/// running set (finish or preemption): its units from the last to the first, the ones its
+/// decodes completed cached as evictable (when their key is not cached yet), those it holds
+/// released; every other block is freed. Without a prefix cache: all its blocks are freed.
+void Engine::release_blocks(Replica& replica, Sequence& seq, int64_t num_blocks,
+                            int64_t kv_tokens) {
+  if (!replica.prefix_cache || seq.unit_tokens == 0) {
+    replica.kv.num_free_blocks += num_blocks;
+    return;
+  }
+  PrefixCache& cache = *replica.prefix_cache;
+  const int64_t unit_blocks = seq.unit_tokens / replica.kv.block_size_tokens;
+  const auto held = static_cast<int64_t>(seq.units.size());
+  const int64_t full = std::max(held, kv_tokens / seq.unit_tokens);
+  int64_t own = num_blocks;  // blocks not in an entry it holds
+  for (const int32_t e : seq.units) own -= e >= 0 ? unit_blocks : 0;
+  if (full > held) {
+    const std::vector<uint64_t>& keys = unit_keys(seq, full);
+    for (int64_t u = full - 1; u >= held; --u) {
+      if (cache.find(keys[static_cast<size_t>(u)]) >= 0) continue;
+      cache.insert(keys[static_cast<size_t>(u)], unit_blocks, 0);
+      own -= unit_blocks;
+      replica.kv.num_free_blocks += unit_blocks;
+    }
+  }
+  for (int64_t u = held - 1; u >= 0; --u) {
+    const int32_t e = seq.units[static_cast<size_t>(u)];
+    if (e >= 0) replica.kv.num_free_blocks += cache.release(e);
+  }
+  LLMCAP_SIM_CHECK(own >= 0);
+  replica.kv.num_free_blocks += own;
+  seq.units.clear();
 }
 
 void Engine::link_running(Replica& replica, int64_t id) {
@@ -170,8 +290,10 @@ int64_t Engine::preempt_last(Replica& replica, SimTime now) {
   LLMCAP_SIM_CHECK(id >= 0);
   Sequence& seq = sequences_[id];
   int64_t blocks = 0;
+  int64_t kv_tokens = 0;
   if (seq.state == SeqState::kDecoding) {
     blocks = leave_decoders(replica, id);
+    kv_tokens = seq.num_prompt_tokens + seq.num_emitted - 1;
   } else {  // a partial prefill holds the blocks of its whole prefill
     LLMCAP_SIM_CHECK(seq.state == SeqState::kPrefilling && !seq.in_step);
     blocks = replica.kv.blocks_for(seq.prefill_target);
@@ -179,7 +301,7 @@ int64_t Engine::preempt_last(Replica& replica, SimTime now) {
     seq.num_prefilled = 0;
   }
   unlink_running(replica, id);
-  replica.kv.num_free_blocks += blocks;
+  release_blocks(replica, seq, blocks, kv_tokens);
   ++result_.requests[id].num_preemptions;
   ++result_.num_preemptions;
   push_waiting(replica, id, now, /*front=*/true, SeqState::kWaiting);
@@ -211,7 +333,7 @@ void Engine::schedule_decodes(SimTime now, Replica& replica, model::BatchShape& 
     }
     preempt_last(replica, now);
   }
-  replica.kv.num_free_blocks -= needed;
+  take_blocks(replica, needed);
   if (replica.num_decoders == 0) return;
   replica.step_has_decodes = true;
   shape.num_decode_seqs = replica.num_decoders;

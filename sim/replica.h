@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <queue>
 #include <utility>
 #include <vector>
@@ -15,6 +16,9 @@
 #include "sim/fleet_config.h"
 #include "sim/id_deque.h"
 #include "sim/kv_cache.h"
+#include "sim/prefix_cache.h"
+#include "sim/prefix_keys.h"
+#include "sim/sim_result.h"
 #include "sim/sim_time.h"
 #include "sim/time_series.h"
 
@@ -61,6 +65,12 @@ struct Sequence {
   /// Decoding, bit g: its layers of window group g (KvLayout::windows) still take a block at
   /// its next block boundary (Replica::window_growth).
   uint32_t window_growing = 0;
+  // Prefix caching (Replica::prefix_cache): its blocks' keys, and, while admitted, its units.
+  PrefixIdentity prefix;
+  int64_t unit_tokens = 0;  ///< tokens of one cache unit on its replica; 0: nothing cached
+  /// Its first units (matched at admission or completed by its prefill so far): the cache
+  /// entry it holds for each, or -1 for a unit it keeps privately (its key was already cached).
+  std::vector<int32_t> units;
 
   int64_t offset() const { return num_prompt_tokens + num_emitted - join_step; }
 };
@@ -118,6 +128,9 @@ struct Replica {
     for (std::size_t g = 0; g < kv.layout.windows.size(); ++g) {
       window_growth.push_back({PhaseCounts(kv.block_size_tokens), {}});
     }
+    if (serving.prefix_caching && !kv.windowed && role == ReplicaRole::kUnified) {
+      prefix_cache.emplace();
+    }
   }
 
   ServingConfig serving;
@@ -166,6 +179,11 @@ struct Replica {
   GapMax gaps;
   std::vector<std::pair<int64_t, int64_t>> finishing;  ///< scratch: (admit_order, id)
   std::vector<int64_t> first_gaps;                     ///< scratch: gaps of new decoders (ns)
+
+  /// The prefix cache (ServingConfig::prefix_caching on a unified replica whose KV layout
+  /// has no sliding windows); kv.num_free_blocks counts its evictable blocks as free.
+  std::optional<PrefixCache> prefix_cache;
+  PrefixCacheStats prefix_stats;
 
   bool busy = false;  ///< a step is in flight
   bool schedule_pending = false;

@@ -109,6 +109,7 @@ SimResult Engine::run() {
   }
   result_.end_time = now;
   check_conservation();
+  collect_prefix_stats();
   if (options_.time_series_interval > SimTime::Zero()) {
     result_.time_series.reserve(replicas_.size());
     for (Replica& replica : replicas_) {
@@ -121,9 +122,19 @@ SimResult Engine::run() {
 /// Ends the run early at `now` (SimResult::stopped_early): what happened so far, and why.
 SimResult Engine::stop(SimTime now, std::string reason) {
   result_.end_time = now;
+  collect_prefix_stats();
   result_.stopped_early = true;
   result_.stop_reason = std::move(reason);
   return std::move(result_);
+}
+
+/// SimResult::prefix_cache, when any replica caches prefixes.
+void Engine::collect_prefix_stats() {
+  const bool any = std::any_of(replicas_.begin(), replicas_.end(),
+                               [](const Replica& r) { return r.prefix_cache.has_value(); });
+  if (!any) return;
+  result_.prefix_cache.reserve(replicas_.size());
+  for (const Replica& replica : replicas_) result_.prefix_cache.push_back(replica.prefix_stats);
 }
 
 // ---- workload ----------------------------------------------------------------------------
@@ -217,6 +228,7 @@ void Engine::on_arrival(SimTime now, int64_t target) {
   seq.user = user;
   seq.num_prompt_tokens = spec.num_prompt_tokens;
   seq.num_output_tokens = spec.num_output_tokens;
+  seq.prefix = spec.prefix;
   if (fleet_.frontend_latency > SimTime::Zero()) {
     events_.schedule(now + fleet_.frontend_latency, Phase::kArrival, EventKind::kAdmit, id);
   } else {
@@ -362,6 +374,7 @@ void Engine::emit_prefill_tokens(Replica& replica, SimTime now) {
   for (const int64_t id : replica.step_prefills) {
     Sequence& seq = sequences_[id];
     seq.in_step = false;
+    if (seq.state == SeqState::kPrefilling) insert_prefilled_units(replica, seq);
     if (seq.state != SeqState::kPrefilling || seq.num_prefilled < seq.prefill_target) continue;
     if (!replica.prefilling.empty()) std::erase(replica.prefilling, id);  // chunked prefill
     RequestRecord& record = result_.requests[id];
@@ -393,8 +406,10 @@ void Engine::emit_prefill_tokens(Replica& replica, SimTime now) {
 void Engine::finish(Replica& replica, int64_t id, SimTime now) {
   Sequence& seq = sequences_[id];
   int64_t blocks = 0;
+  int64_t kv_tokens = 0;
   if (seq.state == SeqState::kDecoding) {
     blocks = leave_decoders(replica, id);
+    kv_tokens = seq.num_prompt_tokens + seq.num_emitted - 1;
     seq.last_token = now;
   } else {
     blocks = replica.kv.blocks_for(seq.prefill_target);
@@ -410,7 +425,7 @@ void Engine::finish(Replica& replica, int64_t id, SimTime now) {
                              (record.completion - record.first_token).seconds() /
                                  static_cast<double>(record.num_output_tokens - 1));
   }
-  replica.kv.num_free_blocks += blocks;
+  release_blocks(replica, seq, blocks, kv_tokens);
   add_outstanding(replica, -1);
   if (seq.user >= 0) user_done(seq.user, now);
 }

@@ -106,6 +106,28 @@ namespace llmcap::sim {
 ///    are freed, completion is recorded, its router count drops and its closed-loop user
 ///    starts thinking (finishers of one step in admission order). A request with one output
 ///    token is done at the end of its prefill step.
+///  - Prefix caching (ServingConfig::prefix_caching, on unified replicas whose KV layout has
+///    no sliding windows; not applied to disaggregated pools). A keyed request
+///    (RequestSpec::prefix, sim/prefix_keys.h) of S-token key blocks on KV blocks of B tokens
+///    (one must divide the other) is cached in units of U = max(S, B) tokens (U / B blocks),
+///    unit u keyed by its last key block's chained key. The replica keeps a map key -> entry
+///    {blocks, reference count}; entries no running sequence holds are evictable, in an LRU
+///    list, and count as free blocks. Admission of a prefill of T tokens matches the longest
+///    run of cached units from unit 0 with (u + 1) U <= T - 1 (one token is always computed,
+///    as vLLM caps a hit): c = matched x U tokens are cached and only T - c computed (the
+///    chunk's shape counts c as cached tokens; token budgets count computed tokens); it takes
+///    the new blocks ceil(T / B) - matched x U / B plus the evictable matched units, and fits
+///    when those are free. Matched entries gain a reference; new blocks come from the blocks
+///    that are free and uncached, and when those run short, evictable entries are evicted
+///    whole from the LRU head. At the end of a step each prefill chunk's completed units
+///    become entries its sequence holds (a unit whose key is already cached stays the
+///    sequence's own). A sequence leaving (finish or preemption) walks its units from the
+///    last to the first: units its decodes completed (its KV: prompt + emitted - 1 tokens)
+///    are cached as evictable when absent, held entries lose a reference and join the LRU
+///    tail when none is left; its other blocks are freed. A preempted sequence keeps no
+///    claim: its recompute matches only what is still cached. RequestRecord::
+///    num_cached_prompt_tokens is min(c, prompt) at its first admission; SimResult::
+///    prefix_cache has each replica's PrefixCacheStats.
 ///  - Time series (SimOptions::time_series_interval > 0): per replica and window, time
 ///    averages of the waiting-queue length, the batch size of the step in flight, the KV
 ///    blocks held / num_kv_blocks and busy (a step in flight), plus the steps started and the

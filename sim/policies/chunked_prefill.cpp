@@ -37,13 +37,12 @@ class ChunkedPrefill final : public BatchPolicy {
         continue;
       }
       const int64_t id = replica.waiting.front();
-      const int64_t target = Engine::prefill_tokens(engine.sequence(id));
-      const int64_t num_blocks = replica.kv.blocks_for(target);
-      if (num_blocks > replica.kv.num_free_blocks) break;
-      const int64_t chunk = std::min(target, budget);
-      engine.admit_front(replica, now, chunk, num_blocks);
-      engine.add_chunk(replica, shape, id, 0, chunk);
-      if (chunk < target) replica.prefilling.push_back(id);
+      const Engine::Admission admission = engine.plan_admission(replica);
+      if (admission.num_blocks > replica.kv.num_free_blocks) break;
+      const int64_t chunk = std::min(admission.num_tokens, budget);
+      engine.admit_front(replica, now, chunk, admission);
+      engine.add_chunk(replica, shape, id, admission.cached_tokens, chunk);
+      if (chunk < admission.num_tokens) replica.prefilling.push_back(id);
       budget -= chunk;
     }
   }

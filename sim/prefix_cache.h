@@ -1,0 +1,60 @@
+// One replica's prefix cache (ServingConfig::prefix_caching; internal to the simulator): the
+// units of computed KV kept by key, their reference counts, and the LRU order of those no
+// sequence holds (evictable), as vLLM v1's KV cache manager keeps hashed blocks in its free
+// queue until they are reused. The semantics, in full, are at simulate() (sim/simulator.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace llmcap::sim {
+
+class PrefixCache {
+ public:
+  struct Entry {
+    uint64_t key = 0;
+    int64_t num_blocks = 0;  ///< blocks of the unit (its tokens / the replica's block size)
+    int64_t refcount = 0;    ///< sequences holding it; 0: evictable, in the LRU list
+    int32_t prev = -1;       ///< LRU links (evictable entries only)
+    int32_t next = -1;
+  };
+
+  /// The entry of `key`, or -1.
+  int32_t find(uint64_t key) const {
+    const auto it = index_.find(key);
+    return it == index_.end() ? -1 : it->second;
+  }
+  const Entry& entry(int32_t e) const { return entries_[static_cast<size_t>(e)]; }
+  /// Blocks of the evictable entries (counted as free by KvCache::num_free_blocks).
+  int64_t evictable_blocks() const { return evictable_blocks_; }
+  /// Entries in the cache, held or evictable.
+  int64_t size() const { return static_cast<int64_t>(index_.size()); }
+
+  /// A new claim on entry e. Returns the blocks that left the evictable pool (its blocks if
+  /// it was evictable, else 0).
+  int64_t acquire(int32_t e);
+  /// Drops a claim on entry e. Returns the blocks that became evictable (its blocks if that
+  /// was the last claim: it joins the LRU tail), else 0.
+  int64_t release(int32_t e);
+  /// Adds an entry for `key` (not in the cache) of `num_blocks` blocks with `refcount` claims
+  /// (0: evictable, at the LRU tail). Returns its index.
+  int32_t insert(uint64_t key, int64_t num_blocks, int64_t refcount);
+  /// Removes the least recently freed evictable entry; returns its blocks. Requires
+  /// evictable_blocks() > 0.
+  int64_t evict_lru();
+
+ private:
+  void link_tail(int32_t e);
+  void unlink(int32_t e);
+
+  std::vector<Entry> entries_;
+  std::vector<int32_t> free_slots_;
+  std::unordered_map<uint64_t, int32_t> index_;
+  int32_t head_ = -1;
+  int32_t tail_ = -1;
+  int64_t evictable_blocks_ = 0;
+};
+
+}  // namespace llmcap::sim
