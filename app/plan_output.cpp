@@ -110,6 +110,8 @@ std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& resul
         {"e2e_latency_p99_s", r.feasible ? json(r.metrics.e2e_latency.p99_s) : json(nullptr)},
         {"goodput_requests_per_s",
          r.feasible ? json(r.metrics.goodput_requests_per_s) : json(nullptr)},
+        {"prefix_cache_hit_rate",
+         r.feasible ? json(r.metrics.prefix_cache_hit_rate) : json(nullptr)},
         {"tpot_floor_s", r.tpot_floor_s},
         {"ttft_floor_s", r.ttft_floor_s},
         {"infeasible_reason", r.feasible ? json(nullptr) : json(r.infeasible_reason)},
@@ -139,6 +141,7 @@ std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& resul
             {"e2e_latency_p99_s", value(m.e2e_latency.p99_s)},
             {"slo_attainment", value(m.slo_attainment)},
             {"goodput_requests_per_s", value(m.goodput_requests_per_s)},
+            {"prefix_cache_hit_rate", value(m.prefix_cache_hit_rate)},
             {"throughput_output_tokens_per_s", value(m.throughput_output_tokens_per_s)},
         });
       }

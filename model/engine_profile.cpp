@@ -82,7 +82,8 @@ EngineProfile load_engine_profile(const std::filesystem::path& file) {
   }
 
   const base::JsonReader s = r.object("scheduler");
-  s.only({"policy", "max_num_seqs", "max_num_batched_tokens", "source", "as_of", "note"});
+  s.only({"policy", "max_num_seqs", "max_num_batched_tokens", "prefix_caching", "block_size_tokens",
+          "source", "as_of", "note"});
   e.scheduler.policy = s.string("policy");
   if (std::find(kPolicies.begin(), kPolicies.end(), e.scheduler.policy) == kPolicies.end()) {
     s.fail("policy", "one of static, continuous, chunked_prefill", s.got("policy"));
@@ -95,6 +96,10 @@ EngineProfile load_engine_profile(const std::filesystem::path& file) {
            "at least max_num_seqs (" + std::to_string(e.scheduler.max_num_seqs) +
                ") with chunked_prefill",
            s.got("max_num_batched_tokens"));
+  }
+  e.scheduler.prefix_caching = s.boolean_or("prefix_caching", false);
+  if (s.has("block_size_tokens")) {
+    e.scheduler.block_size_tokens = s.positive_int("block_size_tokens");
   }
   e.scheduler.source = s.non_empty_string("source");
   e.scheduler.as_of = s.non_empty_string("as_of");
@@ -161,8 +166,12 @@ std::string engine_profile_to_json(const EngineProfile& e, const nlohmann::order
   j["scheduler"] = {{"policy", e.scheduler.policy},
                     {"max_num_seqs", e.scheduler.max_num_seqs},
                     {"max_num_batched_tokens", e.scheduler.max_num_batched_tokens},
+                    {"prefix_caching", e.scheduler.prefix_caching},
                     {"source", e.scheduler.source},
                     {"as_of", e.scheduler.as_of}};
+  if (e.scheduler.block_size_tokens > 0) {
+    j["scheduler"]["block_size_tokens"] = e.scheduler.block_size_tokens;
+  }
   j["step_overhead_s"] = figure_json(e.step_overhead_s);
   j["kernel_overhead_s"] = figure_json(e.kernel_overhead_s);
   j["memory_bandwidth_fraction"] = figure_json(e.memory_bandwidth_fraction);

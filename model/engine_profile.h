@@ -40,6 +40,11 @@ struct EngineScheduler {
   std::string policy;
   int64_t max_num_seqs = 0;
   int64_t max_num_batched_tokens = 0;
+  /// Automatic prefix caching on by default ("prefix_caching", default false).
+  bool prefix_caching = false;
+  /// Tokens per KV-cache block (vLLM block_size, SGLang page_size, TensorRT-LLM
+  /// tokens_per_block); 0 when the file does not say (the scenario's is used).
+  int64_t block_size_tokens = 0;
   std::string source;
   std::string as_of;
 };

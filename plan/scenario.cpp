@@ -261,6 +261,7 @@ void parse_serving_limits(const Fields& sv, sim::ServingConfig& serving) {
     serving.max_num_batched_tokens = sv.positive_int("max_num_batched_tokens");
   }
   if (sv.has("block_size_tokens")) serving.block_size_tokens = sv.positive_int("block_size_tokens");
+  if (sv.has("prefix_caching")) serving.prefix_caching = sv.boolean("prefix_caching");
   if (sv.has("batching")) {  // sim::InputError is plan::InputError: it passes through
     serving.policy = sim::parse_batching_policy(
         sv.string("batching"), sv.file() + ": field \"" + sv.name("batching") + "\"");
@@ -333,7 +334,8 @@ void parse_fleet_groups(const Fields& fleet, const std::string& key, sim::Replic
                 "fleet.decode_router)");
       sv.refuse("tensor_parallel", "not allowed here; give the group's own \"tensor_parallel\"");
       sv.refuse("expert_parallel", "not allowed in a group; it is scenario-wide (serving)");
-      sv.only({"max_num_seqs", "max_num_batched_tokens", "block_size_tokens", "batching"});
+      sv.only({"max_num_seqs", "max_num_batched_tokens", "block_size_tokens", "batching",
+               "prefix_caching"});
       parse_serving_limits(sv, spec.serving);
     }
     if (role == sim::ReplicaRole::kDecode && spec.serving.policy == sim::BatchingPolicy::kStatic) {
@@ -424,6 +426,10 @@ sim::ServingConfig serving_for(const Scenario& scenario, const model::InstanceTy
   if (!scenario.max_num_seqs_set) serving.max_num_seqs = s.max_num_seqs;
   if (!scenario.max_num_batched_tokens_set)
     serving.max_num_batched_tokens = s.max_num_batched_tokens;
+  if (!scenario.prefix_caching_set) serving.prefix_caching = s.prefix_caching;
+  if (!scenario.block_size_set && s.block_size_tokens > 0) {
+    serving.block_size_tokens = s.block_size_tokens;
+  }
   if (serving.policy == sim::BatchingPolicy::kChunkedPrefill &&
       serving.max_num_batched_tokens < serving.max_num_seqs) {
     serving.max_num_batched_tokens = serving.max_num_seqs;
@@ -519,11 +525,13 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path,
   if (f.has("serving")) {
     const Fields sv = f.object("serving");
     sv.only({"max_num_seqs", "max_num_batched_tokens", "block_size_tokens", "batching", "router",
-             "tensor_parallel", "expert_parallel"});
+             "tensor_parallel", "expert_parallel", "prefix_caching"});
     parse_serving_limits(sv, s.serving);
     s.batching_set = sv.has("batching");
     s.max_num_seqs_set = sv.has("max_num_seqs");
     s.max_num_batched_tokens_set = sv.has("max_num_batched_tokens");
+    s.prefix_caching_set = sv.has("prefix_caching");
+    s.block_size_set = sv.has("block_size_tokens");
     if (sv.has("router")) s.router = parse_router_field(sv, "router");
     if (sv.has("tensor_parallel")) s.tensor_parallel = parse_tensor_parallel(sv);
     s.expert_parallel = sv.boolean_or("expert_parallel", false);

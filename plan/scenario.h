@@ -176,6 +176,11 @@ struct Scenario {
   bool batching_set = false;
   bool max_num_seqs_set = false;
   bool max_num_batched_tokens_set = false;
+  /// Whether the scenario set "serving.prefix_caching" and "serving.block_size_tokens"; if
+  /// not, the engine's scheduler defaults apply (EngineScheduler::prefix_caching,
+  /// block_size_tokens).
+  bool prefix_caching_set = false;
+  bool block_size_set = false;
   /// Tensor-parallel degree per candidate ("serving.tensor_parallel"; default kAuto).
   TensorParallelSpec tensor_parallel;
   /// "serving.expert_parallel" (default false): every replica splits the model's routed

@@ -92,7 +92,7 @@ class Engine {
   /// routed and queued.
   void admit(SimTime now, int64_t id);
   void add_outstanding(Replica& replica, int64_t delta);
-  int64_t route(Pool& pool, int64_t tokens);
+  int64_t route(Pool& pool, int64_t tokens, int64_t id);
   void maybe_schedule(int64_t r, SimTime now);
   bool has_step_work(const Replica& replica) const;
   void on_schedule(SimTime now, int64_t r);
@@ -118,7 +118,9 @@ class Engine {
   int64_t leave_decoders(Replica& replica, int64_t id);
   int64_t preempt_last(Replica& replica, SimTime now);
   // ---- prefix caching (sim/replica.cpp) -----------------------------------------------------
-  const std::vector<uint64_t>& unit_keys(const Sequence& seq, int64_t num_units);
+  const std::vector<uint64_t>& unit_keys(const Sequence& seq, int64_t num_units,
+                                         int64_t unit_tokens);
+  int64_t cached_prefix_tokens(const Replica& replica, const Sequence& seq);
   void take_blocks(Replica& replica, int64_t num_blocks);
   void insert_prefilled_units(Replica& replica, Sequence& seq);
   void release_blocks(Replica& replica, Sequence& seq, int64_t num_blocks, int64_t kv_tokens);

@@ -87,10 +87,14 @@ struct ServingConfig {
 ///  - kPowerOfTwo: power of two choices (Mitzenmacher, IEEE TPDS 2001): two distinct replicas
 ///    drawn at random (seeded stream Stream::kRouter), the one with fewer outstanding
 ///    requests; ties go to the lower index.
-enum class RouterKind { kRoundRobin, kLeastOutstanding, kLeastKvLoad, kPowerOfTwo };
-/// "round_robin" | "least_outstanding" | "least_kv_load" | "power_of_two". Throws
-/// InputError("<context>: unknown router "x"; known: round_robin, least_outstanding,
-/// least_kv_load, power_of_two").
+///  - kPrefixAware: the replica with the least prompt tokens its prefix cache lacks plus KV
+///    load (blocks held by sequences or needed by its waiting queue, in tokens): NVIDIA
+///    Dynamo's KV-aware routing cost; ties go to the lower index. Without prefix caching or
+///    keyed requests it routes by KV load alone.
+enum class RouterKind { kRoundRobin, kLeastOutstanding, kLeastKvLoad, kPowerOfTwo, kPrefixAware };
+/// "round_robin" | "least_outstanding" | "least_kv_load" | "power_of_two" | "prefix_aware".
+/// Throws InputError("<context>: unknown router "x"; known: round_robin, least_outstanding,
+/// least_kv_load, power_of_two, prefix_aware").
 RouterKind parse_router(const std::string& name, const std::string& context);
 /// The name parse_router() reads.
 const char* router_name(RouterKind router);

@@ -16,7 +16,7 @@ void Engine::migrate(Replica& prefill, int64_t id, SimTime now) {
   prefill.kv.num_held_blocks += prefill.kv.blocks_for(seq.prefill_target);
   add_outstanding(prefill, -1);
   seq.prefill_replica = seq.replica;
-  const int64_t d = route(pools_[1], seq.num_prompt_tokens + seq.num_output_tokens);
+  const int64_t d = route(pools_[1], seq.num_prompt_tokens + seq.num_output_tokens, id);
   seq.replica = static_cast<int32_t>(d);
   result_.requests[id].decode_replica = static_cast<int32_t>(d);
   Replica& decode = replicas_[d];

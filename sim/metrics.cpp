@@ -158,6 +158,8 @@ Metrics metrics_over(const SimResult& result, const std::vector<int32_t>* class_
     }
     ++m.num_completed;
     num_output_tokens += r.num_output_tokens;
+    m.num_prompt_tokens += r.num_prompt_tokens;
+    m.num_cached_prompt_tokens += r.num_cached_prompt_tokens;
     const double ttft_s = (r.first_token - r.arrival).seconds();
     ttft.push_back(ttft_s);
     e2e.push_back((r.completion - r.arrival).seconds());
@@ -178,6 +180,10 @@ Metrics metrics_over(const SimResult& result, const std::vector<int32_t>* class_
   m.duration_s = duration_s;
   if (m.num_requests > 0) {
     m.slo_attainment = static_cast<double>(num_meeting_slo) / static_cast<double>(m.num_requests);
+  }
+  if (m.num_prompt_tokens > 0) {
+    m.prefix_cache_hit_rate =
+        static_cast<double>(m.num_cached_prompt_tokens) / static_cast<double>(m.num_prompt_tokens);
   }
   if (duration_s > 0) {
     m.throughput_requests_per_s = static_cast<double>(m.num_completed) / duration_s;

@@ -41,6 +41,12 @@ struct Metrics {
   double throughput_output_tokens_per_s = 0;
   double goodput_requests_per_s = 0;  ///< completed requests meeting the SLO per second
   double slo_attainment = 0;          ///< fraction of requests meeting the SLO
+  /// Prefix caching: prompt tokens of the completed requests, and of those the tokens their
+  /// first admission found in the prefix cache (RequestRecord::num_cached_prompt_tokens).
+  int64_t num_prompt_tokens = 0;
+  int64_t num_cached_prompt_tokens = 0;
+  /// num_cached_prompt_tokens / num_prompt_tokens (0 without prefix caching).
+  double prefix_cache_hit_rate = 0;
 };
 
 /// Metrics of a whole run against one SLO (definitions: docs/metrics.md). Throws

@@ -78,7 +78,7 @@ Engine::Admission Engine::plan_admission(Replica& replica) {
   // At least one token is computed (vLLM caps a hit at the prefill's tokens - 1).
   const int64_t max_units = (target - 1) / seq.unit_tokens;
   if (max_units == 0) return a;
-  const std::vector<uint64_t>& keys = unit_keys(seq, max_units);
+  const std::vector<uint64_t>& keys = unit_keys(seq, max_units, seq.unit_tokens);
   int64_t evictable_matched = 0;
   for (const uint64_t key : keys) {
     const int32_t e = cache.find(key);
@@ -131,8 +131,9 @@ void Engine::admit_front(Replica& replica, SimTime now, int64_t num_tokens,
 
 /// Keys of the first `num_units` cache units of `seq` (Sequence::unit_tokens each): key
 /// index (u + 1) x U / S - 1 of its blocks of S = prefix.block_tokens tokens.
-const std::vector<uint64_t>& Engine::unit_keys(const Sequence& seq, int64_t num_units) {
-  const int64_t per_unit = seq.unit_tokens / seq.prefix.block_tokens;
+const std::vector<uint64_t>& Engine::unit_keys(const Sequence& seq, int64_t num_units,
+                                               int64_t unit_tokens) {
+  const int64_t per_unit = unit_tokens / seq.prefix.block_tokens;
   key_scratch_.clear();
   append_prefix_keys(seq.prefix, seq.num_prompt_tokens, num_units * per_unit, key_scratch_);
   if (per_unit > 1) {
@@ -140,6 +141,22 @@ const std::vector<uint64_t>& Engine::unit_keys(const Sequence& seq, int64_t num_
     key_scratch_.resize(static_cast<size_t>(num_units));
   }
   return key_scratch_;
+}
+
+/// Tokens of the prompt of waiting-to-be-routed `seq` that `replica`'s prefix cache holds (its
+/// longest cached run of units, at most prompt - 1 tokens); 0 without a cache.
+int64_t Engine::cached_prefix_tokens(const Replica& replica, const Sequence& seq) {
+  if (!replica.prefix_cache || !seq.prefix.keyed()) return 0;
+  const int64_t unit_tokens =
+      std::max<int64_t>(seq.prefix.block_tokens, replica.kv.block_size_tokens);
+  const int64_t max_units = (seq.num_prompt_tokens - 1) / unit_tokens;
+  if (max_units == 0) return 0;
+  int64_t matched = 0;
+  for (const uint64_t key : unit_keys(seq, max_units, unit_tokens)) {
+    if (replica.prefix_cache->find(key) < 0) break;
+    ++matched;
+  }
+  return matched * unit_tokens;
 }
 
 /// Takes `num_blocks` free blocks: evictable cache entries are evicted, least recently freed
@@ -163,7 +180,7 @@ void Engine::insert_prefilled_units(Replica& replica, Sequence& seq) {
   if (done <= first) return;
   PrefixCache& cache = *replica.prefix_cache;
   const int64_t unit_blocks = seq.unit_tokens / replica.kv.block_size_tokens;
-  const std::vector<uint64_t>& keys = unit_keys(seq, done);
+  const std::vector<uint64_t>& keys = unit_keys(seq, done, seq.unit_tokens);
   for (int64_t u = first; u < done; ++u) {
     const uint64_t key = keys[static_cast<size_t>(u)];
     seq.units.push_back(cache.find(key) >= 0 ? -1 : cache.insert(key, unit_blocks, 1));
@@ -187,7 +204,7 @@ void Engine::release_blocks(Replica& replica, Sequence& seq, int64_t num_blocks,
   int64_t own = num_blocks;  // blocks not in an entry it holds
   for (const int32_t e : seq.units) own -= e >= 0 ? unit_blocks : 0;
   if (full > held) {
-    const std::vector<uint64_t>& keys = unit_keys(seq, full);
+    const std::vector<uint64_t>& keys = unit_keys(seq, full, seq.unit_tokens);
     for (int64_t u = full - 1; u >= held; --u) {
       if (cache.find(keys[static_cast<size_t>(u)]) >= 0) continue;
       cache.insert(keys[static_cast<size_t>(u)], unit_blocks, 0);

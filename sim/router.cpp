@@ -9,6 +9,7 @@ std::unique_ptr<Router> make_round_robin_router(uint64_t stream_seed);
 std::unique_ptr<Router> make_least_outstanding_router(uint64_t stream_seed);
 std::unique_ptr<Router> make_least_kv_load_router(uint64_t stream_seed);
 std::unique_ptr<Router> make_power_of_two_router(uint64_t stream_seed);
+std::unique_ptr<Router> make_prefix_aware_router(uint64_t stream_seed);
 
 namespace {
 
@@ -17,6 +18,7 @@ constexpr std::array kRouters = {
     RouterEntry{RouterKind::kLeastOutstanding, "least_outstanding", make_least_outstanding_router},
     RouterEntry{RouterKind::kLeastKvLoad, "least_kv_load", make_least_kv_load_router},
     RouterEntry{RouterKind::kPowerOfTwo, "power_of_two", make_power_of_two_router},
+    RouterEntry{RouterKind::kPrefixAware, "prefix_aware", make_prefix_aware_router},
 };
 
 }  // namespace

@@ -25,6 +25,10 @@ struct Pool {
   std::vector<int64_t> capacity_tokens;  ///< kv_capacity_tokens of each replica, parallel
   int64_t min_capacity_tokens = 0;
   int64_t max_capacity_tokens = 0;
+  /// For a router that needs_cached_tokens(), filled before each choice: the request's prompt
+  /// tokens and, parallel to replicas, the tokens of it each replica's prefix cache holds.
+  int64_t prompt_tokens = 0;
+  std::vector<int64_t> cached_tokens;
 
   /// Whether every replica can hold `tokens` of KV (always, in a homogeneous fleet).
   bool all_fit(int64_t tokens) const { return tokens <= min_capacity_tokens; }
@@ -41,6 +45,8 @@ class Router {
   /// plain router's. Ties go to the lowest position. `replicas` is the whole fleet.
   virtual int64_t choose(const Pool& pool, const std::vector<Replica>& replicas,
                          int64_t tokens) = 0;
+  /// Whether choose() reads pool.prompt_tokens and pool.cached_tokens.
+  virtual bool needs_cached_tokens() const { return false; }
 };
 
 struct RouterEntry {

@@ -254,7 +254,7 @@ void Engine::admit(SimTime now, int64_t id) {
     if (user >= 0) user_done(user, now);
     return;
   }
-  const int64_t r = route(pools_[0], entry_tokens);
+  const int64_t r = route(pools_[0], entry_tokens, id);
   record.replica = r;
   seq.replica = static_cast<int32_t>(r);
   Replica& replica = replicas_[r];
@@ -270,7 +270,15 @@ void Engine::add_outstanding(Replica& replica, int64_t delta) {
 
 /// The replica of `pool` for a request that needs `tokens` tokens of KV cache there
 /// (<= pool.max_capacity_tokens), chosen by the pool's router (sim/routers/).
-int64_t Engine::route(Pool& pool, int64_t tokens) {
+int64_t Engine::route(Pool& pool, int64_t tokens, int64_t id) {
+  if (pool.router->needs_cached_tokens()) {
+    const Sequence& seq = sequences_[id];
+    pool.prompt_tokens = seq.num_prompt_tokens;
+    pool.cached_tokens.resize(pool.replicas.size());
+    for (size_t p = 0; p < pool.replicas.size(); ++p) {
+      pool.cached_tokens[p] = cached_prefix_tokens(replicas_[pool.replicas[p]], seq);
+    }
+  }
   const int64_t chosen = pool.router->choose(pool, replicas_, tokens);
   LLMCAP_SIM_CHECK(chosen >= 0 && chosen < static_cast<int64_t>(pool.replicas.size()) &&
                    (pool.all_fit(tokens) || pool.fits(chosen, tokens)));

@@ -344,9 +344,10 @@ TEST(FleetInputTest, RefusesBadGroupsBeforeTheRun) {
                                          "step-time predictor, got none"));
   fleet = disaggregated(p, d);
   fleet.decode_router = static_cast<RouterKind>(9);
-  EXPECT_THAT(error_of(fleet), HasSubstr("fleet.decode_router: expected round_robin, "
-                                         "least_outstanding, least_kv_load or power_of_two, got "
-                                         "value 9"));
+  EXPECT_THAT(error_of(fleet),
+              HasSubstr("fleet.decode_router: expected round_robin, "
+                        "least_outstanding, least_kv_load, power_of_two or prefix_aware, got "
+                        "value 9"));
   // A homogeneous fleet needs the predictor argument.
   FleetConfig plain;
   plain.serving.num_kv_blocks = 10;

@@ -298,8 +298,9 @@ TEST(BatchingPolicyInputTest, RefusesImpossibleConfigurationsWithTheReason) {
                         "value 7"));
   fleet.serving.policy = BatchingPolicy::kStatic;
   fleet.router = static_cast<RouterKind>(-1);
-  EXPECT_THAT(error_of(fleet), HasSubstr("fleet.router: expected round_robin, least_outstanding, "
-                                         "least_kv_load or power_of_two, got value -1"));
+  EXPECT_THAT(error_of(fleet),
+              HasSubstr("fleet.router: expected round_robin, least_outstanding, "
+                        "least_kv_load, power_of_two or prefix_aware, got value -1"));
   fleet.router = RouterKind::kRoundRobin;
   SimOptions options;
   options.time_series_interval = SimTime::Nanoseconds(-5);

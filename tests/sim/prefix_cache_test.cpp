@@ -178,6 +178,28 @@ TEST(PrefixCache, ChunksCacheTheUnitsTheyComplete) {
   EXPECT_EQ(r.requests[1].num_cached_prompt_tokens, 8);
 }
 
+TEST(PrefixAwareRouter, SendsALaterTurnToTheReplicaHoldingItsPrefix) {
+  // Two replicas. A (conv 1) and B (conv 2) arrive together: A goes to replica 0 (a tie), B
+  // to replica 1 (replica 0 now has A's blocks waiting). C, a later turn of conv 2, arrives
+  // when both are idle: replica 1 holds 8 of its tokens, so it goes there and computes 4;
+  // least_kv_load sees two empty replicas and sends it to replica 0, where nothing is cached.
+  const std::vector<RequestSpec> rs = {turn(0, 12, 1, 1), turn(0, 12, 1, 2), turn(100, 12, 1, 2)};
+  FleetConfig fleet = caching_replica(BatchingPolicy::kContinuous, 4, 64);
+  fleet.num_replicas = 2;
+  fleet.router = RouterKind::kPrefixAware;
+  const RecordingPredictor predictor(kStepS, 0);
+  const SimResult r = simulate(open_loop(rs), fleet, predictor, 1);
+  EXPECT_EQ(r.requests[0].replica, 0);
+  EXPECT_EQ(r.requests[1].replica, 1);
+  EXPECT_EQ(r.requests[2].replica, 1);
+  EXPECT_EQ(r.requests[2].num_cached_prompt_tokens, 8);
+
+  fleet.router = RouterKind::kLeastKvLoad;
+  const SimResult by_load = simulate(open_loop(rs), fleet, predictor, 1);
+  EXPECT_EQ(by_load.requests[2].replica, 0);
+  EXPECT_EQ(by_load.requests[2].num_cached_prompt_tokens, 0);
+}
+
 TEST(PrefixCache, RefusesBlockSizesThatDoNotDivideOneAnother) {
   const RecordingPredictor predictor(kStepS, 0);
   const Workload w = open_loop({turn(0, 12, 2, 1, /*block_tokens=*/6)});

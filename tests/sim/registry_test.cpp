@@ -226,11 +226,12 @@ TEST(Registries, ListEveryEnumValueOnceInOrder) {
   EXPECT_EQ(batch_policy_registry()[0].kind, BatchingPolicy::kStatic);
   EXPECT_EQ(batch_policy_registry()[1].kind, BatchingPolicy::kContinuous);
   EXPECT_EQ(batch_policy_registry()[2].kind, BatchingPolicy::kChunkedPrefill);
-  ASSERT_EQ(router_registry().size(), 4u);
+  ASSERT_EQ(router_registry().size(), 5u);
   EXPECT_EQ(router_registry()[0].kind, RouterKind::kRoundRobin);
   EXPECT_EQ(router_registry()[1].kind, RouterKind::kLeastOutstanding);
   EXPECT_EQ(router_registry()[2].kind, RouterKind::kLeastKvLoad);
   EXPECT_EQ(router_registry()[3].kind, RouterKind::kPowerOfTwo);
+  EXPECT_EQ(router_registry()[4].kind, RouterKind::kPrefixAware);
   EXPECT_EQ(find_batch_policy(static_cast<BatchingPolicy>(7)), nullptr);
   EXPECT_EQ(find_router(static_cast<RouterKind>(-1)), nullptr);
 }
