@@ -268,6 +268,15 @@ void parse_serving_limits(const Fields& sv, sim::ServingConfig& serving) {
   }
 }
 
+/// Which engine defaults the scenario's "serving" overrides (serving_for).
+void mark_serving_fields(const Fields& sv, Scenario& s) {
+  s.batching_set = sv.has("batching");
+  s.max_num_seqs_set = sv.has("max_num_seqs");
+  s.max_num_batched_tokens_set = sv.has("max_num_batched_tokens");
+  s.prefix_caching_set = sv.has("prefix_caching");
+  s.block_size_set = sv.has("block_size_tokens");
+}
+
 sim::RouterKind parse_router_field(const Fields& f, const std::string& key) {
   // sim::InputError is plan::InputError: it passes through.
   return sim::parse_router(f.string(key), f.file() + ": field \"" + f.name(key) + "\"");
@@ -527,11 +536,7 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path,
     sv.only({"max_num_seqs", "max_num_batched_tokens", "block_size_tokens", "batching", "router",
              "tensor_parallel", "expert_parallel", "prefix_caching"});
     parse_serving_limits(sv, s.serving);
-    s.batching_set = sv.has("batching");
-    s.max_num_seqs_set = sv.has("max_num_seqs");
-    s.max_num_batched_tokens_set = sv.has("max_num_batched_tokens");
-    s.prefix_caching_set = sv.has("prefix_caching");
-    s.block_size_set = sv.has("block_size_tokens");
+    mark_serving_fields(sv, s);
     if (sv.has("router")) s.router = parse_router_field(sv, "router");
     if (sv.has("tensor_parallel")) s.tensor_parallel = parse_tensor_parallel(sv);
     s.expert_parallel = sv.boolean_or("expert_parallel", false);

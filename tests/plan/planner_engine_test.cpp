@@ -124,6 +124,25 @@ TEST(PlanEngine, TheServingLimitsTheScenarioLeavesOpenAreTheEnginesSchedulerDefa
   EXPECT_EQ(serving_for(s, gpu, catalog).max_num_batched_tokens, s.serving.max_num_batched_tokens);
 }
 
+TEST(PlanEngine, PrefixCachingAndTheBlockSizeFollowTheEngineUnlessTheScenarioSetsThem) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  const model::InstanceType& gpu = catalog.instance("aws-p5.48xlarge", "test");
+  const model::InstanceType& cpu = catalog.instance("aws-m7i.8xlarge", "test");
+  Scenario s = engine_scenario();
+  // vLLM caches prefixes by default in 16-token blocks; llama.cpp keeps no shared cache.
+  EXPECT_TRUE(serving_for(s, gpu, catalog).prefix_caching);
+  EXPECT_EQ(serving_for(s, gpu, catalog).block_size_tokens, 16);
+  EXPECT_FALSE(serving_for(s, cpu, catalog).prefix_caching);
+  s.gpu_engine = "tensorrt-llm";
+  EXPECT_EQ(serving_for(s, gpu, catalog).block_size_tokens, 32);
+  s.serving.prefix_caching = false;
+  s.prefix_caching_set = true;
+  s.serving.block_size_tokens = 64;
+  s.block_size_set = true;
+  EXPECT_FALSE(serving_for(s, gpu, catalog).prefix_caching);
+  EXPECT_EQ(serving_for(s, gpu, catalog).block_size_tokens, 64);
+}
+
 TEST(PlanEngine, UnknownOrMismatchedEnginesAreRefusedBeforeSimulating) {
   const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
   Scenario s = engine_scenario();

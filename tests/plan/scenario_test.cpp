@@ -183,6 +183,26 @@ TEST(LoadScenario, ReadsBatchingPolicy) {
       sim::BatchingPolicy::kStatic);
 }
 
+TEST(LoadScenario, ReadsPrefixCachingAndRefusesANonBoolean) {
+  TempDir dir;
+  const Scenario off = load_scenario(
+      dir.write("p.json", scenario_json("serving", R"("serving": {"prefix_caching": false,
+          "router": "prefix_aware"})")));
+  EXPECT_FALSE(off.serving.prefix_caching);
+  EXPECT_TRUE(off.prefix_caching_set);
+  EXPECT_EQ(off.router, sim::RouterKind::kPrefixAware);
+  EXPECT_FALSE(load_scenario(dir.write("d.json", scenario_json())).prefix_caching_set);
+  const std::filesystem::path bad =
+      dir.write("b.json", scenario_json("serving", R"("serving": {"prefix_caching": "yes"})"));
+  try {
+    load_scenario(bad);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("serving.prefix_caching"));
+    EXPECT_THAT(e.what(), HasSubstr("\"yes\""));
+  }
+}
+
 TEST(LoadScenario, ReadsExpertParallelOffByDefault) {
   TempDir dir;
   EXPECT_FALSE(load_scenario(dir.write("d.json", scenario_json())).expert_parallel);
