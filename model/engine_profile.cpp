@@ -101,6 +101,13 @@ EngineProfile load_engine_profile(const std::filesystem::path& file) {
   if (s.has("block_size_tokens")) {
     e.scheduler.block_size_tokens = s.positive_int("block_size_tokens");
   }
+  if (s.has("schedule_order")) {
+    const std::string order = s.string("schedule_order");
+    if (order != "fcfs" && order != "longest_prefix") {
+      s.fail("schedule_order", "\"fcfs\" or \"longest_prefix\"", s.got("schedule_order"));
+    }
+    e.scheduler.longest_prefix_first = order == "longest_prefix";
+  }
   e.scheduler.source = s.non_empty_string("source");
   e.scheduler.as_of = s.non_empty_string("as_of");
 
@@ -172,6 +179,7 @@ std::string engine_profile_to_json(const EngineProfile& e, const nlohmann::order
   if (e.scheduler.block_size_tokens > 0) {
     j["scheduler"]["block_size_tokens"] = e.scheduler.block_size_tokens;
   }
+  if (e.scheduler.longest_prefix_first) j["scheduler"]["schedule_order"] = "longest_prefix";
   j["step_overhead_s"] = figure_json(e.step_overhead_s);
   j["kernel_overhead_s"] = figure_json(e.kernel_overhead_s);
   j["memory_bandwidth_fraction"] = figure_json(e.memory_bandwidth_fraction);

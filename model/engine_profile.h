@@ -45,6 +45,9 @@ struct EngineScheduler {
   /// Tokens per KV-cache block (vLLM block_size, SGLang page_size, TensorRT-LLM
   /// tokens_per_block); 0 when the file does not say (the scenario's is used).
   int64_t block_size_tokens = 0;
+  /// "schedule_order": "fcfs" (default) or "longest_prefix" (SGLang's lpm: waiting requests
+  /// with the longest cached prefix first).
+  bool longest_prefix_first = false;
   std::string source;
   std::string as_of;
 };

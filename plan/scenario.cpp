@@ -262,6 +262,13 @@ void parse_serving_limits(const Fields& sv, sim::ServingConfig& serving) {
   }
   if (sv.has("block_size_tokens")) serving.block_size_tokens = sv.positive_int("block_size_tokens");
   if (sv.has("prefix_caching")) serving.prefix_caching = sv.boolean("prefix_caching");
+  if (sv.has("schedule_order")) {
+    const std::string order = sv.string("schedule_order");
+    if (order != "fcfs" && order != "longest_prefix") {
+      sv.fail("schedule_order", "\"fcfs\" or \"longest_prefix\"", sv.got("schedule_order"));
+    }
+    serving.longest_prefix_first = order == "longest_prefix";
+  }
   if (sv.has("batching")) {  // sim::InputError is plan::InputError: it passes through
     serving.policy = sim::parse_batching_policy(
         sv.string("batching"), sv.file() + ": field \"" + sv.name("batching") + "\"");
@@ -275,6 +282,7 @@ void mark_serving_fields(const Fields& sv, Scenario& s) {
   s.max_num_batched_tokens_set = sv.has("max_num_batched_tokens");
   s.prefix_caching_set = sv.has("prefix_caching");
   s.block_size_set = sv.has("block_size_tokens");
+  s.schedule_order_set = sv.has("schedule_order");
 }
 
 sim::RouterKind parse_router_field(const Fields& f, const std::string& key) {
@@ -344,7 +352,7 @@ void parse_fleet_groups(const Fields& fleet, const std::string& key, sim::Replic
       sv.refuse("tensor_parallel", "not allowed here; give the group's own \"tensor_parallel\"");
       sv.refuse("expert_parallel", "not allowed in a group; it is scenario-wide (serving)");
       sv.only({"max_num_seqs", "max_num_batched_tokens", "block_size_tokens", "batching",
-               "prefix_caching"});
+               "prefix_caching", "schedule_order"});
       parse_serving_limits(sv, spec.serving);
     }
     if (role == sim::ReplicaRole::kDecode && spec.serving.policy == sim::BatchingPolicy::kStatic) {
@@ -436,6 +444,7 @@ sim::ServingConfig serving_for(const Scenario& scenario, const model::InstanceTy
   if (!scenario.max_num_batched_tokens_set)
     serving.max_num_batched_tokens = s.max_num_batched_tokens;
   if (!scenario.prefix_caching_set) serving.prefix_caching = s.prefix_caching;
+  if (!scenario.schedule_order_set) serving.longest_prefix_first = s.longest_prefix_first;
   if (!scenario.block_size_set && s.block_size_tokens > 0) {
     serving.block_size_tokens = s.block_size_tokens;
   }
@@ -534,7 +543,7 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path,
   if (f.has("serving")) {
     const Fields sv = f.object("serving");
     sv.only({"max_num_seqs", "max_num_batched_tokens", "block_size_tokens", "batching", "router",
-             "tensor_parallel", "expert_parallel", "prefix_caching"});
+             "tensor_parallel", "expert_parallel", "prefix_caching", "schedule_order"});
     parse_serving_limits(sv, s.serving);
     mark_serving_fields(sv, s);
     if (sv.has("router")) s.router = parse_router_field(sv, "router");

@@ -181,6 +181,7 @@ struct Scenario {
   /// block_size_tokens).
   bool prefix_caching_set = false;
   bool block_size_set = false;
+  bool schedule_order_set = false;  ///< "serving.schedule_order"
   /// Tensor-parallel degree per candidate ("serving.tensor_parallel"; default kAuto).
   TensorParallelSpec tensor_parallel;
   /// "serving.expert_parallel" (default false): every replica splits the model's routed

@@ -39,9 +39,9 @@ std::string simulation_key(const model::Deployment& d, const model::Efficiency& 
   // A field added to one of these structs must be added to the key: these sizes say so.
   static_assert(sizeof(model::Efficiency) == 8 * sizeof(double) + sizeof(e.calibrated),
                 "simulation_key: add the new Efficiency field to the key");
-  static_assert(sizeof(sim::ServingConfig) == sizeof(sim::BatchingPolicy) + 4 +
-                                                  4 * sizeof(int64_t) + sizeof(sim::KvLayout) +
-                                                  8,  // prefix_caching, padded
+  static_assert(sizeof(sim::ServingConfig) ==
+                    sizeof(sim::BatchingPolicy) + 4 + 4 * sizeof(int64_t) + sizeof(sim::KvLayout) +
+                        8,  // prefix_caching and longest_prefix_first, padded
                 "simulation_key: add the new ServingConfig field to the key");
   KeyWriter k;
   k.add(d.kind).add(d.tp_degree).add(d.memory_bandwidth_bytes_per_s);
@@ -59,7 +59,7 @@ std::string simulation_key(const model::Deployment& d, const model::Efficiency& 
   for (const sim::KvWindowGroup& w : s.kv_layout.windows) {
     k.add(w.window_blocks).add(w.units_per_block);
   }
-  k.add(s.prefix_caching);
+  k.add(s.prefix_caching).add(s.longest_prefix_first);
   k.add(fleet.router).add(fleet.decode_router).add(fleet.kv_bytes_per_token);
   k.add(fleet.frontend_latency.ns());
   k.add(num_replicas).add(stop_at_certain_miss);

@@ -121,6 +121,9 @@ class Engine {
   const std::vector<uint64_t>& unit_keys(const Sequence& seq, int64_t num_units,
                                          int64_t unit_tokens);
   int64_t cached_prefix_tokens(const Replica& replica, const Sequence& seq);
+  void order_by_prefix(Replica& replica);
+  std::vector<std::pair<int64_t, int64_t>> order_scratch_;  ///< order_by_prefix()
+  std::vector<int64_t> ids_scratch_;
   void take_blocks(Replica& replica, int64_t num_blocks);
   void insert_prefilled_units(Replica& replica, Sequence& seq);
   void release_blocks(Replica& replica, Sequence& seq, int64_t num_blocks, int64_t kv_tokens);

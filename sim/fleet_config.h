@@ -76,7 +76,14 @@ struct ServingConfig {
   /// blocks of computed KV stay cached after their sequence leaves, and a prefill starts
   /// after the longest cached prefix of its request's keyed blocks (RequestSpec::prefix).
   bool prefix_caching = false;
+  /// With prefix caching: before each step, a waiting queue of at most
+  /// kLongestPrefixQueueLimit sequences is reordered by the tokens of each the cache holds,
+  /// longest first (stable), as SGLang's "lpm" schedule policy does; otherwise FCFS.
+  bool longest_prefix_first = false;
 };
+
+/// SGLang's lpm policy falls back to FCFS above this queue length (schedule_policy.py).
+inline constexpr size_t kLongestPrefixQueueLimit = 128;
 
 /// Router across the replicas of a fleet, chosen by name (semantics at simulate(); each
 /// router's code is sim/routers/<name>.cpp).

@@ -24,6 +24,14 @@ class IdDeque {
     buffer_[(head_ + size_) & (buffer_.size() - 1)] = id;
     ++size_;
   }
+  /// The i-th id from the front.
+  int64_t at(size_t i) const { return buffer_[(head_ + i) & (buffer_.size() - 1)]; }
+  /// Replaces the contents with `ids`, front first.
+  void assign(const std::vector<int64_t>& ids) {
+    size_ = 0;
+    head_ = 0;
+    for (const int64_t id : ids) push_back(id);
+  }
   void push_front(int64_t id) {
     grow_if_full();
     head_ = (head_ + buffer_.size() - 1) & (buffer_.size() - 1);

@@ -159,6 +159,28 @@ int64_t Engine::cached_prefix_tokens(const Replica& replica, const Sequence& seq
   return matched * unit_tokens;
 }
 
+/// SGLang's longest-prefix-match order: the waiting queue (when it holds 2 to
+/// kLongestPrefixQueueLimit sequences) sorted by the tokens of each the cache holds, longest
+/// first, ties in queue order. A sequence is measured as a recompute would be matched
+/// (prompt and emitted tokens; cached_prefix_tokens looks at the prompt only, which is the
+/// same for a sequence not yet run).
+void Engine::order_by_prefix(Replica& replica) {
+  const size_t n = replica.waiting.size();
+  if (n < 2 || n > kLongestPrefixQueueLimit) return;
+  order_scratch_.clear();
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t id = replica.waiting.at(i);
+    const Sequence& seq = sequences_[id];
+    const int64_t cached = seq.state == SeqState::kWaiting ? cached_prefix_tokens(replica, seq) : 0;
+    order_scratch_.emplace_back(-cached, id);
+  }
+  std::stable_sort(order_scratch_.begin(), order_scratch_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  ids_scratch_.clear();
+  for (const auto& [minus_cached, id] : order_scratch_) ids_scratch_.push_back(id);
+  replica.waiting.assign(ids_scratch_);
+}
+
 /// Takes `num_blocks` free blocks: evictable cache entries are evicted, least recently freed
 /// first, while the blocks that are free and not cached fall short.
 void Engine::take_blocks(Replica& replica, int64_t num_blocks) {

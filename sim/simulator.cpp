@@ -317,6 +317,7 @@ void Engine::on_schedule(SimTime now, int64_t r) {
   model::BatchShape shape;
   replica.step_prefills.clear();
   replica.step_has_decodes = false;
+  if (replica.serving.longest_prefix_first && replica.prefix_cache) order_by_prefix(replica);
   replica.policy->compose_step(*this, replica, now, shape);
   if (shape.empty()) {
     // An idle replica with work can always run a step, unless KV in transit holds its

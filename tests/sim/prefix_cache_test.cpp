@@ -200,6 +200,22 @@ TEST(PrefixAwareRouter, SendsALaterTurnToTheReplicaHoldingItsPrefix) {
   EXPECT_EQ(by_load.requests[2].num_cached_prompt_tokens, 0);
 }
 
+TEST(PrefixCache, LongestPrefixFirstAdmitsTheBestCachedWaitingRequestFirst) {
+  // One sequence at a time. A (conv 1) runs at 0 and caches units 0-2. X (conv 5) and Y (conv
+  // 1) arrive during its step. FCFS admits X first; SGLang's lpm order admits Y first (8 of
+  // its tokens cached, X none).
+  const std::vector<RequestSpec> rs = {turn(0, 12, 1, 1), turn(0.5, 12, 1, 5), turn(0.6, 12, 1, 1)};
+  FleetConfig fleet = caching_replica(BatchingPolicy::kContinuous, 4, 64);
+  fleet.serving.max_num_seqs = 1;
+  const RecordingPredictor predictor(kStepS, 0);
+  const SimResult fcfs = simulate(open_loop(rs), fleet, predictor, 1);
+  EXPECT_LT(fcfs.requests[1].first_scheduled, fcfs.requests[2].first_scheduled);
+  fleet.serving.longest_prefix_first = true;
+  const SimResult lpm = simulate(open_loop(rs), fleet, predictor, 1);
+  EXPECT_LT(lpm.requests[2].first_scheduled, lpm.requests[1].first_scheduled);
+  EXPECT_EQ(lpm.requests[2].num_cached_prompt_tokens, 8);
+}
+
 TEST(PrefixCache, RefusesBlockSizesThatDoNotDivideOneAnother) {
   const RecordingPredictor predictor(kStepS, 0);
   const Workload w = open_loop({turn(0, 12, 2, 1, /*block_tokens=*/6)});
