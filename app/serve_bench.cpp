@@ -379,6 +379,9 @@ std::string describe_workload(const ServeBenchOptions& a, const ServeBenchWorklo
   if (!workload.trace.empty() && workload.trace.front().prefix.keyed()) {
     w << "; hash blocks of " << workload.trace.front().prefix.block_tokens << " tokens";
   }
+  if (a.conversation_sample > 1) {
+    w << "; the conversations whose 2nd hash id is a multiple of " << a.conversation_sample;
+  }
   w << "; prefix caching " << (a.prefix_caching ? "on" : "off");
   return w.str();
 }

@@ -47,6 +47,10 @@ struct ServeBenchOptions {
   /// --prefix-caching: the engine caches the prefixes of keyed requests (a `.jsonl` trace's
   /// hash blocks), the real loop and the simulator alike (serve/scheduler.h).
   bool prefix_caching = false;
+  /// --conversation-sample K: of a keyed (`.jsonl`) trace keep only the rows whose second hash
+  /// id is a multiple of K: whole conversations (a conversation's turns share their first
+  /// blocks), about 1/K of them, with their prefix reuse (1: every row).
+  int64_t conversation_sample = 1;
   std::string profile;       ///< --profile (empty: a quick calibration first)
   std::string save_profile;  ///< --save-profile: the quick calibration's profile, written
   /// When set, --save-profile is added to it instead of written at once (the caller commits
@@ -121,9 +125,11 @@ std::vector<sim::RequestSpec> load_jsonl_trace_for_serve_bench(const std::filesy
 /// caching it must also divide --block-size or be a multiple of it (else sim::InputError).
 void scale_prefix_blocks(sim::RequestSpec& r, const ServeBenchOptions& options);
 
-/// Reads the trace or length file (serve_bench_trace_path) and scales the lengths (and a
-/// `.jsonl` trace's hash blocks, scale_prefix_blocks). Throws sim::InputError for a bad file
-/// or a --trace-start-s past the trace's last arrival.
+/// Reads the trace or length file (serve_bench_trace_path), keeps a `.jsonl` trace's sample
+/// of conversations (options.conversation_sample) and scales the lengths (and the hash
+/// blocks, scale_prefix_blocks). Throws sim::InputError for a bad file, a
+/// --conversation-sample > 1 on a trace without hash blocks or that keeps no row, or a
+/// --trace-start-s past the trace's last arrival.
 ServeBenchWorkload read_serve_bench_workload(const ServeBenchOptions& options,
                                              const std::filesystem::path& data_dir);
 

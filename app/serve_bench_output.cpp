@@ -172,7 +172,9 @@ std::string serve_bench_input_json(const ServeBenchOptions& a,
   j["block_size_tokens"] = a.block_size_tokens;
   j["num_kv_blocks"] = a.num_kv_blocks;
   j["seed"] = a.seed;
-  if (a.prefix_caching) j["prefix_caching"] = true;  // absent when off, as before the option
+  // Absent at their defaults, as before these options.
+  if (a.prefix_caching) j["prefix_caching"] = true;
+  if (a.conversation_sample > 1) j["conversation_sample"] = a.conversation_sample;
   j["profile"] = a.profile;
   j["threads"] = a.threads;
   return j.dump();

@@ -90,6 +90,9 @@ void validate_serve_bench_options(const ServeBenchOptions& a) {
                std::to_string(a.num_kv_blocks));
   }
   if (a.threads < 0) bad_option("--threads", "an integer >= 1", std::to_string(a.threads));
+  if (a.conversation_sample < 1) {
+    bad_option("--conversation-sample", "an integer >= 1", std::to_string(a.conversation_sample));
+  }
 }
 
 std::filesystem::path serve_bench_model_path(const ServeBenchOptions& a,
@@ -264,6 +267,22 @@ ServeBenchWorkload read_serve_bench_workload(const ServeBenchOptions& a,
     }
     w.trace = w.trace_path.extension() == ".jsonl" ? load_jsonl_trace_for_serve_bench(w.trace_path)
                                                    : sim::load_trace(w.trace_path);
+    if (a.conversation_sample > 1) {
+      // Whole conversations: the rows whose second hash id is a multiple of K.
+      const auto drop = [&](const sim::RequestSpec& r) {
+        if (!r.prefix.keyed()) {
+          bad_option("--conversation-sample", "1 for a trace without hash blocks (a .jsonl one)",
+                     std::to_string(a.conversation_sample));
+        }
+        const auto k = static_cast<uint64_t>(a.conversation_sample);
+        return r.prefix.count < 2 || (*r.prefix.hashes)[r.prefix.begin + 1] % k != 0;
+      };
+      w.trace.erase(std::remove_if(w.trace.begin(), w.trace.end(), drop), w.trace.end());
+      if (w.trace.empty()) {
+        bad_option("--conversation-sample", "a sample that keeps some row of the trace",
+                   std::to_string(a.conversation_sample));
+      }
+    }
     for (sim::RequestSpec& r : w.trace) {
       const sim::LengthSample s = scale_lengths({r.num_prompt_tokens, r.num_output_tokens}, a);
       r.num_prompt_tokens = s.num_prompt_tokens;

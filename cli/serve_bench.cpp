@@ -104,6 +104,10 @@ CLI::App* add_serve_bench_command(CLI::App& app, ServeBenchArgs& a) {
   cmd->add_flag("--prefix-caching", a.bench.prefix_caching,
                 "Cache the prefixes of keyed requests (a .jsonl trace's hash blocks, scaled by "
                 "--prompt-scale) in the real loop and the simulator");
+  cmd->add_option("--conversation-sample", a.bench.conversation_sample,
+                  "Of a .jsonl trace, keep the conversations whose 2nd hash id is a multiple of "
+                  "this (about 1/K of them, whole)")
+      ->capture_default_str();
   cmd->add_flag("--quiet", a.bench.quiet, "No progress lines on stderr");
   cmd->add_option("--results-db", a.results_db,
                   "Results database the run is stored in (default: $LLMCAP_DB, else "

@@ -204,5 +204,47 @@ TEST(ServeBenchWorkload, JsonlTraceAndHashBlockErrorsNameTheFileLineAndField) {
   }
 }
 
+TEST(ServeBenchWorkload, ConversationSampleKeepsWholeConversationsByTheirSecondBlock) {
+  llmcap::testing::TempDir dir;
+  std::string rows;
+  for (int i = 0; i < 6; ++i) {  // conversations 10, 11, 12, each with two turns
+    const int conversation = 10 + i % 3;
+    rows += "{\"timestamp\": " + std::to_string(100 * i) +
+            ", \"input_length\": 1500, \"output_length\": 5, \"hash_ids\": [0, " +
+            std::to_string(conversation) + ", " + std::to_string(50 + i) + "]}\n";
+  }
+  ServeBenchOptions a;
+  a.trace = dir.write("m.jsonl", rows).string();
+  a.trace_start_s = 0;
+  a.prompt_scale = 1.0 / 32;
+  a.conversation_sample = 5;  // keeps conversation 10: rows 0 and 3
+  const ServeBenchWorkload w = read_serve_bench_workload(a, "/nowhere");
+  ASSERT_EQ(w.trace.size(), 2u);
+  EXPECT_EQ(w.trace[0].arrival, SimTime::Zero());
+  EXPECT_EQ(w.trace[1].arrival, SimTime::MilliSeconds(300));
+  EXPECT_EQ(w.lengths.size(), 2u);
+  const auto message = [&](ServeBenchOptions options) {
+    try {
+      validate_serve_bench_options(options);
+      read_serve_bench_workload(options, "/nowhere");
+    } catch (const sim::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  a.conversation_sample = 7;
+  EXPECT_EQ(message(a),
+            "serve-bench: --conversation-sample: expected a sample that keeps some row of the "
+            "trace, got 7");
+  a.conversation_sample = 0;
+  EXPECT_EQ(message(a), "serve-bench: --conversation-sample: expected an integer >= 1, got 0");
+  a.conversation_sample = 2;
+  a.trace =
+      dir.write("t.csv", "arrived_at,num_prefill_tokens,num_decode_tokens\n0,10,2\n").string();
+  EXPECT_EQ(message(a),
+            "serve-bench: --conversation-sample: expected 1 for a trace without hash blocks (a "
+            ".jsonl one), got 2");
+}
+
 }  // namespace
 }  // namespace llmcap::app
