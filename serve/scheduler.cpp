@@ -137,7 +137,10 @@ int64_t Scheduler::admit_front(SimTime now) {
   s.num_prefilled = cached;
   s.cached_prefix_pending = cached > 0;
   s.num_blocks = blocks_for(s.prefill_tokens()) - cached / config_.block_size_tokens;
-  while (free_blocks_ < s.num_blocks) evict_lru_head();
+  while (free_blocks_ < s.num_blocks) {
+    if (lru_.empty()) throw std::logic_error("serve: admitted a sequence that does not fit");
+    evict_lru_head();
+  }
   free_blocks_ -= s.num_blocks;
   if (config_.prefix_caching) {
     sim::PrefixCacheStats& stats = records_.prefix_cache[0];
