@@ -289,6 +289,7 @@ ServeBenchRun bench_load(const LoadBench& bench, const Load& load, ServeBenchRep
            " requests over " + describe(a.duration_s) + " s in real time...");
 
   serve::DecoderStepExecutor executor(bench.decoder, pool, a.seed);
+  executor.set_prefixes(arrivals);  // shared hash blocks have the same token ids
   const CpuSample cpu_before = sample_cpu();
   serve::SteadyServeClock clock;
   const serve::ServeResult measured = serve::serve(arrivals, config, executor, clock);
@@ -313,6 +314,21 @@ ServeBenchRun bench_load(const LoadBench& bench, const Load& load, ServeBenchRep
   fleet.serving = config.serving();
   const sim::SimResult simulated = sim::simulate(workload, fleet, run_predictor, a.seed);
 
+  run.prefix_caching = config.prefix_caching;
+  if (config.prefix_caching) {
+    const sim::PrefixCacheStats& real = measured.records.prefix_cache.at(0);
+    run.measured_hit_rate = real.hit_rate();
+    run.measured_saved_prefill_tokens = real.num_saved_prefill_tokens;
+    run.measured_evicted_blocks = real.num_evicted_blocks;
+    // A simulator without a prefix cache leaves prefix_cache empty (and serves without one).
+    run.simulated_prefix_caching = !simulated.prefix_cache.empty();
+    if (run.simulated_prefix_caching) {
+      const sim::PrefixCacheStats& sim_stats = simulated.prefix_cache.at(0);
+      run.simulated_hit_rate = sim_stats.hit_rate();
+      run.simulated_saved_prefill_tokens = sim_stats.num_saved_prefill_tokens;
+      run.simulated_evicted_blocks = sim_stats.num_evicted_blocks;
+    }
+  }
   run.measured_steps = measured.records.num_steps;
   run.simulated_steps = simulated.num_steps;
   run.measured_preemptions = measured.records.num_preemptions;
@@ -360,6 +376,13 @@ std::string describe_workload(const ServeBenchOptions& a, const ServeBenchWorklo
   w << "; prompt x" << describe(a.prompt_scale) << " capped at " << a.max_prompt_tokens
     << ", output x" << describe(a.output_scale) << " capped at " << a.max_output_tokens
     << " tokens; " << describe(a.duration_s) << " s of arrivals per load";
+  if (!workload.trace.empty() && workload.trace.front().prefix.keyed()) {
+    w << "; hash blocks of " << workload.trace.front().prefix.block_tokens << " tokens";
+  }
+  if (a.conversation_sample > 1) {
+    w << "; the conversations whose 2nd hash id is a multiple of " << a.conversation_sample;
+  }
+  w << "; prefix caching " << (a.prefix_caching ? "on" : "off");
   return w.str();
 }
 

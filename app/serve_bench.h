@@ -44,8 +44,15 @@ struct ServeBenchOptions {
   int64_t block_size_tokens = 16;          ///< --block-size
   int64_t num_kv_blocks = 0;  ///< --kv-blocks (0: every slot can hold its longest request)
   uint64_t seed = 1;          ///< --seed: weights, prompt token ids, Poisson arrivals
-  std::string profile;        ///< --profile (empty: a quick calibration first)
-  std::string save_profile;   ///< --save-profile: the quick calibration's profile, written
+  /// --prefix-caching: the engine caches the prefixes of keyed requests (a `.jsonl` trace's
+  /// hash blocks), the real loop and the simulator alike (serve/scheduler.h).
+  bool prefix_caching = false;
+  /// --conversation-sample K: of a keyed (`.jsonl`) trace keep only the rows whose second hash
+  /// id is a multiple of K: whole conversations (a conversation's turns share their first
+  /// blocks), about 1/K of them, with their prefix reuse (1: every row).
+  int64_t conversation_sample = 1;
+  std::string profile;       ///< --profile (empty: a quick calibration first)
+  std::string save_profile;  ///< --save-profile: the quick calibration's profile, written
   /// When set, --save-profile is added to it instead of written at once (the caller commits
   /// it with the run's other outputs; app/output_files.h).
   OutputSet* outputs = nullptr;
@@ -71,8 +78,8 @@ std::filesystem::path serve_bench_trace_path(const ServeBenchOptions& options,
                                              const std::filesystem::path& data_dir);
 
 /// The serving configuration: continuous batching with the options' max_num_seqs,
-/// max_num_batched_tokens and block size, and num_kv_blocks or (0) max_num_seqs x the blocks of
-/// the longest request (max_prompt_tokens + max_output_tokens).
+/// max_num_batched_tokens, block size and prefix caching, and num_kv_blocks or (0)
+/// max_num_seqs x the blocks of the longest request (max_prompt_tokens + max_output_tokens).
 serve::ServeConfig serve_bench_config(const ServeBenchOptions& options);
 
 /// Request lengths as served: prompt = clamp(round(prompt x prompt_scale), 1,
@@ -100,8 +107,29 @@ struct ServeBenchWorkload {
   std::vector<sim::LengthSample> lengths;  ///< every row's lengths, scaled
 };
 
-/// Reads the trace or length file (serve_bench_trace_path) and scales the lengths. Throws
-/// sim::InputError for a bad file or a --trace-start-s past the trace's last arrival.
+/// Tokens per hash block in a `.jsonl` trace (Mooncake's 512-token blocks).
+inline constexpr int64_t kJsonlHashBlockTokens = 512;
+
+/// Reads a Mooncake JSON Lines trace (one object per line: "timestamp" in ms, "input_length",
+/// "output_length", "hash_ids" of the prompt's 512-token blocks; other keys ignored): arrivals
+/// from the first row's timestamp, each request keyed (RequestSpec::prefix: the file's hash
+/// ids as one pool, block_tokens 512, a stream of its own). An output_length of 0 reads as 1.
+/// Throws sim::InputError naming the file, line and field for an unreadable file, a line that
+/// is not such an object, a negative or decreasing timestamp, an input_length < 1 or a
+/// hash_ids count other than ceil(input_length / 512). (Serve-bench's own reader, until
+/// sim::load_trace reads `.jsonl` traces.)
+std::vector<sim::RequestSpec> load_jsonl_trace_for_serve_bench(const std::filesystem::path& path);
+
+/// Scales a keyed request's hash blocks with its prompt: block_tokens x prompt_scale tokens,
+/// which must be a whole number (else sim::InputError naming --prompt-scale); with prefix
+/// caching it must also divide --block-size or be a multiple of it (else sim::InputError).
+void scale_prefix_blocks(sim::RequestSpec& r, const ServeBenchOptions& options);
+
+/// Reads the trace or length file (serve_bench_trace_path), keeps a `.jsonl` trace's sample
+/// of conversations (options.conversation_sample) and scales the lengths (and the hash
+/// blocks, scale_prefix_blocks). Throws sim::InputError for a bad file, a
+/// --conversation-sample > 1 on a trace without hash blocks or that keeps no row, or a
+/// --trace-start-s past the trace's last arrival.
 ServeBenchWorkload read_serve_bench_workload(const ServeBenchOptions& options,
                                              const std::filesystem::path& data_dir);
 
@@ -165,6 +193,15 @@ struct ServeBenchRun {
   /// Step times of the real run against the predictor for the same shapes (predicted /
   /// measured - 1): medians, and the sums of each kind of step.
   int64_t num_prefill_steps = 0, num_decode_steps = 0;
+  /// Prefix caching (--prefix-caching): the real loop's hit rate (cached / prompt tokens at
+  /// first admissions) and saved prefill tokens; the simulator's, when it has a prefix cache
+  /// (simulated_prefix_caching: its SimResult::prefix_cache is filled; otherwise it served
+  /// the arrivals without one and its times are those of no prefix caching).
+  bool prefix_caching = false;
+  bool simulated_prefix_caching = false;
+  double measured_hit_rate = 0, simulated_hit_rate = 0;
+  int64_t measured_saved_prefill_tokens = 0, simulated_saved_prefill_tokens = 0;
+  int64_t measured_evicted_blocks = 0, simulated_evicted_blocks = 0;
   double prefill_step_error_median = 0, decode_step_error_median = 0;
   /// Step-time probe just before the run: measured / predicted of real decoder steps
   /// (prefill of 128 and 512 tokens, decode of 2 and 8 sequences at context 128; median of 3

@@ -71,6 +71,18 @@ std::string serve_bench_to_json(const ServeBenchReport& r) {
     j["prefill_predicted_total_s"] = run.prefill_predicted_total_s;
     j["decode_measured_total_s"] = run.decode_measured_total_s;
     j["decode_predicted_total_s"] = run.decode_predicted_total_s;
+    j["prefix_caching"] = run.prefix_caching;
+    if (run.prefix_caching) {
+      j["measured_prefix_cache_hit_rate"] = run.measured_hit_rate;
+      j["measured_saved_prefill_tokens"] = run.measured_saved_prefill_tokens;
+      j["measured_evicted_blocks"] = run.measured_evicted_blocks;
+      j["simulated_prefix_caching"] = run.simulated_prefix_caching;
+      if (run.simulated_prefix_caching) {
+        j["simulated_prefix_cache_hit_rate"] = run.simulated_hit_rate;
+        j["simulated_saved_prefill_tokens"] = run.simulated_saved_prefill_tokens;
+        j["simulated_evicted_blocks"] = run.simulated_evicted_blocks;
+      }
+    }
     runs.push_back(j);
   }
   nlohmann::ordered_json doc;
@@ -160,6 +172,9 @@ std::string serve_bench_input_json(const ServeBenchOptions& a,
   j["block_size_tokens"] = a.block_size_tokens;
   j["num_kv_blocks"] = a.num_kv_blocks;
   j["seed"] = a.seed;
+  // Absent at their defaults, as before these options.
+  if (a.prefix_caching) j["prefix_caching"] = true;
+  if (a.conversation_sample > 1) j["conversation_sample"] = a.conversation_sample;
   j["profile"] = a.profile;
   j["threads"] = a.threads;
   return j.dump();

@@ -2,6 +2,7 @@
 #include "cli/serve_bench.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
@@ -100,6 +101,13 @@ CLI::App* add_serve_bench_command(CLI::App& app, ServeBenchArgs& a) {
       ->option_text("FILE");
   cmd->add_option("--data-dir", a.data_dir, "Folder with models/ and traces/ (see plan --help)")
       ->option_text("DIR");
+  cmd->add_flag("--prefix-caching", a.bench.prefix_caching,
+                "Cache the prefixes of keyed requests (a .jsonl trace's hash blocks, scaled by "
+                "--prompt-scale) in the real loop and the simulator");
+  cmd->add_option("--conversation-sample", a.bench.conversation_sample,
+                  "Of a .jsonl trace, keep the conversations whose 2nd hash id is a multiple of "
+                  "this (about 1/K of them, whole)")
+      ->capture_default_str();
   cmd->add_flag("--quiet", a.bench.quiet, "No progress lines on stderr");
   cmd->add_option("--results-db", a.results_db,
                   "Results database the run is stored in (default: $LLMCAP_DB, else "
@@ -113,7 +121,8 @@ void print_serve_bench(const app::ServeBenchReport& r, std::ostream& out) {
   out << "serve-bench: " << r.model << ", " << r.format << " weights, bf16 KV cache, " << r.threads
       << " threads; continuous batching (max_num_seqs " << r.config.max_num_seqs
       << ", max_num_batched_tokens " << r.config.max_num_batched_tokens << ", "
-      << r.config.num_kv_blocks << " KV blocks of " << r.config.block_size_tokens << " tokens)\n"
+      << r.config.num_kv_blocks << " KV blocks of " << r.config.block_size_tokens << " tokens"
+      << (r.config.prefix_caching ? "; prefix caching" : "") << ")\n"
       << "  workload: " << r.workload << "\n"
       << "  predictor: calibrated roofline (" << r.profile << "); estimated saturation "
       << fixed(r.saturation_requests_per_s, 3) << " requests/s\n";
@@ -130,8 +139,20 @@ void print_serve_bench(const app::ServeBenchReport& r, std::ostream& out) {
         << "; last completion " << fixed(run.measured_end_s, 2) << " s / "
         << fixed(run.simulated_end_s, 2) << " s; mean decode batch "
         << fixed(run.measured_mean_batch, 2) << "; loop overhead "
-        << fixed(run.loop_overhead_s * 1e6, 1) << " us/step\n"
-        << "  step-time probe before the run, measured / predicted: prefill "
+        << fixed(run.loop_overhead_s * 1e6, 1) << " us/step\n";
+    if (run.prefix_caching) {
+      out << "  prefix cache hit rate: measured " << fixed(100 * run.measured_hit_rate, 1) << "% ("
+          << run.measured_saved_prefill_tokens << " prefill tokens saved, "
+          << run.measured_evicted_blocks << " blocks evicted), simulated ";
+      if (run.simulated_prefix_caching) {
+        out << fixed(100 * run.simulated_hit_rate, 1) << "% (" << run.simulated_saved_prefill_tokens
+            << " saved, " << run.simulated_evicted_blocks << " evicted)\n";
+      } else {
+        out << "n/a: this simulator has no prefix cache, so its figures below are for the same "
+               "arrivals WITHOUT prefix caching\n";
+      }
+    }
+    out << "  step-time probe before the run, measured / predicted: prefill "
         << fixed(run.probe_prefill_ratio, 2) << ", decode " << fixed(run.probe_decode_ratio, 2)
         << "\n"
         << "  step time, predicted / measured - 1: prefill median "
@@ -170,6 +191,13 @@ void print_serve_bench(const app::ServeBenchReport& r, std::ostream& out) {
          "times scaled by a step-time probe of the\nmachine just before the load. run-corr.: a "
          "diagnostic, not a prediction: scaled by the run's own measured / predicted time of "
          "each\n(summed over its steps; what is left is step-time variance and scheduling).\n";
+  const bool sim_without_cache = std::any_of(r.runs.begin(), r.runs.end(), [](const auto& run) {
+    return run.prefix_caching && !run.simulated_prefix_caching;
+  });
+  if (sim_without_cache) {
+    out << "NOTE: measured with prefix caching, simulated WITHOUT it (this simulator has no prefix "
+           "cache): the errors above\ncompare unlike engines.\n";
+  }
   out << "\nsensitivity: simulated again with every predicted step "
       << fixed(100 * app::kSensitivity, 0) << "% shorter / longer (the change of each quantile)\n"
       << std::left << std::setw(5) << "load" << std::setw(7) << "metric" << std::setw(4) << "q"

@@ -354,6 +354,56 @@ KvCacheView ReferenceDecoder::kv_cache(int64_t layer_index, int64_t seq) const {
   return view;
 }
 
+std::vector<uint8_t> ReferenceDecoder::read_kv(int64_t slot, int64_t begin, int64_t count) const {
+  check_slot(slot, "read_kv");
+  const int64_t context = contexts_[static_cast<size_t>(slot)];
+  require(begin >= 0 && count >= 1 && begin + count <= context,
+          "read_kv: positions [" + std::to_string(begin) + ", " + std::to_string(begin + count) +
+              ") outside slot " + std::to_string(slot) + "'s context of " +
+              std::to_string(context));
+  const int64_t row = shape_.head_dim * kv_elem_bytes_;
+  std::vector<uint8_t> out(static_cast<size_t>(count * kv_bytes_per_token()));
+  uint8_t* dst = out.data();
+  for (int64_t l = 0; l < shape_.num_layers; ++l) {
+    for (const uint8_t* base : {kv_k(l, slot), kv_v(l, slot)}) {
+      for (int64_t g = 0; g < shape_.num_kv_heads; ++g) {
+        const uint8_t* src = base + (g * kv_capacity_ + begin) * row;
+        std::copy(src, src + count * row, dst);
+        dst += count * row;
+      }
+    }
+  }
+  return out;
+}
+
+void ReferenceDecoder::write_kv(int64_t slot, int64_t begin, std::span<const uint8_t> kv) {
+  check_slot(slot, "write_kv");
+  const int64_t per_token = kv_bytes_per_token();
+  const auto bytes = static_cast<int64_t>(kv.size());
+  const int64_t count = bytes / per_token;
+  const int64_t context = contexts_[static_cast<size_t>(slot)];
+  require(count >= 1 && bytes % per_token == 0, "write_kv: " + std::to_string(bytes) +
+                                                    " bytes are not whole tokens of " +
+                                                    std::to_string(per_token) + " bytes");
+  require(begin >= 0 && begin <= context && begin + count <= max_context_,
+          "write_kv: positions [" + std::to_string(begin) + ", " + std::to_string(begin + count) +
+              ") do not extend slot " + std::to_string(slot) + "'s context of " +
+              std::to_string(context) + " within max_context " + std::to_string(max_context_));
+  const int64_t row = shape_.head_dim * kv_elem_bytes_;
+  const uint8_t* src = kv.data();
+  for (int64_t l = 0; l < shape_.num_layers; ++l) {
+    for (uint8_t* base : {kv_k(l, slot), kv_v(l, slot)}) {
+      for (int64_t g = 0; g < shape_.num_kv_heads; ++g) {
+        std::copy(src, src + count * row, base + (g * kv_capacity_ + begin) * row);
+        src += count * row;
+      }
+    }
+  }
+  int64_t& pristine = pristine_[static_cast<size_t>(slot)];
+  pristine = std::min(pristine, begin);
+  contexts_[static_cast<size_t>(slot)] = begin + count;
+}
+
 void ReferenceDecoder::fill_random_kv(int64_t seq, int64_t begin, int64_t end) {
   const int64_t hd = shape_.head_dim;
   for (int64_t l = 0; l < shape_.num_layers; ++l) {

@@ -239,6 +239,18 @@ class ReferenceDecoder {
   /// The token slot `slot` consumes at its next decode step. Throws std::out_of_range as above.
   int64_t slot_next_token(int64_t slot) const;
 
+  /// The KV of positions [begin, begin + count) of slot `slot`, every layer: count x
+  /// kv_bytes_per_token() bytes laid out [layer][k|v][kv_head][token][head_dim] (for a prefix
+  /// cache kept outside the slots). Throws std::out_of_range for a bad slot and
+  /// std::invalid_argument unless 0 <= begin, count >= 1, begin + count <= slot_context(slot).
+  std::vector<uint8_t> read_kv(int64_t slot, int64_t begin, int64_t count) const;
+  /// Writes KV read by read_kv (`kv`, a whole number of tokens) at positions [begin, begin +
+  /// count) of slot `slot`, which then holds begin + count tokens (its context; what lay after
+  /// them is dropped). Throws std::out_of_range for a bad slot and std::invalid_argument
+  /// (nothing changed) unless kv holds >= 1 whole tokens, 0 <= begin <= slot_context(slot) and
+  /// begin + count <= max_context.
+  void write_kv(int64_t slot, int64_t begin, std::span<const uint8_t> kv);
+
   /// Mixture of experts: per layer, the distinct experts the rows of the last step, step_slots
   /// or prefill were routed to (1..min(num_experts, rows x experts_per_token)); empty for a
   /// dense shape and before the first call.

@@ -9,6 +9,7 @@ sim::ServingConfig ServeConfig::serving() const {
   s.max_num_batched_tokens = max_num_batched_tokens;
   s.block_size_tokens = block_size_tokens;
   s.num_kv_blocks = num_kv_blocks;
+  s.prefix_caching = prefix_caching;
   return s;
 }
 

@@ -19,6 +19,9 @@ struct ServeConfig {
   int64_t max_num_batched_tokens = 1024;
   int64_t block_size_tokens = 16;  ///< tokens per KV-cache block
   int64_t num_kv_blocks = 0;       ///< KV-cache blocks (> 0)
+  /// Automatic prefix caching of keyed requests (RequestSpec::prefix; semantics at
+  /// serve/scheduler.h), as sim::ServingConfig::prefix_caching.
+  bool prefix_caching = false;
 
   /// The simulator's configuration of the same engine.
   sim::ServingConfig serving() const;

@@ -49,6 +49,24 @@ void validate_serve(const std::vector<sim::RequestSpec>& arrivals, const ServeCo
                             std::to_string(r.num_prompt_tokens) + " and " +
                             std::to_string(r.num_output_tokens) + " tokens");
     }
+    const sim::PrefixIdentity& prefix = r.prefix;
+    if (config.prefix_caching && prefix.keyed()) {
+      const int64_t block = prefix.block_tokens, engine = config.block_size_tokens;
+      if (block % engine != 0 && engine % block != 0) {
+        throw sim::InputError("serve: arrivals[" + std::to_string(i) +
+                              "].prefix.block_tokens: " + std::to_string(block) +
+                              " tokens per keyed block neither divides nor is a multiple of "
+                              "block_size_tokens " +
+                              std::to_string(engine));
+      }
+      const int64_t hashed = prefix.hashes ? static_cast<int64_t>(prefix.hashes->size()) : 0;
+      if (prefix.count < 0 || prefix.begin < 0 || prefix.begin + prefix.count > hashed) {
+        throw sim::InputError("serve: arrivals[" + std::to_string(i) + "].prefix: hashes [" +
+                              std::to_string(prefix.begin) + ", " +
+                              std::to_string(prefix.begin + prefix.count) + ") outside the " +
+                              std::to_string(hashed) + " hashes given");
+      }
+    }
     if (i > 0 && r.arrival < arrivals[i - 1].arrival) {
       throw sim::InputError("serve: arrivals[" + std::to_string(i) +
                             "]: not sorted (arrives before arrivals[" + std::to_string(i - 1) +
@@ -106,6 +124,7 @@ ServeResult serve(const std::vector<sim::RequestSpec>& arrivals, const ServeConf
     end_time = std::max(end_time, end);
     previous_busy = true;
   }
+  scheduler.check_blocks_returned();
   result.records.end_time = end_time;
   result.loop_overhead_s = overhead_count > 0 ? overhead_sum_s / overhead_count : 0.0;
   return result;

@@ -45,7 +45,9 @@ struct ServeResult {
 
 /// Throws sim::InputError ("serve: ...") for a non-positive limit, a policy value outside the
 /// enum, a kChunkedPrefill budget below max_num_seqs, or a request with arrival < 0, fewer
-/// than 1 prompt or output token, or out of order.
+/// than 1 prompt or output token, or out of order; with prefix_caching, for a keyed request
+/// whose block_tokens neither divides nor is a multiple of block_size_tokens, or whose hashes
+/// [begin, begin + count) are not all given.
 void validate_serve(const std::vector<sim::RequestSpec>& arrivals, const ServeConfig& config);
 
 /// Serves `arrivals` (sorted by arrival; ids follow that order) on one replica with

@@ -29,6 +29,12 @@ struct ServeStepItem {
   /// num_prompt_tokens + num_emitted. Unused (0) for a decode.
   int64_t num_cached_tokens = 0;
   int64_t num_chunk_tokens = 0;
+  /// Prefix caching: on the first chunk of an admission that found its first
+  /// num_cached_tokens tokens in the prefix cache, the keys of those units (unit u covers
+  /// tokens [u unit_tokens, (u+1) unit_tokens)), whose KV the executor kept
+  /// (PrefixCacheOp::kStore) and puts in the slot before the chunk runs. Empty otherwise.
+  std::vector<uint64_t> cached_unit_keys = {};
+  int64_t unit_tokens = 0;
 
   bool is_prefill() const { return kind == Kind::kPrefill; }
   /// A prefill item whose chunk ends the prefill: the sequence emits a token at the step's end.
@@ -37,12 +43,30 @@ struct ServeStepItem {
   }
 };
 
+/// A change to the prefix cache since the previous step (serve/scheduler.h, prefix caching),
+/// for the executor to mirror before it runs the step: kStore keeps the KV of tokens
+/// [begin_token, begin_token + num_tokens) of request `request` (in slot `slot`, still there)
+/// under `key`; kDrop forgets `key` (evicted).
+struct PrefixCacheOp {
+  enum class Kind { kStore, kDrop };
+  Kind kind = Kind::kStore;
+  uint64_t key = 0;
+  int64_t request = 0;
+  int64_t slot = 0;
+  int64_t num_prompt_tokens = 0;  ///< the request's prompt (its tokens after it are emitted)
+  int64_t begin_token = 0;
+  int64_t num_tokens = 0;
+};
+
 /// What one engine step runs, with the shape the simulator gives the same step
 /// (model/step_time.h). Items in the policy's order: decodes first (admission order), then
 /// prefill chunks (partially prefilled sequences oldest first, then those admitted in the
 /// step). kStatic and kContinuous steps are prefill-only or decode-only; kChunkedPrefill steps
 /// may hold both.
 struct ServeStep {
+  /// Prefix caching: the cache's changes since the previous step, in order, to carry out
+  /// before the items run.
+  std::vector<PrefixCacheOp> cache_ops;
   std::vector<ServeStepItem> items;
   model::BatchShape shape;
 };

@@ -4,7 +4,8 @@
 // (2) then chunks to the partially prefilled sequences, oldest first,
 // (3) then, only if nothing was preempted in this step (as vLLM v1), first chunks to waiting
 //     sequences admitted FCFS while running < max_num_seqs and the blocks of their whole
-//     prefill are free.
+//     prefill are free (with prefix caching: the new blocks fit, Scheduler::fits, and the
+//     chunk counts only uncached tokens).
 #include <algorithm>
 
 #include "serve/scheduler.h"
@@ -28,8 +29,10 @@ ServeStep compose_chunked_prefill(Scheduler& s, sim::SimTime now) {
   if (s.num_preemptions() != preemptions_before) return step;
   while (!s.waiting().empty() && budget > 0 &&  // (3)
          static_cast<int64_t>(s.running().size()) < c.max_num_seqs) {
-    const int64_t tokens = s.seq(s.waiting().front()).prefill_tokens();
-    if (s.blocks_for(tokens) > s.num_free_blocks()) break;
+    const int64_t id = s.waiting().front();
+    if (!s.fits(id)) break;
+    // Only the tokens the prefix cache does not hold are computed.
+    const int64_t tokens = s.seq(id).prefill_tokens() - s.num_cached_tokens(id);
     const int64_t chunk = std::min(tokens, budget);
     s.add_prefill_chunk(step, s.admit_front(now), chunk);
     budget -= chunk;

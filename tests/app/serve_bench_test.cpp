@@ -11,6 +11,8 @@
 
 #include "serve/serve_test_helpers.h"
 #include "sim/input_error.h"
+#include "sim/prefix_keys.h"
+#include "test_util.h"
 
 namespace llmcap::app {
 namespace {
@@ -116,6 +118,132 @@ TEST(ServeBenchWorkload, OptionsAreCheckedBeforeAnythingRuns) {
   } catch (const sim::InputError& e) {
     EXPECT_EQ(std::string(e.what()), "serve-bench: --loads: expected at least one load, got none");
   }
+}
+
+// ---- Mooncake JSON Lines traces and their hash blocks ---------------------------------------
+
+TEST(ServeBenchWorkload, JsonlTraceIsKeyedAndItsHashBlocksScaleWithThePrompt) {
+  llmcap::testing::TempDir dir;
+  const auto path = dir.write(
+      "m.jsonl",
+      "{\"timestamp\": 0, \"input_length\": 1030, \"output_length\": 40, \"hash_ids\": [0, 1, 2]}\n"
+      "\n"
+      "{\"timestamp\": 1500, \"input_length\": 600, \"output_length\": 0, \"hash_ids\": [0, 7], "
+      "\"other\": 1}\n");
+  const std::vector<sim::RequestSpec> rows = load_jsonl_trace_for_serve_bench(path);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].arrival, SimTime::MilliSeconds(1500));
+  EXPECT_EQ(rows[1].num_output_tokens, 1);  // 0 reads as 1
+  EXPECT_EQ(rows[1].prefix.begin, 3);
+  EXPECT_EQ(rows[1].prefix.count, 2);
+  EXPECT_EQ(rows[0].prefix.block_tokens, 512);
+  EXPECT_NE(rows[0].prefix.stream, rows[1].prefix.stream);
+  // Both start with hash 0: their first keys agree, their second do not.
+  std::vector<uint64_t> k0, k1;
+  sim::append_prefix_keys(rows[0].prefix, rows[0].num_prompt_tokens, 2, k0);
+  sim::append_prefix_keys(rows[1].prefix, rows[1].num_prompt_tokens, 2, k1);
+  EXPECT_EQ(k0[0], k1[0]);
+  EXPECT_NE(k0[1], k1[1]);
+
+  ServeBenchOptions a;
+  a.prompt_scale = 1.0 / 32;  // 512-token blocks become 16 tokens
+  a.trace = path.string();
+  a.trace_start_s = 0;
+  const ServeBenchWorkload w = read_serve_bench_workload(a, "/nowhere");
+  EXPECT_EQ(w.trace[0].num_prompt_tokens, 32);  // 1030 / 32 = 32.2
+  EXPECT_EQ(w.trace[0].prefix.block_tokens, 16);
+}
+
+TEST(ServeBenchWorkload, JsonlTraceAndHashBlockErrorsNameTheFileLineAndField) {
+  llmcap::testing::TempDir dir;
+  const auto message = [&](const std::string& contents) {
+    try {
+      load_jsonl_trace_for_serve_bench(dir.write("bad.jsonl", contents));
+    } catch (const sim::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string file = (dir.path() / "bad.jsonl").string();
+  EXPECT_EQ(message("{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 1, "
+                    "\"hash_ids\": [0]}\n"),
+            file + ":1: field \"hash_ids\": expected 2 ids (ceil(input_length / 512)), got 1");
+  EXPECT_EQ(message("[1, 2]\n"), file + ":1: expected a JSON object");
+  EXPECT_EQ(message("{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": "
+                    "[0]}\n{\"timestamp\": 4, \"input_length\": 1, \"output_length\": 1, "
+                    "\"hash_ids\": [0]}\n"),
+            file + ":2: field \"timestamp\": expected milliseconds, not decreasing, got 4");
+  EXPECT_EQ(message("{\"timestamp\": 0, \"input_length\": \"x\", \"output_length\": 1, "
+                    "\"hash_ids\": [0]}\n"),
+            file + ":1: field \"input_length\": expected an integer");
+  EXPECT_EQ(message("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, "
+                    "\"hash_ids\": [-3]}\n"),
+            file + ":1: field \"hash_ids\": expected integers >= 0");
+
+  sim::RequestSpec r = request(0, 100, 10);
+  r.prefix.block_tokens = 512;
+  ServeBenchOptions a;
+  a.prompt_scale = 0.1;
+  try {
+    scale_prefix_blocks(r, a);
+    ADD_FAILURE() << "expected InputError";
+  } catch (const sim::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "serve-bench: --prompt-scale: expected a factor that maps the trace's hash blocks "
+              "of 512 tokens to a whole number of tokens, got 0.1 (51.2 tokens)");
+  }
+  a.prompt_scale = 3.0 / 512;  // blocks of 3 tokens on 16-token engine blocks
+  a.prefix_caching = true;
+  try {
+    scale_prefix_blocks(r, a);
+    ADD_FAILURE() << "expected InputError";
+  } catch (const sim::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "serve-bench: --block-size: expected a divisor or multiple of the scaled hash "
+              "blocks of 3 tokens (--prefix-caching), got 16");
+  }
+}
+
+TEST(ServeBenchWorkload, ConversationSampleKeepsWholeConversationsByTheirSecondBlock) {
+  llmcap::testing::TempDir dir;
+  std::string rows;
+  for (int i = 0; i < 6; ++i) {  // conversations 10, 11, 12, each with two turns
+    const int conversation = 10 + i % 3;
+    rows += "{\"timestamp\": " + std::to_string(100 * i) +
+            ", \"input_length\": 1500, \"output_length\": 5, \"hash_ids\": [0, " +
+            std::to_string(conversation) + ", " + std::to_string(50 + i) + "]}\n";
+  }
+  ServeBenchOptions a;
+  a.trace = dir.write("m.jsonl", rows).string();
+  a.trace_start_s = 0;
+  a.prompt_scale = 1.0 / 32;
+  a.conversation_sample = 5;  // keeps conversation 10: rows 0 and 3
+  const ServeBenchWorkload w = read_serve_bench_workload(a, "/nowhere");
+  ASSERT_EQ(w.trace.size(), 2u);
+  EXPECT_EQ(w.trace[0].arrival, SimTime::Zero());
+  EXPECT_EQ(w.trace[1].arrival, SimTime::MilliSeconds(300));
+  EXPECT_EQ(w.lengths.size(), 2u);
+  const auto message = [&](ServeBenchOptions options) {
+    try {
+      validate_serve_bench_options(options);
+      read_serve_bench_workload(options, "/nowhere");
+    } catch (const sim::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  a.conversation_sample = 7;
+  EXPECT_EQ(message(a),
+            "serve-bench: --conversation-sample: expected a sample that keeps some row of the "
+            "trace, got 7");
+  a.conversation_sample = 0;
+  EXPECT_EQ(message(a), "serve-bench: --conversation-sample: expected an integer >= 1, got 0");
+  a.conversation_sample = 2;
+  a.trace =
+      dir.write("t.csv", "arrived_at,num_prefill_tokens,num_decode_tokens\n0,10,2\n").string();
+  EXPECT_EQ(message(a),
+            "serve-bench: --conversation-sample: expected 1 for a trace without hash blocks (a "
+            ".jsonl one), got 2");
 }
 
 }  // namespace

@@ -143,6 +143,62 @@ TEST(CliServeBench, ServesATinyModelAndWritesTheSideBySideRows) {
   EXPECT_EQ(num_requests, expected_requests);
 }
 
+TEST(CliServeBench, PrefixCachingOnAJsonlTraceReportsTheHitRate) {
+  // A Mooncake-shaped JSON Lines trace: every prompt of 4 hash blocks starts with block 0,
+  // then one of three second blocks, then blocks of its own; 512-token blocks scaled by 1/32
+  // to 16 tokens (the engine's block). The real loop reuses the KV of shared blocks; the
+  // simulator's side reports its own hit rate, or says it ran without a prefix cache.
+  TempDir dir;
+  const auto model = dir.write("tiny.json", kTinyLlama);
+  const auto profile = test_profile(dir);
+  std::ostringstream rows;
+  for (int i = 0; i < 20; ++i) {
+    rows << "{\"timestamp\": " << 1000 * i << ", \"input_length\": 2048, \"output_length\": 64, "
+         << "\"hash_ids\": [0, " << 1 + i % 3 << ", " << 100 + i << ", " << 200 + i << "]}\n";
+  }
+  const auto trace = dir.write("m.jsonl", rows.str());
+  const auto json_path = dir.path() / "serve.json";
+  const std::vector<std::string> args = {"serve-bench",
+                                         "--model",
+                                         model.string(),
+                                         "--format",
+                                         "bf16",
+                                         "--profile",
+                                         profile.string(),
+                                         "--trace",
+                                         trace.string(),
+                                         "--trace-start-s",
+                                         "0",
+                                         "--rate-multiplier",
+                                         "100",
+                                         "--duration-s",
+                                         "0.3",
+                                         "--max-num-seqs",
+                                         "4",
+                                         "--prompt-scale",
+                                         "0.03125",
+                                         "--prefix-caching",
+                                         "--json",
+                                         json_path.string(),
+                                         "--quiet"};
+  std::ostringstream out, err;
+  ASSERT_EQ(run(args, out, err), kExitOk) << err.str();
+  std::ifstream f(json_path);
+  const auto doc = nlohmann::json::parse(f);
+  const auto& run0 = doc.at("runs").at(0);
+  EXPECT_EQ(run0.at("num_requests"), 20);
+  EXPECT_TRUE(run0.at("prefix_caching").get<bool>());
+  EXPECT_GT(run0.at("measured_prefix_cache_hit_rate").get<double>(), 0);
+  EXPECT_GT(run0.at("measured_saved_prefill_tokens").get<int64_t>(), 0);
+  EXPECT_THAT(out.str(), HasSubstr("prefix cache hit rate: measured "));
+  EXPECT_THAT(out.str(), HasSubstr("hash blocks of 16 tokens; prefix caching on"));
+  if (run0.at("simulated_prefix_caching").get<bool>()) {
+    EXPECT_GT(run0.at("simulated_prefix_cache_hit_rate").get<double>(), 0);
+  } else {
+    EXPECT_THAT(out.str(), HasSubstr("NOTE: measured with prefix caching, simulated WITHOUT it"));
+  }
+}
+
 /// Runs serve-bench with `args` and returns (exit code, stderr).
 /// `serve-bench ARGS --quiet`, on the trace fixture unless ARGS name a trace or arrivals (the
 /// default trace, the Azure conversation trace, is not shipped).

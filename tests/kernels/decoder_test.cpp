@@ -310,6 +310,43 @@ std::vector<double> logits_row(const std::vector<float>& logits, int64_t row, in
   return {logits.begin() + row * vocab, logits.begin() + (row + 1) * vocab};
 }
 
+TEST(ReferenceDecoder, KvReadFromOneSlotAndWrittenToAnotherGivesTheSameContinuation) {
+  // A prefix cache's copy: slot 0 prefills 9 tokens; positions [4, 8) of its KV, with [0, 4),
+  // go to slot 1, which then prefills the 9th token after them: its logits are slot 0's,
+  // bit for bit (the same KV and the same computation of the last row).
+  ThreadPool pool(1);
+  ReferenceDecoder dec(tiny_shape(), WeightFormat::kF32, KvType::kBf16, 2, 16, 21);
+  const std::vector<int64_t> prompt = {3, 14, 15, 9, 26, 5, 35, 8, 9};
+  const PrefillSequence whole{0, 0, prompt};
+  dec.prefill(std::span(&whole, 1), pool);
+  const std::vector<float> expected(dec.logits().begin(), dec.logits().end());
+  const std::vector<uint8_t> first = dec.read_kv(0, 0, 4), second = dec.read_kv(0, 4, 4);
+  EXPECT_EQ(static_cast<int64_t>(first.size()), 4 * dec.kv_bytes_per_token());
+  dec.write_kv(1, 0, first);
+  dec.write_kv(1, 4, second);
+  EXPECT_EQ(dec.slot_context(1), 8);
+  const PrefillSequence rest{1, 8, std::span(prompt).subspan(8)};
+  dec.prefill(std::span(&rest, 1), pool);
+  EXPECT_EQ(std::vector<float>(dec.logits().begin(), dec.logits().end()), expected);
+  EXPECT_EQ(dec.slot_next_token(1), dec.slot_next_token(0));
+  const auto message = [&](auto call) {
+    try {
+      call();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message([&] { dec.read_kv(0, 6, 4); }),
+            "ReferenceDecoder: read_kv: positions [6, 10) outside slot 0's context of 9");
+  EXPECT_EQ(message([&] { dec.write_kv(1, 10, first); }),
+            "ReferenceDecoder: write_kv: positions [10, 14) do not extend slot 1's context of 9 "
+            "within max_context 16");
+  EXPECT_EQ(message([&] { dec.write_kv(1, 0, std::span(first).first(5)); }),
+            "ReferenceDecoder: write_kv: 5 bytes are not whole tokens of " +
+                std::to_string(dec.kv_bytes_per_token()) + " bytes");
+}
+
 TEST(ReferenceDecoderPrefill, PrefillThenDecodeMatchesSingleTokenSteps) {
   // Greedy chain by single-token steps: step i consumes token t_i at position i. A prefill of
   // t_0..t_{P-1} must give step P-1's logits (the same argmax), and one decode after it step

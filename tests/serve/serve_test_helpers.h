@@ -30,7 +30,7 @@ class LinearPredictor final : public model::StepTimePredictor {
   bool with_context_;
 };
 
-sim::RequestSpec request(double arrival_s, int64_t prompt, int64_t output) {
+inline sim::RequestSpec request(double arrival_s, int64_t prompt, int64_t output) {
   sim::RequestSpec r;
   r.arrival = sim::SimTime::Seconds(arrival_s);
   r.num_prompt_tokens = prompt;

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -286,6 +287,98 @@ TEST(ServeLoop, DrivesTheReferenceDecoderUnderEveryPolicy) {
       EXPECT_EQ(static_cast<int64_t>(real.emitted(r.id).size()), r.num_output_tokens)
           << "request " << r.id;
     }
+  }
+}
+
+/// A request whose prompt's whole blocks of 4 tokens carry `hashes` (kept in `pool`), with a
+/// stream of its own after them unless `stream` is given.
+sim::RequestSpec keyed_request(double arrival_s, int64_t prompt, int64_t output,
+                               const std::vector<uint64_t>& hashes,
+                               std::shared_ptr<std::vector<uint64_t>>& pool, uint64_t stream = 0) {
+  sim::RequestSpec r = request(arrival_s, prompt, output);
+  r.prefix.hashes = pool;
+  r.prefix.begin = static_cast<int64_t>(pool->size());
+  r.prefix.count = static_cast<int32_t>(hashes.size());
+  r.prefix.block_tokens = 4;
+  r.prefix.stream = stream != 0 ? stream : 1000 + pool->size();
+  pool->insert(pool->end(), hashes.begin(), hashes.end());
+  return r;
+}
+
+TEST(ServeLoop, PrefixCachingReusesTheKvAndDecodesTheSameTokens) {
+  // Prompts built from a common first block and one of three second blocks (then blocks of
+  // their own), on the real decoder in virtual time, with and without prefix caching: the
+  // greedy tokens of every request are the same, and every token the cache saved was KV
+  // copied into a slot rather than computed. A small KV cache makes entries evicted and
+  // decodes preempt.
+  auto pool = std::make_shared<std::vector<uint64_t>>();
+  std::vector<sim::RequestSpec> arrivals;
+  for (int64_t i = 0; i < 24; ++i) {
+    const int64_t prompt = 9 + (i * 7) % 20;
+    std::vector<uint64_t> hashes = {1, static_cast<uint64_t>(2 + i % 3)};
+    for (int64_t j = 2; j < prompt / 4; ++j) hashes.push_back(100 * static_cast<uint64_t>(i) + j);
+    arrivals.push_back(
+        keyed_request(0.02 * static_cast<double>(i), prompt, 3 + (i * 5) % 9, hashes, pool));
+  }
+  const LinearPredictor predictor(/*with_context=*/true);
+  for (const char* name : {"static", "continuous", "chunked_prefill"}) {
+    SCOPED_TRACE(name);
+    ServeConfig config;
+    config.policy = sim::parse_batching_policy(name, "test");
+    config.max_num_seqs = 4;
+    config.max_num_batched_tokens = 12;
+    config.block_size_tokens = 4;
+    config.num_kv_blocks = 24;
+    std::vector<std::vector<int64_t>> tokens[2];
+    for (const bool caching : {false, true}) {
+      config.prefix_caching = caching;
+      kernels::ThreadPool pool_threads(1);
+      kernels::ReferenceDecoder decoder(tiny_shape(), kernels::WeightFormat::kF32,
+                                        kernels::KvType::kF32, config.max_num_seqs, 48, 3);
+      DecoderStepExecutor real(decoder, pool_threads, 11);
+      real.set_prefixes(arrivals);
+      const ServeResult result = serve_virtually(arrivals, config, predictor, &real);
+      for (const sim::RequestRecord& r : result.records.requests) {
+        tokens[caching].push_back(real.emitted(r.id));
+        EXPECT_EQ(static_cast<int64_t>(tokens[caching].back().size()), r.num_output_tokens);
+      }
+      if (!caching) continue;
+      const sim::PrefixCacheStats& stats = result.records.prefix_cache.at(0);
+      EXPECT_GT(stats.num_cached_prompt_tokens, 0);
+      EXPECT_GT(stats.num_evicted_blocks, 0);
+      EXPECT_EQ(real.num_reused_kv_tokens(), stats.num_saved_prefill_tokens);
+      if (config.policy != sim::BatchingPolicy::kStatic) {
+        EXPECT_GT(result.records.num_preemptions, 0);
+      }
+    }
+    EXPECT_EQ(tokens[0], tokens[1]);
+  }
+}
+
+TEST(ServeLoop, DecoderExecutorRefusesCachedKvOfOtherTokenIds) {
+  // r1 shares r0's first keyed block and its stream: its second unit's key is that of r0's
+  // second unit, which r0's decodes completed with its own output tokens, while r1's prompt
+  // has other token ids there (a multi-turn session's next turn would have r0's output).
+  auto pool = std::make_shared<std::vector<uint64_t>>();
+  const std::vector<sim::RequestSpec> arrivals = {keyed_request(0, 4, 10, {1}, pool, 7),
+                                                  keyed_request(1, 12, 2, {1}, pool, 7)};
+  ServeConfig config;
+  config.max_num_seqs = 2;
+  config.block_size_tokens = 4;
+  config.num_kv_blocks = 16;
+  config.prefix_caching = true;
+  kernels::ThreadPool threads(1);
+  kernels::ReferenceDecoder decoder(tiny_shape(), kernels::WeightFormat::kF32,
+                                    kernels::KvType::kF32, 2, 16, 3);
+  DecoderStepExecutor real(decoder, threads, 11);
+  real.set_prefixes(arrivals);
+  try {
+    serve_virtually(arrivals, config, LinearPredictor(), &real);
+    ADD_FAILURE() << "expected logic_error";
+  } catch (const std::logic_error& e) {
+    EXPECT_THAT(std::string(e.what()),
+                HasSubstr("request 1: unit 1 of its cached prefix holds the KV of other token "
+                          "ids"));
   }
 }
 
