@@ -4,10 +4,8 @@
 // previous turn's blocks. Used by generate_arrivals (open loop) and the closed loop.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <string>
-#include <string_view>
 
 #include "sim/random.h"
 
@@ -22,13 +20,10 @@ struct RequestSpec;
 ///  - kFixed: exactly mean_turns turns (an integer).
 enum class TurnCountKind { kGeometric, kFixed };
 
-/// Names of the turn-count distributions, in enum order.
-inline constexpr std::array<std::string_view, 2> kTurnCountNames = {"geometric", "fixed"};
-
 /// Defaults from LMSYS-Chat-1M (Zheng et al., "LMSYS-Chat-1M: A Large-Scale Real-World LLM
 /// Conversation Dataset", ICLR 2024, Table 1: one million conversations of 210K users with 25
 /// LLMs, April-August 2023): 2.0 turns per conversation on average, 69.5 tokens per user
-/// prompt and 214.5 tokens per response (Llama tokenizer). The response lengths come from the
+/// prompt and 214.5 tokens per response. The response lengths come from the
 /// workload's length file instead; the think time has no default (no published measurement of
 /// the time between a chatbot's answer and the user's next message was found).
 inline constexpr double kLmsysMeanTurns = 2.0;
