@@ -181,6 +181,15 @@ void print_engines(const plan::Scenario& sc, const plan::PlanResult& result, std
   }
 }
 
+/// ", multi-turn sessions (mean N turns, think time T s)" for a workload with sessions, else "".
+static std::string sessions_text(const plan::WorkloadSpec& w) {
+  if (!w.sessions) return "";
+  std::ostringstream text;
+  text << ", multi-turn sessions (mean " << w.sessions->mean_turns << " turns, think time "
+       << w.sessions->think_time_s << " s)";
+  return text.str();
+}
+
 void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, std::ostream& out,
                       const TextOptions& options) {
   const auto& w = result.workload;
@@ -218,8 +227,8 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
     out << ", " << sc.workload.num_users << " users, think time " << sc.workload.think_time_s
         << " s, " << fixed_decimals(sc.workload.duration_s, 0) << " s";
   }
-  out << ", mean prompt " << fixed_decimals(w.mean_prompt_tokens, 0) << " tokens, mean output "
-      << fixed_decimals(w.mean_output_tokens, 0) << " tokens\n";
+  out << sessions_text(sc.workload) << ", mean prompt " << fixed_decimals(w.mean_prompt_tokens, 0)
+      << " tokens, mean output " << fixed_decimals(w.mean_output_tokens, 0) << " tokens\n";
   if (has_classes) {
     for (size_t c = 0; c < sc.workload.classes.size(); ++c) {
       const plan::ClientClassSpec& spec = sc.workload.classes[c];

@@ -11,6 +11,7 @@
 #include "plan/spec_parsers.h"
 #include "sim/input_error.h"
 #include "sim/random.h"
+#include "sim/trace_jsonl.h"
 #include "sim/workload.h"
 
 namespace llmcap::plan {
@@ -27,6 +28,7 @@ constexpr int64_t kMaxRequests = 100'000'000;    ///< workload.num_requests
 constexpr int64_t kMaxUsers = 1'000'000;         ///< workload.num_users
 constexpr double kMaxThinkTimeS = 1e8;           ///< workload.think_time_s
 constexpr double kMaxClosedLoopDurationS = 4e9;  ///< closed_loop workload.duration_s
+constexpr int64_t kMaxBlockTokens = 1 << 20;     ///< sessions.block_tokens, hash_block_tokens
 
 sim::Slo parse_slo(const Fields& slo) {
   slo.only({"ttft_p99_s", "tpot_p99_s"});
@@ -67,6 +69,48 @@ std::vector<double> parse_load_profile(const Fields& w) {
   return profile;
 }
 
+/// "sessions": multi-turn conversations (sim::SessionOptions); think_time_s has no default.
+sim::SessionOptions parse_sessions(const Fields& w) {
+  const Fields f = w.object("sessions");
+  f.only({"turns", "mean_turns", "think_time_s", "new_tokens_per_turn", "block_tokens"});
+  sim::SessionOptions s;
+  if (f.has("turns")) {
+    const std::string turns = f.string("turns");
+    if (turns == "fixed") {
+      s.turn_count = sim::TurnCountKind::kFixed;
+    } else if (turns != "geometric") {
+      f.fail("turns", "\"geometric\" or \"fixed\"", f.got("turns"));
+    }
+  }
+  if (f.has("mean_turns")) {
+    s.mean_turns = f.number(
+        "mean_turns", [](double x) { return x >= 1 && x <= 1e4; }, "a number of turns in [1, 1e4]");
+    if (s.turn_count == sim::TurnCountKind::kFixed && s.mean_turns != std::floor(s.mean_turns)) {
+      f.fail("mean_turns", "a whole number of turns (turns \"fixed\")", f.got("mean_turns"));
+    }
+  }
+  if (!f.has("think_time_s")) {
+    f.fail_missing("think_time_s",
+                   "the mean seconds between an answer and the next turn (no default: no "
+                   "published measurement of chat think times)");
+  }
+  s.think_time_s = f.number(
+      "think_time_s", [](double x) { return x >= 0 && x <= kMaxThinkTimeS; },
+      "a number of seconds in [0, 1e8]");
+  if (f.has("new_tokens_per_turn")) {
+    s.mean_new_tokens_per_turn = f.number(
+        "new_tokens_per_turn", [](double x) { return x >= 1 && x <= 1e7; },
+        "a mean number of tokens in [1, 1e7]");
+  }
+  if (f.has("block_tokens")) {
+    s.block_tokens = static_cast<int32_t>(f.integer("block_tokens", 1, "a positive integer"));
+    if (f.at("block_tokens").get<int64_t>() > kMaxBlockTokens) {
+      f.fail("block_tokens", "a positive integer up to 1048576", f.got("block_tokens"));
+    }
+  }
+  return s;
+}
+
 /// Where a scenario's file fields are looked up (find_scenario_file), and where the ones not
 /// found are noted.
 struct FileContext {
@@ -94,13 +138,16 @@ WorkloadSpec parse_workload(const Fields& w, const FileContext& files, bool in_c
 /// client class also its name and SLO.
 std::vector<std::string> workload_fields(const std::string& kind, bool arrival, bool in_class) {
   std::vector<std::string> known = {"kind"};
-  if (kind == "trace") known.insert(known.end(), {"path", "rate_multiplier", "window_s"});
+  if (kind == "trace") {
+    known.insert(known.end(), {"path", "rate_multiplier", "window_s", "hash_block_tokens"});
+  }
   if (arrival) {
     known.insert(known.end(), {"lengths_path", "rate_per_s", "num_requests", "duration_s", "cv",
-                               "shape", "load_profile"});
+                               "shape", "load_profile", "sessions"});
   }
   if (kind == "closed_loop") {
-    known.insert(known.end(), {"lengths_path", "num_users", "think_time_s", "duration_s"});
+    known.insert(known.end(),
+                 {"lengths_path", "num_users", "think_time_s", "duration_s", "sessions"});
   }
   if (kind == "classes") known.push_back("classes");
   if (in_class) {
@@ -164,6 +211,14 @@ WorkloadSpec parse_workload(const Fields& w, const FileContext& files, bool in_c
                                  ")");
   }
   if (kind != "classes") w.refuse("classes", "not allowed with kind " + kind_text);
+  if (!process && kind != "closed_loop") {
+    w.refuse("sessions", "not allowed with kind " + kind_text +
+                             " (only with an arrival process or closed_loop" +
+                             (kind == "classes" ? "; give each class its own" : "") + ")");
+  }
+  if (kind != "trace") {
+    w.refuse("hash_block_tokens", "not allowed with kind " + kind_text + " (only with \"trace\")");
+  }
   w.only(workload_fields(kind, process.has_value(), in_class));
 
   if (kind == "trace") {
@@ -181,6 +236,16 @@ WorkloadSpec parse_workload(const Fields& w, const FileContext& files, bool in_c
         w.fail("window_s", "a positive number below 9.2e9 (the end of simulated time)",
                w.got("window_s"));
       }
+    }
+    if (w.has("hash_block_tokens")) {
+      if (!sim::is_jsonl_trace_path(spec.path)) {
+        w.fail_refused("hash_block_tokens", "only for a JSON Lines trace (a .jsonl path)");
+      }
+      const int64_t block = w.integer("hash_block_tokens", 1, "a positive integer");
+      if (block > kMaxBlockTokens) {
+        w.fail("hash_block_tokens", "a positive integer up to 1048576", w.got("hash_block_tokens"));
+      }
+      spec.hash_block_tokens = static_cast<int32_t>(block);
     }
   } else if (process) {
     spec.kind = WorkloadSpec::Kind::kArrivalProcess;
@@ -216,6 +281,7 @@ WorkloadSpec parse_workload(const Fields& w, const FileContext& files, bool in_c
       }
     }
     if (w.has("load_profile")) spec.load_profile = parse_load_profile(w);
+    if (w.has("sessions")) spec.sessions = parse_sessions(w);
   } else if (kind == "closed_loop") {
     spec.kind = WorkloadSpec::Kind::kClosedLoop;
     spec.path = files.resolve(w, "lengths_path", ScenarioFileKind::kLengths);
@@ -237,6 +303,7 @@ WorkloadSpec parse_workload(const Fields& w, const FileContext& files, bool in_c
       w.fail("duration_s", "a number of seconds in (0, 4e9] (within simulated time, 9.2e9 s)",
              w.got("duration_s"));
     }
+    if (w.has("sessions")) spec.sessions = parse_sessions(w);
   } else {  // "classes"
     spec.classes = parse_classes(w, files);
     spec.kind = spec.classes.front().workload.kind;
@@ -678,6 +745,7 @@ sim::Workload load_workload(const WorkloadSpec& spec, uint64_t seed) {
       sim::TraceOptions options;
       options.rate_multiplier = spec.rate_multiplier;
       options.window_s = spec.window_s;
+      options.hash_block_tokens = spec.hash_block_tokens;
       w.open_loop = sim::load_trace(spec.path, options);
       break;
     }
@@ -688,6 +756,7 @@ sim::Workload load_workload(const WorkloadSpec& spec, uint64_t seed) {
       if (spec.num_requests > 0) options.num_requests = spec.num_requests;
       if (spec.duration_s > 0) options.duration_s = spec.duration_s;
       options.hourly_multipliers = spec.load_profile;
+      options.sessions = spec.sessions;
       w.open_loop = sim::generate_arrivals(options, sim::load_lengths(spec.path), seed);
       break;
     }
@@ -697,6 +766,7 @@ sim::Workload load_workload(const WorkloadSpec& spec, uint64_t seed) {
       c.think_time_s = spec.think_time_s;
       c.duration_s = spec.duration_s;
       c.lengths = sim::load_lengths(spec.path);
+      c.sessions = spec.sessions;
       w.closed_loop = std::move(c);
       break;
     }

@@ -38,11 +38,13 @@ struct WorkloadSpec {
   /// think time. kPoisson is the old name of kArrivalProcess (the same value).
   enum class Kind { kTrace, kArrivalProcess, kClosedLoop, kPoisson = kArrivalProcess };
   Kind kind = Kind::kTrace;
-  /// kTrace: an Azure 2023 or Vidur trace. kArrivalProcess / kClosedLoop: any file with
-  /// lengths.
+  /// kTrace: an Azure 2023, Vidur or JSON Lines (Mooncake) trace. kArrivalProcess / kClosedLoop:
+  /// any file with lengths.
   std::filesystem::path path;
   double rate_multiplier = 1.0;    ///< kTrace: > 0, divides arrival offsets
   std::optional<double> window_s;  ///< kTrace: keep arrivals before this offset (after scaling)
+  /// kTrace, a `.jsonl` trace: tokens per block of its hash_ids (Mooncake: 512), > 0.
+  int32_t hash_block_tokens = 512;
   /// kArrivalProcess: mean rate at load multiplier 1, requests per second, > 0.
   double rate_per_s = 0;
   /// kArrivalProcess: stop after this many; 0 = no count limit (duration_s > 0 then).
@@ -56,6 +58,9 @@ struct WorkloadSpec {
   /// kArrivalProcess: empty, or 24 hourly rate multipliers (>= 0, not all 0; see
   /// sim::ArrivalOptions::hourly_multipliers).
   std::vector<double> load_profile;
+  /// kArrivalProcess / kClosedLoop: set, multi-turn sessions (workload.sessions; see
+  /// sim::ArrivalOptions::sessions and sim::ClosedLoopWorkload).
+  std::optional<sim::SessionOptions> sessions;
   /// Several client classes: when non-empty, the workload is the merge of the classes'
   /// arrivals in arrival order (sim::merge_client_classes), request client_class = index
   /// here. kind and path then mirror classes[0] (for displays that show one source) and the

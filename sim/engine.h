@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -139,7 +140,8 @@ class Engine {
   void check_conservation() const;
 
   struct User {
-    LengthSample next;  ///< lengths of the request it will send at its pending arrival
+    RequestSpec next;  ///< the request it will send at its pending arrival (arrival unset)
+    Session session;   ///< its conversation (ClosedLoopWorkload::sessions)
   };
 
   const Workload& workload_;
@@ -149,6 +151,7 @@ class Engine {
   RandomStream start_stream_;
   RandomStream think_stream_;
   RandomStream lengths_stream_;
+  std::optional<SessionTurns> session_turns_;  ///< closed loop with sessions
   EventQueue events_;
   std::vector<Replica> replicas_;
   std::vector<Pool> pools_;  ///< [0]: arrivals (all, or the prefill pool); [1]: decode pool

@@ -292,6 +292,7 @@ void validate_workload(const Workload& workload, const std::vector<ReplicaGroup>
       throw InputError("closed_loop.duration_s: expected a positive number, got " +
                        describe(closed.duration_s));
     }
+    if (closed.sessions) check_session_options(*closed.sessions, "closed_loop.sessions.");
     if (closed.num_users > 0 && closed.lengths.empty()) {
       throw InputError("closed_loop.lengths: expected at least one sample, got none");
     }

@@ -7,6 +7,7 @@
 // rounded to.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -32,7 +33,10 @@ enum class Stream : uint64_t {
   kClosedLoopStart = 3,
   kClosedLoopThink = 4,
   kClosedLoopLengths = 5,
-  kRouter = 6,  ///< random choices of a router (e.g. power-of-two choices)
+  kRouter = 6,           ///< random choices of a router (e.g. power-of-two choices)
+  kSessionTurns = 7,     ///< turn counts of multi-turn sessions (sim/sessions.h)
+  kSessionMessages = 8,  ///< new-message lengths of multi-turn sessions
+  kSessionThink = 9,     ///< think times between the turns of open-loop sessions
 };
 
 /// One independent random stream: generator seeded with splitmix64(seed ^ stream id).
@@ -88,6 +92,16 @@ class RandomStream {
   /// lambda * (-ln(1 - u))^(1/k). Mean lambda * Gamma(1 + 1/k).
   double weibull(double k, double lambda) {
     return lambda * std::pow(-std::log(1.0 - uniform01()), 1.0 / k);
+  }
+
+  /// Geometric on {1, 2, ...} with the given mean >= 1 (success probability p = 1 / mean,
+  /// P(K > k) = (1 - p)^k), by its inverse CDF: 1 + floor(ln(1 - u) / ln(1 - p)); exactly 1
+  /// when mean == 1. Capped at 2^53 (a draw that far out needs u within 2^-53 of 1).
+  int64_t geometric(double mean) {
+    const double u = uniform01();
+    if (!(mean > 1.0)) return 1;
+    const double k = std::floor(std::log(1.0 - u) / std::log(1.0 - 1.0 / mean));
+    return 1 + static_cast<int64_t>(std::min(k, 0x1.0p53));
   }
 
   /// Uniform index in [0, n) without modulo bias worth mentioning (multiply-high). n >= 1.

@@ -37,6 +37,9 @@ Engine::Engine(const Workload& workload, const FleetConfig& fleet,
       start_stream_(seed, Stream::kClosedLoopStart),
       think_stream_(seed, Stream::kClosedLoopThink),
       lengths_stream_(seed, Stream::kClosedLoopLengths) {
+  if (workload.closed_loop && workload.closed_loop->sessions) {
+    session_turns_.emplace(*workload.closed_loop->sessions, seed);
+  }
   // Pool 0 takes arrivals (every replica, or the prefill pool); pool 1 is the decode pool.
   // The decode router draws from a substream so that adding it shifts no other stream.
   pools_.emplace_back().router = find_router(fleet.router)->make(seed);
@@ -179,7 +182,14 @@ void Engine::start_closed_loop() {
 void Engine::schedule_user_request(int64_t user, SimTime time) {
   const ClosedLoopWorkload& closed = *workload_.closed_loop;
   if (time >= SimTime::Seconds(closed.duration_s)) return;
-  users_[user].next = closed.lengths[lengths_stream_.index(closed.lengths.size())];
+  const LengthSample& sample = closed.lengths[lengths_stream_.index(closed.lengths.size())];
+  User& u = users_[user];
+  if (session_turns_) {  // the next turn of its conversation, or the first of a new one
+    if (u.session.done()) session_turns_->start(u.session);
+    u.next = session_turns_->next_turn(u.session, sample);
+  } else {
+    u.next = {SimTime::Zero(), sample.num_prompt_tokens, sample.num_output_tokens};
+  }
   events_.schedule(time, Phase::kArrival, EventKind::kArrival, user);
 }
 
@@ -197,7 +207,10 @@ void Engine::check_closed_loop_requests(SimTime now) const {
 }
 
 void Engine::user_done(int64_t user, SimTime now) {
-  const double think_s = think_stream_.exponential(workload_.closed_loop->think_time_s);
+  // Between the turns of a session its own think time; before a new session the loop's.
+  const bool mid_session = session_turns_ && !users_[user].session.done();
+  const double think_s = think_stream_.exponential(
+      mid_session ? session_turns_->options().think_time_s : workload_.closed_loop->think_time_s);
   schedule_user_request(user, now + SimTime::Seconds(think_s));
 }
 
@@ -209,9 +222,8 @@ void Engine::on_arrival(SimTime now, int64_t target) {
   if (workload_.closed_loop) {
     user = target;
     check_closed_loop_requests(now);
+    spec = users_[user].next;
     spec.arrival = now;
-    spec.num_prompt_tokens = users_[user].next.num_prompt_tokens;
-    spec.num_output_tokens = users_[user].next.num_output_tokens;
   } else {
     const auto position = static_cast<size_t>(target);
     spec = workload_.open_loop[open_order_[position]];

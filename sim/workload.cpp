@@ -7,13 +7,16 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <queue>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "sim/input_error.h"
 #include "sim/length_model.h"
 #include "sim/random.h"
+#include "sim/trace_jsonl.h"
 
 namespace llmcap::sim {
 namespace {
@@ -264,6 +267,7 @@ void check_positive(const std::string& context, const char* name, double value) 
 
 std::vector<RequestSpec> load_trace(const std::filesystem::path& path,
                                     const TraceOptions& options) {
+  if (is_jsonl_trace_path(path)) return load_jsonl_trace(path, options);
   const std::string context = path.string() + ": ";
   check_positive(context, "rate_multiplier", options.rate_multiplier);
   if (options.window_s) check_positive(context, "window_s", *options.window_s);
@@ -299,6 +303,13 @@ std::vector<RequestSpec> load_trace(const std::filesystem::path& path,
 
 std::vector<LengthSample> load_lengths(const std::filesystem::path& path) {
   if (is_length_model_path(path)) return length_samples(read_length_model(path));
+  if (is_jsonl_trace_path(path)) {
+    std::vector<LengthSample> lengths;
+    for (const RequestSpec& r : load_jsonl_trace(path, {})) {
+      lengths.push_back({r.num_prompt_tokens, r.num_output_tokens});
+    }
+    return lengths;
+  }
   const ParsedFile parsed = parse_file(path, /*allow_lengths=*/true);
   std::vector<LengthSample> lengths;
   lengths.reserve(parsed.rows.size());
@@ -405,7 +416,66 @@ void check_arrival_options(const std::string& context, const ArrivalOptions& opt
   if (lengths.empty()) {
     throw InputError(context + "lengths: expected at least one sample, got none");
   }
+  if (options.sessions) check_session_options(*options.sessions, context + "sessions.");
 }
+
+/// The turns of open-loop sessions, in arrival order (ties: generation order), cut at
+/// num_requests: add_session() is called with each session's start in non-decreasing order
+/// and returns false once no later session can change the first num_requests turns.
+class OpenLoopSessions {
+ public:
+  OpenLoopSessions(const SessionOptions& options, uint64_t seed, SimTime end, int64_t max_requests)
+      : turns_(options, seed),
+        think_(seed, Stream::kSessionThink),
+        think_time_s_(options.think_time_s),
+        end_(end),
+        max_requests_(max_requests) {}
+
+  bool add_session(SimTime start, const std::vector<LengthSample>& lengths, RandomStream& draws) {
+    if (num_settled_ >= max_requests_) return false;
+    // Every turn already drawn at or before `start` precedes this session's turns.
+    while (!pending_.empty() && pending_.top() <= start.ns()) {
+      pending_.pop();
+      if (++num_settled_ >= max_requests_) return false;
+    }
+    Session session;
+    turns_.start(session);
+    SimTime arrival = start;
+    while (!session.done()) {
+      RequestSpec spec = turns_.next_turn(session, lengths[draws.index(lengths.size())]);
+      spec.arrival = arrival;
+      requests_.push_back(spec);
+      pending_.push(arrival.ns());
+      if (session.done()) break;
+      const double think_s = think_.exponential(think_time_s_);
+      if (!(static_cast<double>(arrival.ns()) + think_s * 1e9 < kEndOfTimeNs)) break;
+      arrival += SimTime::Seconds(think_s);
+      if (arrival >= end_) break;
+    }
+    return true;
+  }
+
+  std::vector<RequestSpec> take() {
+    std::stable_sort(
+        requests_.begin(), requests_.end(),
+        [](const RequestSpec& a, const RequestSpec& b) { return a.arrival < b.arrival; });
+    if (static_cast<int64_t>(requests_.size()) > max_requests_) {
+      requests_.resize(static_cast<size_t>(max_requests_));
+    }
+    return std::move(requests_);
+  }
+
+ private:
+  SessionTurns turns_;
+  RandomStream think_;
+  double think_time_s_;
+  SimTime end_;
+  int64_t max_requests_;
+  std::vector<RequestSpec> requests_;
+  /// Arrivals (ns) of the turns drawn and not yet known to precede every later session's.
+  std::priority_queue<int64_t, std::vector<int64_t>, std::greater<>> pending_;
+  int64_t num_settled_ = 0;
+};
 
 std::vector<RequestSpec> generate(const ArrivalOptions& options,
                                   const std::vector<LengthSample>& lengths, uint64_t seed,
@@ -413,7 +483,9 @@ std::vector<RequestSpec> generate(const ArrivalOptions& options,
   check_arrival_options(context, options, lengths);
   RandomStream gaps(seed, Stream::kInterArrival);
   RandomStream draws(seed, Stream::kArrivalLengths);
-  const double mean_gap_s = 1.0 / options.rate_per_s;
+  // Sessions: the process draws session starts, at rate_per_s / mean_turns.
+  const double mean_gap_s =
+      (options.sessions ? options.sessions->mean_turns : 1.0) / options.rate_per_s;
   // Gamma: shape 1/cv^2 and scale cv^2 / rate give mean 1/rate and CV cv.
   const double cv2 = options.process.cv * options.process.cv;
   const double gamma_shape = 1.0 / cv2;
@@ -445,8 +517,10 @@ std::vector<RequestSpec> generate(const ArrivalOptions& options,
   if (options.num_requests) {
     requests.reserve(static_cast<size_t>(std::min(*options.num_requests, kMaxReserve)));
   }
+  std::optional<OpenLoopSessions> sessions;
+  if (options.sessions) sessions.emplace(*options.sessions, seed, end, max_requests);
   SimTime tau = SimTime::Zero();  // operational time: the real time when there is no profile
-  for (int64_t i = 0; i < max_requests; ++i) {
+  for (int64_t i = 0; sessions || i < max_requests; ++i) {
     const double gap_s = next_gap_s();
     if (!(static_cast<double>(tau.ns()) + gap_s * 1e9 < kEndOfTimeNs)) break;
     tau += SimTime::Seconds(gap_s);
@@ -457,9 +531,14 @@ std::vector<RequestSpec> generate(const ArrivalOptions& options,
       arrival = SimTime::Nanoseconds(std::llround(real_ns));
     }
     if (arrival >= end) break;
+    if (sessions) {
+      if (!sessions->add_session(arrival, lengths, draws)) break;
+      continue;
+    }
     const LengthSample& sample = lengths[draws.index(lengths.size())];
     requests.push_back({arrival, sample.num_prompt_tokens, sample.num_output_tokens});
   }
+  if (sessions) return sessions->take();
   return requests;
 }
 

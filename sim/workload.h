@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/prefix_keys.h"
+#include "sim/sessions.h"
 #include "sim/sim_time.h"
 
 namespace llmcap::sim {
@@ -41,9 +42,15 @@ struct TraceOptions {
   double rate_multiplier = 1.0;
   /// Keep only requests whose (scaled) arrival offset is < window_s. Unset: keep all.
   std::optional<double> window_s;
+  /// JSON Lines traces: tokens per hashed block of `hash_ids` (Mooncake: 512), > 0.
+  int32_t hash_block_tokens = 512;
 };
 
-/// Reads an arrival trace. The format is recognised by its header line:
+/// Reads an arrival trace. A file whose name ends in `.jsonl` is a JSON Lines trace
+/// (sim/trace_jsonl.h: Mooncake's format, one object per line with `timestamp` (ms),
+/// `input_length`, `output_length` and the `hash_ids` of the prompt's blocks of
+/// options.hash_block_tokens tokens; each request gets a keyed PrefixIdentity). Any other
+/// file is a CSV trace recognised by its header line:
 ///  - Azure LLM inference trace 2023: `TIMESTAMP,ContextTokens,GeneratedTokens`, TIMESTAMP as
 ///    `YYYY-MM-DD HH:MM:SS[.fffffff]` (1 to 9 fraction digits, naive time); offsets are taken
 ///    from the earliest row (the first row of a sorted trace), exact to the nanosecond.
@@ -58,7 +65,8 @@ struct TraceOptions {
 std::vector<RequestSpec> load_trace(const std::filesystem::path& path,
                                     const TraceOptions& options = {});
 
-/// Reads prompt/output lengths from any trace above, from a length file with the header
+/// Reads prompt/output lengths from any trace above (a `.jsonl` trace with the default block
+/// size), from a length file with the header
 /// `num_prefill_tokens,num_decode_tokens[,...]` (extra columns ignored; same errors), or from a
 /// length model, a `.json` file (sim/length_model.h: its kLengthModelSamples stratified
 /// samples).
@@ -118,6 +126,12 @@ struct ArrivalOptions {
   /// not all 0, for the hours 00:00-01:00, ..., 23:00-24:00 of a day that starts at offset
   /// 0 and repeats. The mean rate over a day is rate_per_s * mean(hourly_multipliers).
   std::vector<double> hourly_multipliers;
+  /// Set: the process draws the starts of multi-turn sessions (sim/sessions.h) at
+  /// rate_per_s / mean_turns, so the long-run request rate stays rate_per_s; a session's
+  /// first turn arrives at its start, each later turn a think time after the previous turn's
+  /// arrival (the open loop does not wait for the answer). num_requests and duration_s count
+  /// and cut turns. Unset: single requests without prefix identity.
+  std::optional<SessionOptions> sessions;
 };
 
 /// Open-loop arrivals of a renewal process, lengths drawn uniformly (with replacement) from
@@ -140,11 +154,18 @@ struct ArrivalOptions {
 /// Generation also stops at the end of simulated time (9.2e18 ns, about 292 years), which
 /// only absurd parameters reach.
 ///
+/// Sessions: session starts take the place of arrivals above (gaps from kInterArrival, at
+/// rate_per_s / mean_turns); every turn's lengths come from kArrivalLengths (a later turn
+/// keeps only the draw's output: its prompt is the previous context plus a new message);
+/// turn counts and messages from kSessionTurns and kSessionMessages, think times from
+/// kSessionThink. Turns are returned in arrival order (ties: the earlier session first).
+///
 /// Throws InputError ("arrivals: <field>: expected ..., got <value>") unless
 /// 0 < rate_per_s <= 1e9 (faster, gaps round to 0 ns), cv > 0 (kGamma), weibull_shape >= 0.006
 /// (kWeibull; Gamma(1 + 1/k) overflows below), num_requests >= 0, 0 < duration_s < 9.2e9,
 /// one of them is set, hourly_multipliers is empty or has 24 entries >= 0 that are not all 0
-/// (a bad entry is named as hourly_multipliers[i]), and lengths is not empty.
+/// (a bad entry is named as hourly_multipliers[i]), lengths is not empty, and the sessions pass
+/// check_session_options (named "arrivals: sessions.<field>").
 std::vector<RequestSpec> generate_arrivals(const ArrivalOptions& options,
                                            const std::vector<LengthSample>& lengths, uint64_t seed);
 
@@ -161,6 +182,13 @@ std::vector<RequestSpec> merge_client_classes(const std::vector<std::vector<Requ
 /// duration_s; lengths drawn from `lengths`. User i starts at a uniformly random offset in
 /// [0, think_time_s) so that users do not all arrive at once.
 ///
+/// With `sessions`, each user runs multi-turn conversations (sim/sessions.h): its next request
+/// extends its previous one (prompt = previous prompt + output + a new message; output from a
+/// fresh draw of `lengths`) and is sent sessions->think_time_s (mean, exponential) after the
+/// answer; after a session's last turn the user thinks think_time_s and starts a new session.
+/// The simulator draws turn counts and messages from streams kSessionTurns and
+/// kSessionMessages of its seed.
+///
 /// The loop issues at most max_requests requests: the arrival past it throws InputError
 /// `<source_file>: field "<duration_field>": the closed loop of N users issued more than M
 /// requests before T s of D s; expected at most M requests (raise the limit with
@@ -171,6 +199,7 @@ struct ClosedLoopWorkload {
   double think_time_s = 0;
   double duration_s = 0;
   std::vector<LengthSample> lengths;
+  std::optional<SessionOptions> sessions;  ///< set: multi-turn sessions (checked)
   int64_t max_requests = std::numeric_limits<int64_t>::max();
   std::string source_file;                             ///< for the max_requests error
   std::string duration_field = "workload.duration_s";  ///< for the max_requests error

@@ -266,6 +266,18 @@ TEST(PlanOutput, NamesTheArrivalProcessOfTheWorkload) {
   }
 }
 
+TEST(PlanOutput, TheWorkloadLineNamesMultiTurnSessions) {
+  plan::Scenario s = arrival_scenario(sim::ArrivalProcessKind::kPoisson);
+  std::ostringstream plain;
+  print_plan_table(s, two_rows(), plain);
+  EXPECT_THAT(plain.str(), Not(HasSubstr("multi-turn")));
+  s.workload.sessions = sim::SessionOptions{};
+  s.workload.sessions->think_time_s = 30;
+  std::ostringstream out;
+  print_plan_table(s, two_rows(), out);
+  EXPECT_THAT(out.str(), HasSubstr("multi-turn sessions (mean 2 turns, think time 30 s)"));
+}
+
 /// Two client classes: "chat" (gamma, TTFT <= 2 s, TPOT <= 0.05 s) and "sum, \"docs\"" (a
 /// name with a comma and quotes, trace, TTFT <= 10 s, TPOT <= 0.1 s), and a result with a
 /// feasible row and an infeasible one, each with the classes' figures.
