@@ -107,19 +107,6 @@ struct ServeBenchWorkload {
   std::vector<sim::LengthSample> lengths;  ///< every row's lengths, scaled
 };
 
-/// Tokens per hash block in a `.jsonl` trace (Mooncake's 512-token blocks).
-inline constexpr int64_t kJsonlHashBlockTokens = 512;
-
-/// Reads a Mooncake JSON Lines trace (one object per line: "timestamp" in ms, "input_length",
-/// "output_length", "hash_ids" of the prompt's 512-token blocks; other keys ignored): arrivals
-/// from the first row's timestamp, each request keyed (RequestSpec::prefix: the file's hash
-/// ids as one pool, block_tokens 512, a stream of its own). An output_length of 0 reads as 1.
-/// Throws sim::InputError naming the file, line and field for an unreadable file, a line that
-/// is not such an object, a negative or decreasing timestamp, an input_length < 1 or a
-/// hash_ids count other than ceil(input_length / 512). (Serve-bench's own reader, until
-/// sim::load_trace reads `.jsonl` traces.)
-std::vector<sim::RequestSpec> load_jsonl_trace_for_serve_bench(const std::filesystem::path& path);
-
 /// Scales a keyed request's hash blocks with its prompt: block_tokens x prompt_scale tokens,
 /// which must be a whole number (else sim::InputError naming --prompt-scale); with prefix
 /// caching it must also divide --block-size or be a multiple of it (else sim::InputError).

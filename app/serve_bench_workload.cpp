@@ -5,7 +5,6 @@
 #include <cmath>
 #include <fstream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 
@@ -177,60 +176,6 @@ std::vector<sim::RequestSpec> scale_trace(const std::vector<sim::RequestSpec>& t
   return out;
 }
 
-std::vector<sim::RequestSpec> load_jsonl_trace_for_serve_bench(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw sim::InputError(path.string() + ": cannot open file");
-  auto hashes = std::make_shared<std::vector<uint64_t>>();
-  std::vector<sim::RequestSpec> out;
-  std::string line;
-  int64_t first_ms = 0, previous_ms = 0;
-  for (int64_t number = 1; std::getline(in, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = path.string() + ":" + std::to_string(number) + ": ";
-    const auto bad = [&](const std::string& field, const std::string& expected) {
-      throw sim::InputError(where + "field \"" + field + "\": expected " + expected);
-    };
-    nlohmann::json row = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!row.is_object()) throw sim::InputError(where + "expected a JSON object");
-    for (const char* field : {"timestamp", "input_length", "output_length"}) {
-      if (!row.contains(field) || !row[field].is_number_integer()) bad(field, "an integer");
-    }
-    if (!row.contains("hash_ids") || !row["hash_ids"].is_array()) {
-      bad("hash_ids", "an array of integers");
-    }
-    const auto timestamp_ms = row["timestamp"].get<int64_t>();
-    const auto input = row["input_length"].get<int64_t>();
-    const auto output = row["output_length"].get<int64_t>();
-    if (out.empty()) first_ms = previous_ms = timestamp_ms;
-    if (timestamp_ms < previous_ms) {
-      bad("timestamp", "milliseconds, not decreasing, got " + std::to_string(timestamp_ms));
-    }
-    previous_ms = timestamp_ms;
-    if (input < 1) bad("input_length", "tokens >= 1, got " + std::to_string(input));
-    const nlohmann::json& ids = row["hash_ids"];
-    if (static_cast<int64_t>(ids.size()) != ceil_div(input, kJsonlHashBlockTokens)) {
-      bad("hash_ids", std::to_string(ceil_div(input, kJsonlHashBlockTokens)) +
-                          " ids (ceil(input_length / 512)), got " + std::to_string(ids.size()));
-    }
-    sim::RequestSpec r;
-    r.arrival = SimTime::MilliSeconds(static_cast<double>(timestamp_ms - first_ms));
-    r.num_prompt_tokens = input;
-    r.num_output_tokens = std::max<int64_t>(output, 1);
-    r.prefix.hashes = hashes;
-    r.prefix.begin = static_cast<int64_t>(hashes->size());
-    r.prefix.count = static_cast<int32_t>(ids.size());
-    r.prefix.block_tokens = static_cast<int32_t>(kJsonlHashBlockTokens);
-    r.prefix.stream = sim::prefix_chain(0x5be0cd19137e2179ULL, static_cast<uint64_t>(out.size()));
-    for (const nlohmann::json& id : ids) {
-      if (!id.is_number_unsigned()) bad("hash_ids", "integers >= 0");
-      hashes->push_back(id.get<uint64_t>());
-    }
-    out.push_back(r);
-  }
-  if (out.empty()) throw sim::InputError(path.string() + ": no requests");
-  return out;
-}
-
 void scale_prefix_blocks(sim::RequestSpec& r, const ServeBenchOptions& a) {
   if (!r.prefix.keyed()) return;
   const double tokens = static_cast<double>(r.prefix.block_tokens) * a.prompt_scale;
@@ -265,8 +210,7 @@ ServeBenchWorkload read_serve_bench_workload(const ServeBenchOptions& a,
                             "AzureLLMInferenceTrace_conv.csv into that folder (docs/traces.md), "
                             "pass --trace FILE, or use --arrivals poisson");
     }
-    w.trace = w.trace_path.extension() == ".jsonl" ? load_jsonl_trace_for_serve_bench(w.trace_path)
-                                                   : sim::load_trace(w.trace_path);
+    w.trace = sim::load_trace(w.trace_path);  // .jsonl: Mooncake rows with their hash blocks
     if (a.conversation_sample > 1) {
       // Whole conversations: the rows whose second hash id is a multiple of K.
       const auto drop = [&](const sim::RequestSpec& r) {

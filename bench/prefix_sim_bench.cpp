@@ -6,7 +6,8 @@
 // off and on, interleaved over --rounds rounds, the median wall time and requests simulated
 // per second on one core, plus the hit rate. Speed is measured here, never in tests.
 //
-//   prefix_sim_bench [--trace FILE] [--requests N] [--replicas N] [--rounds N]
+//   prefix_sim_bench [--trace FILE] [--requests N] [--replicas N] [--rounds N] [--router NAME]
+//                    [--kv-blocks N] (16-token blocks per replica; default 27,000)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -42,12 +43,17 @@ int main(int argc, char** argv) {
   int64_t num_requests = 1000000;
   int64_t replicas = 8;
   int rounds = 3;
+  std::string router = "prefix_aware";
+  // About an 80 GB GPU's KV room for an 8B model in bf16: ~55 GB at 128 KiB per token.
+  int64_t kv_blocks = 27000;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--trace") trace = argv[i + 1];
     if (a == "--requests") num_requests = std::atoll(argv[i + 1]);
     if (a == "--replicas") replicas = std::atoll(argv[i + 1]);
     if (a == "--rounds") rounds = std::atoi(argv[i + 1]);
+    if (a == "--router") router = argv[i + 1];
+    if (a == "--kv-blocks") kv_blocks = std::atoll(argv[i + 1]);
   }
   using namespace llmcap;
   const auto t_load = Clock::now();
@@ -85,9 +91,11 @@ int main(int argc, char** argv) {
     w.open_loop[i].prefix.hashes = shared;
     w.open_loop[i].prefix.begin = offset;
   }
-  std::printf("trace %s: %zu rows read in %.3f s; simulating %zu requests on %lld replicas\n",
-              trace.c_str(), base.size(), load_s, w.open_loop.size(),
-              static_cast<long long>(replicas));
+  std::printf(
+      "trace %s: %zu rows read in %.3f s; simulating %zu requests on %lld replicas, "
+      "router %s\n",
+      trace.c_str(), base.size(), load_s, w.open_loop.size(), static_cast<long long>(replicas),
+      router.c_str());
   const LinearPredictor predictor;
   std::vector<double> off_s, on_s;
   double hit_rate = 0;
@@ -99,10 +107,9 @@ int main(int argc, char** argv) {
       fleet.serving.max_num_seqs = 256;
       fleet.serving.max_num_batched_tokens = 8192;
       fleet.serving.block_size_tokens = 16;
-      // About an 80 GB GPU's KV room for an 8B model in bf16: ~55 GB at 128 KiB per token.
-      fleet.serving.num_kv_blocks = 27000;
+      fleet.serving.num_kv_blocks = kv_blocks;
       fleet.serving.prefix_caching = caching;
-      fleet.router = sim::RouterKind::kLeastOutstanding;
+      fleet.router = sim::parse_router(router, "--router");
       const auto t0 = Clock::now();
       const sim::SimResult r = sim::simulate(w, fleet, predictor, 1);
       const double s = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -120,8 +127,8 @@ int main(int argc, char** argv) {
   const auto n = static_cast<double>(w.open_loop.size());
   std::printf("prefix caching off: median %.3f s, %.0f requests/s\n", median(off_s),
               n / median(off_s));
-  std::printf("prefix caching on:  median %.3f s, %.0f requests/s, hit rate %.1f%%\n",
-              median(on_s), n / median(on_s), 100 * hit_rate);
+  std::printf("prefix caching on:  median %.3f s, %.0f requests/s, hit rate %.1f%%\n", median(on_s),
+              n / median(on_s), 100 * hit_rate);
   std::printf("on / off wall time: %.2f\n", median(on_s) / median(off_s));
   return 0;
 }

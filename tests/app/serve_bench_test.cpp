@@ -128,9 +128,9 @@ TEST(ServeBenchWorkload, JsonlTraceIsKeyedAndItsHashBlocksScaleWithThePrompt) {
       "m.jsonl",
       "{\"timestamp\": 0, \"input_length\": 1030, \"output_length\": 40, \"hash_ids\": [0, 1, 2]}\n"
       "\n"
-      "{\"timestamp\": 1500, \"input_length\": 600, \"output_length\": 0, \"hash_ids\": [0, 7], "
-      "\"other\": 1}\n");
-  const std::vector<sim::RequestSpec> rows = load_jsonl_trace_for_serve_bench(path);
+      "{\"timestamp\": 1500, \"input_length\": 600, \"output_length\": 0, \"hash_ids\": [0, "
+      "7]}\n");
+  const std::vector<sim::RequestSpec> rows = sim::load_trace(path);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[1].arrival, SimTime::MilliSeconds(1500));
   EXPECT_EQ(rows[1].num_output_tokens, 1);  // 0 reads as 1
@@ -154,32 +154,8 @@ TEST(ServeBenchWorkload, JsonlTraceIsKeyedAndItsHashBlocksScaleWithThePrompt) {
   EXPECT_EQ(w.trace[0].prefix.block_tokens, 16);
 }
 
-TEST(ServeBenchWorkload, JsonlTraceAndHashBlockErrorsNameTheFileLineAndField) {
-  llmcap::testing::TempDir dir;
-  const auto message = [&](const std::string& contents) {
-    try {
-      load_jsonl_trace_for_serve_bench(dir.write("bad.jsonl", contents));
-    } catch (const sim::InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  const std::string file = (dir.path() / "bad.jsonl").string();
-  EXPECT_EQ(message("{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 1, "
-                    "\"hash_ids\": [0]}\n"),
-            file + ":1: field \"hash_ids\": expected 2 ids (ceil(input_length / 512)), got 1");
-  EXPECT_EQ(message("[1, 2]\n"), file + ":1: expected a JSON object");
-  EXPECT_EQ(message("{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": "
-                    "[0]}\n{\"timestamp\": 4, \"input_length\": 1, \"output_length\": 1, "
-                    "\"hash_ids\": [0]}\n"),
-            file + ":2: field \"timestamp\": expected milliseconds, not decreasing, got 4");
-  EXPECT_EQ(message("{\"timestamp\": 0, \"input_length\": \"x\", \"output_length\": 1, "
-                    "\"hash_ids\": [0]}\n"),
-            file + ":1: field \"input_length\": expected an integer");
-  EXPECT_EQ(message("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, "
-                    "\"hash_ids\": [-3]}\n"),
-            file + ":1: field \"hash_ids\": expected integers >= 0");
-
+TEST(ServeBenchWorkload, HashBlockScalingErrorsNameTheOption) {
+  // The .jsonl reader's own errors are tested with it (tests/sim/trace_jsonl_test.cpp).
   sim::RequestSpec r = request(0, 100, 10);
   r.prefix.block_tokens = 512;
   ServeBenchOptions a;
