@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -119,8 +120,7 @@ class Engine {
   int64_t leave_decoders(Replica& replica, int64_t id);
   int64_t preempt_last(Replica& replica, SimTime now);
   // ---- prefix caching (sim/replica.cpp) -----------------------------------------------------
-  const std::vector<uint64_t>& unit_keys(const Sequence& seq, int64_t num_units,
-                                         int64_t unit_tokens);
+  std::span<const uint64_t> unit_keys(const Sequence& seq, int64_t num_units, int64_t unit_tokens);
   int64_t cached_prefix_tokens(const Replica& replica, const Sequence& seq);
   void order_by_prefix(Replica& replica);
   std::vector<std::pair<int64_t, int64_t>> order_scratch_;  ///< order_by_prefix()

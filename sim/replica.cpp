@@ -1,6 +1,7 @@
 // Engine primitives on one replica's state: the waiting queue, the running list, admission,
 // the decoding sequences in aggregate, decode steps with preemption, prefill chunks.
 #include <algorithm>
+#include <span>
 
 #include "sim/check.h"
 #include "sim/engine.h"
@@ -78,7 +79,7 @@ Engine::Admission Engine::plan_admission(Replica& replica) {
   // At least one token is computed (vLLM caps a hit at the prefill's tokens - 1).
   const int64_t max_units = (target - 1) / seq.unit_tokens;
   if (max_units == 0) return a;
-  const std::vector<uint64_t>& keys = unit_keys(seq, max_units, seq.unit_tokens);
+  const std::span<const uint64_t> keys = unit_keys(seq, max_units, seq.unit_tokens);
   int64_t evictable_matched = 0;
   for (const uint64_t key : keys) {
     const int32_t e = cache.find(key);
@@ -131,16 +132,23 @@ void Engine::admit_front(Replica& replica, SimTime now, int64_t num_tokens,
 
 /// Keys of the first `num_units` cache units of `seq` (Sequence::unit_tokens each): key
 /// index (u + 1) x U / S - 1 of its blocks of S = prefix.block_tokens tokens.
-const std::vector<uint64_t>& Engine::unit_keys(const Sequence& seq, int64_t num_units,
-                                               int64_t unit_tokens) {
-  const int64_t per_unit = unit_tokens / seq.prefix.block_tokens;
-  key_scratch_.clear();
-  append_prefix_keys(seq.prefix, seq.num_prompt_tokens, num_units * per_unit, key_scratch_);
-  if (per_unit > 1) {
-    for (int64_t u = 0; u < num_units; ++u) key_scratch_[u] = key_scratch_[(u + 1) * per_unit - 1];
-    key_scratch_.resize(static_cast<size_t>(num_units));
+std::span<const uint64_t> Engine::unit_keys(const Sequence& seq, int64_t num_units,
+                                            int64_t unit_tokens) {
+  std::vector<uint64_t>& keys = seq.unit_keys;
+  if (seq.unit_keys_tokens != unit_tokens || static_cast<int64_t>(keys.size()) < num_units) {
+    // Computed once for the whole prefill (admission asks for fewer units than the chunks
+    // complete), again only for units beyond it (a decode's, at leave).
+    const int64_t want = std::max(num_units, (prefill_tokens(seq) + unit_tokens - 1) / unit_tokens);
+    const int64_t per_unit = unit_tokens / seq.prefix.block_tokens;
+    keys.clear();
+    append_prefix_keys(seq.prefix, seq.num_prompt_tokens, want * per_unit, keys);
+    if (per_unit > 1) {
+      for (int64_t u = 0; u < want; ++u) keys[u] = keys[(u + 1) * per_unit - 1];
+      keys.resize(static_cast<size_t>(want));
+    }
+    seq.unit_keys_tokens = unit_tokens;
   }
-  return key_scratch_;
+  return {keys.data(), static_cast<size_t>(num_units)};
 }
 
 /// Tokens of the prompt of waiting-to-be-routed `seq` that `replica`'s prefix cache holds (its
@@ -202,7 +210,7 @@ void Engine::insert_prefilled_units(Replica& replica, Sequence& seq) {
   if (done <= first) return;
   PrefixCache& cache = *replica.prefix_cache;
   const int64_t unit_blocks = seq.unit_tokens / replica.kv.block_size_tokens;
-  const std::vector<uint64_t>& keys = unit_keys(seq, done, seq.unit_tokens);
+  const std::span<const uint64_t> keys = unit_keys(seq, done, seq.unit_tokens);
   for (int64_t u = first; u < done; ++u) {
     const uint64_t key = keys[static_cast<size_t>(u)];
     seq.units.push_back(cache.find(key) >= 0 ? -1 : cache.insert(key, unit_blocks, 1));
@@ -226,7 +234,7 @@ void Engine::release_blocks(Replica& replica, Sequence& seq, int64_t num_blocks,
   int64_t own = num_blocks;  // blocks not in an entry it holds
   for (const int32_t e : seq.units) own -= e >= 0 ? unit_blocks : 0;
   if (full > held) {
-    const std::vector<uint64_t>& keys = unit_keys(seq, full, seq.unit_tokens);
+    const std::span<const uint64_t> keys = unit_keys(seq, full, seq.unit_tokens);
     for (int64_t u = full - 1; u >= held; --u) {
       if (cache.find(keys[static_cast<size_t>(u)]) >= 0) continue;
       cache.insert(keys[static_cast<size_t>(u)], unit_blocks, 0);

@@ -71,6 +71,9 @@ struct Sequence {
   /// Its first units (matched at admission or completed by its prefill so far): the cache
   /// entry it holds for each, or -1 for a unit it keeps privately (its key was already cached).
   std::vector<int32_t> units;
+  /// Engine::unit_keys' cache: its units' keys for units of unit_keys_tokens tokens.
+  mutable std::vector<uint64_t> unit_keys;
+  mutable int64_t unit_keys_tokens = 0;
 
   int64_t offset() const { return num_prompt_tokens + num_emitted - join_step; }
 };

@@ -439,6 +439,7 @@ void Engine::finish(Replica& replica, int64_t id, SimTime now) {
   unlink_running(replica, id);
   seq.state = SeqState::kFinished;
   seq.num_prefilled = 0;
+  std::vector<uint64_t>().swap(seq.unit_keys);
   RequestRecord& record = result_.requests[id];
   record.completion = now;
   if (early_stop_.watching() && record.num_output_tokens >= 2) {
