@@ -96,6 +96,21 @@ std::string slo_text(const sim::Slo& slo) {
 
 /// One indented line per client class of a feasible row: the class's p99 TTFT and TPOT with
 /// its bounds, its SLO attainment and goodput.
+/// "Prefix cache: ..." when any feasible row found prompt tokens in its prefix cache: the range
+/// of the hit rate (cached prompt tokens / prompt tokens) over the feasible rows.
+void print_prefix_cache_line(const plan::PlanResult& result, std::ostream& out) {
+  double low = 1, high = 0;
+  for (const auto& r : result.rows) {
+    if (!r.feasible) continue;
+    low = std::min(low, r.metrics.prefix_cache_hit_rate);
+    high = std::max(high, r.metrics.prefix_cache_hit_rate);
+  }
+  if (high <= 0) return;
+  const auto percent = [](double v) { return fixed_decimals(100 * v, 1) + "%"; };
+  out << "Prefix cache: " << (low < high ? percent(low) + " to " + percent(high) : percent(high))
+      << " of prompt tokens cached, by type (--json: prefix_cache_hit_rate).\n";
+}
+
 void print_class_lines(const plan::PlanRow& r, std::ostream& out) {
   size_t name_width = 0;
   for (const auto& c : r.classes) name_width = std::max(name_width, base::printable(c.name).size());
@@ -324,6 +339,7 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
     out << "(Infeasible reasons cut to their first clause; --verbose prints them whole, and "
            "--json and --csv carry them too.)\n";
   }
+  print_prefix_cache_line(result, out);
   out << "\n";
   bool given_fleet = false;
   for (const auto* r : sorted_rows(result)) {

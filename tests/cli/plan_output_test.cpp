@@ -278,6 +278,37 @@ TEST(PlanOutput, TheWorkloadLineNamesMultiTurnSessions) {
   EXPECT_THAT(out.str(), HasSubstr("multi-turn sessions (mean 2 turns, think time 30 s)"));
 }
 
+TEST(PlanOutput, SaysHowMuchOfThePromptsThePrefixCacheHeldOnlyWhenItHeldAny) {
+  const plan::Scenario s = arrival_scenario(sim::ArrivalProcessKind::kPoisson);
+  plan::PlanResult r = two_rows();
+  std::ostringstream none;
+  print_plan_table(s, r, none);
+  EXPECT_THAT(none.str(), Not(HasSubstr("Prefix cache")));
+  const auto feasible =
+      std::find_if(r.rows.begin(), r.rows.end(), [](const plan::PlanRow& x) { return x.feasible; });
+  const auto infeasible = std::find_if(r.rows.begin(), r.rows.end(),
+                                       [](const plan::PlanRow& x) { return !x.feasible; });
+  ASSERT_TRUE(feasible != r.rows.end() && infeasible != r.rows.end());
+  feasible->metrics.prefix_cache_hit_rate = 0.2106;
+  infeasible->metrics.prefix_cache_hit_rate = 0.151;
+  // The infeasible row is left out: one rate, not a range.
+  std::ostringstream out;
+  print_plan_table(s, r, out);
+  EXPECT_THAT(out.str(), HasSubstr("Prefix cache: 21.1% of prompt tokens cached, by type"));
+  const auto doc = nlohmann::json::parse(plan_to_json(s, r));
+  for (const auto& row : doc.at("results")) {
+    if (row.at("feasible").get<bool>()) {
+      EXPECT_NEAR(row.at("prefix_cache_hit_rate").get<double>(), 0.2106, 1e-12);
+    } else {
+      EXPECT_TRUE(row.at("prefix_cache_hit_rate").is_null());
+    }
+  }
+  infeasible->feasible = true;
+  std::ostringstream both;
+  print_plan_table(s, r, both);
+  EXPECT_THAT(both.str(), HasSubstr("Prefix cache: 15.1% to 21.1% of prompt tokens cached"));
+}
+
 /// Two client classes: "chat" (gamma, TTFT <= 2 s, TPOT <= 0.05 s) and "sum, \"docs\"" (a
 /// name with a comma and quotes, trace, TTFT <= 10 s, TPOT <= 0.1 s), and a result with a
 /// feasible row and an infeasible one, each with the classes' figures.
