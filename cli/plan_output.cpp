@@ -111,6 +111,16 @@ void print_prefix_cache_line(const plan::PlanResult& result, std::ostream& out) 
       << " of prompt tokens cached, by type (--json: prefix_cache_hit_rate).\n";
 }
 
+/// The notes under the table: reasons cut (`cut`), the prefix cache's hit rates; a blank line.
+void print_table_notes(const plan::PlanResult& result, bool cut, std::ostream& out) {
+  if (cut) {
+    out << "(Infeasible reasons cut to their first clause; --verbose prints them whole, and "
+           "--json and --csv carry them too.)\n";
+  }
+  print_prefix_cache_line(result, out);
+  out << "\n";
+}
+
 void print_class_lines(const plan::PlanRow& r, std::ostream& out) {
   size_t name_width = 0;
   for (const auto& c : r.classes) name_width = std::max(name_width, base::printable(c.name).size());
@@ -335,12 +345,7 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
       return reason_text(reason, options.width > 30 ? options.width - 30 : 0);
     });
   }
-  if (cut) {
-    out << "(Infeasible reasons cut to their first clause; --verbose prints them whole, and "
-           "--json and --csv carry them too.)\n";
-  }
-  print_prefix_cache_line(result, out);
-  out << "\n";
+  print_table_notes(result, cut, out);
   bool given_fleet = false;
   for (const auto* r : sorted_rows(result)) {
     if (r->groups.empty()) continue;  // a given (mixed or disaggregated) fleet: one row
