@@ -230,6 +230,10 @@ Metrics compute_metrics(const SimResult& result, const Slo& slo) {
   refuse_stopped(result, "compute_metrics");
   Metrics m = metrics_over(result, nullptr, 0, slo, run_duration_s(result));
   m.num_preemptions = result.num_preemptions;
+  for (const PrefixCacheStats& replica : result.prefix_cache) {
+    m.num_saved_prefill_tokens += replica.num_saved_prefill_tokens;
+    m.num_evicted_blocks += replica.num_evicted_blocks;
+  }
   m.itl = !result.itl_runs.empty()
               ? summarize_gaps(
                     result.itl_runs, [](const GapRun& r) { return r.gap_ns; },

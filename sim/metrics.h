@@ -47,6 +47,11 @@ struct Metrics {
   int64_t num_cached_prompt_tokens = 0;
   /// num_cached_prompt_tokens / num_prompt_tokens (0 without prefix caching).
   double prefix_cache_hit_rate = 0;
+  /// compute_metrics only (0 per class): over every replica's SimResult::prefix_cache, prefill
+  /// tokens not computed because the cache held them (recomputes included) and cached blocks
+  /// evicted.
+  int64_t num_saved_prefill_tokens = 0;
+  int64_t num_evicted_blocks = 0;
 };
 
 /// Metrics of a whole run against one SLO (definitions: docs/metrics.md). Throws

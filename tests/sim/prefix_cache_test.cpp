@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/input_error.h"
+#include "sim/metrics.h"
 #include "sim/simulator.h"
 #include "sim_test_helpers.h"
 
@@ -57,6 +58,10 @@ TEST(PrefixCache, ALaterTurnComputesOnlyWhatTheCacheLacks) {
   EXPECT_EQ(r.prefix_cache[0].num_cached_prompt_tokens, 8);
   EXPECT_EQ(r.prefix_cache[0].num_saved_prefill_tokens, 8);
   EXPECT_DOUBLE_EQ(r.prefix_cache[0].hit_rate(), 8.0 / 24.0);
+  const Metrics m = compute_metrics(r, Slo{10, 10});
+  EXPECT_DOUBLE_EQ(m.prefix_cache_hit_rate, 8.0 / 24.0);
+  EXPECT_EQ(m.num_saved_prefill_tokens, 8);
+  EXPECT_EQ(m.num_evicted_blocks, 0);
 }
 
 TEST(PrefixCache, WithoutTheSwitchNothingIsCached) {
