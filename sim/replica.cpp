@@ -169,9 +169,8 @@ int64_t Engine::cached_prefix_tokens(const Replica& replica, const Sequence& seq
 
 /// SGLang's longest-prefix-match order: the waiting queue (when it holds 2 to
 /// kLongestPrefixQueueLimit sequences) sorted by the tokens of each the cache holds, longest
-/// first, ties in queue order. A sequence is measured as a recompute would be matched
-/// (prompt and emitted tokens; cached_prefix_tokens looks at the prompt only, which is the
-/// same for a sequence not yet run).
+/// first, ties in queue order. Each is measured by its prompt (cached_prefix_tokens), also a
+/// preempted one, whose emitted tokens admission may match as well.
 void Engine::order_by_prefix(Replica& replica) {
   const size_t n = replica.waiting.size();
   if (n < 2 || n > kLongestPrefixQueueLimit) return;

@@ -4,14 +4,20 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <ostream>
 #include <sstream>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "model/step_time.h"
+#include "sim/input_error.h"
 #include "sim/simulator.h"
 #include "sim/workload.h"
+#include "test_util.h"
 
 namespace llmcap::sim::testing {
 
@@ -38,6 +44,19 @@ class RecordingPredictor : public model::StepTimePredictor {
   double base_s_;
   double per_token_s_;
 };
+
+/// Writes `content` to a fresh file of a scratch folder kept for the whole test program.
+inline std::filesystem::path write_temp(const std::string& name, const std::string& content) {
+  static const llmcap::testing::TempDir scratch;
+  static std::atomic<int> counter{0};
+  return scratch.write(std::to_string(counter++) + "_" + name, content);
+}
+
+/// The message of the InputError thrown by `f`; fails the test if none is thrown.
+template <typename F>
+std::string error_of(F&& f) {
+  return llmcap::testing::error_message<InputError>(std::forward<F>(f));
+}
 
 inline SimTime ms(double v) { return SimTime::MilliSeconds(v); }
 

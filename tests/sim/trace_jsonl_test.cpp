@@ -12,6 +12,7 @@
 
 #include "sim/input_error.h"
 #include "sim/workload.h"
+#include "sim_test_helpers.h"
 #include "test_util.h"
 
 namespace llmcap::sim {
@@ -22,16 +23,8 @@ using ::testing::HasSubstr;
 const std::filesystem::path kTraces = llmcap::testing::shared_traces_dir();
 constexpr const char* kMooncake = "mooncake_conversation_trace.jsonl";
 
-std::filesystem::path write_temp(const std::string& name, const std::string& content) {
-  static const llmcap::testing::TempDir scratch;
-  static std::atomic<int> counter{0};
-  return scratch.write(std::to_string(counter++) + "_" + name, content);
-}
-
-template <typename F>
-std::string error_of(F&& f) {
-  return llmcap::testing::error_message<InputError>(std::forward<F>(f));
-}
+using testing::error_of;
+using testing::write_temp;
 
 /// The message load_trace throws for a .jsonl file holding `content`, less its path.
 std::string jsonl_error(const std::string& content, const TraceOptions& options = {}) {

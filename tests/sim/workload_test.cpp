@@ -13,6 +13,7 @@
 #include <string>
 
 #include "sim/input_error.h"
+#include "sim_test_helpers.h"
 #include "test_util.h"
 
 namespace llmcap::sim {
@@ -25,17 +26,8 @@ const std::filesystem::path kTestData = LLMCAP_TEST_DATA_DIR;
 const std::filesystem::path kTraces = llmcap::testing::shared_traces_dir();
 
 /// Writes `content` byte for byte to a fresh file in a scratch folder removed at exit.
-std::filesystem::path write_temp(const std::string& name, const std::string& content) {
-  static const llmcap::testing::TempDir scratch;
-  static std::atomic<int> counter{0};
-  return scratch.write(std::to_string(counter++) + "_" + name, content);
-}
-
-/// The message of the InputError thrown by `f`; fails the test if none is thrown.
-template <typename F>
-std::string error_of(F&& f) {
-  return llmcap::testing::error_message<InputError>(std::forward<F>(f));
-}
+using testing::error_of;
+using testing::write_temp;
 
 constexpr int64_t kNsPerMs = 1'000'000;
 
