@@ -41,7 +41,8 @@ std::string simulation_key(const model::Deployment& d, const model::Efficiency& 
                 "simulation_key: add the new Efficiency field to the key");
   static_assert(sizeof(sim::ServingConfig) ==
                     sizeof(sim::BatchingPolicy) + 4 + 4 * sizeof(int64_t) + sizeof(sim::KvLayout) +
-                        8,  // prefix_caching and longest_prefix_first, padded
+                        8 +  // prefix_caching and longest_prefix_first, padded
+                        sizeof(sim::SpeculativeConfig),
                 "simulation_key: add the new ServingConfig field to the key");
   KeyWriter k;
   k.add(d.kind).add(d.tp_degree).add(d.memory_bandwidth_bytes_per_s);
@@ -60,6 +61,10 @@ std::string simulation_key(const model::Deployment& d, const model::Efficiency& 
     k.add(w.window_blocks).add(w.units_per_block);
   }
   k.add(s.prefix_caching).add(s.longest_prefix_first);
+  static_assert(sizeof(sim::SpeculativeConfig) == sizeof(int64_t) + sizeof(std::vector<double>),
+                "simulation_key: add the new SpeculativeConfig field to the key");
+  k.add(s.speculative.num_draft_tokens).add(s.speculative.acceptance_rates.size());
+  for (const double a : s.speculative.acceptance_rates) k.add(a);
   k.add(fleet.router).add(fleet.decode_router).add(fleet.kv_bytes_per_token);
   k.add(fleet.frontend_latency.ns());
   k.add(num_replicas).add(stop_at_certain_miss);
@@ -103,6 +108,9 @@ std::string context_fingerprint(const Scenario& scenario, const model::ModelSpec
   KeyWriter k;
   k.add(scenario.model_config.string()).add(model.id).add(model.num_params());
   k.add(scenario.kv_format).add(scenario.seed).add(step_time_scale).add(record_itl);
+  // The draft that prices speculative decoding (the serving key has k and the rates).
+  const SpeculativeSpec& spec = scenario.speculative;
+  k.add(spec.on()).add(spec.method).add(spec.draft_layers).add(spec.draft_model_config.string());
   k.add(reinterpret_cast<uintptr_t>(calibration));
   k.add(class_slos.size());
   for (const sim::Slo& slo : class_slos) k.add(slo.ttft_s).add(slo.tpot_s);
