@@ -337,7 +337,7 @@ std::shared_ptr<const model::StepTimePredictor> with_speculation(
                            static_cast<double>(kv_bytes_per_token + draft_kv_bytes_per_token));
   c.row.predictor +=
       "; speculative decoding: " + std::string(speculative_method_name(spec.method)) + ", " +
-      std::to_string(spec.config.num_draft_tokens) + " draft tokens, " +
+      base::plural(spec.config.num_draft_tokens, "draft token") + ", " +
       base::significant(spec.config.tokens_per_step(), 3) + " tokens per step";
   return std::make_shared<model::SpeculativePredictor>(std::move(target), std::move(draft),
                                                        spec.config.num_draft_tokens);
