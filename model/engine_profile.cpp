@@ -9,7 +9,8 @@
 namespace llmcap::model {
 namespace {
 
-const std::vector<std::string> kPolicies = {"static", "continuous", "chunked_prefill"};
+const std::vector<std::string> kPolicies = {"static", "continuous", "chunked_prefill",
+                                            "prefill_first"};
 
 /// {"value", "source", "as_of"} at `key`; the value must satisfy `ok` (`expected` in messages).
 SourcedFigure figure(const base::JsonReader& r, const std::string& key,
@@ -86,7 +87,7 @@ EngineProfile load_engine_profile(const std::filesystem::path& file) {
           "source", "as_of", "note"});
   e.scheduler.policy = s.string("policy");
   if (std::find(kPolicies.begin(), kPolicies.end(), e.scheduler.policy) == kPolicies.end()) {
-    s.fail("policy", "one of static, continuous, chunked_prefill", s.got("policy"));
+    s.fail("policy", "one of static, continuous, chunked_prefill, prefill_first", s.got("policy"));
   }
   e.scheduler.max_num_seqs = s.positive_int("max_num_seqs");
   e.scheduler.max_num_batched_tokens = s.positive_int("max_num_batched_tokens");

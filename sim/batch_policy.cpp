@@ -10,6 +10,7 @@ namespace llmcap::sim {
 const BatchPolicy& static_batching_policy();
 const BatchPolicy& continuous_batching_policy();
 const BatchPolicy& chunked_prefill_policy();
+const BatchPolicy& prefill_first_policy();
 
 namespace {
 
@@ -17,6 +18,7 @@ constexpr std::array kPolicies = {
     BatchPolicyEntry{BatchingPolicy::kStatic, "static", static_batching_policy},
     BatchPolicyEntry{BatchingPolicy::kContinuous, "continuous", continuous_batching_policy},
     BatchPolicyEntry{BatchingPolicy::kChunkedPrefill, "chunked_prefill", chunked_prefill_policy},
+    BatchPolicyEntry{BatchingPolicy::kPrefillFirst, "prefill_first", prefill_first_policy},
 };
 
 }  // namespace

@@ -25,11 +25,16 @@ namespace llmcap::sim {
 ///    one token per running decode, then by prefill chunks of partially prefilled sequences
 ///    (oldest first), then by chunks of newly admitted waiting ones; decodes and prefill
 ///    chunks share one step.
-enum class BatchingPolicy { kStatic, kContinuous, kChunkedPrefill };
-/// "static" | "continuous" | "chunked_prefill". Throws InputError("<context>: unknown batching
-/// policy "x"; known: static, continuous, chunked_prefill").
+///  - kPrefillFirst: SGLang's scheduler (without --enable-mixed-chunk, its default): prefill
+///    steps have priority, each of at most max_num_batched_tokens new tokens (its
+///    chunked_prefill_size): partial prefills first, then waiting sequences, each chunked to
+///    the budget left; a decode step over every running sequence only when no chunk can run.
+enum class BatchingPolicy { kStatic, kContinuous, kChunkedPrefill, kPrefillFirst };
+/// "static" | "continuous" | "chunked_prefill" | "prefill_first". Throws InputError("<context>:
+/// unknown batching policy "x"; known: static, continuous, chunked_prefill, prefill_first").
 BatchingPolicy parse_batching_policy(const std::string& name, const std::string& context);
-/// The name parse_batching_policy() reads ("static", "continuous", "chunked_prefill").
+/// The name parse_batching_policy() reads ("static", "continuous", "chunked_prefill",
+/// "prefill_first").
 const char* batching_policy_name(BatchingPolicy policy);
 
 /// How a sequence's KV cache takes a replica's blocks when some layers attend to a sliding

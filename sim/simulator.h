@@ -95,6 +95,12 @@ namespace llmcap::sim {
 ///    completing = chunks that finish their sequence's prefill. A sequence's first_scheduled
 ///    is the start of the step of its first chunk; a preempted partial prefill loses its
 ///    progress (recompute).
+///    kPrefillFirst (SGLang's scheduler): budget = max_num_batched_tokens (its
+///    chunked_prefill_size). If any prefill chunk can run, the step is a prefill-only step:
+///    partially prefilled sequences first (oldest first), then waiting sequences admitted FCFS
+///    while budget is left, running < max_num_seqs and the blocks of the whole prefill are free,
+///    each a chunk of min(remaining prefill, budget left). Otherwise it is a decode step over
+///    every running sequence, as kContinuous's.
 ///    Every step lasts SimTime::Seconds(predictor.step_time_s(shape)).
 ///  - Step end (kStepComplete). Every decode of the step emits its next token and every
 ///    sequence whose prefill finished in the step emits one token: its first (first_token)

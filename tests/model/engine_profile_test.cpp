@@ -125,7 +125,7 @@ TEST(EngineProfile, BadFieldsAreNamedWithTheValueAndWhatWasExpected) {
   using llmcap::testing::replace_once;
   EXPECT_THAT(load_error(replace_once(kProfile, R"("chunked_prefill")", R"("fifo")")),
               HasSubstr(R"(field "scheduler.policy": expected one of static, continuous, )"
-                        R"(chunked_prefill, got "fifo")"));
+                        R"(chunked_prefill, prefill_first, got "fifo")"));
   EXPECT_THAT(load_error(replace_once(kProfile, R"("value": 0.9,)", R"("value": 1.5,)")),
               HasSubstr(R"(field "memory_bandwidth_fraction.value": expected a fraction in )"
                         R"((0, 1], got 1.5)"));

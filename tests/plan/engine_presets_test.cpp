@@ -1,7 +1,8 @@
 // Each engine preset's scheduler (data/engines/*.json, applied by plan::serving_for) on one
 // hand-worked case: a 10,000-token prompt A, a short prompt B arriving during A's first step,
-// and later C, A's conversation continued (A's prompt and 100 more tokens). The presets differ
-// in batching policy, token budget, block size and prefix caching, and so in their steps.
+// D arriving while A and B decode, and later C, A's conversation continued (A's prompt and 100
+// more tokens). The presets differ in batching policy, token budget, block size and prefix
+// caching, and so in their steps.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -52,6 +53,13 @@ model::BatchShape decode(int64_t seqs, int64_t context_tokens) {
   return s;
 }
 
+/// `prefill` with `seqs` decodes of `context_tokens` in all in the same step.
+model::BatchShape with_decodes(model::BatchShape prefill, int64_t seqs, int64_t context_tokens) {
+  prefill.num_decode_seqs = seqs;
+  prefill.num_decode_context_tokens = context_tokens;
+  return prefill;
+}
+
 void expect_steps(const std::vector<model::BatchShape>& got,
                   const std::vector<model::BatchShape>& want) {
   ASSERT_EQ(got.size(), want.size());
@@ -67,9 +75,10 @@ void expect_steps(const std::vector<model::BatchShape>& got,
   }
 }
 
-/// The case's steps under `engine` on `instance`: A (10,000 tokens, conversation 1) at 0, B
-/// (100 tokens, conversation 2) at 0.5 ms, C (10,100 tokens, conversation 1) at 100 ms; two
-/// output tokens each; conversations keyed in 16-token blocks.
+/// The case's steps under `engine` on `instance`: A (10,000 tokens, conversation 1) at 0 and B
+/// (100 tokens, conversation 2) at 0.5 ms, 3 output tokens each; D (50 tokens, conversation 3)
+/// at 2.5 ms and C (10,100 tokens, conversation 1) at 100 ms, 2 output tokens each;
+/// conversations keyed in 16-token blocks.
 std::vector<model::BatchShape> steps_of(const std::string& engine, const std::string& instance) {
   const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
   const model::InstanceType& type = catalog.instance(instance, "test");
@@ -79,35 +88,40 @@ std::vector<model::BatchShape> steps_of(const std::string& engine, const std::st
   fleet.num_replicas = 1;
   fleet.serving = serving_for(s, type, catalog);
   fleet.serving.num_kv_blocks = 1'000'000 / fleet.serving.block_size_tokens;
-  const auto turn = [](double ms, int64_t prompt, uint64_t stream) {
+  const auto turn = [](double ms, int64_t prompt, int64_t output, uint64_t stream) {
     sim::RequestSpec r;
     r.arrival = sim::SimTime::MilliSeconds(ms);
     r.num_prompt_tokens = prompt;
-    r.num_output_tokens = 2;
+    r.num_output_tokens = output;
     r.prefix.block_tokens = 16;
     r.prefix.stream = stream;
     return r;
   };
   sim::Workload w;
-  w.open_loop = {turn(0, 10'000, 1), turn(0.5, 100, 2), turn(100, 10'100, 1)};
+  w.open_loop = {turn(0, 10'000, 3, 1), turn(0.5, 100, 3, 2), turn(2.5, 50, 2, 3),
+                 turn(100, 10'100, 2, 1)};
   const RecordingPredictor predictor;
   sim::simulate(w, fleet, predictor, 1);
   return predictor.shapes;
 }
 
 TEST(EnginePresets, VllmChunksUnderItsBudgetDecodesFirstAndReusesTheSharedPrefix) {
-  // Chunked prefill, 8,192 tokens per step: A's first 8,192, then its last 1,808 with B's 100;
-  // one decode step ends both. C finds A's 625 blocks of 16 cached and computes 100 tokens.
+  // Chunked prefill, decodes first, 8,192 tokens per step: A's first 8,192, then its last 1,808
+  // with B's 100; a decode step; then D's prefill rides along A's and B's last decodes. C finds
+  // A's 625 blocks of 16 cached and computes 100 tokens.
   expect_steps(steps_of("vllm", "aws-p5.4xlarge"),
                {chunks({{8192, 0}}, 0), chunks({{1808, 8192}, {100, 0}}, 2),
-                decode(2, 10'001 + 101), chunks({{100, 10'000}}, 1), decode(1, 10'101)});
+                decode(2, 10'001 + 101), with_decodes(chunks({{50, 0}}, 1), 2, 10'002 + 102),
+                decode(1, 51), chunks({{100, 10'000}}, 1), decode(1, 10'101)});
 }
 
-TEST(EnginePresets, SglangPrefillsFirstAndKeepsItsRadixCache) {
-  // Prefill first: A alone (over the budget, admitted alone), then B's prefill before any
-  // decode; C reuses A's prompt (the cache unit is the conversation's 16-token key block).
+TEST(EnginePresets, SglangPrefillsFirstInChunksAndKeepsItsRadixCache) {
+  // Prefill first, chunked to 8,192: A's first chunk, its rest with B; a decode step; then D's
+  // prefill alone while A and B wait, and one decode step for all three. C reuses A's prompt
+  // (the cache unit is the conversation's 16-token key block over SGLang's 1-token pages).
   expect_steps(steps_of("sglang", "aws-p5.4xlarge"),
-               {chunks({{10'000, 0}}, 1), chunks({{100, 0}}, 1), decode(2, 10'001 + 101),
+               {chunks({{8192, 0}}, 0), chunks({{1808, 8192}, {100, 0}}, 2),
+                decode(2, 10'001 + 101), chunks({{50, 0}}, 1), decode(3, 10'002 + 102 + 51),
                 chunks({{100, 10'000}}, 1), decode(1, 10'101)});
 }
 
@@ -116,18 +130,19 @@ TEST(EnginePresets, TensorRtLlmReusesWhole32TokenBlocksOnly) {
   // C computes 10,100 - 9,984 = 116.
   expect_steps(steps_of("tensorrt-llm", "aws-p5.4xlarge"),
                {chunks({{8192, 0}}, 0), chunks({{1808, 8192}, {100, 0}}, 2),
-                decode(2, 10'001 + 101), chunks({{116, 9'984}}, 1), decode(1, 10'101)});
+                decode(2, 10'001 + 101), with_decodes(chunks({{50, 0}}, 1), 2, 10'002 + 102),
+                decode(1, 51), chunks({{116, 9'984}}, 1), decode(1, 10'101)});
 }
 
 TEST(EnginePresets, LlamaCppChunksBy2048AndCachesNothingAcrossRequests) {
-  // 2,048 tokens per step: A takes four whole steps, then its last 1,808 with B's 100; C is
-  // prefilled whole again (no cache shared between slots) in 2,048-token chunks.
-  expect_steps(
-      steps_of("llama.cpp", "aws-m7i.8xlarge"),
-      {chunks({{2048, 0}}, 0), chunks({{2048, 2048}}, 0), chunks({{2048, 4096}}, 0),
-       chunks({{2048, 6144}}, 0), chunks({{1808, 8192}, {100, 0}}, 2), decode(2, 10'001 + 101),
-       chunks({{2048, 0}}, 0), chunks({{2048, 2048}}, 0), chunks({{2048, 4096}}, 0),
-       chunks({{2048, 6144}}, 0), chunks({{1908, 8192}}, 1), decode(1, 10'101)});
+  // 2,048 tokens per step: A takes four whole steps, then its last 1,808 with B's 100 and D's
+  // 50 (D arrived meanwhile); C is prefilled whole again (no cache shared between slots).
+  expect_steps(steps_of("llama.cpp", "aws-m7i.8xlarge"),
+               {chunks({{2048, 0}}, 0), chunks({{2048, 2048}}, 0), chunks({{2048, 4096}}, 0),
+                chunks({{2048, 6144}}, 0), chunks({{1808, 8192}, {100, 0}, {50, 0}}, 3),
+                decode(3, 10'001 + 101 + 51), decode(2, 10'002 + 102), chunks({{2048, 0}}, 0),
+                chunks({{2048, 2048}}, 0), chunks({{2048, 4096}}, 0), chunks({{2048, 6144}}, 0),
+                chunks({{1908, 8192}}, 1), decode(1, 10'101)});
 }
 
 }  // namespace

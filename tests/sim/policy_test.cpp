@@ -121,6 +121,35 @@ TEST(BatchingPolicyHandTest, ChunkedPrefillSharesEachStepsTokenBudget) {
   EXPECT_EQ(r.num_preemptions, 0);
 }
 
+TEST(BatchingPolicyHandTest, PrefillFirstChunksPromptsToItsBudgetBeforeAnyDecode) {
+  RecordingPredictor predictor(0.010, 0.001);
+  FleetConfig fleet = one_replica(BatchingPolicy::kPrefillFirst, 16, 100);
+  fleet.serving.max_num_batched_tokens = 16;
+  fleet.serving.max_num_seqs = 4;
+  const SimResult r = simulate(three_requests(), fleet, predictor, 1);
+  // Budget 16 prefill tokens per step; decodes only when no prefill can run (SGLang).
+  // t=0   admit R0 with all its 10 tokens (55 pairs) = 20 ms.
+  // t=5   R1, R2 arrive and wait.
+  // t=20  R0 token 1. Prefill first: admit R1 with a chunk of 16 of its 20 tokens (136 pairs);
+  //       the budget is spent, R2 waits. 16 tokens = 26 ms; R0 does not decode.
+  // t=46  R1's last 4 tokens after 16 (4*16 + 10 = 74 pairs), then R2's 5 (15 pairs), both
+  //       completing. 9 tokens = 19 ms.
+  // t=65  R1 token 1; R2 token 1 = last. No prefill left: decode [R0, R1] (11 + 21) = 12 ms.
+  // t=77  R0 token 2 (gap 57); R1 token 2 = last (gap 12). decode [R0] (context 12) = 11 ms.
+  // t=88  R0 token 3 = last (gap 11).
+  expect_shapes(predictor.shapes, {prefill(1, 10, 55), chunks(1, 16, 136, 0, 0),
+                                   chunks(2, 9, 89, 16, 2), decode(2, 32), decode(1, 12)});
+  EXPECT_EQ(r.requests[0].completion, ms(88));
+  EXPECT_EQ(r.requests[0].max_itl, ms(57));
+  EXPECT_EQ(r.requests[1].first_scheduled, ms(20));
+  EXPECT_EQ(r.requests[1].first_token, ms(65));
+  EXPECT_EQ(r.requests[1].completion, ms(77));
+  EXPECT_EQ(r.requests[2].first_scheduled, ms(46));
+  EXPECT_EQ(r.requests[2].completion, ms(65));
+  EXPECT_EQ(r.itl_ns, (std::vector<int64_t>{ms(57).ns(), ms(12).ns(), ms(11).ns()}));
+  EXPECT_EQ(r.num_steps, 5);
+}
+
 // ---- static batching --------------------------------------------------------------------------
 
 TEST(StaticBatchingTest, NothingJoinsABatchInProgress) {
@@ -260,8 +289,9 @@ TEST(BatchingPolicyInputTest, ParsesNamesAndListsTheKnownOnes) {
   EXPECT_EQ(parse_batching_policy("static", "x"), BatchingPolicy::kStatic);
   EXPECT_EQ(parse_batching_policy("continuous", "x"), BatchingPolicy::kContinuous);
   EXPECT_EQ(parse_batching_policy("chunked_prefill", "x"), BatchingPolicy::kChunkedPrefill);
-  for (const BatchingPolicy p :
-       {BatchingPolicy::kStatic, BatchingPolicy::kContinuous, BatchingPolicy::kChunkedPrefill}) {
+  EXPECT_EQ(parse_batching_policy("prefill_first", "x"), BatchingPolicy::kPrefillFirst);
+  for (const BatchingPolicy p : {BatchingPolicy::kStatic, BatchingPolicy::kContinuous,
+                                 BatchingPolicy::kChunkedPrefill, BatchingPolicy::kPrefillFirst}) {
     EXPECT_EQ(parse_batching_policy(batching_policy_name(p), "x"), p);
   }
   try {
@@ -270,7 +300,7 @@ TEST(BatchingPolicyInputTest, ParsesNamesAndListsTheKnownOnes) {
   } catch (const InputError& e) {
     EXPECT_THAT(e.what(), HasSubstr("scenario.json: field \"serving.policy\": unknown batching "
                                     "policy \"sarathi\"; known: static, continuous, "
-                                    "chunked_prefill"));
+                                    "chunked_prefill, prefill_first"));
   }
 }
 
@@ -294,8 +324,8 @@ TEST(BatchingPolicyInputTest, RefusesImpossibleConfigurationsWithTheReason) {
   EXPECT_EQ(error_of(fleet), "no error");
   fleet.serving.policy = static_cast<BatchingPolicy>(7);
   EXPECT_THAT(error_of(fleet),
-              HasSubstr("serving.policy: expected static, continuous or chunked_prefill, got "
-                        "value 7"));
+              HasSubstr("serving.policy: expected static, continuous, chunked_prefill or "
+                        "prefill_first, got value 7"));
   fleet.serving.policy = BatchingPolicy::kStatic;
   fleet.router = static_cast<RouterKind>(-1);
   EXPECT_THAT(error_of(fleet),

@@ -222,10 +222,11 @@ INSTANTIATE_TEST_SUITE_P(Registries, EveryPolicyAndRouter, ::testing::ValuesIn(e
                          case_name);
 
 TEST(Registries, ListEveryEnumValueOnceInOrder) {
-  ASSERT_EQ(batch_policy_registry().size(), 3u);
+  ASSERT_EQ(batch_policy_registry().size(), 4u);
   EXPECT_EQ(batch_policy_registry()[0].kind, BatchingPolicy::kStatic);
   EXPECT_EQ(batch_policy_registry()[1].kind, BatchingPolicy::kContinuous);
   EXPECT_EQ(batch_policy_registry()[2].kind, BatchingPolicy::kChunkedPrefill);
+  EXPECT_EQ(batch_policy_registry()[3].kind, BatchingPolicy::kPrefillFirst);
   ASSERT_EQ(router_registry().size(), 5u);
   EXPECT_EQ(router_registry()[0].kind, RouterKind::kRoundRobin);
   EXPECT_EQ(router_registry()[1].kind, RouterKind::kLeastOutstanding);
