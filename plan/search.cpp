@@ -169,7 +169,8 @@ std::string config_label(const ServingChoice& c) {
   s += model::to_string(c.weight_format);
   s += ' ';
   s += sim::batching_policy_name(c.serving.policy);
-  if (c.serving.policy == sim::BatchingPolicy::kChunkedPrefill) {
+  if (c.serving.policy == sim::BatchingPolicy::kChunkedPrefill ||
+      c.serving.policy == sim::BatchingPolicy::kPrefillFirst) {
     s += " chunk=" + std::to_string(c.serving.max_num_batched_tokens);
   }
   s += " max_num_seqs=" + std::to_string(c.serving.max_num_seqs);
@@ -205,11 +206,12 @@ std::vector<ServingChoice> search_configs(const SearchSpec& spec, const ServingC
     for (const model::WeightFormat wf : formats) {
       for (const sim::BatchingPolicy policy : policies) {
         for (const int64_t n : seqs) {
-          const bool chunked = policy == sim::BatchingPolicy::kChunkedPrefill;
+          const bool decode_first = policy == sim::BatchingPolicy::kChunkedPrefill;
+          const bool chunked = decode_first || policy == sim::BatchingPolicy::kPrefillFirst;
           const std::vector<int64_t> budgets =
               chunked ? chunks : std::vector{base.serving.max_num_batched_tokens};
           for (const int64_t budget : budgets) {
-            if (chunked && budget < n) continue;  // the simulator refuses it
+            if (decode_first && budget < n) continue;  // the simulator refuses it
             ServingChoice c = base;
             c.tp_degree = tp;
             c.weight_format = wf;
