@@ -1,5 +1,6 @@
 #include "sim/batch_policy.h"
 
+#include <algorithm>
 #include <array>
 
 #include "sim/engine.h"
@@ -49,6 +50,39 @@ void BatchPolicy::admit_whole_prefills(Engine& engine, Replica& replica, SimTime
     if (admission.num_blocks > replica.kv.num_free_blocks) break;
     engine.admit_front(replica, now, admission.num_tokens, admission);
     engine.add_chunk(replica, shape, id, admission.cached_tokens, admission.num_tokens);
+  }
+}
+
+int64_t BatchPolicy::continue_prefills(Engine& engine, Replica& replica, model::BatchShape& shape,
+                                       int64_t budget) {
+  for (const int64_t id : replica.prefilling) {
+    if (budget == 0) break;
+    Sequence& seq = engine.sequence(id);
+    const int64_t cached = seq.num_prefilled;
+    const int64_t chunk = std::min(seq.prefill_target - cached, budget);
+    seq.num_prefilled += chunk;
+    engine.add_chunk(replica, shape, id, cached, chunk);
+    budget -= chunk;
+  }
+  return budget;
+}
+
+void BatchPolicy::admit_chunks(Engine& engine, Replica& replica, SimTime now,
+                               model::BatchShape& shape, int64_t budget) {
+  while (!replica.waiting.empty() && budget > 0 &&
+         replica.num_running + replica.num_incoming < replica.serving.max_num_seqs) {
+    if (engine.front_is_migrating(replica)) {
+      if (!engine.try_pull_front(replica, now)) break;
+      continue;
+    }
+    const int64_t id = replica.waiting.front();
+    const Engine::Admission admission = engine.plan_admission(replica);
+    if (admission.num_blocks > replica.kv.num_free_blocks) break;
+    const int64_t chunk = std::min(admission.num_tokens, budget);
+    engine.admit_front(replica, now, chunk, admission);
+    engine.add_chunk(replica, shape, id, admission.cached_tokens, chunk);
+    if (chunk < admission.num_tokens) replica.prefilling.push_back(id);
+    budget -= chunk;
   }
 }
 

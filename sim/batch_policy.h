@@ -32,6 +32,17 @@ class BatchPolicy {
   /// met on the way is pulled (no prefill) if it fits.
   static void admit_whole_prefills(Engine& engine, Replica& replica, SimTime now,
                                    model::BatchShape& shape);
+  /// Chunked prefills (kChunkedPrefill, kPrefillFirst): the next chunk of each partially
+  /// prefilled sequence, oldest first, min(its remaining prefill, the budget left) tokens
+  /// (their blocks are already held). Returns the budget left.
+  static int64_t continue_prefills(Engine& engine, Replica& replica, model::BatchShape& shape,
+                                   int64_t budget);
+  /// Then waiting sequences FCFS while budget is left, running < max_num_seqs and the blocks
+  /// of the whole prefill are free, each with a first chunk of min(its prefill, the budget
+  /// left); one not finished joins replica.prefilling. A migrating sequence met on the way is
+  /// pulled if it fits.
+  static void admit_chunks(Engine& engine, Replica& replica, SimTime now, model::BatchShape& shape,
+                           int64_t budget);
 };
 
 struct BatchPolicyEntry {
