@@ -41,7 +41,8 @@ std::string simulation_key(const model::Deployment& d, const model::Efficiency& 
                 "simulation_key: add the new Efficiency field to the key");
   static_assert(sizeof(sim::ServingConfig) ==
                     sizeof(sim::BatchingPolicy) + 4 + 4 * sizeof(int64_t) + sizeof(sim::KvLayout) +
-                        8,  // prefix_caching and longest_prefix_first, padded
+                        8 +  // prefix_caching and longest_prefix_first, padded
+                        sizeof(sim::KvOffloadConfig),
                 "simulation_key: add the new ServingConfig field to the key");
   KeyWriter k;
   k.add(d.kind).add(d.tp_degree).add(d.memory_bandwidth_bytes_per_s);
@@ -60,6 +61,9 @@ std::string simulation_key(const model::Deployment& d, const model::Efficiency& 
     k.add(w.window_blocks).add(w.units_per_block);
   }
   k.add(s.prefix_caching).add(s.longest_prefix_first);
+  static_assert(sizeof(sim::KvOffloadConfig) == 3 * 8, "simulation_key: add the new field");
+  k.add(s.kv_offload.num_host_blocks).add(s.kv_offload.host_link_bytes_per_s);
+  k.add(s.kv_offload.block_bytes);
   k.add(fleet.router).add(fleet.decode_router).add(fleet.kv_bytes_per_token);
   k.add(fleet.frontend_latency.ns());
   k.add(num_replicas).add(stop_at_certain_miss);
