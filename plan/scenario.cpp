@@ -342,6 +342,14 @@ void parse_serving_limits(const Fields& sv, sim::ServingConfig& serving) {
   }
 }
 
+/// "serving.kv_offload_bytes": host bytes per GPU instance for KV offload (0 when absent).
+int64_t parse_kv_offload_bytes(const Fields& sv) {
+  if (!sv.has("kv_offload_bytes")) return 0;
+  return std::llround(sv.number(
+      "kv_offload_bytes", [](double v) { return v >= 0 && v <= 9e18; },
+      "a number of bytes in [0, 9e18] (0: no KV offload)"));
+}
+
 /// Which engine defaults the scenario's "serving" overrides (serving_for).
 void mark_serving_fields(const Fields& sv, Scenario& s) {
   s.batching_set = sv.has("batching");
@@ -610,9 +618,11 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path,
   if (f.has("serving")) {
     const Fields sv = f.object("serving");
     sv.only({"max_num_seqs", "max_num_batched_tokens", "block_size_tokens", "batching", "router",
-             "tensor_parallel", "expert_parallel", "prefix_caching", "schedule_order"});
+             "tensor_parallel", "expert_parallel", "prefix_caching", "schedule_order",
+             "kv_offload_bytes"});
     parse_serving_limits(sv, s.serving);
     mark_serving_fields(sv, s);
+    s.kv_offload_bytes = parse_kv_offload_bytes(sv);
     if (sv.has("router")) s.router = parse_router_field(sv, "router");
     if (sv.has("tensor_parallel")) s.tensor_parallel = parse_tensor_parallel(sv);
     s.expert_parallel = sv.boolean_or("expert_parallel", false);
