@@ -132,8 +132,8 @@ namespace llmcap::sim {
 ///    tier of at most num_host_blocks blocks behind the prefix cache, an LRU of units (SGLang's
 ///    HiCache, vLLM's offloading connector). A unit evicted from the GPU cache is copied there
 ///    (on eviction, a write-back tier: HiCache's documented write_through copies units when
-///    computed; asynchronously: no step time), the host's least
-///    recently stored units dropped for room (a unit larger than the tier is not kept). A key
+///    computed; asynchronously: no step time), the host's least recently stored units dropped
+///    for room (a unit larger than the tier is not kept). A key
 ///    is in at most one tier: a load removes the host copy, and a unit computed into the GPU
 ///    cache drops its host copy. Admission matches unit after unit on the GPU, else in the
 ///    host tier, until a unit is in neither; host units are always loaded, never recomputed
