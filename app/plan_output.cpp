@@ -55,6 +55,14 @@ std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& resul
       scenario["engine"]["profiles"] = files;
     }
   }
+  if (sc.speculative.on()) {
+    const plan::SpeculativeSpec& sp = sc.speculative;
+    scenario["speculative"] = {{"method", plan::speculative_method_name(sp.method)},
+                               {"num_draft_tokens", sp.config.num_draft_tokens},
+                               {"acceptance_rates", sp.config.acceptance_rates},
+                               {"tokens_per_step", sp.config.tokens_per_step()},
+                               {"source", sp.source}};
+  }
   if (!sc.workload.classes.empty()) {
     json classes = json::array();
     for (const plan::ClientClassSpec& c : sc.workload.classes) {

@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
       router.c_str());
   const LinearPredictor predictor;
   std::vector<double> off_s, on_s;
+  int64_t off_steps = 0, on_steps = 0;
   double hit_rate = 0;
   for (int round = 0; round < rounds; ++round) {
     for (const bool caching : {false, true}) {
@@ -114,6 +115,7 @@ int main(int argc, char** argv) {
       const sim::SimResult r = sim::simulate(w, fleet, predictor, 1);
       const double s = std::chrono::duration<double>(Clock::now() - t0).count();
       (caching ? on_s : off_s).push_back(s);
+      (caching ? on_steps : off_steps) = r.num_steps;
       if (caching) {
         int64_t prompt = 0, cached = 0;
         for (const auto& st : r.prefix_cache) {
@@ -125,10 +127,14 @@ int main(int argc, char** argv) {
     }
   }
   const auto n = static_cast<double>(w.open_loop.size());
-  std::printf("prefix caching off: median %.3f s, %.0f requests/s\n", median(off_s),
-              n / median(off_s));
-  std::printf("prefix caching on:  median %.3f s, %.0f requests/s, hit rate %.1f%%\n", median(on_s),
-              n / median(on_s), 100 * hit_rate);
+  std::printf("prefix caching off: median %.3f s, %.0f requests/s, %lld steps (%.0f ns each)\n",
+              median(off_s), n / median(off_s), static_cast<long long>(off_steps),
+              1e9 * median(off_s) / static_cast<double>(std::max<int64_t>(off_steps, 1)));
+  std::printf(
+      "prefix caching on:  median %.3f s, %.0f requests/s, %lld steps (%.0f ns each), hit rate "
+      "%.1f%%\n",
+      median(on_s), n / median(on_s), static_cast<long long>(on_steps),
+      1e9 * median(on_s) / static_cast<double>(std::max<int64_t>(on_steps, 1)), 100 * hit_rate);
   std::printf("on / off wall time: %.2f\n", median(on_s) / median(off_s));
   return 0;
 }

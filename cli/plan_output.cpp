@@ -195,6 +195,19 @@ void print_engines(const plan::Scenario& sc, const plan::PlanResult& result, std
     out << " (each kind's default; the scenario's \"engine\" chooses others)";
   }
   out << "\n";
+  if (sc.speculative.on()) {
+    const plan::SpeculativeSpec& sp = sc.speculative;
+    std::string rates;
+    for (const double a : sp.config.acceptance_rates)
+      rates += (rates.empty() ? "" : ", ") + number(a);
+    out << "Speculative decoding: " << plan::speculative_method_name(sp.method) << ", "
+        << sp.config.num_draft_tokens << " draft token"
+        << (sp.config.num_draft_tokens > 1 ? "s" : "") << " accepted at " << rates << ": "
+        << number(sp.config.tokens_per_step()) << " tokens per decode step"
+        << (sp.source.empty() ? std::string(" (no source given for the rates)")
+                              : " (rates: " + base::printable(sp.source) + ")")
+        << ".\n";
+  }
   for (const model::EngineProfile& e : sc.fitted_engines) {
     const bool used = std::any_of(result.rows.begin(), result.rows.end(), [&](const auto& row) {
       return row.predictor.find(e.fit_summary) != std::string::npos;

@@ -36,9 +36,11 @@ struct BatchTerms {
   double kv_tokens;       ///< decode context + prefill cached + prefill tokens
   double decode_seqs;     ///< attention: one call each
   double prefill_tokens;  ///< attention (calibrated): one call each
-  double decode_pairs;    ///< decode context (the decode part of pairs)
+  double decode_pairs;    ///< decode context + draft pairs (the decode part of pairs)
   /// Roofline compute times x this: 1, or decode_flop_scale for a step without prefill tokens.
   double flop_scale;
+  double draft_tokens = 0;  ///< speculative draft tokens verified (part of tokens, kv_tokens)
+  double draft_pairs = 0;   ///< their attention pairs (part of decode_pairs)
 };
 
 /// The layers of one kind (model/op_graph.h, layer_kinds): their graph, operator costs and
@@ -281,12 +283,14 @@ struct RooflinePredictor::Impl {
                              double share = 1) {
     BatchTerms w = t;
     const double prefill_pairs = t.pairs - t.decode_pairs;
-    w.decode_pairs = std::min(t.decode_pairs, t.decode_seqs * window);
+    const double decode_kv = std::min(t.decode_pairs - t.draft_pairs, t.decode_seqs * window);
+    w.draft_pairs = std::min(t.draft_pairs, t.draft_tokens * window);
+    w.decode_pairs = decode_kv + w.draft_pairs;
     const double pairs = std::min(prefill_pairs, t.prefill_tokens * window);
     const double cached = std::min(static_cast<double>(b.num_prefill_cached_tokens) * share,
                                    static_cast<double>(b.num_prefill_seqs) * share * window);
     w.pairs = w.decode_pairs + pairs;
-    w.kv_tokens = w.decode_pairs + cached + t.prefill_tokens;
+    w.kv_tokens = decode_kv + cached + t.prefill_tokens + t.draft_tokens;
     return w;
   }
 
@@ -295,19 +299,26 @@ struct RooflinePredictor::Impl {
   BatchTerms local(const BatchTerms& t) const {
     if (ep == 1) return t;
     const double s = 1.0 / ep;
-    return {t.tokens * s,         t.pairs * s,        t.kv_tokens * s, t.decode_seqs * s,
-            t.prefill_tokens * s, t.decode_pairs * s, t.flop_scale};
+    return {t.tokens * s,      t.pairs * s,          t.kv_tokens * s,
+            t.decode_seqs * s, t.prefill_tokens * s, t.decode_pairs * s,
+            t.flop_scale,      t.draft_tokens * s,   t.draft_pairs * s};
   }
 
+  /// The draft tokens verified with the decodes are queries of their sequences' attention
+  /// calls (KV read once per sequence, their own KV written) and new tokens everywhere else.
   BatchTerms terms(const BatchShape& b) const {
+    const auto draft_pairs = static_cast<double>(b.num_decode_draft_attention_pairs);
     return {static_cast<double>(b.num_new_tokens()),
-            static_cast<double>(b.num_decode_context_tokens + b.num_prefill_attention_pairs),
+            static_cast<double>(b.num_decode_context_tokens + b.num_prefill_attention_pairs) +
+                draft_pairs,
             static_cast<double>(b.num_decode_context_tokens + b.num_prefill_cached_tokens +
-                                b.num_prefill_tokens),
+                                b.num_prefill_tokens + b.num_decode_draft_tokens),
             static_cast<double>(b.num_decode_seqs),
             static_cast<double>(b.num_prefill_tokens),
-            static_cast<double>(b.num_decode_context_tokens),
-            b.num_prefill_tokens > 0 ? 1.0 : decode_flop_scale};
+            static_cast<double>(b.num_decode_context_tokens) + draft_pairs,
+            b.num_prefill_tokens > 0 ? 1.0 : decode_flop_scale,
+            static_cast<double>(b.num_decode_draft_tokens),
+            draft_pairs};
   }
 
   /// step_time_s of a described model (every layer kind x its layers); kept out of
@@ -485,8 +496,9 @@ struct RooflinePredictor::Impl {
   /// `flop_scale`: BatchTerms::flop_scale of the step.
   void lm_head(const BatchShape& b, double flop_scale, OpTime& out, double share = 1) const {
     const double t = static_cast<double>(b.num_new_tokens()) * share;
-    const double logits =
-        static_cast<double>(b.num_decode_seqs + b.num_prefill_seqs_completing) * share;
+    const double logits = static_cast<double>(b.num_decode_seqs + b.num_decode_draft_tokens +
+                                              b.num_prefill_seqs_completing) *
+                          share;
     out.flops = per_step_tokens.flops_per_token * t + lm_head_fixed.flops_per_token * logits;
     out.bytes = per_step_tokens.bytes_per_token * t + lm_head_fixed.bytes_per_token * logits +
                 (logits > 0 ? lm_head_fixed.fixed_bytes : 0.0);

@@ -8,7 +8,8 @@ namespace llmcap::model {
 /// What one engine step (one forward pass of the model over a batch) processes.
 /// All counts are for one model replica. A decode sequence contributes one new token that
 /// attends to its whole context; a prefill chunk contributes `chunk` new tokens that attend to
-/// the prior context plus (causally) to each other.
+/// the prior context plus (causally) to each other. With speculative decoding a decode sequence
+/// also verifies k draft tokens after its new one (k + 1 queries, one logit row each).
 struct BatchShape {
   int64_t num_prefill_seqs = 0;    ///< sequences with a prefill chunk in this step
   int64_t num_prefill_tokens = 0;  ///< new prompt tokens over all prefill chunks
@@ -24,8 +25,16 @@ struct BatchShape {
   /// Sum over decode sequences of their context length including the new token (KV entries
   /// read by attention).
   int64_t num_decode_context_tokens = 0;
+  /// Speculative decoding: draft tokens verified after the decode sequences' new tokens, over
+  /// all of them (k per sequence). Each is a new token: weights, KV written, a logit row.
+  int64_t num_decode_draft_tokens = 0;
+  /// Query-key pairs of those draft tokens: for a sequence of context c (its new token
+  /// included) verifying k drafts, k c + k (k + 1) / 2.
+  int64_t num_decode_draft_attention_pairs = 0;
 
-  int64_t num_new_tokens() const { return num_prefill_tokens + num_decode_seqs; }
+  int64_t num_new_tokens() const {
+    return num_prefill_tokens + num_decode_seqs + num_decode_draft_tokens;
+  }
   bool empty() const { return num_new_tokens() == 0; }
 };
 

@@ -14,6 +14,7 @@
 #include "model/expert_parallel.h"
 #include "model/input_error.h"
 #include "model/roofline.h"
+#include "model/speculative.h"
 #include "plan/candidates.h"
 #include "plan/fleet_over_day.h"
 #include "plan/planner_detail.h"
@@ -309,6 +310,62 @@ sim::KvOffloadConfig kv_offload_for(const Scenario& sc, const model::InstanceTyp
 /// Deploys the model on `instance` with `tp_degree` (0: the automatic rule) and `serving`
 /// limits: identity, deployment, predictor, KV blocks and floors. infeasible_reason is set
 /// only when the model cannot be placed (model::InfeasibleError).
+namespace {
+
+/// Speculative decoding on candidate `c` (the scenario's serving.speculative on): `target`
+/// wrapped with the draft's passes (model::SpeculativePredictor; a draft model or draft head
+/// priced like the target on the same deployment), and the draft's weights and KV taken out of
+/// the replica's KV cache: what the draft's weights leave is shared by target and draft KV in
+/// proportion to their bytes per token. Sets row.infeasible_reason when nothing is left.
+std::shared_ptr<const model::StepTimePredictor> with_speculation(
+    const Context& ctx, Candidate& c, std::shared_ptr<const model::StepTimePredictor> target,
+    model::WeightFormat weight_format, const model::Efficiency& efficiency,
+    int64_t kv_bytes_per_token) {
+  const SpeculativeSpec& spec = ctx.scenario.speculative;
+  const model::KvFormat kv = ctx.scenario.kv_format;
+  std::shared_ptr<const model::StepTimePredictor> draft;
+  int64_t draft_weight_bytes = 0;
+  int64_t draft_kv_bytes_per_token = 0;
+  if (spec.method != SpeculativeSpec::Method::kNgram) {
+    const bool own_model = spec.method == SpeculativeSpec::Method::kDraftModel;
+    if (own_model && spec.draft_model == nullptr) {  // check_scenario_files refused it first
+      throw InputError(ctx.scenario.file.string() +
+                       ": field \"serving.speculative.draft_model\": not read");
+    }
+    const model::ModelSpec draft_spec =
+        own_model ? *spec.draft_model : model::draft_head_spec(ctx.model, spec.draft_layers);
+    model::Deployment d = c.deployment;
+    if (own_model) d.expert_parallel = false;  // a dense draft runs tensor-parallel
+    draft = model::make_step_time_predictor(draft_spec, weight_format, kv, d, efficiency);
+    draft_weight_bytes =
+        own_model ? draft_spec.weight_bytes(weight_format)
+                  : model::draft_head_weight_bytes(ctx.model, spec.draft_layers, weight_format);
+    draft_kv_bytes_per_token =
+        c.deployment.expert_parallel
+            ? draft_spec.kv_cache_bytes_per_token(kv)
+            : draft_spec.kv_cache_bytes_per_token_on_replica(kv, c.deployment.tp_degree);
+  }
+  const int64_t left = c.deployment.kv_cache_bytes - draft_weight_bytes;
+  if (left <= 0) {
+    c.row.infeasible_reason =
+        "the draft's weights (" + base::gb(static_cast<double>(draft_weight_bytes)) +
+        ") leave no KV cache (a replica has " +
+        base::gb(static_cast<double>(c.deployment.kv_cache_bytes)) + " after the model's)";
+    return target;
+  }
+  c.deployment.kv_cache_bytes =
+      static_cast<int64_t>(static_cast<double>(left) * static_cast<double>(kv_bytes_per_token) /
+                           static_cast<double>(kv_bytes_per_token + draft_kv_bytes_per_token));
+  c.row.predictor +=
+      "; speculative decoding: " + std::string(speculative_method_name(spec.method)) + ", " +
+      base::plural(spec.config.num_draft_tokens, "draft token") + ", " +
+      base::significant(spec.config.tokens_per_step(), 3) + " tokens per step";
+  return std::make_shared<model::SpeculativePredictor>(std::move(target), std::move(draft),
+                                                       spec.config.num_draft_tokens);
+}
+
+}  // namespace
+
 Candidate make_candidate(const Context& ctx, const model::InstanceType& instance, int tp_degree,
                          const sim::ServingConfig& serving, model::WeightFormat weight_format) {
   const Scenario& sc = ctx.scenario;
@@ -390,16 +447,21 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   std::shared_ptr<const model::StepTimePredictor> roofline = model::make_step_time_predictor(
       ctx.model, weight_format, sc.kv_format, c.deployment, efficiency);
   row.predictor_kind = roofline->kind();
-  if (ctx.step_time_scale != 1.0) {
-    c.predictor = std::make_shared<ScaledPredictor>(std::move(roofline), ctx.step_time_scale);
-  } else {
-    c.predictor = std::move(roofline);
-  }
   // Expert parallelism runs attention data-parallel: each device keeps its own sequences' KV.
   const int64_t kv_bytes_per_token =
       c.deployment.expert_parallel
           ? ctx.model.kv_cache_bytes_per_token(sc.kv_format)
           : ctx.model.kv_cache_bytes_per_token_on_replica(sc.kv_format, c.deployment.tp_degree);
+  if (sc.speculative.on()) {
+    roofline = with_speculation(ctx, c, std::move(roofline), weight_format, efficiency,
+                                kv_bytes_per_token);
+    if (!row.infeasible_reason.empty()) return c;
+  }
+  if (ctx.step_time_scale != 1.0) {
+    c.predictor = std::make_shared<ScaledPredictor>(std::move(roofline), ctx.step_time_scale);
+  } else {
+    c.predictor = std::move(roofline);
+  }
   int64_t kv_unit_bytes = kv_bytes_per_token;
   c.fleet.serving = serving;
   c.fleet.serving.kv_layout = kv_layout_for(ctx.model, sc.kv_format, kv_bytes_per_token,
@@ -417,7 +479,11 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   model::BatchShape decode1;
   decode1.num_decode_seqs = 1;
   decode1.num_decode_context_tokens = 1;
-  row.tpot_floor_s = c.predictor->step_time_s(decode1);
+  const sim::SpeculativeConfig& spec = sc.speculative.config;
+  decode1.num_decode_draft_tokens = spec.num_draft_tokens;
+  decode1.num_decode_draft_attention_pairs =
+      spec.num_draft_tokens + spec.num_draft_tokens * (spec.num_draft_tokens + 1) / 2;
+  row.tpot_floor_s = c.predictor->step_time_s(decode1) / spec.tokens_per_step();
   row.ttft_floor_s = prefill_floor_s(*c.predictor, ctx.summary.p99_prompt_tokens) +
                      c.fleet.frontend_latency.seconds();
   return c;

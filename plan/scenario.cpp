@@ -350,8 +350,10 @@ int64_t parse_kv_offload_bytes(const Fields& sv) {
       "a number of bytes in [0, 9e18] (0: no KV offload)"));
 }
 
-/// Which engine defaults the scenario's "serving" overrides (serving_for).
+/// Which engine defaults the scenario's "serving" overrides (serving_for), and the serving
+/// fields that are the scenario's alone (kv_offload_bytes).
 void mark_serving_fields(const Fields& sv, Scenario& s) {
+  s.kv_offload_bytes = parse_kv_offload_bytes(sv);
   s.batching_set = sv.has("batching");
   s.max_num_seqs_set = sv.has("max_num_seqs");
   s.max_num_batched_tokens_set = sv.has("max_num_batched_tokens");
@@ -523,9 +525,11 @@ sim::ServingConfig serving_for(const Scenario& scenario, const model::InstanceTy
   if (!scenario.block_size_set && s.block_size_tokens > 0) {
     serving.block_size_tokens = s.block_size_tokens;
   }
+  // Every running decode takes 1 + its draft tokens of a chunked-prefill step's budget.
+  const int64_t per_decode = 1 + serving.speculative.num_draft_tokens;
   if (serving.policy == sim::BatchingPolicy::kChunkedPrefill &&
-      serving.max_num_batched_tokens < serving.max_num_seqs) {
-    serving.max_num_batched_tokens = serving.max_num_seqs;
+      serving.max_num_batched_tokens < serving.max_num_seqs * per_decode) {
+    serving.max_num_batched_tokens = serving.max_num_seqs * per_decode;
   }
   return serving;
 }
@@ -619,10 +623,11 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path,
     const Fields sv = f.object("serving");
     sv.only({"max_num_seqs", "max_num_batched_tokens", "block_size_tokens", "batching", "router",
              "tensor_parallel", "expert_parallel", "prefix_caching", "schedule_order",
-             "kv_offload_bytes"});
+             "kv_offload_bytes", "speculative"});
     parse_serving_limits(sv, s.serving);
+    s.speculative = parse_speculative_spec(doc, path, data_dir, s.missing_files);
+    s.serving.speculative = s.speculative.config;
     mark_serving_fields(sv, s);
-    s.kv_offload_bytes = parse_kv_offload_bytes(sv);
     if (sv.has("router")) s.router = parse_router_field(sv, "router");
     if (sv.has("tensor_parallel")) s.tensor_parallel = parse_tensor_parallel(sv);
     s.expert_parallel = sv.boolean_or("expert_parallel", false);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -12,6 +13,7 @@
 #include "base/error.h"
 #include "model/engine_profile.h"
 #include "model/formats.h"
+#include "model/model_spec.h"
 #include "plan/price_overrides.h"
 #include "plan/scenario_files.h"
 #include "plan/search_spec.h"
@@ -137,6 +139,31 @@ struct MissingFile {
   bool data_dir_known = true;                 ///< false: no data folder was given to look ids up in
 };
 
+/// "serving.speculative": speculative decoding on every candidate (docs/scenarios.md,
+/// "Speculative decoding"). The simulator advances each decode by 1 + the sum of the
+/// acceptance rates per step (sim/simulator.h); the planner prices the draft
+/// (model/speculative.h) and takes its weights and KV out of the replica's KV cache.
+struct SpeculativeSpec {
+  /// kNgram: prompt lookup (vLLM's "ngram"), no draft cost; kMtp: the model's multi-token-
+  /// prediction layers (DeepSeek-V3); kEagle: an EAGLE draft head; kDraftModel: a smaller
+  /// model of the same tokenizer.
+  enum class Method { kNgram, kMtp, kEagle, kDraftModel };
+  Method method = Method::kMtp;
+  /// k and the per-position acceptance rates; num_draft_tokens 0: off (no "speculative").
+  sim::SpeculativeConfig config;
+  int64_t draft_layers = 1;  ///< kMtp, kEagle: decoder layers of the draft head
+  /// kDraftModel: "draft_model", found as "model" is (plan/scenario_files.h), and the model
+  /// read from it (null while the file is missing: planning refuses it then).
+  std::filesystem::path draft_model_config;
+  std::shared_ptr<const model::ModelSpec> draft_model;
+  std::string source;  ///< "source": where the acceptance rates were measured (free text)
+
+  bool on() const { return config.num_draft_tokens > 0; }
+};
+
+/// "mtp" | "eagle" | "draft_model" | "ngram".
+const char* speculative_method_name(SpeculativeSpec::Method method);
+
 struct Scenario {
   std::filesystem::path file;  ///< the scenario file itself
   std::string name;
@@ -201,6 +228,8 @@ struct Scenario {
   /// CPU instances (their KV is in host memory already) and where prefix caching is off. The
   /// planner refuses a value above a GPU candidate's memory_bytes (check_kv_offload).
   int64_t kv_offload_bytes = 0;
+  /// "serving.speculative" (also copied into serving.speculative, so every replica has it).
+  SpeculativeSpec speculative;
   /// Instance ids to try, where "cpu" or "gpu" stands for every type of that device kind
   /// (plan::resolve_candidates); empty means every instance type in the catalog (of
   /// candidate_kind, when set).

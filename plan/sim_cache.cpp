@@ -42,7 +42,7 @@ std::string simulation_key(const model::Deployment& d, const model::Efficiency& 
   static_assert(sizeof(sim::ServingConfig) ==
                     sizeof(sim::BatchingPolicy) + 4 + 4 * sizeof(int64_t) + sizeof(sim::KvLayout) +
                         8 +  // prefix_caching and longest_prefix_first, padded
-                        sizeof(sim::KvOffloadConfig),
+                        sizeof(sim::KvOffloadConfig) + sizeof(sim::SpeculativeConfig),
                 "simulation_key: add the new ServingConfig field to the key");
   KeyWriter k;
   k.add(d.kind).add(d.tp_degree).add(d.memory_bandwidth_bytes_per_s);
@@ -64,6 +64,10 @@ std::string simulation_key(const model::Deployment& d, const model::Efficiency& 
   static_assert(sizeof(sim::KvOffloadConfig) == 3 * 8, "simulation_key: add the new field");
   k.add(s.kv_offload.num_host_blocks).add(s.kv_offload.host_link_bytes_per_s);
   k.add(s.kv_offload.block_bytes);
+  static_assert(sizeof(sim::SpeculativeConfig) == sizeof(int64_t) + sizeof(std::vector<double>),
+                "simulation_key: add the new SpeculativeConfig field to the key");
+  k.add(s.speculative.num_draft_tokens).add(s.speculative.acceptance_rates.size());
+  for (const double a : s.speculative.acceptance_rates) k.add(a);
   k.add(fleet.router).add(fleet.decode_router).add(fleet.kv_bytes_per_token);
   k.add(fleet.frontend_latency.ns());
   k.add(num_replicas).add(stop_at_certain_miss);
@@ -107,6 +111,9 @@ std::string context_fingerprint(const Scenario& scenario, const model::ModelSpec
   KeyWriter k;
   k.add(scenario.model_config.string()).add(model.id).add(model.num_params());
   k.add(scenario.kv_format).add(scenario.seed).add(step_time_scale).add(record_itl);
+  // The draft that prices speculative decoding (the serving key has k and the rates).
+  const SpeculativeSpec& spec = scenario.speculative;
+  k.add(spec.on()).add(spec.method).add(spec.draft_layers).add(spec.draft_model_config.string());
   k.add(reinterpret_cast<uintptr_t>(calibration));
   k.add(class_slos.size());
   for (const sim::Slo& slo : class_slos) k.add(slo.ttft_s).add(slo.tpot_s);

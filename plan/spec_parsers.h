@@ -4,7 +4,9 @@
 
 #include <filesystem>
 #include <nlohmann/json_fwd.hpp>
+#include <vector>
 
+#include "plan/scenario.h"
 #include "plan/search_spec.h"
 #include "plan/tco_spec.h"
 
@@ -20,5 +22,14 @@ TcoSpec parse_tco_spec(const nlohmann::json& root, const std::filesystem::path& 
 SearchSpec parse_search_spec(const nlohmann::json& root, const std::filesystem::path& file);
 UncertaintySpec parse_uncertainty_spec(const nlohmann::json& root,
                                        const std::filesystem::path& file);
+
+/// Reads `root["serving"]["speculative"]` of a scenario file (off when absent): its draft
+/// model is found as "model" is (a file not found is added to `missing`) and read. Throws
+/// plan::InputError naming `file`, the field, the value and what was expected.
+/// (plan/speculative_spec.cpp)
+SpeculativeSpec parse_speculative_spec(const nlohmann::json& root,
+                                       const std::filesystem::path& file,
+                                       const std::filesystem::path& data_dir,
+                                       std::vector<MissingFile>& missing);
 
 }  // namespace llmcap::plan

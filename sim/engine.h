@@ -116,6 +116,7 @@ class Engine {
   static int64_t phase_of(const Replica& replica, const Sequence& seq);
   static int64_t needing_phase(const Replica& replica, int64_t k);
   int64_t window_units_needed(Replica& replica, int64_t k, int64_t phase);
+  int64_t units_needed(Replica& replica, int64_t k, int64_t advance);
   int64_t decoder_emitted(const Replica& replica, const Sequence& seq) const;
   void join_decoders(Replica& replica, int64_t id);
   int64_t leave_decoders(Replica& replica, int64_t id);
@@ -167,6 +168,8 @@ class Engine {
   static constexpr uint32_t kCancelPollEvents = 4096;  ///< SimOptions::cancel
   P99EarlyStop early_stop_;                            ///< SimOptions::stop_at_certain_p99_miss
   int64_t num_emitted_tokens_ = 0;      ///< counted step by step, checked against the requests
+  /// Speculative decoding: tokens emitted after the first of their step's chunk (no ITL gap).
+  int64_t num_tokens_in_chunks_ = 0;
   std::vector<uint64_t> key_scratch_;   ///< unit_keys()
   std::vector<int32_t> planned_units_;  ///< plan_admission(): the cache entries it matched
   /// plan_admission(), per matched unit: -1, or its host-tier entry (then planned_units_ has -1)

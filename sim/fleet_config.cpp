@@ -52,6 +52,35 @@ void validate_kv_offload(const ServingConfig& serving, const std::string& prefix
   }
 }
 
+/// k >= 0; with k > 0, k acceptance rates in [0, 1], non-increasing.
+void validate_speculative(const SpeculativeConfig& spec, const std::string& prefix) {
+  const std::string field = prefix + "serving.speculative.";
+  if (spec.num_draft_tokens < 0 || spec.num_draft_tokens > kMaxDraftTokens) {
+    throw InputError(field + "num_draft_tokens: expected 0 (off) to " +
+                     std::to_string(kMaxDraftTokens) + ", got " +
+                     std::to_string(spec.num_draft_tokens));
+  }
+  if (spec.num_draft_tokens == 0) return;
+  if (static_cast<int64_t>(spec.acceptance_rates.size()) != spec.num_draft_tokens) {
+    throw InputError(field + "acceptance_rates: expected one rate per draft token (" +
+                     std::to_string(spec.num_draft_tokens) + "), got " +
+                     std::to_string(spec.acceptance_rates.size()));
+  }
+  for (size_t i = 0; i < spec.acceptance_rates.size(); ++i) {
+    const double a = spec.acceptance_rates[i];
+    if (!(a >= 0.0 && a <= 1.0)) {
+      throw InputError(field + "acceptance_rates[" + std::to_string(i) +
+                       "]: expected a fraction in [0, 1], got " + describe(a));
+    }
+    if (i > 0 && a > spec.acceptance_rates[i - 1]) {
+      throw InputError(field + "acceptance_rates[" + std::to_string(i) + "]: expected at most " +
+                       describe(spec.acceptance_rates[i - 1]) +
+                       " (a draft position is accepted only when every earlier one is), got " +
+                       describe(a));
+    }
+  }
+}
+
 void validate_serving(const ServingConfig& serving, const std::string& prefix) {
   auto positive = [&prefix](const char* name, int64_t value) {
     if (value <= 0) {
@@ -65,6 +94,7 @@ void validate_serving(const ServingConfig& serving, const std::string& prefix) {
                      std::to_string(static_cast<int>(serving.policy)));
   }
   positive("serving.max_num_seqs", serving.max_num_seqs);
+  validate_speculative(serving.speculative, prefix);
   if (serving.policy == BatchingPolicy::kChunkedPrefill) {
     if (serving.max_num_batched_tokens < 1) {
       throw InputError(
@@ -73,12 +103,16 @@ void validate_serving(const ServingConfig& serving, const std::string& prefix) {
           "token per step, got " +
           std::to_string(serving.max_num_batched_tokens));
     }
-    if (serving.max_num_batched_tokens < serving.max_num_seqs) {
+    const int64_t per_decode = 1 + std::max<int64_t>(0, serving.speculative.num_draft_tokens);
+    if (serving.max_num_batched_tokens < serving.max_num_seqs * per_decode) {
       throw InputError(
-          prefix +
-          "serving.max_num_batched_tokens: chunked_prefill gives every running decode one token "
-          "of the step's budget, so it must be >= serving.max_num_seqs (" +
-          std::to_string(serving.max_num_seqs) + "), got " +
+          prefix + "serving.max_num_batched_tokens: chunked_prefill gives every running decode " +
+          (per_decode == 1 ? std::string("one token")
+                           : std::to_string(per_decode) + " tokens (1 + its draft tokens)") +
+          " of the step's budget, so it must be >= " +
+          (per_decode == 1 ? std::string("serving.max_num_seqs (")
+                           : std::to_string(per_decode) + " x serving.max_num_seqs (") +
+          std::to_string(serving.max_num_seqs * per_decode) + "), got " +
           std::to_string(serving.max_num_batched_tokens));
     }
   }

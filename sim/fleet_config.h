@@ -72,6 +72,26 @@ struct KvOffloadConfig {
   bool operator==(const KvOffloadConfig&) const = default;
 };
 
+/// The most draft tokens per step a replica may verify (validation bound; engines use 1 to 8).
+inline constexpr int64_t kMaxDraftTokens = 64;
+
+/// Speculative decoding on a replica (semantics at simulate(), "Speculative decoding"): each
+/// decode step verifies num_draft_tokens draft tokens per decoding sequence and the sequence
+/// keeps, on average, 1 + the sum of acceptance_rates tokens of the step.
+struct SpeculativeConfig {
+  int64_t num_draft_tokens = 0;  ///< k, draft tokens per sequence and step; 0: off
+  /// acceptance_rates[i]: the fraction of steps in which draft position i + 1 is accepted
+  /// (every earlier one being accepted too), so non-increasing, each in [0, 1]; k entries.
+  std::vector<double> acceptance_rates;
+  /// Tokens a decoding sequence emits per step on average: 1 + sum of acceptance_rates.
+  double tokens_per_step() const {
+    double tokens = 1.0;
+    for (const double a : acceptance_rates) tokens += a;
+    return tokens;
+  }
+  bool operator==(const SpeculativeConfig&) const = default;
+};
+
 /// Engine limits of one replica (the names are vLLM's).
 struct ServingConfig {
   BatchingPolicy policy = BatchingPolicy::kContinuous;
@@ -92,6 +112,10 @@ struct ServingConfig {
   /// longest first (stable), as SGLang's "lpm" schedule policy does; otherwise FCFS.
   bool longest_prefix_first = false;
   KvOffloadConfig kv_offload;  ///< default: off
+  /// Speculative decoding (off when num_draft_tokens is 0). The step times come from the
+  /// predictor, which prices the draft (model/speculative.h); the simulator adds the draft
+  /// tokens to each step's shape and advances the decodes by the accepted tokens.
+  SpeculativeConfig speculative;
 };
 
 /// SGLang's lpm policy falls back to FCFS above this queue length (schedule_policy.py).

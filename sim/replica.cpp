@@ -34,18 +34,6 @@ void leave_windows(Replica& replica, Sequence& seq) {
   seq.window_growing = 0;
 }
 
-/// Units a decoder takes at a block boundary: its full layers' and those of the window groups
-/// it still grows in.
-int64_t growth_units(const Replica& replica, const Sequence& seq) {
-  int64_t units = replica.kv.layout.full_units_per_block;
-  for (std::size_t g = 0; g < replica.window_growth.size(); ++g) {
-    if (seq.window_growing & (uint32_t{1} << g)) {
-      units += replica.kv.layout.windows[g].units_per_block;
-    }
-  }
-  return units;
-}
-
 }  // namespace
 
 /// Tokens of KV a waiting sequence needs when admitted: its prefill, or, migrating, the KV
@@ -379,24 +367,25 @@ void Engine::join_decoders(Replica& replica, int64_t id) {
 }
 
 /// Takes a decoding sequence out of the aggregate (finish or preemption at the current
-/// counter): fixes its num_emitted and last_token, folds the gaps since it joined into
-/// max_itl, and returns the KV blocks it holds.
+/// counter): fixes its num_emitted (at most its output: a speculative step may advance past
+/// its last token) and last_token, folds the gaps since its first decode step into max_itl,
+/// and returns the KV blocks it holds (those of the whole advance).
 int64_t Engine::leave_decoders(Replica& replica, int64_t id) {
   Sequence& seq = sequences_[id];
   const int64_t k = replica.num_decode_steps;
-  const int64_t emitted = decoder_emitted(replica, seq);
-  const int64_t context = seq.num_prompt_tokens + emitted;
+  const int64_t advanced = decoder_emitted(replica, seq);
+  const int64_t context = seq.num_prompt_tokens + advanced;
   replica.phase_counts.add(phase_of(replica, seq), -1);
   if (replica.kv.windowed) leave_windows(replica, seq);
   replica.decode_context_tokens -= context;
   --replica.num_decoders;
-  if (k >= seq.join_step + 2) {
+  if (k > seq.join_step) {
     RequestRecord& record = result_.requests[id];
-    const SimTime gap = SimTime::Nanoseconds(replica.gaps.max_from(seq.join_step + 2));
+    const SimTime gap = SimTime::Nanoseconds(replica.gaps.max_from(seq.join_step + 1));
     record.max_itl = std::max(record.max_itl, gap);
+    seq.last_token = replica.last_decode_end;
   }
-  if (k > seq.join_step) seq.last_token = replica.last_decode_end;
-  seq.num_emitted = emitted;
+  seq.num_emitted = std::min(advanced, seq.num_output_tokens);
   return replica.kv.blocks_for(context - 1);
 }
 
@@ -440,21 +429,36 @@ void Engine::add_chunk(Replica& replica, model::BatchShape& shape, int64_t id, i
 void Engine::schedule_decodes(SimTime now, Replica& replica, model::BatchShape& shape) {
   if (replica.num_decoders == 0) return;
   const int64_t k = replica.num_decode_steps;
-  const int64_t phase = needing_phase(replica, k);
-  int64_t needed = replica.phase_counts.get(phase);
-  if (replica.kv.windowed) needed = window_units_needed(replica, k, phase);
+  const int64_t advance = replica.decode_advance(replica.num_decode_passes);
+  int64_t needed = units_needed(replica, k, advance);
   while (needed > replica.kv.num_free_blocks) {
-    const Sequence& victim = sequences_[replica.running_tail];
-    if (victim.state == SeqState::kDecoding && phase_of(replica, victim) == phase) {
-      needed -= replica.kv.windowed ? growth_units(replica, victim) : 1;
-    }
     preempt_last(replica, now);
+    needed = units_needed(replica, k, advance);
   }
   take_blocks(replica, needed);
   if (replica.num_decoders == 0) return;
   replica.step_has_decodes = true;
+  replica.step_advance = advance;
   shape.num_decode_seqs = replica.num_decoders;
   shape.num_decode_context_tokens = replica.decode_context_tokens;
+  const int64_t drafts = replica.serving.speculative.num_draft_tokens;
+  if (drafts > 0) {
+    shape.num_decode_draft_tokens = drafts * replica.num_decoders;
+    shape.num_decode_draft_attention_pairs =
+        drafts * replica.decode_context_tokens + replica.num_decoders * drafts * (drafts + 1) / 2;
+  }
+}
+
+/// Units the decoders take in a decode step advancing the counter from k by `advance`
+/// tokens: at each counter k + j, those whose context crosses a block boundary.
+int64_t Engine::units_needed(Replica& replica, int64_t k, int64_t advance) {
+  int64_t needed = 0;
+  for (int64_t j = 0; j < advance; ++j) {
+    const int64_t phase = needing_phase(replica, k + j);
+    needed += replica.kv.windowed ? window_units_needed(replica, k + j, phase)
+                                  : replica.phase_counts.get(phase);
+  }
+  return needed;
 }
 
 /// Units the decoders at `phase` take in the decode step from counter k (a windowed layout):
@@ -487,25 +491,27 @@ void Engine::drop_stale_gaps(Replica& replica) {
   for (int64_t id = replica.running_head; id >= 0; id = sequences_[id].next) {
     const Sequence& seq = sequences_[id];
     if (seq.state == SeqState::kDecoding) {
-      replica.gaps.drop_below(seq.join_step + 2);  // the oldest decoder joined first
+      replica.gaps.drop_below(seq.join_step + 1);  // the oldest decoder joined first
       return;
     }
   }
   replica.gaps.clear();
 }
 
-/// The end of a step with decodes: every decoding sequence emits its next token. Those that
-/// decoded in the previous decode step see the gap since its end; those that joined since (the
-/// most recently admitted decoders, so the end of the running order) see the gap since their
-/// prefill's token. Those done are added to replica.finishing.
+/// The end of a step with decodes: every decoding sequence emits its next step_advance tokens
+/// (one without speculative decoding; those past a sequence's last token are not emitted).
+/// Those that decoded in the previous decode step see the gap since its end; those that
+/// joined since (the most recently admitted decoders, so the end of the running order) see
+/// the gap since their prefill's token. Those done are added to replica.finishing.
 void Engine::emit_decode_tokens(Replica& replica, SimTime now) {
-  const int64_t k = replica.num_decode_steps + 1;
+  const int64_t start = replica.num_decode_steps;
+  const int64_t k = start + replica.step_advance;
   const SimTime common_gap = now - replica.last_decode_end;
   replica.first_gaps.clear();
   for (const auto& [id, admit_order] : replica.new_decoders) {
     Sequence& seq = sequences_[id];
     if (seq.state != SeqState::kDecoding || seq.admit_order != admit_order) continue;
-    LLMCAP_SIM_CHECK(seq.join_step == k - 1);
+    LLMCAP_SIM_CHECK(seq.join_step == start);
     const SimTime gap = now - seq.last_token;
     replica.first_gaps.push_back(gap.ns());
     RequestRecord& record = result_.requests[id];
@@ -524,18 +530,22 @@ void Engine::emit_decode_tokens(Replica& replica, SimTime now) {
     for (const int64_t gap : replica.first_gaps) result_.itl_runs.push_back({gap, 1});
   }
   replica.num_decode_steps = k;
-  if (k >= 2) replica.gaps.push(k, common_gap.ns());
+  if (replica.num_decode_passes > 0) replica.gaps.push(start, common_gap.ns());
+  ++replica.num_decode_passes;
   replica.last_decode_end = now;
-  replica.decode_context_tokens += replica.num_decoders;
-  num_emitted_tokens_ += replica.num_decoders;
+  replica.decode_context_tokens += replica.num_decoders * replica.step_advance;
+  int64_t emitted = replica.num_decoders * replica.step_advance;
   while (!replica.finishes.empty() && replica.finishes.top().finish_step <= k) {
     const Finish f = replica.finishes.top();
     replica.finishes.pop();
     const Sequence& seq = sequences_[f.id];
     if (seq.state != SeqState::kDecoding || seq.admit_order != f.admit_order) continue;
-    LLMCAP_SIM_CHECK(f.finish_step == k);
+    LLMCAP_SIM_CHECK(f.finish_step > start);
+    emitted -= k - f.finish_step;  // the advance past its last token
     replica.finishing.emplace_back(f.admit_order, f.id);
   }
+  num_emitted_tokens_ += emitted;
+  num_tokens_in_chunks_ += emitted - replica.num_decoders;
 }
 
 }  // namespace llmcap::sim

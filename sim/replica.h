@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -90,9 +91,10 @@ struct Finish {
   }
 };
 
-/// Sliding maximum of the decode-step gaps g_k = D_k - D_{k-1} (D_k: end of the replica's k-th
-/// decode step), for queries over [l, current k]: a deque of (k, g_k) with decreasing g, so
-/// the answer is the first entry with index >= l. Entries below every live query are dropped.
+/// Sliding maximum of the decode-step gaps, each keyed by the decode counter at the start of
+/// its step (the gap: the step's end minus the previous decode step's end), for queries over
+/// keys >= l: a deque of (k, g_k) with decreasing g, so the answer is the first entry with
+/// index >= l. Entries below every live query are dropped.
 class GapMax {
  public:
   void push(int64_t k, int64_t gap_ns) {
@@ -135,6 +137,10 @@ struct Replica {
       prefix_cache.emplace();
       if (serving.kv_offload.num_host_blocks > 0) host_cache.emplace();
     }
+    if (serving.speculative.num_draft_tokens > 0) {
+      advance_scaled =
+          std::llround(serving.speculative.tokens_per_step() * static_cast<double>(kAdvanceScale));
+    }
   }
 
   ServingConfig serving;
@@ -166,9 +172,24 @@ struct Replica {
   bool step_has_decodes = false;       ///< the step in flight advances every decoding sequence
   // Decoding sequences, in aggregate.
   int64_t num_decoders = 0;
-  int64_t decode_context_tokens = 0;  ///< sum of their prompt + emitted tokens
-  int64_t num_decode_steps = 0;       ///< decode counter
-  SimTime last_decode_end;            ///< end of the last decode step
+  /// Sum of their prompt + emitted tokens (with speculative decoding, a sequence that emitted
+  /// its last token within a step counts the step's whole advance until it leaves).
+  int64_t decode_context_tokens = 0;
+  /// Decode counter: the tokens each decoding sequence has advanced by (one per decode step;
+  /// with speculative decoding, each step's advance).
+  int64_t num_decode_steps = 0;
+  int64_t num_decode_passes = 0;  ///< decode steps run so far
+  int64_t step_advance = 0;       ///< tokens each decoder emits in the decode step in flight
+  /// Speculative decoding: the expected tokens per decode step (SpeculativeConfig::
+  /// tokens_per_step) x kAdvanceScale, rounded; kAdvanceScale without it.
+  int64_t advance_scaled = kAdvanceScale;
+  static constexpr int64_t kAdvanceScale = int64_t{1} << 20;
+  /// Tokens each decoder emits in decode step `pass` (0-based): the integer steps of
+  /// floor(pass x tokens per step), which average to tokens per step (all decoders alike).
+  int64_t decode_advance(int64_t pass) const {
+    return ((pass + 1) * advance_scaled) / kAdvanceScale - (pass * advance_scaled) / kAdvanceScale;
+  }
+  SimTime last_decode_end;  ///< end of the last decode step
   std::priority_queue<Finish, std::vector<Finish>, std::greater<>> finishes;
   std::vector<std::pair<int64_t, int64_t>> new_decoders;  ///< (id, admit_order) before 1st decode
   PhaseCounts phase_counts;  ///< decoders by floor_mod(offset, block size)

@@ -146,6 +146,21 @@ namespace llmcap::sim {
 ///    them. PrefixCacheStats counts host hits (also within the cached prompt tokens), loads,
 ///    copies and drops; the end of the run checks that every block copied out was loaded
 ///    back, dropped or is still in the tier.
+///  - Speculative decoding (ServingConfig::speculative, k = num_draft_tokens > 0). Every decode
+///    step verifies k draft tokens per decoding sequence: the step's shape adds k x sequences
+///    draft tokens and their attention pairs (model::BatchShape; the predictor prices the
+///    draft's passes, model/speculative.h), and under kChunkedPrefill each decode takes 1 + k
+///    tokens of the budget (as vLLM v1 counts spec tokens). Mean-field acceptance: every
+///    decoding sequence of the replica advances by the same a_n tokens in its n-th decode
+///    step (n counted per replica from 0), a_n = floor((n + 1) m) - floor(n m) with m = 1 +
+///    sum of acceptance_rates (the expected tokens per step; a_n is 1 for every n without
+///    drafts), so per-sequence variation of the accepted count is not modelled. A sequence
+///    needing fewer tokens than a_n emits those and finishes. The step takes the blocks the
+///    decoders' contexts cross into over the a_n tokens (KV of the verified tokens; the
+///    rejected drafts' slots beyond them are not reserved); a preemption frees them as usual.
+///    A step's tokens reach the client together: each decoding sequence records one ITL gap
+///    per step (itl_ns, itl_runs: one per chunk, as a streaming client and vLLM's serving
+///    benchmark see them), while TPOT counts tokens.
 ///  - Time series (SimOptions::time_series_interval > 0): per replica and window, time
 ///    averages of the waiting-queue length, the batch size of the step in flight, the KV
 ///    blocks held / num_kv_blocks and busy (a step in flight), plus the steps started and the
@@ -178,7 +193,8 @@ namespace llmcap::sim {
 ///    replicas never decode, so never preempt; their held blocks stop admissions until
 ///    transfers free them.
 ///  - End. Conservation checks: every request finished exactly once or was rejected, the
-///    tokens emitted step by step add up to every request's num_output_tokens, every KV block
+///    tokens emitted step by step add up to every request's num_output_tokens (with
+///    speculative decoding, the ITL gaps to its chunks), every KV block
 ///    is free, no queue holds anything; a violation is a bug and aborts with file:line
 ///    (sim/check.h).
 SimResult simulate(const Workload& workload, const FleetConfig& fleet,

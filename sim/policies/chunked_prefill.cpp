@@ -18,7 +18,9 @@ class ChunkedPrefill final : public BatchPolicy {
                     model::BatchShape& shape) const override {
     const int64_t preemptions_before = engine.num_preemptions();
     engine.schedule_decodes(now, replica, shape);
-    int64_t budget = replica.serving.max_num_batched_tokens - shape.num_decode_seqs;
+    // Each decode takes 1 + its draft tokens of the budget (vLLM v1 counts spec tokens).
+    int64_t budget = replica.serving.max_num_batched_tokens - shape.num_decode_seqs -
+                     shape.num_decode_draft_tokens;
     LLMCAP_SIM_CHECK(budget >= 1 || replica.prefilling.empty());
     for (const int64_t id : replica.prefilling) {
       if (budget == 0) break;

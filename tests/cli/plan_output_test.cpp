@@ -328,6 +328,27 @@ TEST(PlanOutput, SaysHowMuchOfThePromptsThePrefixCacheHeldOnlyWhenItHeldAny) {
   EXPECT_THAT(both.str(), HasSubstr("Prefix cache: 15.1% to 21.1% of prompt tokens cached"));
 }
 
+TEST(PlanOutput, NamesTheSpeculativeDecodingAndItsRatesInTheHeaderAndTheJson) {
+  plan::Scenario s = arrival_scenario(sim::ArrivalProcessKind::kPoisson);
+  std::ostringstream plain;
+  print_plan_table(s, two_rows(), plain);
+  EXPECT_THAT(plain.str(), Not(HasSubstr("Speculative")));
+  s.speculative.method = plan::SpeculativeSpec::Method::kEagle;
+  s.speculative.config.num_draft_tokens = 2;
+  s.speculative.config.acceptance_rates = {0.7, 0.4};
+  s.speculative.source = "our A/B test, 2026-11";
+  std::ostringstream out;
+  print_plan_table(s, two_rows(), out);
+  EXPECT_THAT(out.str(), HasSubstr("Speculative decoding: eagle, 2 draft tokens accepted at 0.7, "
+                                   "0.4: 2.1 tokens per decode step (rates: our A/B test, "
+                                   "2026-11)."));
+  const auto doc = nlohmann::json::parse(plan_to_json(s, two_rows()));
+  const auto& spec = doc.at("scenario").at("speculative");
+  EXPECT_EQ(spec.at("method"), "eagle");
+  EXPECT_EQ(spec.at("num_draft_tokens"), 2);
+  EXPECT_NEAR(spec.at("tokens_per_step").get<double>(), 2.1, 1e-12);
+}
+
 /// Two client classes: "chat" (gamma, TTFT <= 2 s, TPOT <= 0.05 s) and "sum, \"docs\"" (a
 /// name with a comma and quotes, trace, TTFT <= 10 s, TPOT <= 0.1 s), and a result with a
 /// feasible row and an infeasible one, each with the classes' figures.

@@ -114,7 +114,19 @@ inline model::BatchShape decode(int64_t seqs, int64_t context_tokens) {
 inline model::BatchShape mixed(model::BatchShape a, const model::BatchShape& d) {
   a.num_decode_seqs = d.num_decode_seqs;
   a.num_decode_context_tokens = d.num_decode_context_tokens;
+  a.num_decode_draft_tokens = d.num_decode_draft_tokens;
+  a.num_decode_draft_attention_pairs = d.num_decode_draft_attention_pairs;
   return a;
+}
+
+/// A decode step of `seqs` sequences of `context_tokens` context in all, each verifying
+/// `drafts` draft tokens (speculative decoding): drafts x context + seqs x drafts (drafts +
+/// 1) / 2 draft attention pairs.
+inline model::BatchShape verify(int64_t seqs, int64_t context_tokens, int64_t drafts) {
+  model::BatchShape s = decode(seqs, context_tokens);
+  s.num_decode_draft_tokens = seqs * drafts;
+  s.num_decode_draft_attention_pairs = drafts * context_tokens + seqs * drafts * (drafts + 1) / 2;
+  return s;
 }
 
 inline bool same_shape(const model::BatchShape& a, const model::BatchShape& b) {
@@ -123,7 +135,9 @@ inline bool same_shape(const model::BatchShape& a, const model::BatchShape& b) {
          a.num_prefill_cached_tokens == b.num_prefill_cached_tokens &&
          a.num_prefill_seqs_completing == b.num_prefill_seqs_completing &&
          a.num_decode_seqs == b.num_decode_seqs &&
-         a.num_decode_context_tokens == b.num_decode_context_tokens;
+         a.num_decode_context_tokens == b.num_decode_context_tokens &&
+         a.num_decode_draft_tokens == b.num_decode_draft_tokens &&
+         a.num_decode_draft_attention_pairs == b.num_decode_draft_attention_pairs;
 }
 
 inline std::ostream& print_shape(std::ostream& out, const model::BatchShape& s) {
@@ -131,7 +145,8 @@ inline std::ostream& print_shape(std::ostream& out, const model::BatchShape& s) 
              << ", pairs " << s.num_prefill_attention_pairs << ", cached "
              << s.num_prefill_cached_tokens << ", completing " << s.num_prefill_seqs_completing
              << "; decode seqs " << s.num_decode_seqs << ", context " << s.num_decode_context_tokens
-             << "}";
+             << ", drafts " << s.num_decode_draft_tokens << ", draft pairs "
+             << s.num_decode_draft_attention_pairs << "}";
 }
 
 inline void expect_shapes(const std::vector<model::BatchShape>& actual,
