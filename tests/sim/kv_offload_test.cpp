@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "sim/input_error.h"
@@ -163,17 +164,20 @@ TEST(KvOffload, AHostTierThatNeverFillsWithEvictionsChangesNothing) {
 }
 
 TEST(KvOffload, OffloadConservesBlocks) {
-  // Two replicas too small for their conversations: preemptions, GPU evictions, host
-  // evictions and reloads all happen. The run's own end checks (sim/conservation.cpp) verify
-  // each tier; here: every block copied out is loaded back, dropped or still in the host
-  // tier, which never exceeds its capacity, and every loaded token was a saved one.
+  // Two replicas too small for their conversations, with and without chunked prefill and
+  // speculative decoding (2 drafts a step): preemptions, GPU evictions, host evictions and
+  // reloads all happen. The run's own end checks (sim/conservation.cpp) verify each tier;
+  // here: every block copied out is loaded back, dropped or still in the host tier, which
+  // never exceeds its capacity, and every loaded token was a saved one.
   constexpr int64_t kHostBlocks = 8;
-  for (const BatchingPolicy policy :
-       {BatchingPolicy::kContinuous, BatchingPolicy::kChunkedPrefill}) {
+  for (const auto& [policy, drafts] :
+       {std::pair{BatchingPolicy::kContinuous, 0}, std::pair{BatchingPolicy::kChunkedPrefill, 0},
+        std::pair{BatchingPolicy::kChunkedPrefill, 2}}) {
     FleetConfig fleet = offloading_replica(policy, 40, kHostBlocks);
     fleet.num_replicas = 2;
     fleet.serving.max_num_batched_tokens = 64;
     fleet.serving.max_num_seqs = 16;
+    if (drafts > 0) fleet.serving.speculative = SpeculativeConfig{drafts, {0.7, 0.4}};
     const RecordingPredictor predictor(kStepS, 0);
     const SimResult r = simulate(open_loop(conversations(8, 6)), fleet, predictor, 1);
     EXPECT_GT(r.num_preemptions, 0);
