@@ -315,6 +315,14 @@ HardwareSpec read_gpu(const RecordReader& r, const std::string& id) {
     r.fail("socket_link", "no such field on a GPU (GPU links: interconnect_bandwidth_bytes_per_s)",
            r.got("socket_link"));
   }
+  if (r.has("host_link")) {
+    const RecordReader h = r.nested("host_link");
+    h.only({"bandwidth_bytes_per_s", "basis", "source", "as_of"});
+    s.host_link_bandwidth_bytes_per_s = h.positive_number("bandwidth_bytes_per_s");
+    s.host_link_basis = h.string("basis");
+    s.host_link_source = h.string("source");
+    s.host_link_as_of = h.string("as_of");
+  }
   return s;
 }
 

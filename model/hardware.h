@@ -43,6 +43,13 @@ struct HardwareSpec {
   double socket_link_latency_s = 0;
   std::string socket_link_source;
   std::string socket_link_as_of;
+  /// GPUs, optional ("host_link" in gpus.json; 0 when not given): the GPU's link to its host's
+  /// memory (PCIe, or NVLink-C2C on Grace superchips), bytes per second per direction, as the
+  /// datasheet gives it; KV offload moves blocks over it. With its own basis, source and as_of.
+  double host_link_bandwidth_bytes_per_s = 0;
+  std::string host_link_basis;
+  std::string host_link_source;
+  std::string host_link_as_of;
   /// CPUs: "microarchitecture" in cpus.json (e.g. "Sapphire Rapids", "Zen 4 (Genoa)"; "" when
   /// not given): which instruction paths the cores have and at what rate (model/cpu_model.h).
   std::string microarchitecture;

@@ -21,6 +21,7 @@ namespace llmcap::plan {
 using detail::Candidate;
 using detail::check_engines;
 using detail::check_fixed_tp;
+using detail::check_kv_offload;
 using detail::chosen_tp;
 using detail::Context;
 using detail::evaluate;
@@ -188,6 +189,7 @@ auto with_context(const Scenario& scenario, const model::Catalog& catalog,
   before();
   check_fixed_tp(scenario, catalog, model);
   check_engines(scenario, catalog);
+  check_kv_offload(scenario, catalog);
   sim::Workload workload = load_checked_workload(scenario);
   fit_context(scenario, model, workload);
   const WorkloadSummary summary = summarize_workload(workload, scenario.workload);
@@ -306,6 +308,7 @@ PlanSession::PlanSession(const Scenario& scenario, const model::Catalog& catalog
   model::ModelSpec model = load_scenario_model(scenario);
   check_fixed_tp(scenario, catalog, model);
   check_engines(scenario, catalog);
+  check_kv_offload(scenario, catalog);
   impl_ = std::unique_ptr<Impl>(new Impl{scenario, catalog, std::move(model), {}, {}, {}, {}, {}});
   Impl& m = *impl_;
   m.workload = load_checked_workload(m.scenario);

@@ -15,6 +15,7 @@
 #include "model/input_error.h"
 #include "model/roofline.h"
 #include "model/speculative.h"
+#include "plan/candidates.h"
 #include "plan/fleet_over_day.h"
 #include "plan/planner_detail.h"
 #include "plan/search.h"
@@ -286,6 +287,26 @@ sim::KvLayout kv_layout_for(const model::ModelSpec& model, model::KvFormat kv_fo
   return layout;
 }
 
+/// KV offload on a replica of `instance` deployed as `d` (Scenario::kv_offload_bytes): the
+/// instance's host bytes split evenly over its replicas, in blocks of `block_bytes` (the
+/// replica's KV block), loaded over its tp_degree GPUs' host links at once. Off on CPU
+/// instances, without prefix caching, or with sliding-window layers (no prefix cache there).
+sim::KvOffloadConfig kv_offload_for(const Scenario& sc, const model::InstanceType& instance,
+                                    const model::Catalog& catalog, const model::Deployment& d,
+                                    const sim::ServingConfig& serving, int64_t block_bytes) {
+  sim::KvOffloadConfig offload;
+  if (sc.kv_offload_bytes <= 0 || instance.kind != model::DeviceKind::kGpu ||
+      !serving.prefix_caching || !serving.kv_layout.windows.empty()) {
+    return offload;
+  }
+  const model::HardwareSpec& gpu = catalog.hardware(instance.gpu_id, instance.id);
+  offload.num_host_blocks = sc.kv_offload_bytes / std::max(1, d.num_replicas) / block_bytes;
+  offload.host_link_bytes_per_s = d.tp_degree * gpu.host_link_bandwidth_bytes_per_s;
+  offload.block_bytes = block_bytes;
+  if (offload.num_host_blocks == 0 || !(offload.host_link_bytes_per_s > 0)) return {};
+  return offload;
+}
+
 /// Deploys the model on `instance` with `tp_degree` (0: the automatic rule) and `serving`
 /// limits: identity, deployment, predictor, KV blocks and floors. infeasible_reason is set
 /// only when the model cannot be placed (model::InfeasibleError).
@@ -451,6 +472,9 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   }
   c.fleet.serving.num_kv_blocks =
       c.deployment.kv_cache_bytes / (kv_unit_bytes * serving.block_size_tokens);
+  c.fleet.serving.kv_offload =
+      kv_offload_for(sc, instance, ctx.catalog, c.deployment, c.fleet.serving,
+                     kv_unit_bytes * serving.block_size_tokens);
 
   model::BatchShape decode1;
   decode1.num_decode_seqs = 1;
@@ -482,6 +506,37 @@ void check_engines(const Scenario& sc, const model::Catalog& catalog) {
                                       "\"" + id + "\" is an engine for " +
                                           std::string(model::to_string(e->kind)) + ", not " +
                                           std::string(model::to_string(kind)));
+    }
+  }
+}
+
+void check_kv_offload(const Scenario& sc, const model::Catalog& catalog) {
+  if (sc.kv_offload_bytes <= 0) return;
+  std::vector<const model::InstanceType*> instances = resolve_candidates(sc, catalog);
+  if (sc.fleet) {
+    for (const FleetGroupSpec& g : sc.fleet->groups) {
+      instances.push_back(&catalog.instance(g.instance, sc.file.string() + ": " + g.field));
+    }
+  }
+  const std::string field = "serving.kv_offload_bytes";
+  for (const model::InstanceType* instance : instances) {
+    if (instance->kind != model::DeviceKind::kGpu) continue;
+    if (sc.kv_offload_bytes > instance->memory_bytes) {
+      throw InputError::refused_field(
+          sc.file.string(), field,
+          base::describe(static_cast<double>(sc.kv_offload_bytes)) +
+              " bytes are more than the host memory of instance \"" + instance->id + "\" (" +
+              std::to_string(instance->memory_bytes) + " bytes, memory_bytes in " +
+              (catalog.data_dir() / "instances" / "instances.json").string() +
+              "); expected at most that");
+    }
+    const model::HardwareSpec& gpu = catalog.hardware(instance->gpu_id, instance->id);
+    if (!(gpu.host_link_bandwidth_bytes_per_s > 0)) {
+      throw InputError::refused_field(sc.file.string(), field,
+                                      "GPU \"" + gpu.id + "\" of instance \"" + instance->id +
+                                          "\" has no host_link in " +
+                                          (catalog.data_dir() / "hardware" / "gpus.json").string() +
+                                          "; expected its host link bandwidth to price the loads");
     }
   }
 }

@@ -342,8 +342,18 @@ void parse_serving_limits(const Fields& sv, sim::ServingConfig& serving) {
   }
 }
 
-/// Which engine defaults the scenario's "serving" overrides (serving_for).
+/// "serving.kv_offload_bytes": host bytes per GPU instance for KV offload (0 when absent).
+int64_t parse_kv_offload_bytes(const Fields& sv) {
+  if (!sv.has("kv_offload_bytes")) return 0;
+  return std::llround(sv.number(
+      "kv_offload_bytes", [](double v) { return v >= 0 && v <= 9e18; },
+      "a number of bytes in [0, 9e18] (0: no KV offload)"));
+}
+
+/// Which engine defaults the scenario's "serving" overrides (serving_for), and the serving
+/// fields that are the scenario's alone (kv_offload_bytes).
 void mark_serving_fields(const Fields& sv, Scenario& s) {
+  s.kv_offload_bytes = parse_kv_offload_bytes(sv);
   s.batching_set = sv.has("batching");
   s.max_num_seqs_set = sv.has("max_num_seqs");
   s.max_num_batched_tokens_set = sv.has("max_num_batched_tokens");
@@ -613,7 +623,7 @@ Scenario scenario_from_json(const json& doc, const std::filesystem::path& path,
     const Fields sv = f.object("serving");
     sv.only({"max_num_seqs", "max_num_batched_tokens", "block_size_tokens", "batching", "router",
              "tensor_parallel", "expert_parallel", "prefix_caching", "schedule_order",
-             "speculative"});
+             "kv_offload_bytes", "speculative"});
     parse_serving_limits(sv, s.serving);
     s.speculative = parse_speculative_spec(doc, path, data_dir, s.missing_files);
     s.serving.speculative = s.speculative.config;

@@ -223,6 +223,11 @@ struct Scenario {
   /// not divide the routed experts per layer; an automatic or searched degree that does not is
   /// an infeasible candidate.
   bool expert_parallel = false;
+  /// "serving.kv_offload_bytes" (default 0: off): host memory of each GPU instance given to
+  /// KV offload (sim::KvOffloadConfig), split evenly over the instance's replicas; ignored on
+  /// CPU instances (their KV is in host memory already) and where prefix caching is off. The
+  /// planner refuses a value above a GPU candidate's memory_bytes (check_kv_offload).
+  int64_t kv_offload_bytes = 0;
   /// "serving.speculative" (also copied into serving.speculative, so every replica has it).
   SpeculativeSpec speculative;
   /// Instance ids to try, where "cpu" or "gpu" stands for every type of that device kind

@@ -42,7 +42,7 @@ std::string simulation_key(const model::Deployment& d, const model::Efficiency& 
   static_assert(sizeof(sim::ServingConfig) ==
                     sizeof(sim::BatchingPolicy) + 4 + 4 * sizeof(int64_t) + sizeof(sim::KvLayout) +
                         8 +  // prefix_caching and longest_prefix_first, padded
-                        sizeof(sim::SpeculativeConfig),
+                        sizeof(sim::KvOffloadConfig) + sizeof(sim::SpeculativeConfig),
                 "simulation_key: add the new ServingConfig field to the key");
   KeyWriter k;
   k.add(d.kind).add(d.tp_degree).add(d.memory_bandwidth_bytes_per_s);
@@ -61,6 +61,9 @@ std::string simulation_key(const model::Deployment& d, const model::Efficiency& 
     k.add(w.window_blocks).add(w.units_per_block);
   }
   k.add(s.prefix_caching).add(s.longest_prefix_first);
+  static_assert(sizeof(sim::KvOffloadConfig) == 3 * 8, "simulation_key: add the new field");
+  k.add(s.kv_offload.num_host_blocks).add(s.kv_offload.host_link_bytes_per_s);
+  k.add(s.kv_offload.block_bytes);
   static_assert(sizeof(sim::SpeculativeConfig) == sizeof(int64_t) + sizeof(std::vector<double>),
                 "simulation_key: add the new SpeculativeConfig field to the key");
   k.add(s.speculative.num_draft_tokens).add(s.speculative.acceptance_rates.size());

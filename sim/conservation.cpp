@@ -5,6 +5,24 @@
 
 namespace llmcap::sim {
 
+/// KV offload: the host tier within its capacity, every entry evictable and in no other tier,
+/// and every block copied out accounted for (loaded back, dropped, or still there).
+void Engine::check_host_tier(const Replica& replica) const {
+  const PrefixCache& host = *replica.host_cache;
+  const PrefixCacheStats& stats = replica.prefix_stats;
+  int64_t blocks = 0;
+  host.for_each([&](const PrefixCache::Entry& entry) {
+    LLMCAP_SIM_CHECK(entry.refcount == 0);
+    LLMCAP_SIM_CHECK(replica.prefix_cache->find(entry.key) < 0);
+    blocks += entry.num_blocks;
+  });
+  LLMCAP_SIM_CHECK(blocks == host.evictable_blocks());
+  LLMCAP_SIM_CHECK(blocks <= replica.serving.kv_offload.num_host_blocks);
+  LLMCAP_SIM_CHECK(stats.num_offloaded_blocks == stats.num_loaded_blocks +
+                                                     stats.num_host_evicted_blocks +
+                                                     stats.num_host_dropped_blocks + blocks);
+}
+
 void Engine::check_conservation() const {
   int64_t num_rejected = 0;
   int64_t num_expected_tokens = 0;
@@ -66,6 +84,7 @@ void Engine::check_conservation() const {
     LLMCAP_SIM_CHECK(replica.num_outstanding == 0);
     LLMCAP_SIM_CHECK(replica.num_incoming == 0 && replica.kv.num_held_blocks == 0);
     LLMCAP_SIM_CHECK(replica.landed.empty() && replica.migrating.empty());
+    if (replica.host_cache) check_host_tier(replica);
   }
   for (const Pool& pool : pools_) {
     for (const int64_t n : pool.outstanding) LLMCAP_SIM_CHECK(n == 0);

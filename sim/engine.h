@@ -53,9 +53,10 @@ class Engine {
   /// What admitting a waiting sequence takes on its replica.
   struct Admission {
     int64_t cached_tokens = 0;  ///< of its prefill, tokens found in the prefix cache
+    int64_t loaded_tokens = 0;  ///< of cached_tokens, those in the host tier (KV offload)
     int64_t num_tokens = 0;     ///< of its prefill, tokens to compute (the rest)
     /// Free blocks it takes (KvCache::num_free_blocks): the new blocks of its whole prefill
-    /// and the evictable cached ones it reuses.
+    /// (those loaded from the host tier included) and the evictable cached ones it reuses.
     int64_t num_blocks = 0;
   };
   /// The admission of the front waiting sequence (to be checked against the limits, then
@@ -129,6 +130,10 @@ class Engine {
   void take_blocks(Replica& replica, int64_t num_blocks);
   void insert_prefilled_units(Replica& replica, Sequence& seq);
   void release_blocks(Replica& replica, Sequence& seq, int64_t num_blocks, int64_t kv_tokens);
+  // ---- KV offload (sim/replica.cpp) ---------------------------------------------------------
+  void load_planned_units(Replica& replica, Sequence& seq);
+  void offload_unit(Replica& replica, uint64_t key, int64_t num_blocks);
+  int32_t insert_gpu_unit(Replica& replica, uint64_t key, int64_t num_blocks, int64_t refcount);
   void drop_stale_gaps(Replica& replica);
 
   // ---- disaggregation (sim/kv_transfer.cpp) -------------------------------------------------
@@ -139,6 +144,7 @@ class Engine {
 
   // ---- end of run (sim/conservation.cpp) ----------------------------------------------------
   void check_conservation() const;
+  void check_host_tier(const Replica& replica) const;
 
   struct User {
     RequestSpec next;  ///< the request it will send at its pending arrival (arrival unset)
@@ -166,6 +172,8 @@ class Engine {
   int64_t num_tokens_in_chunks_ = 0;
   std::vector<uint64_t> key_scratch_;   ///< unit_keys()
   std::vector<int32_t> planned_units_;  ///< plan_admission(): the cache entries it matched
+  /// plan_admission(), per matched unit: -1, or its host-tier entry (then planned_units_ has -1)
+  std::vector<int32_t> planned_host_;
   SimResult result_;
 };
 

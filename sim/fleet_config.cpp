@@ -27,6 +27,31 @@ std::string names_of(const Registry& registry, const char* last_separator) {
   return out;
 }
 
+/// ServingConfig::kv_offload: off, or a capacity with a link, a block size and prefix caching.
+void validate_kv_offload(const ServingConfig& serving, const std::string& prefix) {
+  const KvOffloadConfig& o = serving.kv_offload;
+  if (o.num_host_blocks < 0) {
+    throw InputError(prefix + "serving.kv_offload.num_host_blocks: expected >= 0 (0: off), got " +
+                     std::to_string(o.num_host_blocks));
+  }
+  if (o.num_host_blocks == 0) return;
+  if (!(o.host_link_bytes_per_s > 0) || !std::isfinite(o.host_link_bytes_per_s)) {
+    throw InputError(prefix +
+                     "serving.kv_offload.host_link_bytes_per_s: expected a positive number of "
+                     "bytes per second, got " +
+                     describe(o.host_link_bytes_per_s));
+  }
+  if (o.block_bytes <= 0) {
+    throw InputError(prefix + "serving.kv_offload.block_bytes: expected a positive integer, got " +
+                     std::to_string(o.block_bytes));
+  }
+  if (!serving.prefix_caching) {
+    throw InputError(prefix +
+                     "serving.kv_offload: expected serving.prefix_caching on (the host tier keeps "
+                     "prefix-cache units), got it off");
+  }
+}
+
 /// k >= 0; with k > 0, k acceptance rates in [0, 1], non-increasing.
 void validate_speculative(const SpeculativeConfig& spec, const std::string& prefix) {
   const std::string field = prefix + "serving.speculative.";
@@ -110,6 +135,7 @@ void validate_serving(const ServingConfig& serving, const std::string& prefix) {
   if (serving.kv_layout.full_units_per_block == 0 && serving.kv_layout.windows.empty()) {
     throw InputError(prefix + "serving.kv_layout: expected full layers or windows, got neither");
   }
+  validate_kv_offload(serving, prefix);
 }
 
 void validate_router(RouterKind kind, const char* field) {

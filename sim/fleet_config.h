@@ -66,6 +66,17 @@ struct KvLayout {
 /// window layers only holds any length once its windows fit (returns INT64_MAX / 4 then).
 int64_t kv_capacity_tokens(const KvLayout& layout, int64_t num_units, int64_t block_size_tokens);
 
+/// KV offload: a second tier of prefix-cache units in host memory behind a replica's GPU
+/// prefix cache (semantics at simulate(), "KV offload"). Requires prefix caching.
+struct KvOffloadConfig {
+  int64_t num_host_blocks = 0;  ///< KV blocks the host tier holds at most (>= 0; 0: off)
+  /// GPU <-> host bandwidth of the replica (all its GPUs' links together), bytes per second
+  /// (> 0 when on): a load of b blocks adds b x block_bytes / this to the step it runs in.
+  double host_link_bytes_per_s = 0;
+  int64_t block_bytes = 0;  ///< bytes of one KV block (all layers, K and V; > 0 when on)
+  bool operator==(const KvOffloadConfig&) const = default;
+};
+
 /// The most draft tokens per step a replica may verify (validation bound; engines use 1 to 8).
 inline constexpr int64_t kMaxDraftTokens = 64;
 
@@ -105,6 +116,7 @@ struct ServingConfig {
   /// kLongestPrefixQueueLimit sequences is reordered by the tokens of each the cache holds,
   /// longest first (stable), as SGLang's "lpm" schedule policy does; otherwise FCFS.
   bool longest_prefix_first = false;
+  KvOffloadConfig kv_offload;  ///< default: off
   /// Speculative decoding (off when num_draft_tokens is 0). The step times come from the
   /// predictor, which prices the draft (model/speculative.h); the simulator adds the draft
   /// tokens to each step's shape and advances the decodes by the accepted tokens.

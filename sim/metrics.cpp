@@ -233,6 +233,8 @@ Metrics compute_metrics(const SimResult& result, const Slo& slo) {
   for (const PrefixCacheStats& replica : result.prefix_cache) {
     m.num_saved_prefill_tokens += replica.num_saved_prefill_tokens;
     m.num_evicted_blocks += replica.num_evicted_blocks;
+    m.num_kv_offload_loaded_tokens += replica.num_loaded_tokens;
+    m.kv_offload_load_s += replica.load_s;
   }
   m.itl = !result.itl_runs.empty()
               ? summarize_gaps(

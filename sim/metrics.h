@@ -52,6 +52,10 @@ struct Metrics {
   /// evicted.
   int64_t num_saved_prefill_tokens = 0;
   int64_t num_evicted_blocks = 0;
+  /// compute_metrics only, KV offload (0 when off): of num_saved_prefill_tokens, those loaded
+  /// from the host tier, and the seconds those loads added to steps (all replicas together).
+  int64_t num_kv_offload_loaded_tokens = 0;
+  double kv_offload_load_s = 0;
 };
 
 /// Metrics of a whole run against one SLO (definitions: docs/metrics.md). Throws

@@ -41,8 +41,12 @@ int32_t PrefixCache::insert(uint64_t key, int64_t num_blocks, int64_t refcount) 
 }
 
 int64_t PrefixCache::evict_lru() {
-  const int32_t e = head_;
-  LLMCAP_SIM_CHECK(e >= 0);
+  LLMCAP_SIM_CHECK(head_ >= 0);
+  return erase(head_);
+}
+
+int64_t PrefixCache::erase(int32_t e) {
+  LLMCAP_SIM_CHECK(entries_[static_cast<size_t>(e)].refcount == 0);
   unlink(e);
   const Entry& entry = entries_[static_cast<size_t>(e)];
   evictable_blocks_ -= entry.num_blocks;

@@ -44,6 +44,15 @@ class PrefixCache {
   /// Removes the least recently freed evictable entry; returns its blocks. Requires
   /// evictable_blocks() > 0.
   int64_t evict_lru();
+  /// The entry evict_lru() would remove, or -1 when none is evictable.
+  int32_t lru_front() const { return head_; }
+  /// Removes evictable entry e (refcount 0); returns its blocks.
+  int64_t erase(int32_t e);
+  /// Calls f(entry) for every entry, held or evictable, in no particular order.
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const auto& [key, e] : index_) f(entries_[static_cast<size_t>(e)]);
+  }
 
  private:
   void link_tail(int32_t e);

@@ -58,8 +58,9 @@ void Engine::push_waiting(Replica& replica, int64_t id, SimTime now, bool front,
 Engine::Admission Engine::plan_admission(Replica& replica) {
   Sequence& seq = sequences_[replica.waiting.front()];
   const int64_t target = prefill_tokens(seq);
-  Admission a{0, target, replica.kv.blocks_for(target)};
+  Admission a{0, 0, target, replica.kv.blocks_for(target)};
   planned_units_.clear();
+  planned_host_.clear();
   if (!replica.prefix_cache || !seq.prefix.keyed()) return a;
   PrefixCache& cache = *replica.prefix_cache;
   seq.unit_tokens = std::max<int64_t>(seq.prefix.block_tokens, replica.kv.block_size_tokens);
@@ -68,17 +69,25 @@ Engine::Admission Engine::plan_admission(Replica& replica) {
   const int64_t max_units = (target - 1) / seq.unit_tokens;
   if (max_units == 0) return a;
   const std::span<const uint64_t> keys = unit_keys(seq, max_units, seq.unit_tokens);
+  // Each unit is looked up on the GPU, then in the host tier (KV offload); the match ends at
+  // the first unit found in neither.
+  const PrefixCache* host = replica.host_cache ? &*replica.host_cache : nullptr;
   int64_t evictable_matched = 0;
+  int64_t loaded = 0;
   for (const uint64_t key : keys) {
     const int32_t e = cache.find(key);
-    if (e < 0) break;
+    const int32_t h = e < 0 && host != nullptr ? host->find(key) : -1;
+    if (e < 0 && h < 0) break;
     planned_units_.push_back(e);
-    if (cache.entry(e).refcount == 0) evictable_matched += unit_blocks;
+    planned_host_.push_back(h);
+    if (e >= 0 && cache.entry(e).refcount == 0) evictable_matched += unit_blocks;
+    if (h >= 0) ++loaded;
   }
   const auto matched = static_cast<int64_t>(planned_units_.size());
   a.cached_tokens = matched * seq.unit_tokens;
+  a.loaded_tokens = loaded * seq.unit_tokens;
   a.num_tokens = target - a.cached_tokens;
-  a.num_blocks = a.num_blocks - matched * unit_blocks + evictable_matched;
+  a.num_blocks = a.num_blocks - (matched - loaded) * unit_blocks + evictable_matched;
   return a;
 }
 
@@ -95,18 +104,22 @@ void Engine::admit_front(Replica& replica, SimTime now, int64_t num_tokens,
   seq.admit_order = replica.next_admit_order++;
   if (replica.prefix_cache) {
     int64_t reused = 0;
-    for (const int32_t e : planned_units_) reused += replica.prefix_cache->acquire(e);
+    for (const int32_t e : planned_units_) reused += e >= 0 ? replica.prefix_cache->acquire(e) : 0;
     replica.kv.num_free_blocks -= reused;
-    take_blocks(replica, admission.num_blocks - reused);
     seq.units.assign(planned_units_.begin(), planned_units_.end());
+    // Host units leave the host tier before take_blocks' evictions can offload into it.
+    if (admission.loaded_tokens > 0) load_planned_units(replica, seq);
+    take_blocks(replica, admission.num_blocks - reused);
     planned_units_.clear();
     PrefixCacheStats& stats = replica.prefix_stats;
     stats.num_saved_prefill_tokens += admission.cached_tokens;
-    if (!seq.scheduled) {
+    stats.num_loaded_tokens += admission.loaded_tokens;
+    if (!seq.scheduled) {  // first admission: its prefill is its prompt
       const int64_t cached_prompt = std::min(admission.cached_tokens, seq.num_prompt_tokens);
       result_.requests[id].num_cached_prompt_tokens = cached_prompt;
       stats.num_prompt_tokens += seq.num_prompt_tokens;
       stats.num_cached_prompt_tokens += cached_prompt;
+      stats.num_host_cached_prompt_tokens += admission.loaded_tokens;
     }
   } else {
     replica.kv.num_free_blocks -= admission.num_blocks;
@@ -183,8 +196,66 @@ void Engine::take_blocks(Replica& replica, int64_t num_blocks) {
   if (!replica.prefix_cache) return;
   PrefixCache& cache = *replica.prefix_cache;
   while (replica.kv.num_free_blocks < cache.evictable_blocks()) {
-    replica.prefix_stats.num_evicted_blocks += cache.evict_lru();
+    const uint64_t key = cache.entry(cache.lru_front()).key;
+    const int64_t blocks = cache.evict_lru();
+    replica.prefix_stats.num_evicted_blocks += blocks;
+    if (replica.host_cache) offload_unit(replica, key, blocks);
   }
+}
+
+/// KV offload: the units of the admission just planned that the host tier holds leave it and
+/// become GPU cache entries `seq` holds (or units it keeps privately when their key came
+/// twice in its prefix); their blocks are among the admission's new blocks. Loading them takes
+/// blocks x block_bytes / host_link_bytes_per_s, added to the step being composed.
+void Engine::load_planned_units(Replica& replica, Sequence& seq) {
+  PrefixCache& host = *replica.host_cache;
+  PrefixCache& cache = *replica.prefix_cache;
+  const int64_t unit_blocks = seq.unit_tokens / replica.kv.block_size_tokens;
+  const auto n = static_cast<int64_t>(planned_host_.size());
+  const std::span<const uint64_t> keys = unit_keys(seq, n, seq.unit_tokens);
+  int64_t loaded = 0;
+  for (int64_t u = 0; u < n; ++u) {
+    if (planned_host_[static_cast<size_t>(u)] < 0) continue;
+    const uint64_t key = keys[static_cast<size_t>(u)];
+    const int32_t h = host.find(key);
+    if (h >= 0) host.erase(h);
+    seq.units[static_cast<size_t>(u)] =
+        cache.find(key) >= 0 ? -1 : cache.insert(key, unit_blocks, 1);
+    loaded += unit_blocks;
+  }
+  const KvOffloadConfig& offload = replica.serving.kv_offload;
+  const double load_s = static_cast<double>(loaded) * static_cast<double>(offload.block_bytes) /
+                        offload.host_link_bytes_per_s;
+  replica.prefix_stats.num_loaded_blocks += loaded;
+  replica.prefix_stats.load_s += load_s;
+  replica.step_load_s += load_s;
+}
+
+/// KV offload: a unit evicted from the GPU cache is copied to the host tier (asynchronously:
+/// no step waits for it), the host's least recently stored units dropped for room; a unit
+/// larger than the whole tier is not kept.
+void Engine::offload_unit(Replica& replica, uint64_t key, int64_t num_blocks) {
+  const int64_t capacity = replica.serving.kv_offload.num_host_blocks;
+  if (num_blocks > capacity) return;
+  PrefixCache& host = *replica.host_cache;
+  PrefixCacheStats& stats = replica.prefix_stats;
+  LLMCAP_SIM_CHECK(host.find(key) < 0);  // it was on the GPU: in no other tier
+  while (host.evictable_blocks() + num_blocks > capacity) {
+    stats.num_host_evicted_blocks += host.evict_lru();
+  }
+  host.insert(key, num_blocks, 0);
+  stats.num_offloaded_blocks += num_blocks;
+}
+
+/// A new GPU cache entry for `key` (not on the GPU); with KV offload, a host copy of the key
+/// is dropped (a key lives in at most one tier).
+int32_t Engine::insert_gpu_unit(Replica& replica, uint64_t key, int64_t num_blocks,
+                                int64_t refcount) {
+  if (replica.host_cache) {
+    const int32_t h = replica.host_cache->find(key);
+    if (h >= 0) replica.prefix_stats.num_host_dropped_blocks += replica.host_cache->erase(h);
+  }
+  return replica.prefix_cache->insert(key, num_blocks, refcount);
 }
 
 /// At the end of a step with a prefill chunk of `seq`: the units its prefill has completed
@@ -200,7 +271,7 @@ void Engine::insert_prefilled_units(Replica& replica, Sequence& seq) {
   const std::span<const uint64_t> keys = unit_keys(seq, done, seq.unit_tokens);
   for (int64_t u = first; u < done; ++u) {
     const uint64_t key = keys[static_cast<size_t>(u)];
-    seq.units.push_back(cache.find(key) >= 0 ? -1 : cache.insert(key, unit_blocks, 1));
+    seq.units.push_back(cache.find(key) >= 0 ? -1 : insert_gpu_unit(replica, key, unit_blocks, 1));
   }
 }
 
@@ -224,7 +295,7 @@ void Engine::release_blocks(Replica& replica, Sequence& seq, int64_t num_blocks,
     const std::span<const uint64_t> keys = unit_keys(seq, full, seq.unit_tokens);
     for (int64_t u = full - 1; u >= held; --u) {
       if (cache.find(keys[static_cast<size_t>(u)]) >= 0) continue;
-      cache.insert(keys[static_cast<size_t>(u)], unit_blocks, 0);
+      insert_gpu_unit(replica, keys[static_cast<size_t>(u)], unit_blocks, 0);
       own -= unit_blocks;
       replica.kv.num_free_blocks += unit_blocks;
     }

@@ -135,6 +135,7 @@ struct Replica {
     }
     if (serving.prefix_caching && !kv.windowed && role == ReplicaRole::kUnified) {
       prefix_cache.emplace();
+      if (serving.kv_offload.num_host_blocks > 0) host_cache.emplace();
     }
     if (serving.speculative.num_draft_tokens > 0) {
       advance_scaled =
@@ -208,6 +209,11 @@ struct Replica {
   /// has no sliding windows); kv.num_free_blocks counts its evictable blocks as free.
   std::optional<PrefixCache> prefix_cache;
   PrefixCacheStats prefix_stats;
+  /// KV offload (ServingConfig::kv_offload, with a prefix cache): the host tier, every entry
+  /// evictable (refcount 0), its blocks at most kv_offload.num_host_blocks; a key is in at
+  /// most one of prefix_cache and host_cache.
+  std::optional<PrefixCache> host_cache;
+  double step_load_s = 0;  ///< the step being composed or in flight: seconds of host loads
 
   bool busy = false;  ///< a step is in flight
   bool schedule_pending = false;

@@ -46,6 +46,19 @@ struct PrefixCacheStats {
   /// recompute after a preemption included).
   int64_t num_saved_prefill_tokens = 0;
   int64_t num_evicted_blocks = 0;  ///< cached blocks taken back for other use
+  // KV offload (ServingConfig::kv_offload; 0 when off): the host tier behind the cache.
+  /// Of num_cached_prompt_tokens, those loaded from the host tier at first admission.
+  int64_t num_host_cached_prompt_tokens = 0;
+  /// Of num_saved_prefill_tokens, those loaded from the host tier, every admission counted.
+  int64_t num_loaded_tokens = 0;
+  int64_t num_loaded_blocks = 0;        ///< host blocks loaded back into the GPU cache
+  int64_t num_offloaded_blocks = 0;     ///< evicted blocks copied to the host tier
+  int64_t num_host_evicted_blocks = 0;  ///< host blocks dropped, least recently stored first
+  /// Host blocks dropped because their unit was computed again into the GPU cache (a key is
+  /// in at most one tier).
+  int64_t num_host_dropped_blocks = 0;
+  int64_t num_host_blocks = 0;  ///< blocks in the host tier at the end of the run
+  double load_s = 0;            ///< seconds that loads added to steps
   /// num_cached_prompt_tokens / num_prompt_tokens (0 when nothing was admitted).
   double hit_rate() const {
     return num_prompt_tokens > 0 ? static_cast<double>(num_cached_prompt_tokens) /

@@ -137,7 +137,12 @@ void Engine::collect_prefix_stats() {
                                [](const Replica& r) { return r.prefix_cache.has_value(); });
   if (!any) return;
   result_.prefix_cache.reserve(replicas_.size());
-  for (const Replica& replica : replicas_) result_.prefix_cache.push_back(replica.prefix_stats);
+  for (const Replica& replica : replicas_) {
+    result_.prefix_cache.push_back(replica.prefix_stats);
+    if (replica.host_cache) {
+      result_.prefix_cache.back().num_host_blocks = replica.host_cache->evictable_blocks();
+    }
+  }
 }
 
 // ---- workload ----------------------------------------------------------------------------
@@ -329,6 +334,7 @@ void Engine::on_schedule(SimTime now, int64_t r) {
   model::BatchShape shape;
   replica.step_prefills.clear();
   replica.step_has_decodes = false;
+  replica.step_load_s = 0;
   if (replica.serving.longest_prefix_first && replica.prefix_cache) order_by_prefix(replica);
   replica.policy->compose_step(*this, replica, now, shape);
   if (shape.empty()) {
@@ -340,7 +346,8 @@ void Engine::on_schedule(SimTime now, int64_t r) {
     return;
   }
   LLMCAP_SIM_CHECK(replica.kv.num_free_blocks >= 0);
-  const double step_s = replica.predictor->step_time_s(shape);
+  // KV offload: host loads of the step's admissions hold it up (synchronous loads).
+  const double step_s = replica.predictor->step_time_s(shape) + replica.step_load_s;
   LLMCAP_SIM_CHECK(std::isfinite(step_s) && step_s > 0);
   replica.busy = true;
   ++result_.num_steps;

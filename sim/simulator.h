@@ -134,6 +134,24 @@ namespace llmcap::sim {
 ///    claim: its recompute matches only what is still cached. RequestRecord::
 ///    num_cached_prompt_tokens is min(c, prompt) at its first admission; SimResult::
 ///    prefix_cache has each replica's PrefixCacheStats.
+///  - KV offload (ServingConfig::kv_offload, num_host_blocks > 0, with a prefix cache): a host
+///    tier of at most num_host_blocks blocks behind the prefix cache, an LRU of units (SGLang's
+///    HiCache, vLLM's offloading connector). A unit evicted from the GPU cache is copied there
+///    (on eviction, a write-back tier: HiCache's documented write_through copies units when
+///    computed; asynchronously: no step time), the host's least recently stored units dropped
+///    for room (a unit larger than the tier is not kept). A key
+///    is in at most one tier: a load removes the host copy, and a unit computed into the GPU
+///    cache drops its host copy. Admission matches unit after unit on the GPU, else in the
+///    host tier, until a unit is in neither; host units are always loaded, never recomputed
+///    (as vLLM's offloading connector and LMCache load every hit). Loading b blocks takes
+///    b x block_bytes / host_link_bytes_per_s; the loaded units count among the cached tokens
+///    c, take new blocks like computed ones, become GPU entries the sequence holds, and the
+///    load's time is added to the duration of the step its first chunk runs in (a synchronous
+///    load; vLLM's connector can overlap it). A preempted sequence's units are evictable,
+///    so its recompute finds them on the GPU, in the host tier once evicted, or recomputes
+///    them. PrefixCacheStats counts host hits (also within the cached prompt tokens), loads,
+///    copies and drops; the end of the run checks that every block copied out was loaded
+///    back, dropped or is still in the tier.
 ///  - Speculative decoding (ServingConfig::speculative, k = num_draft_tokens > 0). Every decode
 ///    step verifies k draft tokens per decoding sequence: the step's shape adds k x sequences
 ///    draft tokens and their attention pairs (model::BatchShape; the predictor prices the

@@ -278,6 +278,25 @@ TEST(PlanOutput, TheWorkloadLineNamesMultiTurnSessions) {
   EXPECT_THAT(out.str(), HasSubstr("multi-turn sessions (mean 2 turns, think time 30 s)"));
 }
 
+TEST(PlanOutput, JsonRowsCarryTheKvOffloadLoads) {
+  const plan::Scenario s = arrival_scenario(sim::ArrivalProcessKind::kPoisson);
+  plan::PlanResult r = two_rows();
+  for (plan::PlanRow& row : r.rows) {
+    row.metrics.num_kv_offload_loaded_tokens = 404096;
+    row.metrics.kv_offload_load_s = 1.655;
+  }
+  const auto doc = nlohmann::json::parse(plan_to_json(s, r));
+  for (const auto& row : doc.at("results")) {
+    if (row.at("feasible").get<bool>()) {
+      EXPECT_EQ(row.at("kv_offload_loaded_tokens").get<int64_t>(), 404096);
+      EXPECT_DOUBLE_EQ(row.at("kv_offload_load_s").get<double>(), 1.655);
+    } else {
+      EXPECT_TRUE(row.at("kv_offload_loaded_tokens").is_null());
+      EXPECT_TRUE(row.at("kv_offload_load_s").is_null());
+    }
+  }
+}
+
 TEST(PlanOutput, SaysHowMuchOfThePromptsThePrefixCacheHeldOnlyWhenItHeldAny) {
   const plan::Scenario s = arrival_scenario(sim::ArrivalProcessKind::kPoisson);
   plan::PlanResult r = two_rows();

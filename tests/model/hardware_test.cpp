@@ -396,6 +396,32 @@ TEST_F(CatalogErrors, SocketLinkAndNetworkFields) {
   EXPECT_EQ(c.instance("test-gpu-1xa10g", "test").network_bandwidth_bytes_per_s, 0);
 }
 
+TEST_F(CatalogErrors, GpuHostLinkIsOptionalWithItsOwnSource) {
+  gpus = replace_once(gpus, "\"tdp_watts\": 700",
+                      "\"host_link\": {\"bandwidth_bytes_per_s\": 6.4e10, \"basis\": \"PCIe 5.0 "
+                      "x16\", \"source\": \"GPU datasheet\", \"as_of\": \"2023-01-01\"}, "
+                      "\"tdp_watts\": 700");
+  write_text(dir / "hardware/cpus.json", cpus);
+  write_text(dir / "hardware/gpus.json", gpus);
+  write_text(dir / "instances/instances.json", instances);
+  const Catalog c = Catalog::load(dir);
+  const HardwareSpec& h100 = c.hardware("h100-sxm", "test");
+  EXPECT_EQ(h100.host_link_bandwidth_bytes_per_s, 6.4e10);
+  EXPECT_EQ(h100.host_link_basis, "PCIe 5.0 x16");
+  EXPECT_EQ(h100.host_link_source, "GPU datasheet");
+  EXPECT_EQ(h100.host_link_as_of, "2023-01-01");
+  EXPECT_EQ(c.hardware("a10g", "test").host_link_bandwidth_bytes_per_s, 0);  // optional
+}
+
+TEST_F(CatalogErrors, GpuHostLinkZeroBandwidth) {
+  gpus = replace_once(gpus, "\"tdp_watts\": 700",
+                      "\"host_link\": {\"bandwidth_bytes_per_s\": 0, \"basis\": \"b\", "
+                      "\"source\": \"s\", \"as_of\": \"2023-01-01\"}, \"tdp_watts\": 700");
+  EXPECT_EQ(load_error(), gpus_path() +
+                              ": gpu \"h100-sxm\": field \"host_link.bandwidth_bytes_per_s\": "
+                              "expected a positive number, got 0");
+}
+
 TEST_F(CatalogErrors, SocketLinkNotAnObject) {
   cpus = replace_once(cpus, "\"tdp_watts\": 350", "\"socket_link\": 5, \"tdp_watts\": 350");
   EXPECT_EQ(load_error(), cpus_path() +

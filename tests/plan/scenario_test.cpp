@@ -183,6 +183,20 @@ TEST(LoadScenario, ReadsBatchingPolicy) {
       sim::BatchingPolicy::kStatic);
 }
 
+TEST(LoadScenario, ReadsKvOffloadBytesAndRefusesANegativeOne) {
+  TempDir dir;
+  EXPECT_EQ(load_scenario(dir.write("k.json", scenario_json("serving", R"("serving": {
+                "kv_offload_bytes": 2e11})")))
+                .kv_offload_bytes,
+            200'000'000'000);
+  EXPECT_EQ(load_scenario(dir.write("d.json", scenario_json())).kv_offload_bytes, 0);
+  const std::filesystem::path bad =
+      dir.write("b.json", scenario_json("serving", R"("serving": {"kv_offload_bytes": -1})"));
+  EXPECT_THAT(llmcap::testing::error_message<InputError>([&] { load_scenario(bad); }),
+              HasSubstr("field \"serving.kv_offload_bytes\": expected a number of bytes in [0, "
+                        "9e18] (0: no KV offload), got -1"));
+}
+
 TEST(LoadScenario, ReadsPrefixCachingAndRefusesANonBoolean) {
   TempDir dir;
   const Scenario off = load_scenario(
