@@ -84,7 +84,7 @@ EngineProfile load_engine_profile(const std::filesystem::path& file) {
 
   const base::JsonReader s = r.object("scheduler");
   s.only({"policy", "max_num_seqs", "max_num_batched_tokens", "prefix_caching", "block_size_tokens",
-          "source", "as_of", "note"});
+          "schedule_order", "allocate_per_chunk", "source", "as_of", "note"});
   e.scheduler.policy = s.string("policy");
   if (std::find(kPolicies.begin(), kPolicies.end(), e.scheduler.policy) == kPolicies.end()) {
     s.fail("policy", "one of static, continuous, chunked_prefill, prefill_first", s.got("policy"));
@@ -99,6 +99,7 @@ EngineProfile load_engine_profile(const std::filesystem::path& file) {
            s.got("max_num_batched_tokens"));
   }
   e.scheduler.prefix_caching = s.boolean_or("prefix_caching", false);
+  e.scheduler.allocate_per_chunk = s.boolean_or("allocate_per_chunk", false);
   if (s.has("block_size_tokens")) {
     e.scheduler.block_size_tokens = s.positive_int("block_size_tokens");
   }
@@ -181,6 +182,7 @@ std::string engine_profile_to_json(const EngineProfile& e, const nlohmann::order
     j["scheduler"]["block_size_tokens"] = e.scheduler.block_size_tokens;
   }
   if (e.scheduler.longest_prefix_first) j["scheduler"]["schedule_order"] = "longest_prefix";
+  if (e.scheduler.allocate_per_chunk) j["scheduler"]["allocate_per_chunk"] = true;
   j["step_overhead_s"] = figure_json(e.step_overhead_s);
   j["kernel_overhead_s"] = figure_json(e.kernel_overhead_s);
   j["memory_bandwidth_fraction"] = figure_json(e.memory_bandwidth_fraction);

@@ -48,6 +48,9 @@ struct EngineScheduler {
   /// "schedule_order": "fcfs" (default) or "longest_prefix" (SGLang's lpm: waiting requests
   /// with the longest cached prefix first).
   bool longest_prefix_first = false;
+  /// "allocate_per_chunk" (default false): a chunked prefill takes the KV blocks of each chunk
+  /// as it is scheduled (vLLM v1), not of its whole prefill at admission.
+  bool allocate_per_chunk = false;
   std::string source;
   std::string as_of;
 };

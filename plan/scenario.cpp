@@ -522,6 +522,7 @@ sim::ServingConfig serving_for(const Scenario& scenario, const model::InstanceTy
     serving.max_num_batched_tokens = s.max_num_batched_tokens;
   if (!scenario.prefix_caching_set) serving.prefix_caching = s.prefix_caching;
   if (!scenario.schedule_order_set) serving.longest_prefix_first = s.longest_prefix_first;
+  serving.allocate_per_chunk = s.allocate_per_chunk;
   if (!scenario.block_size_set && s.block_size_tokens > 0) {
     serving.block_size_tokens = s.block_size_tokens;
   }

@@ -41,7 +41,7 @@ std::string simulation_key(const model::Deployment& d, const model::Efficiency& 
                 "simulation_key: add the new Efficiency field to the key");
   static_assert(sizeof(sim::ServingConfig) ==
                     sizeof(sim::BatchingPolicy) + 4 + 4 * sizeof(int64_t) + sizeof(sim::KvLayout) +
-                        8 +  // prefix_caching and longest_prefix_first, padded
+                        8 +  // prefix_caching, longest_prefix_first, allocate_per_chunk, padded
                         sizeof(sim::KvOffloadConfig) + sizeof(sim::SpeculativeConfig),
                 "simulation_key: add the new ServingConfig field to the key");
   KeyWriter k;
@@ -60,7 +60,7 @@ std::string simulation_key(const model::Deployment& d, const model::Efficiency& 
   for (const sim::KvWindowGroup& w : s.kv_layout.windows) {
     k.add(w.window_blocks).add(w.units_per_block);
   }
-  k.add(s.prefix_caching).add(s.longest_prefix_first);
+  k.add(s.prefix_caching).add(s.longest_prefix_first).add(s.allocate_per_chunk);
   static_assert(sizeof(sim::KvOffloadConfig) == 3 * 8, "simulation_key: add the new field");
   k.add(s.kv_offload.num_host_blocks).add(s.kv_offload.host_link_bytes_per_s);
   k.add(s.kv_offload.block_bytes);

@@ -53,13 +53,20 @@ void BatchPolicy::admit_whole_prefills(Engine& engine, Replica& replica, SimTime
   }
 }
 
-int64_t BatchPolicy::continue_prefills(Engine& engine, Replica& replica, model::BatchShape& shape,
-                                       int64_t budget) {
-  for (const int64_t id : replica.prefilling) {
-    if (budget == 0) break;
+int64_t BatchPolicy::continue_prefills(Engine& engine, Replica& replica, SimTime now,
+                                       model::BatchShape& shape, int64_t budget) {
+  // By index: a chunk's blocks may preempt partial prefills (allocate_per_chunk).
+  for (size_t i = 0; i < replica.prefilling.size() && budget > 0; ++i) {
+    const int64_t id = replica.prefilling[i];
     Sequence& seq = engine.sequence(id);
     const int64_t cached = seq.num_prefilled;
     const int64_t chunk = std::min(seq.prefill_target - cached, budget);
+    if (replica.serving.allocates_per_chunk() && !engine.grow_prefill(replica, now, id, chunk)) {
+      if (seq.state != SeqState::kPrefilling) break;  // preempted itself: the newest
+      // It waits for a newer decode's blocks; nothing newer takes blocks before it (vLLM v1
+      // would preempt the newer requests).
+      return 0;
+    }
     seq.num_prefilled += chunk;
     engine.add_chunk(replica, shape, id, cached, chunk);
     budget -= chunk;
@@ -76,9 +83,10 @@ void BatchPolicy::admit_chunks(Engine& engine, Replica& replica, SimTime now,
       continue;
     }
     const int64_t id = replica.waiting.front();
-    const Engine::Admission admission = engine.plan_admission(replica);
-    if (admission.num_blocks > replica.kv.num_free_blocks) break;
+    Engine::Admission admission = engine.plan_admission(replica);
     const int64_t chunk = std::min(admission.num_tokens, budget);
+    admission.num_blocks = engine.first_chunk_blocks(replica, admission, chunk);
+    if (admission.num_blocks > replica.kv.num_free_blocks) break;
     engine.admit_front(replica, now, chunk, admission);
     engine.add_chunk(replica, shape, id, admission.cached_tokens, chunk);
     if (chunk < admission.num_tokens) replica.prefilling.push_back(id);

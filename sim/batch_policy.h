@@ -34,9 +34,12 @@ class BatchPolicy {
                                    model::BatchShape& shape);
   /// Chunked prefills (kChunkedPrefill, kPrefillFirst): the next chunk of each partially
   /// prefilled sequence, oldest first, min(its remaining prefill, the budget left) tokens
-  /// (their blocks are already held). Returns the budget left.
-  static int64_t continue_prefills(Engine& engine, Replica& replica, model::BatchShape& shape,
-                                   int64_t budget);
+  /// (their blocks already held, unless allocate_per_chunk). Returns the budget left.
+  /// With allocates_per_chunk() each chunk first takes its blocks (Engine::grow_prefill); one
+  /// that cannot is preempted when it is the newest, else waits, and then no later chunk or
+  /// admission runs in the step (0 is returned).
+  static int64_t continue_prefills(Engine& engine, Replica& replica, SimTime now,
+                                   model::BatchShape& shape, int64_t budget);
   /// Then waiting sequences FCFS while budget is left, running < max_num_seqs and the blocks
   /// of the whole prefill are free, each with a first chunk of min(its prefill, the budget
   /// left); one not finished joins replica.prefilling. A migrating sequence met on the way is

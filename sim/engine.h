@@ -63,6 +63,16 @@ class Engine {
   /// passed to admit_front before any other admission is planned). Without prefix caching:
   /// nothing cached, the blocks of the whole prefill.
   Admission plan_admission(Replica& replica);
+  /// Blocks admitting with a first chunk of `num_tokens` takes: admission.num_blocks, or with
+  /// ServingConfig::allocate_per_chunk those of its cached tokens and the chunk only.
+  int64_t first_chunk_blocks(const Replica& replica, const Admission& admission,
+                             int64_t num_tokens) const;
+  /// allocate_per_chunk: takes the blocks the next chunk of `num_tokens` of partially
+  /// prefilled `id` needs. While they are short, the most recently admitted running sequence is
+  /// preempted if it is a partial prefill with no chunk in the step, `id` itself included (as
+  /// vLLM v1 preempts from the back, the request itself last); returns false when `id` was
+  /// preempted or a decoding sequence (already in the step) is the newest: the chunk waits.
+  bool grow_prefill(Replica& replica, SimTime now, int64_t id, int64_t num_tokens);
   /// Moves the front waiting sequence to the back of the running list as a prefill of
   /// prefill_tokens, of which `admission` (plan_admission's) is cached and `num_tokens` are
   /// its first chunk, taking admission.num_blocks free blocks.
@@ -167,7 +177,7 @@ class Engine {
   std::vector<Sequence> sequences_;  ///< by request id, parallel to result_.requests
   static constexpr uint32_t kCancelPollEvents = 4096;  ///< SimOptions::cancel
   P99EarlyStop early_stop_;                            ///< SimOptions::stop_at_certain_p99_miss
-  int64_t num_emitted_tokens_ = 0;      ///< counted step by step, checked against the requests
+  int64_t num_emitted_tokens_ = 0;  ///< counted step by step, checked against the requests
   /// Speculative decoding: tokens emitted after the first of their step's chunk (no ITL gap).
   int64_t num_tokens_in_chunks_ = 0;
   std::vector<uint64_t> key_scratch_;   ///< unit_keys()

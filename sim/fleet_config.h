@@ -116,6 +116,15 @@ struct ServingConfig {
   /// kLongestPrefixQueueLimit sequences is reordered by the tokens of each the cache holds,
   /// longest first (stable), as SGLang's "lpm" schedule policy does; otherwise FCFS.
   bool longest_prefix_first = false;
+  /// kChunkedPrefill only (allocates_per_chunk()): a prefill takes the blocks of each chunk
+  /// when it is scheduled, as vLLM v1's KV cache manager does (allocate_slots for the step's
+  /// tokens), instead of those of its whole prefill at admission (vLLM v0's block manager).
+  /// Not for kPrefillFirst: SGLang admits a prompt only when its whole input fits, and prefill
+  /// priority with chunk-wise blocks could starve the decodes that hold the cache.
+  bool allocate_per_chunk = false;
+  bool allocates_per_chunk() const {
+    return allocate_per_chunk && policy == BatchingPolicy::kChunkedPrefill;
+  }
   KvOffloadConfig kv_offload;  ///< default: off
   /// Speculative decoding (off when num_draft_tokens is 0). The step times come from the
   /// predictor, which prices the draft (model/speculative.h); the simulator adds the draft

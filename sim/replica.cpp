@@ -91,6 +91,28 @@ Engine::Admission Engine::plan_admission(Replica& replica) {
   return a;
 }
 
+int64_t Engine::first_chunk_blocks(const Replica& replica, const Admission& admission,
+                                   int64_t num_tokens) const {
+  if (!replica.serving.allocates_per_chunk()) return admission.num_blocks;
+  const int64_t whole = replica.kv.blocks_for(admission.cached_tokens + admission.num_tokens);
+  return admission.num_blocks - whole + replica.kv.blocks_for(admission.cached_tokens + num_tokens);
+}
+
+bool Engine::grow_prefill(Replica& replica, SimTime now, int64_t id, int64_t num_tokens) {
+  const Sequence& seq = sequences_[id];
+  const int64_t need = replica.kv.blocks_for(seq.num_prefilled + num_tokens) -
+                       replica.kv.blocks_for(seq.num_prefilled);
+  while (need > replica.kv.num_free_blocks) {
+    const int64_t tail = replica.running_tail;
+    const Sequence& victim = sequences_[tail];
+    if (victim.state != SeqState::kPrefilling || victim.in_step) return false;
+    preempt_last(replica, now);
+    if (tail == id) return false;
+  }
+  take_blocks(replica, need);
+  return true;
+}
+
 void Engine::admit_front(Replica& replica, SimTime now, int64_t num_tokens,
                          const Admission& admission) {
   const int64_t id = replica.waiting.front();
@@ -400,9 +422,10 @@ int64_t Engine::preempt_last(Replica& replica, SimTime now) {
   if (seq.state == SeqState::kDecoding) {
     blocks = leave_decoders(replica, id);
     kv_tokens = seq.num_prompt_tokens + seq.num_emitted - 1;
-  } else {  // a partial prefill holds the blocks of its whole prefill
+  } else {  // a partial prefill holds the blocks of its whole prefill, or of its chunks so far
     LLMCAP_SIM_CHECK(seq.state == SeqState::kPrefilling && !seq.in_step);
-    blocks = replica.kv.blocks_for(seq.prefill_target);
+    blocks = replica.kv.blocks_for(replica.serving.allocates_per_chunk() ? seq.num_prefilled
+                                                                      : seq.prefill_target);
     std::erase(replica.prefilling, id);
     seq.num_prefilled = 0;
   }

@@ -64,7 +64,15 @@ namespace llmcap::sim {
 ///    KV the next decode step writes); t tokens need ceil(t / block_size_tokens) blocks.
 ///    Admission reserves the blocks of the whole prefill, also under kChunkedPrefill (as vLLM
 ///    v0's block manager, on which Sarathi-Serve is built, and Vidur's Sarathi scheduler), so
-///    only decodes ever grow a sequence's KV.
+///    only decodes ever grow a sequence's KV; unless ServingConfig::allocates_per_chunk()
+///    (kChunkedPrefill with allocate_per_chunk, vLLM v1): a prefill then holds the blocks of
+///    its prefilled tokens (cached ones included), admission needs those of its cached tokens
+///    and first chunk, and each later chunk takes its own before it is scheduled. A chunk
+///    short of blocks preempts the most recently admitted running sequence while that is a
+///    partial prefill with no chunk in the step; when that is itself, it is preempted (as
+///    vLLM v1's scheduler preempts from the back, the request itself last); when it is a
+///    decoding sequence (already in the step), the chunk waits and nothing later in the step
+///    (chunks, admissions) takes blocks. vLLM v1 would preempt that newer decode instead.
 ///  - Steps. An idle replica with work schedules a step decision at the current time in the
 ///    kSchedule phase, so every arrival of that instant is seen. A preempted sequence's
 ///    prefill ("recompute") covers its prompt plus the tokens it has emitted. Admission is

@@ -20,7 +20,7 @@ class ChunkedPrefill final : public BatchPolicy {
     int64_t budget = replica.serving.max_num_batched_tokens - shape.num_decode_seqs -
                      shape.num_decode_draft_tokens;
     LLMCAP_SIM_CHECK(budget >= 1 || replica.prefilling.empty());
-    budget = continue_prefills(engine, replica, shape, budget);
+    budget = continue_prefills(engine, replica, now, shape, budget);
     if (engine.num_preemptions() != preemptions_before) return;  // as vLLM v1: no admissions
     admit_chunks(engine, replica, now, shape, budget);
   }

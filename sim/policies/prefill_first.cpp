@@ -15,7 +15,7 @@ class PrefillFirst final : public BatchPolicy {
   void compose_step(Engine& engine, Replica& replica, SimTime now,
                     model::BatchShape& shape) const override {
     const int64_t budget =
-        continue_prefills(engine, replica, shape, replica.serving.max_num_batched_tokens);
+        continue_prefills(engine, replica, now, shape, replica.serving.max_num_batched_tokens);
     admit_chunks(engine, replica, now, shape, budget);
     if (shape.num_prefill_seqs == 0) engine.schedule_decodes(now, replica, shape);
   }

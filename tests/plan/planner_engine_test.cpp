@@ -133,6 +133,10 @@ TEST(PlanEngine, PrefixCachingAndTheBlockSizeFollowTheEngineUnlessTheScenarioSet
   EXPECT_TRUE(serving_for(s, gpu, catalog).prefix_caching);
   EXPECT_EQ(serving_for(s, gpu, catalog).block_size_tokens, 16);
   EXPECT_FALSE(serving_for(s, cpu, catalog).prefix_caching);
+  // vLLM v1 takes a chunked prefill's blocks chunk by chunk; the others' presets do not say so.
+  EXPECT_TRUE(serving_for(s, gpu, catalog).allocate_per_chunk);
+  s.gpu_engine = "sglang";
+  EXPECT_FALSE(serving_for(s, gpu, catalog).allocate_per_chunk);
   s.gpu_engine = "tensorrt-llm";
   EXPECT_EQ(serving_for(s, gpu, catalog).block_size_tokens, 32);
   s.serving.prefix_caching = false;

@@ -150,6 +150,60 @@ TEST(BatchingPolicyHandTest, PrefillFirstChunksPromptsToItsBudgetBeforeAnyDecode
   EXPECT_EQ(r.num_steps, 5);
 }
 
+TEST(ChunkedPrefillTest, PerChunkAllocationAdmitsEarlierAndPreemptsTheNewestChunkThatCannotGrow) {
+  // vLLM v1's allocation: a prefill takes blocks chunk by chunk. 6 blocks of 4 tokens, budget
+  // 9. A (prompt 17, output 5) at 0, B (prompt 20, output 1) at 0.5 ms; every step 1 ms.
+  RecordingPredictor predictor(0.001, 0);
+  FleetConfig fleet = one_replica(BatchingPolicy::kChunkedPrefill, 4, 6);
+  fleet.serving.max_num_batched_tokens = 9;
+  fleet.serving.max_num_seqs = 4;
+  fleet.serving.allocate_per_chunk = true;
+  const Workload w = open_loop({request(0, 17, 5), request(0.5, 20, 1)});
+  const SimResult r = simulate(w, fleet, predictor, 1);
+  // t=0  A's first 9 tokens (3 blocks; 3 free).
+  // t=1  A's last 8 (5 blocks; 1 free), completing; B admitted with the 1 token left of the
+  //      budget (1 block; 0 free), which a whole-prefill reservation (5 blocks) would refuse.
+  // t=2  A decodes (context 18, its 5th block has room). B's next chunk of 8 needs 2 blocks,
+  //      none is free, and B is the newest: it is preempted (its block freed; 1 free).
+  // t=3, t=4  A decodes (19, 20); B needs 2 blocks for a first chunk of 8: it waits.
+  // t=5  A decodes (21) into the free block and finishes (6 blocks freed).
+  // t=6.. B again, alone: 9, 9 and 2 tokens.
+  expect_shapes(predictor.shapes,
+                {chunks(1, 9, 45, 0, 0), chunks(2, 9, 8 * 9 + 36 + 1, 9, 1), decode(1, 18),
+                 decode(1, 19), decode(1, 20), decode(1, 21), chunks(1, 9, 45, 0, 0),
+                 chunks(1, 9, 9 * 9 + 45, 9, 0), chunks(1, 2, 2 * 18 + 3, 18, 1)});
+  EXPECT_EQ(r.requests[1].num_preemptions, 1);
+  EXPECT_EQ(r.requests[1].first_token, ms(9));
+  // Reserving whole prefills, B waits for A instead and is never preempted.
+  fleet.serving.allocate_per_chunk = false;
+  const RecordingPredictor whole(0.001, 0);
+  const SimResult r_whole = simulate(w, fleet, whole, 1);
+  EXPECT_EQ(r_whole.requests[1].num_preemptions, 0);
+  EXPECT_EQ(r_whole.requests[1].first_scheduled, ms(6));
+}
+
+TEST(ChunkedPrefillTest, PerChunkAllocationConservesBlocksUnderPressure) {
+  // Long prompts on a small cache under both chunked policies: the run's end checks (every
+  // block free, every token emitted once) abort on a violation.
+  std::vector<RequestSpec> requests;
+  for (int i = 0; i < 50; ++i) {
+    requests.push_back(request(0.4 * i, 30 + (i * 53) % 150, 1 + (i * 31) % 60));
+  }
+  // prefill_first ignores the switch (ServingConfig::allocates_per_chunk).
+  for (const BatchingPolicy policy :
+       {BatchingPolicy::kChunkedPrefill, BatchingPolicy::kPrefillFirst}) {
+    SCOPED_TRACE(batching_policy_name(policy));
+    FleetConfig fleet = one_replica(policy, 4, 60);
+    fleet.serving.max_num_batched_tokens = 64;
+    fleet.serving.max_num_seqs = 16;
+    fleet.serving.allocate_per_chunk = true;
+    RecordingPredictor predictor(0.001, 0.00001);
+    const SimResult r = simulate(open_loop(requests), fleet, predictor, 5);
+    EXPECT_GT(r.num_preemptions, 0);
+    for (const RequestRecord& rec : r.requests) EXPECT_FALSE(rec.rejected);
+  }
+}
+
 // ---- static batching --------------------------------------------------------------------------
 
 TEST(StaticBatchingTest, NothingJoinsABatchInProgress) {
