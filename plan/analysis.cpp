@@ -486,7 +486,6 @@ UncertaintyRow uncertainty_of(const PlanRow& row, size_t i, const StepTimeError&
 void add_search_and_pareto(Analysis& a, bool run_search_section, const SearchResult& search,
                            const PlanResult& result, const PlanSession& base,
                            const std::vector<const PlanRow*>& rows,
-                           const std::vector<ServingChoice>& choices,
                            const std::vector<MaxRate>& rates) {
   std::vector<CostLatencyPoint> points;
   std::vector<ParetoRow> candidates;
@@ -679,7 +678,7 @@ Analysis analyse(const Scenario& scenario, const model::Catalog& catalog, const 
     a.uncertainty.push_back(uncertainty_of(row, i, errors[i], uspec, replans));
   }
 
-  add_search_and_pareto(a, run_search_section, search, result, base, rows, choices, replans.rates);
+  add_search_and_pareto(a, run_search_section, search, result, base, rows, replans.rates);
   a.recommendation = recommendation(scenario, result, rows, a, run_search_section, search);
   return a;
 }

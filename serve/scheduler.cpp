@@ -333,6 +333,8 @@ ReferencePolicy reference_policy(sim::BatchingPolicy policy) {
       return compose_continuous;
     case sim::BatchingPolicy::kChunkedPrefill:
       return compose_chunked_prefill;
+    case sim::BatchingPolicy::kPrefillFirst:
+      break;  // not in the reference engine (serving_loop.cpp refuses it first)
   }
   throw std::invalid_argument("serve: unknown batching policy value " +
                               std::to_string(static_cast<int>(policy)));

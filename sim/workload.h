@@ -199,9 +199,9 @@ struct ClosedLoopWorkload {
   double think_time_s = 0;
   double duration_s = 0;
   std::vector<LengthSample> lengths;
-  std::optional<SessionOptions> sessions;  ///< set: multi-turn sessions (checked)
+  std::optional<SessionOptions> sessions{};  ///< set: multi-turn sessions (checked)
   int64_t max_requests = std::numeric_limits<int64_t>::max();
-  std::string source_file;                             ///< for the max_requests error
+  std::string source_file{};                           ///< for the max_requests error
   std::string duration_field = "workload.duration_s";  ///< for the max_requests error
 };
 

@@ -66,7 +66,8 @@ Workload make_workload(Arrivals kind) {
       return w;
     }
     case Arrivals::kClosedLoop:
-      w.closed_loop = ClosedLoopWorkload{30, 0.5, 20, test_lengths()};
+      w.closed_loop = ClosedLoopWorkload{
+          .num_users = 30, .think_time_s = 0.5, .duration_s = 20, .lengths = test_lengths()};
       return w;
   }
   w.open_loop = generate_arrivals(options, test_lengths(), 7);

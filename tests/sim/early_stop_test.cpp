@@ -160,7 +160,8 @@ TEST(EarlyStop, OnlyTheClassesGivenBoundsAreWatched) {
 
 TEST(EarlyStop, ClosedLoopRunsToTheEnd) {
   Workload w;
-  w.closed_loop = ClosedLoopWorkload{8, 0.2, 20, {{200, 40}, {900, 120}}};
+  w.closed_loop = ClosedLoopWorkload{
+      .num_users = 8, .think_time_s = 0.2, .duration_s = 20, .lengths = {{200, 40}, {900, 120}}};
   FleetConfig fleet;
   fleet.num_replicas = 1;
   fleet.serving.block_size_tokens = 16;

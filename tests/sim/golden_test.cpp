@@ -105,6 +105,8 @@ const char* enum_id(BatchingPolicy p) {
       return "BatchingPolicy::kContinuous";
     case BatchingPolicy::kChunkedPrefill:
       return "BatchingPolicy::kChunkedPrefill";
+    case BatchingPolicy::kPrefillFirst:
+      return "BatchingPolicy::kPrefillFirst";
   }
   return "?";
 }
@@ -119,6 +121,8 @@ const char* enum_id(RouterKind r) {
       return "RouterKind::kLeastKvLoad";
     case RouterKind::kPowerOfTwo:
       return "RouterKind::kPowerOfTwo";
+    case RouterKind::kPrefixAware:
+      return "RouterKind::kPrefixAware";
   }
   return "?";
 }

@@ -408,7 +408,10 @@ FleetConfig busy_fleet() {
 
 Workload closed_loop_workload(int64_t num_users, double think_s, double duration_s) {
   Workload w;
-  w.closed_loop = ClosedLoopWorkload{num_users, think_s, duration_s, test_lengths()};
+  w.closed_loop = ClosedLoopWorkload{.num_users = num_users,
+                                     .think_time_s = think_s,
+                                     .duration_s = duration_s,
+                                     .lengths = test_lengths()};
   return w;
 }
 
@@ -461,7 +464,10 @@ TEST(DeterminismTest, ConcurrentSimulationsMatchSerialOnes) {
 TEST(ClosedLoopTest, UsersStopSendingAtTheDurationAndInFlightRequestsFinish) {
   ConstantPredictor predictor(0.05);
   Workload w;
-  w.closed_loop = ClosedLoopWorkload{20, 2.0, 10.0, {{10, 100}}};  // 100 tokens ~ 5 s each
+  w.closed_loop = ClosedLoopWorkload{.num_users = 20,
+                                     .think_time_s = 2.0,
+                                     .duration_s = 10.0,
+                                     .lengths = {{10, 100}}};  // 100 tokens ~ 5 s each
   const SimResult r = simulate(w, one_replica(16, 1000), predictor, 4);
   ASSERT_GE(r.requests.size(), 20u);
   bool any_finishes_after = false;
@@ -482,7 +488,8 @@ TEST(ClosedLoopTest, ThroughputFollowsTheInteractiveResponseTimeLaw) {
   constexpr double kDurationS = 1000;
   ConstantPredictor predictor(0.010);
   Workload w;
-  w.closed_loop = ClosedLoopWorkload{kUsers, kThinkS, kDurationS, {{1, 1}}};
+  w.closed_loop = ClosedLoopWorkload{
+      .num_users = kUsers, .think_time_s = kThinkS, .duration_s = kDurationS, .lengths = {{1, 1}}};
   FleetConfig fleet = one_replica(16, 100);
   fleet.serving.max_num_seqs = 1;  // one server at utilisation ~0.9: R is well above one step
   const SimResult r = simulate(w, fleet, predictor, 8);
@@ -664,23 +671,29 @@ TEST(SimulatorInputTest, RejectsBadConfiguration) {
   EXPECT_THAT(error_of(open_loop({request(0, 1, 0)}), fleet),
               HasSubstr("open_loop[0]: expected arrival >= 0 and prompt and output tokens >= 1"));
   Workload closed;
-  closed.closed_loop = ClosedLoopWorkload{2, -1, 10, {{1, 1}}};
+  closed.closed_loop =
+      ClosedLoopWorkload{.num_users = 2, .think_time_s = -1, .duration_s = 10, .lengths = {{1, 1}}};
   EXPECT_THAT(error_of(closed, fleet),
               HasSubstr("closed_loop.think_time_s: expected a non-negative number, got -1"));
-  closed.closed_loop = ClosedLoopWorkload{-2, 1, 10, {{1, 1}}};
+  closed.closed_loop =
+      ClosedLoopWorkload{.num_users = -2, .think_time_s = 1, .duration_s = 10, .lengths = {{1, 1}}};
   EXPECT_THAT(error_of(closed, fleet),
               HasSubstr("closed_loop.num_users: expected a non-negative integer, got -2"));
-  closed.closed_loop = ClosedLoopWorkload{2, 1, 0, {{1, 1}}};
+  closed.closed_loop =
+      ClosedLoopWorkload{.num_users = 2, .think_time_s = 1, .duration_s = 0, .lengths = {{1, 1}}};
   EXPECT_THAT(error_of(closed, fleet),
               HasSubstr("closed_loop.duration_s: expected a positive number, got 0"));
-  closed.closed_loop = ClosedLoopWorkload{2, 1, 10, {{1, 1}, {0, 3}}};
+  closed.closed_loop = ClosedLoopWorkload{
+      .num_users = 2, .think_time_s = 1, .duration_s = 10, .lengths = {{1, 1}, {0, 3}}};
   EXPECT_THAT(
       error_of(closed, fleet),
       HasSubstr("closed_loop.lengths[1]: expected prompt and output tokens >= 1, got 0 and 3"));
-  closed.closed_loop = ClosedLoopWorkload{2, 1, 10, {}};
+  closed.closed_loop =
+      ClosedLoopWorkload{.num_users = 2, .think_time_s = 1, .duration_s = 10, .lengths = {}};
   EXPECT_THAT(error_of(closed, fleet),
               HasSubstr("closed_loop.lengths: expected at least one sample"));
-  closed.closed_loop = ClosedLoopWorkload{2, 0, 10, {{500, 1}}};
+  closed.closed_loop = ClosedLoopWorkload{
+      .num_users = 2, .think_time_s = 0, .duration_s = 10, .lengths = {{500, 1}}};
   EXPECT_THAT(error_of(closed, fleet), HasSubstr("closed_loop.lengths: no request fits"));
 }
 
