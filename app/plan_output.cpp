@@ -60,8 +60,15 @@ std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& resul
     scenario["speculative"] = {{"method", plan::speculative_method_name(sp.method)},
                                {"num_draft_tokens", sp.config.num_draft_tokens},
                                {"acceptance_rates", sp.config.acceptance_rates},
-                               {"tokens_per_step", sp.config.tokens_per_step()},
-                               {"source", sp.source}};
+                               {"tokens_per_step", sp.config.tokens_per_step()}};
+    if (sp.method == plan::SpeculativeSpec::Method::kDraftModel && sp.draft_model) {
+      scenario["speculative"]["draft_model"] = sp.draft_model->id;
+    }
+    if (sp.method == plan::SpeculativeSpec::Method::kMtp ||
+        sp.method == plan::SpeculativeSpec::Method::kEagle) {
+      scenario["speculative"]["draft_layers"] = sp.draft_layers;
+    }
+    if (!sp.source.empty()) scenario["speculative"]["source"] = sp.source;
   }
   if (!sc.workload.classes.empty()) {
     json classes = json::array();

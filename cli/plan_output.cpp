@@ -200,7 +200,13 @@ void print_engines(const plan::Scenario& sc, const plan::PlanResult& result, std
     std::string rates;
     for (const double a : sp.config.acceptance_rates)
       rates += (rates.empty() ? "" : ", ") + number(a);
-    out << "Speculative decoding: " << plan::speculative_method_name(sp.method) << ", "
+    std::string draft;
+    if (sp.method == plan::SpeculativeSpec::Method::kDraftModel && sp.draft_model) {
+      draft = " (draft model " + base::printable(sp.draft_model->id) + ")";
+    } else if (sp.method != plan::SpeculativeSpec::Method::kNgram) {
+      draft = " (" + base::plural(sp.draft_layers, "draft layer") + ")";
+    }
+    out << "Speculative decoding: " << plan::speculative_method_name(sp.method) << draft << ", "
         << sp.config.num_draft_tokens << " draft token"
         << (sp.config.num_draft_tokens > 1 ? "s" : "") << " accepted at " << rates << ": "
         << number(sp.config.tokens_per_step()) << " tokens per decode step"

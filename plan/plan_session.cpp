@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/parallel_for.h"
+#include "base/text.h"
 #include "model/input_error.h"
 #include "plan/candidates.h"
 #include "plan/planner.h"
@@ -37,6 +38,32 @@ using detail::summarize_workload;
 
 namespace {
 
+/// A draft model (serving.speculative) must share the model's vocabulary (a proxy for its
+/// tokenizer: drafts are verified token by token) and be smaller than it.
+void check_draft_model(const Scenario& scenario, const model::ModelSpec& model) {
+  const SpeculativeSpec& spec = scenario.speculative;
+  if (!spec.on() || spec.method != SpeculativeSpec::Method::kDraftModel || !spec.draft_model) {
+    return;
+  }
+  const model::ModelSpec& draft = *spec.draft_model;
+  const std::string value = "\"" + draft.id + "\"";
+  if (draft.vocab_size != model.vocab_size) {
+    throw InputError::refused_field(scenario.file.string(), "serving.speculative.draft_model",
+                                    value + " has a vocabulary of " +
+                                        std::to_string(draft.vocab_size) + " tokens, \"" +
+                                        model.id + "\" one of " + std::to_string(model.vocab_size) +
+                                        "; expected a draft of the model's tokenizer");
+  }
+  if (draft.num_params() >= model.num_params()) {
+    throw InputError::refused_field(
+        scenario.file.string(), "serving.speculative.draft_model",
+        value + " has " + base::significant(static_cast<double>(draft.num_params()), 3) +
+            " parameters, \"" + model.id + "\" " +
+            base::significant(static_cast<double>(model.num_params()), 3) +
+            "; expected a smaller draft");
+  }
+}
+
 /// The scenario's model; an error reading it names the scenario file and its "model" field.
 /// A weight format that does not apply to the model (model::check_weight_format) names the
 /// "weight_format" or "search.weight_formats" field. First of all, a file the scenario names
@@ -63,6 +90,7 @@ model::ModelSpec load_scenario_model(const Scenario& scenario) {
   for (const model::WeightFormat f : scenario.search.weight_formats) {
     model::check_weight_format(model, f, file + ": field \"search.weight_formats\"");
   }
+  check_draft_model(scenario, model);
   return model;
 }
 

@@ -339,14 +339,16 @@ TEST(PlanOutput, NamesTheSpeculativeDecodingAndItsRatesInTheHeaderAndTheJson) {
   s.speculative.source = "our A/B test, 2026-11";
   std::ostringstream out;
   print_plan_table(s, two_rows(), out);
-  EXPECT_THAT(out.str(), HasSubstr("Speculative decoding: eagle, 2 draft tokens accepted at 0.7, "
-                                   "0.4: 2.1 tokens per decode step (rates: our A/B test, "
-                                   "2026-11)."));
+  EXPECT_THAT(out.str(), HasSubstr("Speculative decoding: eagle (1 draft layer), 2 draft tokens "
+                                   "accepted at 0.7, 0.4: 2.1 tokens per decode step (rates: our "
+                                   "A/B test, 2026-11)."));
   const auto doc = nlohmann::json::parse(plan_to_json(s, two_rows()));
   const auto& spec = doc.at("scenario").at("speculative");
   EXPECT_EQ(spec.at("method"), "eagle");
   EXPECT_EQ(spec.at("num_draft_tokens"), 2);
   EXPECT_NEAR(spec.at("tokens_per_step").get<double>(), 2.1, 1e-12);
+  EXPECT_EQ(spec.at("draft_layers"), 1);
+  EXPECT_EQ(spec.at("source"), "our A/B test, 2026-11");
 }
 
 /// Two client classes: "chat" (gamma, TTFT <= 2 s, TPOT <= 0.05 s) and "sum, \"docs\"" (a

@@ -127,16 +127,43 @@ TEST(PlanSpeculative, AnMtpHeadCutsTheTpotByAboutTheTokensPerStep) {
                                      "step"));
 }
 
-TEST(PlanSpeculative, ADraftModelThatLeavesNoKvCacheMakesTheTypeInfeasible) {
-  // An A10G's 24 GB hold Llama-3.1-8B's 16 GB of bf16 weights, not also a 70B draft.
+TEST(PlanSpeculative, ADraftThatLeavesNoKvCacheMakesTheTypeInfeasible) {
+  // An A10G holds Llama-3.1-8B's 16 GB of bf16 weights and about 6.5 GB of KV cache: not a
+  // 20-layer draft head besides (20 x 0.44 GB).
   const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
   Scenario s = low_load("aws-g5.xlarge");
-  speculate(s, SpeculativeSpec::Method::kDraftModel, {0.6});
-  s.speculative.draft_model = std::make_shared<const model::ModelSpec>(
-      model::load_model_spec(llmcap::testing::data_dir() / "models" / "llama-3.1-70b.json"));
+  speculate(s, SpeculativeSpec::Method::kEagle, {0.6});
+  s.speculative.draft_layers = 20;
   const PlanRow row = plan(s, catalog).rows.at(0);
-  EXPECT_THAT(row.infeasible_reason, HasSubstr("the draft's weights ("));
-  EXPECT_THAT(row.infeasible_reason, HasSubstr("leave no KV cache"));
+  EXPECT_THAT(row.infeasible_reason, HasSubstr("the draft's weights (8.724 GB) leave no KV cache "
+                                               "(a replica has 6.574 GB after the model's)"));
+}
+
+TEST(PlanSpeculative, ADraftModelOfAnotherVocabularyOrNotSmallerIsRefused) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  Scenario s = low_load("aws-p5.4xlarge");
+  speculate(s, SpeculativeSpec::Method::kDraftModel, {0.6});
+  const auto draft = [](const std::string& id) {
+    return std::make_shared<const model::ModelSpec>(
+        model::load_model_spec(llmcap::testing::data_dir() / "models" / (id + ".json")));
+  };
+  s.speculative.draft_model = draft("qwen2.5-0.5b");
+  try {
+    plan(s, catalog);
+    ADD_FAILURE() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("speculative.json: field \"serving.speculative.draft_model\": "
+                                    "\"qwen2.5-0.5b\" has a vocabulary of 151936 tokens, "
+                                    "\"llama-3.1-8b\" one of 128256; expected a draft of the "
+                                    "model's tokenizer"));
+  }
+  s.speculative.draft_model = draft("llama-3.1-70b");
+  try {
+    plan(s, catalog);
+    ADD_FAILURE() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("expected a smaller draft"));
+  }
 }
 
 }  // namespace
