@@ -170,6 +170,30 @@ void print_detail_lines(const plan::PlanRow& r, std::ostream& out,
 
 }  // namespace
 
+/// "KV offload: ..." when the scenario gives GPU instances a host tier: its size and the
+/// tokens the feasible GPU rows' fleets loaded back from it.
+void print_kv_offload_line(const plan::Scenario& sc, const plan::PlanResult& result,
+                           std::ostream& out) {
+  if (sc.kv_offload_bytes <= 0) return;
+  int64_t low = -1, high = 0;
+  for (const plan::PlanRow& row : result.rows) {
+    if (!row.feasible || row.device_kind != model::DeviceKind::kGpu) continue;
+    const int64_t loaded = row.metrics.num_kv_offload_loaded_tokens;
+    low = low < 0 ? loaded : std::min(low, loaded);
+    high = std::max(high, loaded);
+  }
+  out << "KV offload (docs/simulator.md): " << base::gb(static_cast<double>(sc.kv_offload_bytes))
+      << " of each GPU instance's host memory behind its prefix cache; ";
+  if (high <= 0) {
+    out << "nothing was loaded back from it (a type needs prefix caching on and evictions)";
+  } else {
+    out << (low < high ? base::grouped(static_cast<double>(low), 0) + " to " : std::string()) +
+               base::grouped(static_cast<double>(high), 0)
+        << " tokens loaded back, by GPU type (--json: kv_offload_loaded_tokens)";
+  }
+  out << ".\n";
+}
+
 /// The engines the rows were priced with (the scenario's, else each kind's default) and the
 /// scenario's fitted profiles, used or not.
 void print_engines(const plan::Scenario& sc, const plan::PlanResult& result, std::ostream& out) {
@@ -195,6 +219,7 @@ void print_engines(const plan::Scenario& sc, const plan::PlanResult& result, std
     out << " (each kind's default; the scenario's \"engine\" chooses others)";
   }
   out << "\n";
+  print_kv_offload_line(sc, result, out);
   if (sc.speculative.on()) {
     const plan::SpeculativeSpec& sp = sc.speculative;
     std::string rates;

@@ -524,9 +524,10 @@ void check_kv_offload(const Scenario& sc, const model::Catalog& catalog) {
     if (sc.kv_offload_bytes > instance->memory_bytes) {
       throw InputError::refused_field(
           sc.file.string(), field,
-          base::describe(static_cast<double>(sc.kv_offload_bytes)) +
-              " bytes are more than the host memory of instance \"" + instance->id + "\" (" +
-              std::to_string(instance->memory_bytes) + " bytes, memory_bytes in " +
+          base::describe(static_cast<double>(sc.kv_offload_bytes)) + " bytes (" +
+              base::gb(static_cast<double>(sc.kv_offload_bytes)) +
+              ") are more than the host memory of instance \"" + instance->id + "\" (" +
+              base::gb(static_cast<double>(instance->memory_bytes)) + ", memory_bytes in " +
               (catalog.data_dir() / "instances" / "instances.json").string() +
               "); expected at most that");
     }

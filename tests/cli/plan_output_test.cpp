@@ -328,6 +328,29 @@ TEST(PlanOutput, SaysHowMuchOfThePromptsThePrefixCacheHeldOnlyWhenItHeldAny) {
   EXPECT_THAT(both.str(), HasSubstr("Prefix cache: 15.1% to 21.1% of prompt tokens cached"));
 }
 
+TEST(PlanOutput, SaysHowBigTheKvOffloadTierIsAndWhatItLoadedBack) {
+  plan::Scenario s = arrival_scenario(sim::ArrivalProcessKind::kPoisson);
+  plan::PlanResult r = two_rows();
+  std::ostringstream off;
+  print_plan_table(s, r, off);
+  EXPECT_THAT(off.str(), Not(HasSubstr("KV offload")));
+  s.kv_offload_bytes = 24'000'000'000;
+  std::ostringstream none;
+  print_plan_table(s, r, none);
+  EXPECT_THAT(none.str(), HasSubstr("KV offload (docs/simulator.md): 24 GB of each GPU "
+                                    "instance's host memory behind its prefix cache; nothing was "
+                                    "loaded back from it"));
+  for (plan::PlanRow& row : r.rows) {
+    if (!row.feasible) continue;
+    row.device_kind = model::DeviceKind::kGpu;
+    row.metrics.num_kv_offload_loaded_tokens = 404'096;
+  }
+  std::ostringstream out;
+  print_plan_table(s, r, out);
+  EXPECT_THAT(out.str(), HasSubstr("; 404,096 tokens loaded back, by GPU type (--json: "
+                                   "kv_offload_loaded_tokens)."));
+}
+
 TEST(PlanOutput, NamesTheSpeculativeDecodingAndItsRatesInTheHeaderAndTheJson) {
   plan::Scenario s = arrival_scenario(sim::ArrivalProcessKind::kPoisson);
   std::ostringstream plain;

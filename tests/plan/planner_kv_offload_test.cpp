@@ -74,8 +74,8 @@ TEST(PlanKvOffload, ATierLargerThanTheHostMemoryIsRefusedNamingFieldValueAndLimi
   const std::string message = llmcap::testing::error_message<InputError>([&] { plan(s, catalog); });
   EXPECT_THAT(message,
               HasSubstr("offload-scenario.json: field \"serving.kv_offload_bytes\": 1e+11 bytes "
-                        "are more than the host memory of instance \"aws-g6.xlarge\" "
-                        "(17179869184 bytes, memory_bytes in "));
+                        "(100 GB) are more than the host memory of instance \"aws-g6.xlarge\" "
+                        "(17.18 GB, memory_bytes in "));
   EXPECT_THAT(message, HasSubstr("instances.json); expected at most that"));
   EXPECT_EQ(message.find('\n'), std::string::npos);  // one line
 }
