@@ -26,7 +26,8 @@ std::string workload_kind(const plan::WorkloadSpec& w);
 /// tpot_p50_s, tpot_p99_s, e2e_latency_p99_s, slo_attainment, goodput_requests_per_s,
 /// throughput_output_tokens_per_s (metrics null for an infeasible row, as the row's own).
 /// The other keys are those of a scenario without classes ("slo" then holds the tightest
-/// bounds, Scenario::slo).
+/// bounds, Scenario::slo). With serving.speculative on, "scenario.speculative" (docs/metrics.md,
+/// "Plan output"); each result has the prefix-cache and KV-offload figures.
 std::string plan_to_json(const plan::Scenario& scenario, const plan::PlanResult& result);
 
 /// One header line and one line per row, with the same fields as the JSON results, the

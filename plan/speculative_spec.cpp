@@ -48,7 +48,8 @@ SpeculativeSpec parse_speculative_spec(const nlohmann::json& root,
   }
   if (!known)
     sp.fail("method", "\"mtp\", \"eagle\", \"draft_model\" or \"ngram\"", sp.got("method"));
-  const int64_t k = sp.integer("num_draft_tokens", 1, "a number of draft tokens per step, >= 1");
+  const int64_t k =
+      sp.integer("num_draft_tokens", 1, "a whole number of draft tokens per step, >= 1");
   if (k > sim::kMaxDraftTokens) {
     sp.fail("num_draft_tokens", "at most " + std::to_string(sim::kMaxDraftTokens),
             sp.got("num_draft_tokens"));
