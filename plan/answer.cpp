@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 #include "base/text.h"
 
@@ -60,16 +61,22 @@ std::string times(double ratio) {
 /// floor at batch 1 is 0.113 s > SLO 0.05 s (2 replicas, ...)" -> "... > SLO 0.05 s".
 std::string short_reason(const std::string& reason) {
   const size_t gt = reason.find('>');
-  size_t cut = reason.find(" (", gt == std::string::npos ? 0 : gt);
-  if (gt == std::string::npos) {
-    // "model ... weights need 16.06 GB, 15.46 GB usable: 16060522496 bytes ...": up to the
-    // first detail after the figures.
-    for (const char* mark : {": ", "; ", " ("}) {
-      const size_t at = reason.find(mark, 40);
-      if (at != std::string::npos && at < cut) cut = at;
-    }
+  if (gt != std::string::npos) {  // "p99 TPOT 0.12 s > SLO 0.1 s (...)": up to the detail
+    const size_t cut = reason.find(" (", gt);
+    std::string s = cut != std::string::npos ? reason.substr(0, cut) : reason;
+    if (s.size() > 140) s = s.substr(0, 137) + "...";
+    return base::printable(s);
   }
-  std::string s = cut != std::string::npos ? reason.substr(0, cut) : reason;
+  // "model "m" on instance "i": weights need 16.06 GB, 15.46 GB usable: 16060522496 bytes
+  // ...": the instance is named already; up to the first detail after the figures.
+  std::string_view rest = reason;
+  if (rest.starts_with("model \"")) {
+    const size_t colon = rest.find("\": ");
+    if (colon != std::string_view::npos) rest.remove_prefix(colon + 3);
+  }
+  size_t cut = std::string_view::npos;
+  for (const char* mark : {": ", "; "}) cut = std::min(cut, rest.find(mark));
+  std::string s(rest.substr(0, cut));
   if (s.size() > 140) s = s.substr(0, 137) + "...";
   return base::printable(s);
 }
