@@ -34,6 +34,9 @@ struct PrefixIdentity {
 };
 
 inline constexpr uint64_t kPrefixChainStart = 0x6a09e667f3bcc908ULL;
+/// Seed of the private streams the simulator gives unkeyed sequences it preempts (with prefix
+/// caching): stream = prefix_chain(kPrivateStreamSalt, request id).
+inline constexpr uint64_t kPrivateStreamSalt = 0xbb67ae8584caa73bULL;
 
 /// splitmix64's finaliser over (prev, x): a fixed, platform-independent mix.
 inline uint64_t prefix_chain(uint64_t prev, uint64_t x) {

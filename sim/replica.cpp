@@ -419,13 +419,24 @@ int64_t Engine::preempt_last(Replica& replica, SimTime now) {
   Sequence& seq = sequences_[id];
   int64_t blocks = 0;
   int64_t kv_tokens = 0;
+  // With prefix caching, a sequence no workload keyed keys its own KV when preempted, so that
+  // its recompute finds what is still cached, as vLLM hashes every prompt's blocks.
+  const bool key_privately = replica.prefix_cache && !seq.prefix.keyed();
+  if (key_privately) {
+    seq.prefix.stream = prefix_chain(kPrivateStreamSalt, static_cast<uint64_t>(id));
+    seq.prefix.block_tokens = static_cast<int32_t>(replica.kv.block_size_tokens);
+    seq.unit_tokens = replica.kv.block_size_tokens;
+    seq.unit_keys.clear();
+    seq.unit_keys_tokens = 0;
+  }
   if (seq.state == SeqState::kDecoding) {
     blocks = leave_decoders(replica, id);
     kv_tokens = seq.num_prompt_tokens + seq.num_emitted - 1;
   } else {  // a partial prefill holds the blocks of its whole prefill, or of its chunks so far
     LLMCAP_SIM_CHECK(seq.state == SeqState::kPrefilling && !seq.in_step);
+    if (key_privately) kv_tokens = seq.num_prefilled;  // its computed chunks
     blocks = replica.kv.blocks_for(replica.serving.allocates_per_chunk() ? seq.num_prefilled
-                                                                      : seq.prefill_target);
+                                                                         : seq.prefill_target);
     std::erase(replica.prefilling, id);
     seq.num_prefilled = 0;
   }

@@ -139,7 +139,10 @@ namespace llmcap::sim {
 ///    last to the first: units its decodes completed (its KV: prompt + emitted - 1 tokens)
 ///    are cached as evictable when absent, held entries lose a reference and join the LRU
 ///    tail when none is left; its other blocks are freed. A preempted sequence keeps no
-///    claim: its recompute matches only what is still cached. RequestRecord::
+///    claim: its recompute matches only what is still cached. An unkeyed sequence is keyed
+///    privately when preempted (stream prefix_chain(kPrivateStreamSalt, its id), blocks of B
+///    tokens), so its decoded units and a partial prefill's computed chunks are cached as it
+///    leaves and its recompute can reuse them. RequestRecord::
 ///    num_cached_prompt_tokens is min(c, prompt) at its first admission; SimResult::
 ///    prefix_cache has each replica's PrefixCacheStats.
 ///  - KV offload (ServingConfig::kv_offload, num_host_blocks > 0, with a prefix cache): a host

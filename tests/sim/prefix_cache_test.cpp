@@ -151,6 +151,35 @@ TEST(PrefixCache, APreemptedSequenceReusesItsBlocksWhileTheyStayCached) {
   EXPECT_EQ(recompute->num_prefill_cached_tokens, 12);
 }
 
+TEST(PrefixCache, AnUnkeyedPreemptedSequenceFindsItsOwnBlocks) {
+  // The case above without keys: no request shares blocks, but B keys its own KV when it is
+  // preempted (12 tokens, 3 units, evictable), so its recompute computes 1 token after 12
+  // cached. A, never preempted, keeps no keys: its blocks are freed uncached at its end, and
+  // B's new block is one of them (nothing evicted). Without caching B recomputes 13.
+  const RecordingPredictor predictor(kStepS, 0);
+  const SimResult r = simulate(open_loop({testing::request(0, 8, 9), testing::request(0, 8, 9)}),
+                               caching_replica(BatchingPolicy::kContinuous, 4, 7), predictor, 1);
+  EXPECT_EQ(r.requests[1].num_preemptions, 1);
+  EXPECT_EQ(r.requests[1].num_cached_prompt_tokens, 0);  // its first admission found nothing
+  EXPECT_EQ(r.prefix_cache[0].num_evicted_blocks, 0);
+  EXPECT_EQ(r.prefix_cache[0].num_saved_prefill_tokens, 12);
+  EXPECT_DOUBLE_EQ(r.prefix_cache[0].hit_rate(), 0.0);
+  const auto recompute =
+      std::find_if(predictor.shapes.begin() + 1, predictor.shapes.end(),
+                   [](const model::BatchShape& s) { return s.num_prefill_seqs > 0; });
+  ASSERT_NE(recompute, predictor.shapes.end());
+  EXPECT_EQ(recompute->num_prefill_tokens, 1);
+  EXPECT_EQ(recompute->num_prefill_cached_tokens, 12);
+  const RecordingPredictor plain(kStepS, 0);
+  simulate(open_loop({testing::request(0, 8, 9), testing::request(0, 8, 9)}),
+           one_replica(BatchingPolicy::kContinuous, 4, 7), plain, 1);
+  const auto plain_recompute =
+      std::find_if(plain.shapes.begin() + 1, plain.shapes.end(),
+                   [](const model::BatchShape& s) { return s.num_prefill_seqs > 0; });
+  ASSERT_NE(plain_recompute, plain.shapes.end());
+  EXPECT_EQ(plain_recompute->num_prefill_tokens, 13);
+}
+
 TEST(PrefixCache, TraceBlocksOfManyKvBlocksAreReusedWhole) {
   // Mooncake-style hashes of 512-token blocks on 16-token KV blocks: a unit is 512 tokens
   // (32 blocks). Prompts of 1100 tokens may reuse up to 1099: two units.
