@@ -60,9 +60,9 @@ void Engine::check_conservation() const {
   LLMCAP_SIM_CHECK(num_transfers == result_.num_kv_transfers);
   LLMCAP_SIM_CHECK(num_emitted_tokens_ == num_expected_tokens);
   // One gap per chunk after a request's first: a speculative step's tokens arrive together.
-  const int64_t num_expected_gaps =
-      num_expected_tokens - (static_cast<int64_t>(result_.requests.size()) - num_rejected) -
-      num_tokens_in_chunks_;
+  const int64_t num_expected_gaps = num_expected_tokens -
+                                    (static_cast<int64_t>(result_.requests.size()) - num_rejected) -
+                                    num_tokens_in_chunks_;
   if (options_.record_itl_ns) {
     LLMCAP_SIM_CHECK(static_cast<int64_t>(result_.itl_ns.size()) == num_expected_gaps);
   }
