@@ -42,6 +42,13 @@ FleetConfig caching_replica(BatchingPolicy policy, int64_t block_size_tokens, in
   return fleet;
 }
 
+/// The first step after the first that prefills anything (a recompute, in the cases below).
+std::vector<model::BatchShape>::const_iterator first_prefill_after_the_first_step(
+    const std::vector<model::BatchShape>& shapes) {
+  return std::find_if(shapes.begin() + 1, shapes.end(),
+                      [](const model::BatchShape& s) { return s.num_prefill_seqs > 0; });
+}
+
 TEST(PrefixCache, ALaterTurnComputesOnlyWhatTheCacheLacks) {
   // Blocks of 4 tokens. A (12 prompt tokens, 2 out) caches units 0-2 at its prefill's end;
   // B, same conversation, arrives after A finished: it may reuse at most 11 tokens (one is
@@ -143,9 +150,7 @@ TEST(PrefixCache, APreemptedSequenceReusesItsBlocksWhileTheyStayCached) {
   EXPECT_EQ(r.requests[1].num_preemptions, 1);
   EXPECT_EQ(r.prefix_cache[0].num_evicted_blocks, 1);
   EXPECT_EQ(r.prefix_cache[0].num_saved_prefill_tokens, 12);
-  const auto recompute =
-      std::find_if(predictor.shapes.begin() + 1, predictor.shapes.end(),
-                   [](const model::BatchShape& s) { return s.num_prefill_seqs > 0; });
+  const auto recompute = first_prefill_after_the_first_step(predictor.shapes);
   ASSERT_NE(recompute, predictor.shapes.end());
   EXPECT_EQ(recompute->num_prefill_tokens, 1);
   EXPECT_EQ(recompute->num_prefill_cached_tokens, 12);
@@ -164,18 +169,14 @@ TEST(PrefixCache, AnUnkeyedPreemptedSequenceFindsItsOwnBlocks) {
   EXPECT_EQ(r.prefix_cache[0].num_evicted_blocks, 0);
   EXPECT_EQ(r.prefix_cache[0].num_saved_prefill_tokens, 12);
   EXPECT_DOUBLE_EQ(r.prefix_cache[0].hit_rate(), 0.0);
-  const auto recompute =
-      std::find_if(predictor.shapes.begin() + 1, predictor.shapes.end(),
-                   [](const model::BatchShape& s) { return s.num_prefill_seqs > 0; });
+  const auto recompute = first_prefill_after_the_first_step(predictor.shapes);
   ASSERT_NE(recompute, predictor.shapes.end());
   EXPECT_EQ(recompute->num_prefill_tokens, 1);
   EXPECT_EQ(recompute->num_prefill_cached_tokens, 12);
   const RecordingPredictor plain(kStepS, 0);
   simulate(open_loop({testing::request(0, 8, 9), testing::request(0, 8, 9)}),
            one_replica(BatchingPolicy::kContinuous, 4, 7), plain, 1);
-  const auto plain_recompute =
-      std::find_if(plain.shapes.begin() + 1, plain.shapes.end(),
-                   [](const model::BatchShape& s) { return s.num_prefill_seqs > 0; });
+  const auto plain_recompute = first_prefill_after_the_first_step(plain.shapes);
   ASSERT_NE(plain_recompute, plain.shapes.end());
   EXPECT_EQ(plain_recompute->num_prefill_tokens, 13);
 }
