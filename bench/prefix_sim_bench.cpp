@@ -2,12 +2,15 @@
 // (../shared/data/traces/mooncake_conversation_trace.jsonl, or the path given), repeated back
 // to back until it holds --requests requests (each copy's hashes and streams made distinct,
 // so copies share nothing), on a fleet of --replicas replicas with a linear step time (5 ms
-// + 0.05 ms per new token, so the run's steps look like a GPU's). Prints, for prefix caching
-// off and on, interleaved over --rounds rounds, the median wall time and requests simulated
-// per second on one core, plus the hit rate. Speed is measured here, never in tests.
+// + 0.05 ms per new token, so the run's steps look like a GPU's), recording ITL as the
+// planner does (one run of equal gaps per step). Prints, for prefix caching off and on, each
+// with decode run-ahead (sim::SimOptions::decode_run_ahead) off and on, interleaved over
+// --rounds rounds, the median wall time and requests simulated per second on one core, plus
+// the hit rate. Speed is measured here, never in tests.
 //
 //   prefix_sim_bench [--trace FILE] [--requests N] [--replicas N] [--rounds N] [--router NAME]
 //                    [--kv-blocks N] (16-token blocks per replica; default 27,000)
+//                    [--only CACHING,RUN_AHEAD] (on or off each: that configuration alone)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -44,6 +47,7 @@ int main(int argc, char** argv) {
   int64_t replicas = 8;
   int rounds = 3;
   std::string router = "prefix_aware";
+  std::string only;  // "CACHING,RUN_AHEAD" (on or off each): that configuration alone
   // About an 80 GB GPU's KV room for an 8B model in bf16: ~55 GB at 128 KiB per token.
   int64_t kv_blocks = 27000;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -54,6 +58,7 @@ int main(int argc, char** argv) {
     if (a == "--rounds") rounds = std::atoi(argv[i + 1]);
     if (a == "--router") router = argv[i + 1];
     if (a == "--kv-blocks") kv_blocks = std::atoll(argv[i + 1]);
+    if (a == "--only") only = argv[i + 1];
   }
   using namespace llmcap;
   const auto t_load = Clock::now();
@@ -97,11 +102,29 @@ int main(int argc, char** argv) {
       trace.c_str(), base.size(), load_s, w.open_loop.size(), static_cast<long long>(replicas),
       router.c_str());
   const LinearPredictor predictor;
-  std::vector<double> off_s, on_s;
-  int64_t off_steps = 0, on_steps = 0;
-  double hit_rate = 0;
+  // Four configurations, interleaved round by round: prefix caching off and on, each with
+  // decode run-ahead (SimOptions::decode_run_ahead) off and on.
+  struct Config {
+    bool caching;
+    bool run_ahead;
+    std::vector<double> wall_s;
+    int64_t steps = 0;
+    double hit_rate = 0;
+  };
+  std::vector<Config> configs = {
+      {false, false, {}}, {false, true, {}}, {true, false, {}}, {true, true, {}}};
+  if (!only.empty()) {
+    std::erase_if(configs, [&](const Config& c) {
+      return only != std::string(c.caching ? "on" : "off") + "," + (c.run_ahead ? "on" : "off");
+    });
+    if (configs.empty()) {
+      std::fprintf(stderr, "--only: expected on,on / on,off / off,on / off,off, got %s\n",
+                   only.c_str());
+      return 2;
+    }
+  }
   for (int round = 0; round < rounds; ++round) {
-    for (const bool caching : {false, true}) {
+    for (Config& c : configs) {
       sim::FleetConfig fleet;
       fleet.num_replicas = replicas;
       fleet.serving.policy = sim::BatchingPolicy::kChunkedPrefill;
@@ -109,32 +132,38 @@ int main(int argc, char** argv) {
       fleet.serving.max_num_batched_tokens = 8192;
       fleet.serving.block_size_tokens = 16;
       fleet.serving.num_kv_blocks = kv_blocks;
-      fleet.serving.prefix_caching = caching;
+      fleet.serving.prefix_caching = c.caching;
       fleet.router = sim::parse_router(router, "--router");
+      sim::SimOptions options;
+      options.decode_run_ahead = c.run_ahead;
+      options.record_itl_ns = false;  // as the planner records ITL: one run of gaps per step
+      options.record_itl_runs = true;
       const auto t0 = Clock::now();
-      const sim::SimResult r = sim::simulate(w, fleet, predictor, 1);
-      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-      (caching ? on_s : off_s).push_back(s);
-      (caching ? on_steps : off_steps) = r.num_steps;
-      if (caching) {
-        int64_t prompt = 0, cached = 0;
-        for (const auto& st : r.prefix_cache) {
-          prompt += st.num_prompt_tokens;
-          cached += st.num_cached_prompt_tokens;
-        }
-        hit_rate = prompt > 0 ? static_cast<double>(cached) / static_cast<double>(prompt) : 0;
+      const sim::SimResult r = sim::simulate(w, fleet, predictor, 1, options);
+      c.wall_s.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+      c.steps = r.num_steps;
+      int64_t prompt = 0, cached = 0;
+      for (const auto& st : r.prefix_cache) {
+        prompt += st.num_prompt_tokens;
+        cached += st.num_cached_prompt_tokens;
       }
+      c.hit_rate = prompt > 0 ? static_cast<double>(cached) / static_cast<double>(prompt) : 0;
     }
   }
   const auto n = static_cast<double>(w.open_loop.size());
-  std::printf("prefix caching off: median %.3f s, %.0f requests/s, %lld steps (%.0f ns each)\n",
-              median(off_s), n / median(off_s), static_cast<long long>(off_steps),
-              1e9 * median(off_s) / static_cast<double>(std::max<int64_t>(off_steps, 1)));
-  std::printf(
-      "prefix caching on:  median %.3f s, %.0f requests/s, %lld steps (%.0f ns each), hit rate "
-      "%.1f%%\n",
-      median(on_s), n / median(on_s), static_cast<long long>(on_steps),
-      1e9 * median(on_s) / static_cast<double>(std::max<int64_t>(on_steps, 1)), 100 * hit_rate);
-  std::printf("on / off wall time: %.2f\n", median(on_s) / median(off_s));
+  for (const Config& c : configs) {
+    const double s = median(c.wall_s);
+    std::printf(
+        "prefix caching %-3s run-ahead %-3s: median %.3f s, %.0f requests/s, %lld steps (%.0f "
+        "ns each), hit rate %.1f%%\n",
+        c.caching ? "on" : "off", c.run_ahead ? "on" : "off", s, n / s,
+        static_cast<long long>(c.steps),
+        1e9 * s / static_cast<double>(std::max<int64_t>(c.steps, 1)), 100 * c.hit_rate);
+  }
+  if (configs.size() == 4) {
+    std::printf("run-ahead on / off wall time: caching off %.2f, caching on %.2f\n",
+                median(configs[1].wall_s) / median(configs[0].wall_s),
+                median(configs[3].wall_s) / median(configs[2].wall_s));
+  }
   return 0;
 }

@@ -110,6 +110,8 @@ class Engine {
   bool has_step_work(const Replica& replica) const;
   void on_schedule(SimTime now, int64_t r);
   void on_step_done(SimTime now, int64_t r);
+  bool can_run_ahead(const Replica& replica, const model::BatchShape& shape) const;
+  SimTime run_decodes_ahead(Replica& replica, model::BatchShape& shape, SimTime end);
   void emit_decode_tokens(Replica& replica, SimTime now);
   void emit_prefill_tokens(Replica& replica, SimTime now);
   void finish(Replica& replica, int64_t id, SimTime now);
@@ -127,6 +129,7 @@ class Engine {
   static int64_t needing_phase(const Replica& replica, int64_t k);
   int64_t window_units_needed(Replica& replica, int64_t k, int64_t phase);
   int64_t units_needed(Replica& replica, int64_t k, int64_t advance);
+  static void set_decode_context(const Replica& replica, model::BatchShape& shape);
   int64_t decoder_emitted(const Replica& replica, const Sequence& seq) const;
   void join_decoders(Replica& replica, int64_t id);
   int64_t leave_decoders(Replica& replica, int64_t id);
@@ -174,9 +177,15 @@ class Engine {
   std::vector<Pool> pools_;  ///< [0]: arrivals (all, or the prefill pool); [1]: decode pool
   std::vector<User> users_;
   std::vector<int64_t> open_order_;  ///< open-loop request indices in arrival order
-  std::vector<Sequence> sequences_;  ///< by request id, parallel to result_.requests
+  /// SimOptions::decode_run_ahead, where it is exact: an open loop with no front-end latency
+  /// on unified replicas with no time series (nothing but an arrival reaches a replica from
+  /// outside, and arrivals are known in advance).
+  bool run_ahead_ = false;
+  SimTime next_arrival_ = SimTime::Max();  ///< the next open-loop arrival (Max: none left)
+  std::vector<Sequence> sequences_;        ///< by request id, parallel to result_.requests
   static constexpr uint32_t kCancelPollEvents = 4096;  ///< SimOptions::cancel
-  P99EarlyStop early_stop_;                            ///< SimOptions::stop_at_certain_p99_miss
+  uint32_t work_since_poll_ = 0;    ///< events and steps run ahead since the last poll
+  P99EarlyStop early_stop_;         ///< SimOptions::stop_at_certain_p99_miss
   int64_t num_emitted_tokens_ = 0;  ///< counted step by step, checked against the requests
   /// Speculative decoding: tokens emitted after the first of their step's chunk (no ITL gap).
   int64_t num_tokens_in_chunks_ = 0;

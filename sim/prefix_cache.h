@@ -6,7 +6,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 namespace llmcap::sim {
@@ -22,15 +21,12 @@ class PrefixCache {
   };
 
   /// The entry of `key`, or -1.
-  int32_t find(uint64_t key) const {
-    const auto it = index_.find(key);
-    return it == index_.end() ? -1 : it->second;
-  }
+  int32_t find(uint64_t key) const { return index_.find(key); }
   const Entry& entry(int32_t e) const { return entries_[static_cast<size_t>(e)]; }
   /// Blocks of the evictable entries (counted as free by KvCache::num_free_blocks).
   int64_t evictable_blocks() const { return evictable_blocks_; }
   /// Entries in the cache, held or evictable.
-  int64_t size() const { return static_cast<int64_t>(index_.size()); }
+  int64_t size() const { return index_.size(); }
 
   /// A new claim on entry e. Returns the blocks that left the evictable pool (its blocks if
   /// it was evictable, else 0).
@@ -51,7 +47,7 @@ class PrefixCache {
   /// Calls f(entry) for every entry, held or evictable, in no particular order.
   template <typename F>
   void for_each(F&& f) const {
-    for (const auto& [key, e] : index_) f(entries_[static_cast<size_t>(e)]);
+    index_.for_each([&](int32_t e) { f(entries_[static_cast<size_t>(e)]); });
   }
 
  private:
@@ -60,7 +56,35 @@ class PrefixCache {
 
   std::vector<Entry> entries_;
   std::vector<int32_t> free_slots_;
-  std::unordered_map<uint64_t, int32_t> index_;
+  /// Entry by key: an open-addressing table (linear probing, at most half full, deletion by
+  /// backward shift), as a cache lookup and an eviction per block reference are the prefix
+  /// cache's hot path and a node-based map allocates per entry.
+  class KeyIndex {
+   public:
+    int32_t find(uint64_t key) const;
+    /// Adds key -> value (value >= 0); returns false (and changes nothing) if key is present.
+    bool insert(uint64_t key, int32_t value);
+    /// Removes key; returns whether it was present.
+    bool erase(uint64_t key);
+    int64_t size() const { return size_; }
+    template <typename F>
+    void for_each(F&& f) const {
+      for (const Slot& slot : slots_) {
+        if (slot.value >= 0) f(slot.value);
+      }
+    }
+
+   private:
+    struct Slot {
+      uint64_t key = 0;
+      int32_t value = -1;  ///< -1: empty
+    };
+    size_t home(uint64_t key) const;
+    void grow();
+    std::vector<Slot> slots_;  ///< a power of two in size (or empty)
+    int64_t size_ = 0;
+  };
+  KeyIndex index_;
   int32_t head_ = -1;
   int32_t tail_ = -1;
   int64_t evictable_blocks_ = 0;

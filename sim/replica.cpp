@@ -474,10 +474,17 @@ void Engine::schedule_decodes(SimTime now, Replica& replica, model::BatchShape& 
   replica.step_has_decodes = true;
   replica.step_advance = advance;
   shape.num_decode_seqs = replica.num_decoders;
+  shape.num_decode_draft_tokens =
+      replica.serving.speculative.num_draft_tokens * replica.num_decoders;
+  set_decode_context(replica, shape);
+}
+
+/// The shape's decode context (and, with speculative decoding, the drafts' attention pairs)
+/// from the replica's decoding aggregate.
+void Engine::set_decode_context(const Replica& replica, model::BatchShape& shape) {
   shape.num_decode_context_tokens = replica.decode_context_tokens;
   const int64_t drafts = replica.serving.speculative.num_draft_tokens;
   if (drafts > 0) {
-    shape.num_decode_draft_tokens = drafts * replica.num_decoders;
     shape.num_decode_draft_attention_pairs =
         drafts * replica.decode_context_tokens + replica.num_decoders * drafts * (drafts + 1) / 2;
   }

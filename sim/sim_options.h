@@ -30,9 +30,9 @@ struct SimOptions {
   /// (a closed loop's request count is not known in advance); ignored for a closed loop.
   /// A stopped run sets SimResult::stopped_early and stop_reason; its records are incomplete.
   std::optional<P99Bounds> stop_at_certain_p99_miss;
-  /// Polled every 4,096 events (from the simulating thread); once it returns true the run
-  /// stops (SimResult::cancelled, stopped_early). For a caller whose answer is no longer
-  /// wanted (a GUI input changed). Empty: never.
+  /// Polled every 4,096 events or steps run ahead (decode_run_ahead; from the simulating thread);
+  /// once it returns true the run stops (SimResult::cancelled, stopped_early). For a caller whose
+  /// answer is no longer wanted (a GUI input changed). Empty: never.
   std::function<bool()> cancel;
   /// Keep every inter-token gap in SimResult::itl_ns: memory grows with output tokens (8 bytes
   /// each), so very large runs turn it off (the per-request max_itl is kept either way).
@@ -45,6 +45,13 @@ struct SimOptions {
   /// Width of the windows of the per-replica time series (SimResult::time_series); zero (the
   /// default) records none. Must be >= 0.
   SimTime time_series_interval = SimTime::Zero();
+  /// Decode run-ahead (sim/simulator.cpp, Engine::run_decodes_ahead): a replica whose running
+  /// sequences all decode and whose queue is empty runs its next steps without an event each,
+  /// up to the next arrival, finish or block shortage. Every request record, count and gap
+  /// comes out as with it off; only the order of the entries of SimResult::itl_ns and
+  /// itl_runs differs (and a run that stops early may hold steps past its stop time). Off
+  /// only to check that equivalence.
+  bool decode_run_ahead = true;
 };
 
 }  // namespace llmcap::sim

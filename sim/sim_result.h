@@ -91,15 +91,21 @@ struct GapRun {
 
 struct SimResult {
   std::vector<RequestRecord> requests;  ///< one per request, in id order
-  /// Every inter-token gap (ns) of every request, in the order they happened (within one step
-  /// in the replica's admission order). Used for ITL percentiles. Empty unless
+  /// Every inter-token gap (ns) of every request, each replica's in the order they happened
+  /// (within one step in the replica's admission order; replicas interleave as
+  /// SimOptions::decode_run_ahead leaves them). Used for ITL percentiles. Empty unless
   /// SimOptions::record_itl_ns.
   std::vector<int64_t> itl_ns;
-  /// The same gaps as runs (SimOptions::record_itl_runs): gap_ns repeated count times, in the
-  /// order they happened; consecutive runs may hold equal gaps. Empty unless recorded.
+  /// The same gaps as runs (SimOptions::record_itl_runs): gap_ns repeated count times, each
+  /// replica's in the order they happened (replicas interleave as SimOptions::decode_run_ahead
+  /// leaves them); consecutive runs may hold equal gaps. Empty unless recorded.
   std::vector<GapRun> itl_runs;
   SimTime end_time;  ///< completion of the last step
   int64_t num_steps = 0;
+  /// Of num_steps, those ended (and the next composed) by decode run-ahead rather than by an
+  /// event (SimOptions::decode_run_ahead): a measure of the simulator's own work, not of
+  /// the simulated system.
+  int64_t num_steps_run_ahead = 0;
   int64_t num_preemptions = 0;
   int64_t num_rejected = 0;
   int64_t num_kv_transfers = 0;   ///< disaggregated fleets: KV caches moved to decode replicas

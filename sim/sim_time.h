@@ -14,7 +14,7 @@ class SimTime {
  public:
   constexpr SimTime() = default;
   static constexpr SimTime Nanoseconds(int64_t ns) { return SimTime(ns); }
-  static SimTime Seconds(double s) { return SimTime(static_cast<int64_t>(std::llround(s * 1e9))); }
+  static SimTime Seconds(double s) { return SimTime(round_half_away(s * 1e9)); }
   static SimTime MilliSeconds(double ms) { return Seconds(ms * 1e-3); }
   static constexpr SimTime Zero() { return SimTime(0); }
   static constexpr SimTime Max() { return SimTime(INT64_MAX); }
@@ -32,6 +32,14 @@ class SimTime {
 
  private:
   constexpr explicit SimTime(int64_t ns) : ns_(ns) {}
+  /// std::llround(x), inline: the integer part, plus or minus one when the (exact) fraction
+  /// is at least one half; the library call outside +-2^62.
+  static int64_t round_half_away(double x) {
+    if (!(std::fabs(x) < 0x1p62)) return static_cast<int64_t>(std::llround(x));
+    const auto i = static_cast<int64_t>(x);  // truncates
+    const double fraction = x - static_cast<double>(i);
+    return i + (fraction >= 0.5) - (fraction <= -0.5);
+  }
   int64_t ns_ = 0;
 };
 

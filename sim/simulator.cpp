@@ -37,6 +37,9 @@ Engine::Engine(const Workload& workload, const FleetConfig& fleet,
       start_stream_(seed, Stream::kClosedLoopStart),
       think_stream_(seed, Stream::kClosedLoopThink),
       lengths_stream_(seed, Stream::kClosedLoopLengths) {
+  run_ahead_ = options.decode_run_ahead && !disaggregated_ && !workload.closed_loop &&
+               fleet.frontend_latency == SimTime::Zero() &&
+               options.time_series_interval == SimTime::Zero();
   if (workload.closed_loop && workload.closed_loop->sessions) {
     session_turns_.emplace(*workload.closed_loop->sessions, seed);
   }
@@ -77,10 +80,9 @@ SimResult Engine::run() {
     start_open_loop();
   }
   SimTime now = SimTime::Zero();
-  uint32_t events_since_poll = 0;
   while (!events_.empty()) {
-    if (options_.cancel && ++events_since_poll == kCancelPollEvents) {
-      events_since_poll = 0;
+    if (options_.cancel && ++work_since_poll_ >= kCancelPollEvents) {
+      work_since_poll_ = 0;
       if (options_.cancel()) {
         result_.cancelled = true;
         return stop(now, "cancelled at " + seconds_text(now));
@@ -170,6 +172,7 @@ void Engine::start_open_loop() {
 /// event heap stays small.
 void Engine::schedule_open_arrival(size_t position) {
   const RequestSpec& spec = workload_.open_loop[open_order_[position]];
+  next_arrival_ = spec.arrival;
   events_.schedule(spec.arrival, Phase::kArrival, EventKind::kArrival,
                    static_cast<int64_t>(position));
 }
@@ -232,7 +235,11 @@ void Engine::on_arrival(SimTime now, int64_t target) {
   } else {
     const auto position = static_cast<size_t>(target);
     spec = workload_.open_loop[open_order_[position]];
-    if (position + 1 < open_order_.size()) schedule_open_arrival(position + 1);
+    if (position + 1 < open_order_.size()) {
+      schedule_open_arrival(position + 1);
+    } else {
+      next_arrival_ = SimTime::Max();
+    }
   }
   const auto id = static_cast<int64_t>(result_.requests.size());
   RequestRecord& record = result_.requests.emplace_back();
@@ -358,7 +365,54 @@ void Engine::on_schedule(SimTime now, int64_t r) {
     series.set(WindowRecorder::kBatch, now, shape.num_prefill_seqs + shape.num_decode_seqs);
     series.set(WindowRecorder::kKvUsed, now, replica.kv.num_used_blocks());
   }
-  events_.schedule(now + SimTime::Seconds(step_s), Phase::kStepComplete, EventKind::kStepDone, r);
+  SimTime end = now + SimTime::Seconds(step_s);
+  if (can_run_ahead(replica, shape)) end = run_decodes_ahead(replica, shape, end);
+  events_.schedule(end, Phase::kStepComplete, EventKind::kStepDone, r);
+}
+
+/// Whether the step just composed starts a decode run (run_decodes_ahead): only decodes, an
+/// empty queue, no partial prefill and no sliding-window layers (whose growth is not
+/// computed ahead).
+bool Engine::can_run_ahead(const Replica& replica, const model::BatchShape& shape) const {
+  return run_ahead_ && shape.num_prefill_seqs == 0 && replica.waiting.empty() &&
+         replica.prefilling.empty() && !replica.kv.windowed && replica.step_load_s == 0;
+}
+
+/// Decode run-ahead (SimOptions::decode_run_ahead). While its queue is empty and every
+/// running sequence decodes, every batching policy composes a replica's step alike
+/// (schedule_decodes only), and only an arrival can change the replica from outside (in an
+/// open loop without front-end latency, on unified replicas). So each step in flight that
+/// ends before the next arrival, brings no sequence to its last token and is followed by a
+/// step whose blocks are free (no preemption) is ended, and the next one composed, here
+/// rather than by events: on_step_done and on_schedule would do the same at that instant,
+/// and other replicas' events in between touch nothing of this replica. Returns the end of
+/// the step left in flight, whose kStepDone the caller schedules.
+SimTime Engine::run_decodes_ahead(Replica& replica, model::BatchShape& shape, SimTime end) {
+  // Fixed through the run: the decoders (no join, finish or preemption), hence the shape's
+  // sequence and draft counts, and the counter of the next finish (a stale entry ends the run
+  // too; the event path pops it).
+  const int64_t finish_step =
+      replica.finishes.empty() ? INT64_MAX : replica.finishes.top().finish_step;
+  while (end < next_arrival_) {
+    const int64_t k = replica.num_decode_steps + replica.step_advance;  // the counter after it
+    if (finish_step <= k) break;
+    const int64_t advance = replica.decode_advance(replica.num_decode_passes + 1);
+    const int64_t needed = units_needed(replica, k, advance);
+    if (needed > replica.kv.num_free_blocks) break;  // the next step preempts
+    emit_decode_tokens(replica, end);  // no finish: nothing else of on_step_done applies
+    // As schedule_decodes: its blocks, its advance, its context.
+    take_blocks(replica, needed);
+    replica.step_advance = advance;
+    set_decode_context(replica, shape);
+    const double step_s = replica.predictor->step_time_s(shape);
+    LLMCAP_SIM_CHECK(std::isfinite(step_s) && step_s > 0);
+    ++result_.num_steps;
+    ++result_.num_steps_run_ahead;
+    ++work_since_poll_;  // a step run ahead counts as an event for SimOptions::cancel
+    end = end + SimTime::Seconds(step_s);
+  }
+  drop_stale_gaps(replica);  // once: queries ask about gaps from a decoder's join on
+  return end;
 }
 
 void Engine::on_step_done(SimTime now, int64_t r) {

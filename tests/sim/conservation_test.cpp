@@ -91,24 +91,6 @@ FleetConfig tight_fleet(BatchingPolicy policy, RouterKind router) {
   return fleet;
 }
 
-bool same_records(const SimResult& a, const SimResult& b) {
-  if (a.requests.size() != b.requests.size()) return false;
-  for (size_t i = 0; i < a.requests.size(); ++i) {
-    const RequestRecord& x = a.requests[i];
-    const RequestRecord& y = b.requests[i];
-    if (!(x.id == y.id && x.replica == y.replica && x.client_class == y.client_class &&
-          x.arrival == y.arrival && x.first_scheduled == y.first_scheduled &&
-          x.first_token == y.first_token && x.completion == y.completion &&
-          x.num_prompt_tokens == y.num_prompt_tokens &&
-          x.num_output_tokens == y.num_output_tokens && x.num_preemptions == y.num_preemptions &&
-          x.max_itl == y.max_itl && x.rejected == y.rejected)) {
-      return false;
-    }
-  }
-  return a.end_time == b.end_time && a.num_steps == b.num_steps &&
-         a.num_preemptions == b.num_preemptions && a.num_rejected == b.num_rejected;
-}
-
 class ConservationTest
     : public ::testing::TestWithParam<std::tuple<BatchingPolicy, RouterKind, Arrivals>> {};
 
@@ -194,7 +176,7 @@ TEST_P(ConservationTest, TokensBlocksAndTimesAddUp) {
   lean.time_series_interval = SimTime::Seconds(1.5);
   RecordingPredictor predictor2(0.005, 2e-5);
   const SimResult r2 = simulate(workload, fleet, predictor2, 3, lean);
-  EXPECT_TRUE(same_records(r, r2));
+  EXPECT_TRUE(testing::same_records(r, r2));
   EXPECT_TRUE(r2.itl_ns.empty());
   EXPECT_TRUE(r2.itl_runs.empty());
 
@@ -204,7 +186,7 @@ TEST_P(ConservationTest, TokensBlocksAndTimesAddUp) {
   runs.record_itl_runs = true;
   RecordingPredictor predictor3(0.005, 2e-5);
   const SimResult r3 = simulate(workload, fleet, predictor3, 3, runs);
-  EXPECT_TRUE(same_records(r, r3));
+  EXPECT_TRUE(testing::same_records(r, r3));
   std::vector<int64_t> expanded;
   for (const GapRun& run : r3.itl_runs) {
     ASSERT_GT(run.count, 0);
@@ -320,7 +302,7 @@ FleetConfig group_fleet(FleetKind kind, BatchingPolicy policy, RouterKind router
 }
 
 bool same_fleet_records(const SimResult& a, const SimResult& b) {
-  if (!same_records(a, b)) return false;
+  if (!testing::same_records(a, b)) return false;
   for (size_t i = 0; i < a.requests.size(); ++i) {
     const RequestRecord& x = a.requests[i];
     const RequestRecord& y = b.requests[i];

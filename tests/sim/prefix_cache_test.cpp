@@ -1,11 +1,16 @@
 // The simulator's prefix cache against hand-worked sequences: hits, the LRU eviction order,
 // preemption and recompute with the cache, and a preempted sequence whose evicted blocks must
 // not count as hits. Semantics: sim/simulator.h ("Prefix caching").
+#include "sim/prefix_cache.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
+#include <map>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "sim/input_error.h"
@@ -261,6 +266,45 @@ TEST(PrefixCache, RefusesBlockSizesThatDoNotDivideOneAnother) {
     EXPECT_THAT(e.what(), HasSubstr("open_loop[0]: its prefix blocks of 6 tokens do not map onto "
                                     "the KV blocks of 4 tokens"));
   }
+}
+
+}  // namespace
+}  // namespace llmcap::sim
+
+namespace llmcap::sim {
+namespace {
+
+TEST(PrefixCacheIndex, FindsEveryKeyThroughInsertsEvictionsAndErasures) {
+  // Against a std::map: 20,000 inserts of keys that crowd a few homes (multiples of 2^40 land
+  // in few slots of the index) and random ones, with evictions and erasures in between.
+  PrefixCache cache;
+  std::map<uint64_t, int32_t> reference;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 20000; ++i) {
+    const uint64_t key = i % 3 == 0 ? (static_cast<uint64_t>(i) << 40) : rng();
+    if (reference.count(key) > 0) continue;
+    reference[key] = cache.insert(key, 1, 0);
+    if (i % 5 == 4) {  // evict the least recently freed
+      const uint64_t lru = cache.entry(cache.lru_front()).key;
+      cache.evict_lru();
+      reference.erase(lru);
+    }
+    if (i % 7 == 6) {  // erase a random present one
+      auto it = reference.begin();
+      std::advance(it, static_cast<long>(rng() % reference.size()));
+      cache.erase(it->second);
+      reference.erase(it);
+    }
+  }
+  EXPECT_EQ(cache.size(), static_cast<int64_t>(reference.size()));
+  for (const auto& [key, e] : reference) ASSERT_EQ(cache.find(key), e) << key;
+  int64_t seen = 0;
+  cache.for_each([&](const PrefixCache::Entry& entry) {
+    ++seen;
+    EXPECT_EQ(reference.at(entry.key), cache.find(entry.key));
+  });
+  EXPECT_EQ(seen, cache.size());
+  EXPECT_EQ(cache.find(0xdeadbeefULL << 8), -1);
 }
 
 }  // namespace

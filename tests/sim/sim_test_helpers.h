@@ -45,6 +45,25 @@ class RecordingPredictor : public model::StepTimePredictor {
   double per_token_s_;
 };
 
+/// Whether two runs' records and counts (end time, steps, preemptions, rejections) agree.
+inline bool same_records(const SimResult& a, const SimResult& b) {
+  if (a.requests.size() != b.requests.size()) return false;
+  for (size_t i = 0; i < a.requests.size(); ++i) {
+    const RequestRecord& x = a.requests[i];
+    const RequestRecord& y = b.requests[i];
+    if (!(x.id == y.id && x.replica == y.replica && x.client_class == y.client_class &&
+          x.arrival == y.arrival && x.first_scheduled == y.first_scheduled &&
+          x.first_token == y.first_token && x.completion == y.completion &&
+          x.num_prompt_tokens == y.num_prompt_tokens &&
+          x.num_output_tokens == y.num_output_tokens && x.num_preemptions == y.num_preemptions &&
+          x.max_itl == y.max_itl && x.rejected == y.rejected)) {
+      return false;
+    }
+  }
+  return a.end_time == b.end_time && a.num_steps == b.num_steps &&
+         a.num_preemptions == b.num_preemptions && a.num_rejected == b.num_rejected;
+}
+
 /// Writes `content` to a fresh file of a scratch folder kept for the whole test program.
 inline std::filesystem::path write_temp(const std::string& name, const std::string& content) {
   static const llmcap::testing::TempDir scratch;
