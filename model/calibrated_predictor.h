@@ -30,6 +30,9 @@ class CalibratedPredictor final : public StepTimePredictor {
   CalibratedPredictor(const ModelSpec& model, WeightFormat weight_format, KvFormat kv_format,
                       const Deployment& deployment, const Efficiency& efficiency);
   double step_time_s(const BatchShape& batch) const override;
+  std::unique_ptr<DecodeRunPricer> decode_run_pricer() const override {
+    return priced_.decode_run_pricer();
+  }
   PredictorKind kind() const override { return PredictorKind::kCalibrated; }
   /// Per-operator times of one layer, in graph order, plus a final "lm_head" entry.
   std::vector<OpTime> breakdown(const BatchShape& batch) const;

@@ -117,6 +117,9 @@ struct RooflinePredictor::Impl {
   std::deque<LayerGroup> groups;
   /// The one group of a dense ModelSpec (step_time_s's fast path); nullptr for a described one.
   const LayerGroup* dense = nullptr;
+  /// The dense group's operators whose cost reads the context (attention: pairs, KV tokens or
+  /// one call per sequence); step_times_s prices the others once per run of decode steps.
+  std::vector<std::size_t> dense_context_ops;
   OpCost lm_head_fixed;              ///< LM-head part: applies when L > 0 (per-token terms in L)
   OpCost per_step_tokens;            ///< embedding + final norm, per new token
   double seconds_per_byte = 0;       ///< 1 / (bw x fraction)
@@ -263,6 +266,14 @@ struct RooflinePredictor::Impl {
                                  m.hidden_size};
         lm_head_fixed.shape_ratio =
             merged_ratios(e.calibrated->linear_shapes, {CallShape{key, lm_head_fixed.fixed_bytes}});
+      }
+    }
+    if (dense != nullptr) {
+      for (std::size_t v = 0; v < dense->graph.num_ops(); ++v) {
+        const OpCost& c = dense->ops[v];
+        if (c.flops_per_pair != 0 || c.bytes_per_kv_token != 0 || c.per_sequence) {
+          dense_context_ops.push_back(v);
+        }
       }
     }
     const double layer_kernels = kernels_in_layers(groups, wp, shard);
@@ -560,6 +571,71 @@ double RooflinePredictor::step_time_s(const BatchShape& batch) const {
   impl.lm_head(batch, t.flop_scale, scratch);
   return impl.step_overhead_s + impl.kernels_overhead_s + group.num_layers * layer_s +
          scratch.time_s;
+}
+
+namespace {
+
+/// Whether `b` is a decode-only batch that differs from `first` at most in its decode context
+/// and its drafts' attention pairs: every term but the context-reading
+/// operators' is then the same (BatchTerms' tokens, decode sequences, flop scale, logits).
+bool same_but_context(const BatchShape& first, const BatchShape& b) {
+  return b.num_prefill_seqs == 0 && b.num_prefill_tokens == 0 &&
+         b.num_prefill_attention_pairs == 0 && b.num_prefill_cached_tokens == 0 &&
+         b.num_prefill_seqs_completing == 0 && b.num_decode_seqs == first.num_decode_seqs &&
+         b.num_decode_draft_tokens == first.num_decode_draft_tokens;
+}
+
+}  // namespace
+
+/// A dense model's decode runs: at start(), every operator's time and the LM head's for the
+/// run's first batch; each step then prices only the operators that read the context and
+/// sums as step_time_s does (the others' inputs, hence times, are the same for every batch
+/// of the run). Anything else is priced alone.
+class RooflinePredictor::RunPricer final : public DecodeRunPricer {
+ public:
+  explicit RunPricer(const RooflinePredictor& owner) : owner_(owner) {}
+
+  void start(const BatchShape& first) override {
+    const Impl& impl = *owner_.impl_;
+    first_ = first;
+    run_ = impl.dense != nullptr && !first.empty() && same_but_context(first, first);
+    if (!run_) return;
+    const LayerGroup& group = *impl.dense;
+    OpTime scratch;
+    const BatchTerms t = impl.terms(first);
+    for (std::size_t v = 0; v < group.graph.num_ops(); ++v) {
+      impl.cost(group.ops[v], t, scratch);
+      times_[v] = scratch.time_s;
+    }
+    impl.lm_head(first, t.flop_scale, scratch);
+    head_s_ = scratch.time_s;
+  }
+
+  double step_time_s(const BatchShape& batch) override {
+    if (!run_ || !same_but_context(first_, batch)) return owner_.step_time_s(batch);
+    const Impl& impl = *owner_.impl_;
+    const LayerGroup& group = *impl.dense;
+    const BatchTerms t = impl.terms(batch);
+    OpTime scratch;
+    for (const std::size_t v : impl.dense_context_ops) {
+      impl.cost(group.ops[v], t, scratch);
+      times_[v] = scratch.time_s;
+    }
+    const double layer_s =
+        group.graph.critical_path_s(std::span<const double>(times_.data(), group.graph.num_ops()));
+    return impl.step_overhead_s + impl.kernels_overhead_s + group.num_layers * layer_s + head_s_;
+  }
+
+ private:
+  const RooflinePredictor& owner_;
+  BatchShape first_;
+  bool run_ = false;
+  std::array<double, LayerOpGraph::kMaxOps> times_{};
+  double head_s_ = 0;
+};
+
+std::unique_ptr<DecodeRunPricer> RooflinePredictor::decode_run_pricer() const {
+  return std::make_unique<RunPricer>(*this);
 }
 
 std::vector<OpTime> RooflinePredictor::breakdown(const BatchShape& batch) const {

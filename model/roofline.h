@@ -110,6 +110,9 @@ class RooflinePredictor final : public StepTimePredictor {
   RooflinePredictor(const ModelSpec& model, WeightFormat weight_format, KvFormat kv_format,
                     const Deployment& deployment, const Efficiency& efficiency);
   double step_time_s(const BatchShape& batch) const override;
+  /// A dense model's runs price the operators that read no KV, and the LM head, once per run
+  /// (at start()); a described model's steps are priced each alone.
+  std::unique_ptr<DecodeRunPricer> decode_run_pricer() const override;
   /// kRoofline; kCalibrated when built with `efficiency.calibrated` set (the calibrated
   /// predictor built the older way, as cli/ still does; model/calibrated_predictor.h is its
   /// own class).
@@ -119,6 +122,7 @@ class RooflinePredictor final : public StepTimePredictor {
 
  private:
   struct Impl;
+  class RunPricer;
   std::shared_ptr<const Impl> impl_;
   PredictorKind kind_ = PredictorKind::kRoofline;
 };

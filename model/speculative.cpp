@@ -35,6 +35,29 @@ double SpeculativePredictor::step_time_s(const BatchShape& batch) const {
   return target_->step_time_s(batch) + draft_time_s(batch);
 }
 
+namespace {
+
+class SpeculativeRunPricer final : public DecodeRunPricer {
+ public:
+  explicit SpeculativeRunPricer(const SpeculativePredictor& owner,
+                                std::unique_ptr<DecodeRunPricer> target)
+      : owner_(owner), target_(std::move(target)) {}
+  void start(const BatchShape& first) override { target_->start(first); }
+  double step_time_s(const BatchShape& batch) override {
+    return target_->step_time_s(batch) + owner_.draft_time_s(batch);
+  }
+
+ private:
+  const SpeculativePredictor& owner_;
+  std::unique_ptr<DecodeRunPricer> target_;
+};
+
+}  // namespace
+
+std::unique_ptr<DecodeRunPricer> SpeculativePredictor::decode_run_pricer() const {
+  return std::make_unique<SpeculativeRunPricer>(*this, target_->decode_run_pricer());
+}
+
 ModelSpec draft_head_spec(const ModelSpec& target, int64_t num_layers) {
   if (num_layers < 1) throw std::invalid_argument("draft_head_spec: num_layers must be >= 1");
   ModelSpec head = target;

@@ -28,6 +28,8 @@ class SpeculativePredictor final : public StepTimePredictor {
   SpeculativePredictor(std::shared_ptr<const StepTimePredictor> target,
                        std::shared_ptr<const StepTimePredictor> draft, int64_t num_draft_tokens);
   double step_time_s(const BatchShape& batch) const override;
+  /// The target's pricer, plus each step's draft passes.
+  std::unique_ptr<DecodeRunPricer> decode_run_pricer() const override;
   /// The target's kind: the draft adds passes priced by the same kind of model.
   PredictorKind kind() const override { return target_->kind(); }
   /// Seconds of the draft's passes in a step over `batch` (0 without a draft predictor).

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 namespace llmcap::model {
 
@@ -46,6 +47,21 @@ enum class PredictorKind {
   kOther,       ///< anything else (test doubles, fixed-time predictors)
 };
 
+/// Prices a decode run's steps one by one, each exactly (bit for bit) as the predictor that
+/// made it prices it alone: the simulator's decode run-ahead (sim/simulator.cpp) asks it for
+/// each step it runs, in order, and for no other. Between two start() calls the batches are
+/// decode-only and differ only in their decode context (and their drafts' attention pairs),
+/// so an implementation may price the rest once per run (the roofline prices the operators
+/// that read no KV, and the LM head, at start()). Not thread-safe: one per simulation.
+class DecodeRunPricer {
+ public:
+  virtual ~DecodeRunPricer() = default;
+  /// A new run, whose first step is `first` (not yet priced).
+  virtual void start(const BatchShape& first) = 0;
+  /// Seconds of `batch`, a step of the run started last.
+  virtual double step_time_s(const BatchShape& batch) = 0;
+};
+
 /// Predicts the wall time of one engine step on one replica.
 /// Implementations must be deterministic, thread-compatible (const calls from several
 /// threads are safe) and cheap (called once per simulated step).
@@ -54,8 +70,27 @@ class StepTimePredictor {
   virtual ~StepTimePredictor() = default;
   /// Seconds for one step over `batch`; > 0 for a non-empty batch.
   virtual double step_time_s(const BatchShape& batch) const = 0;
+  /// A pricer of decode runs' steps (DecodeRunPricer) with this predictor's times, which must
+  /// outlive it. The default prices each step with step_time_s.
+  virtual std::unique_ptr<DecodeRunPricer> decode_run_pricer() const;
   /// Which model this is; a wrapper (a scaled predictor) reports the kind it wraps.
   virtual PredictorKind kind() const { return PredictorKind::kOther; }
 };
+
+/// DecodeRunPricer of a predictor that shares no work between a run's steps: each priced
+/// alone (StepTimePredictor's default, and a wrapper's way to its base's pricer).
+class EachStepPricer final : public DecodeRunPricer {
+ public:
+  explicit EachStepPricer(const StepTimePredictor& predictor) : predictor_(predictor) {}
+  void start(const BatchShape&) override {}
+  double step_time_s(const BatchShape& batch) override { return predictor_.step_time_s(batch); }
+
+ private:
+  const StepTimePredictor& predictor_;
+};
+
+inline std::unique_ptr<DecodeRunPricer> StepTimePredictor::decode_run_pricer() const {
+  return std::make_unique<EachStepPricer>(*this);
+}
 
 }  // namespace llmcap::model

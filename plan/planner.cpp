@@ -246,9 +246,26 @@ class ScaledPredictor final : public model::StepTimePredictor {
   double step_time_s(const model::BatchShape& batch) const override {
     return scale_ * base_->step_time_s(batch);
   }
+  std::unique_ptr<model::DecodeRunPricer> decode_run_pricer() const override {
+    return std::make_unique<Pricer>(base_->decode_run_pricer(), scale_);
+  }
   model::PredictorKind kind() const override { return base_->kind(); }
 
  private:
+  /// The base's pricer, its times x the factor.
+  class Pricer final : public model::DecodeRunPricer {
+   public:
+    Pricer(std::unique_ptr<model::DecodeRunPricer> base, double scale)
+        : base_(std::move(base)), scale_(scale) {}
+    void start(const model::BatchShape& first) override { base_->start(first); }
+    double step_time_s(const model::BatchShape& batch) override {
+      return scale_ * base_->step_time_s(batch);
+    }
+
+   private:
+    std::unique_ptr<model::DecodeRunPricer> base_;
+    double scale_;
+  };
   std::shared_ptr<const model::StepTimePredictor> base_;
   double scale_;
 };

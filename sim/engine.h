@@ -111,7 +111,7 @@ class Engine {
   void on_schedule(SimTime now, int64_t r);
   void on_step_done(SimTime now, int64_t r);
   bool can_run_ahead(const Replica& replica, const model::BatchShape& shape) const;
-  SimTime run_decodes_ahead(Replica& replica, model::BatchShape& shape, SimTime end);
+  SimTime run_decodes_ahead(Replica& replica, model::BatchShape& shape, SimTime end, double step_s);
   void emit_decode_tokens(Replica& replica, SimTime now);
   void emit_prefill_tokens(Replica& replica, SimTime now);
   void finish(Replica& replica, int64_t id, SimTime now);
@@ -129,7 +129,18 @@ class Engine {
   static int64_t needing_phase(const Replica& replica, int64_t k);
   int64_t window_units_needed(Replica& replica, int64_t k, int64_t phase);
   int64_t units_needed(Replica& replica, int64_t k, int64_t advance);
-  static void set_decode_context(const Replica& replica, model::BatchShape& shape);
+  /// SimResult::itl_runs gains `count` gaps of `gap_ns`: the last run grows when its gap is
+  /// the same (a decode run of equal steps keeps one run).
+  void add_gap_run(int64_t gap_ns, int64_t count) {
+    std::vector<GapRun>& runs = result_.itl_runs;
+    if (!runs.empty() && runs.back().gap_ns == gap_ns) {
+      runs.back().count += count;
+    } else {
+      runs.push_back({gap_ns, count});
+    }
+  }
+  static void set_decode_context(const Replica& replica, int64_t context_tokens,
+                                 model::BatchShape& shape);
   int64_t decoder_emitted(const Replica& replica, const Sequence& seq) const;
   void join_decoders(Replica& replica, int64_t id);
   int64_t leave_decoders(Replica& replica, int64_t id);
@@ -139,6 +150,12 @@ class Engine {
   int64_t cached_prefix_tokens(const Replica& replica, const Sequence& seq);
   void order_by_prefix(Replica& replica);
   std::vector<std::pair<int64_t, int64_t>> order_scratch_;  ///< order_by_prefix()
+  /// run_decodes_ahead(): a chunk's planned steps (blocks taken, advance).
+  struct RunStep {
+    int64_t needed;
+    int64_t advance;
+  };
+  std::vector<RunStep> run_steps_;
   std::vector<int64_t> ids_scratch_;
   void take_blocks(Replica& replica, int64_t num_blocks);
   void insert_prefilled_units(Replica& replica, Sequence& seq);

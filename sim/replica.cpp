@@ -476,17 +476,19 @@ void Engine::schedule_decodes(SimTime now, Replica& replica, model::BatchShape& 
   shape.num_decode_seqs = replica.num_decoders;
   shape.num_decode_draft_tokens =
       replica.serving.speculative.num_draft_tokens * replica.num_decoders;
-  set_decode_context(replica, shape);
+  set_decode_context(replica, replica.decode_context_tokens, shape);
 }
 
 /// The shape's decode context (and, with speculative decoding, the drafts' attention pairs)
-/// from the replica's decoding aggregate.
-void Engine::set_decode_context(const Replica& replica, model::BatchShape& shape) {
-  shape.num_decode_context_tokens = replica.decode_context_tokens;
+/// for the replica's decoders at `context_tokens` (Replica::decode_context_tokens, or what it
+/// will be after the steps a decode run plans).
+void Engine::set_decode_context(const Replica& replica, int64_t context_tokens,
+                                model::BatchShape& shape) {
+  shape.num_decode_context_tokens = context_tokens;
   const int64_t drafts = replica.serving.speculative.num_draft_tokens;
   if (drafts > 0) {
     shape.num_decode_draft_attention_pairs =
-        drafts * replica.decode_context_tokens + replica.num_decoders * drafts * (drafts + 1) / 2;
+        drafts * context_tokens + replica.num_decoders * drafts * (drafts + 1) / 2;
   }
 }
 
@@ -567,8 +569,8 @@ void Engine::emit_decode_tokens(Replica& replica, SimTime now) {
   }
   if (options_.record_itl_runs) {
     const auto num_old = replica.num_decoders - static_cast<int64_t>(replica.first_gaps.size());
-    if (num_old > 0) result_.itl_runs.push_back({common_gap.ns(), num_old});
-    for (const int64_t gap : replica.first_gaps) result_.itl_runs.push_back({gap, 1});
+    if (num_old > 0) add_gap_run(common_gap.ns(), num_old);
+    for (const int64_t gap : replica.first_gaps) add_gap_run(gap, 1);
   }
   replica.num_decode_steps = k;
   if (replica.num_decode_passes > 0) replica.gaps.push(start, common_gap.ns());

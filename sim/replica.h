@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <utility>
@@ -145,6 +146,8 @@ struct Replica {
 
   ServingConfig serving;
   const model::StepTimePredictor* predictor;
+  /// Prices the steps of decode run-ahead (Engine::run_decodes_ahead); null without it.
+  std::unique_ptr<model::DecodeRunPricer> run_pricer;
   const BatchPolicy* policy;  ///< serving.policy's implementation (batch_policy.h)
   ReplicaRole role;
   double network_bandwidth_bytes_per_s;

@@ -38,8 +38,9 @@ struct SimOptions {
   /// each), so very large runs turn it off (the per-request max_itl is kept either way).
   bool record_itl_ns = true;
   /// Keep the inter-token gaps as runs of equal gaps in SimResult::itl_runs instead: the same
-  /// ITL distribution (compute_metrics gives identical figures), in about one run per decode
-  /// step rather than one entry per token (the decoders of a step share its gap). The
+  /// ITL distribution (compute_metrics gives identical figures), in at most about one run per
+  /// decode step rather than one entry per token (the decoders of a step share its gap, and
+  /// consecutive steps of a replica with the same gap share a run). The
   /// planner's fleet-size search records them so. Independent of record_itl_ns.
   bool record_itl_runs = false;
   /// Width of the windows of the per-replica time series (SimResult::time_series); zero (the

@@ -98,7 +98,7 @@ struct SimResult {
   std::vector<int64_t> itl_ns;
   /// The same gaps as runs (SimOptions::record_itl_runs): gap_ns repeated count times, each
   /// replica's in the order they happened (replicas interleave as SimOptions::decode_run_ahead
-  /// leaves them); consecutive runs may hold equal gaps. Empty unless recorded.
+  /// leaves them); consecutive equal gaps share a run. Empty unless recorded.
   std::vector<GapRun> itl_runs;
   SimTime end_time;  ///< completion of the last step
   int64_t num_steps = 0;

@@ -74,6 +74,15 @@ TEST(CalibratedPredictor, TimesAreExactlyThoseOfTheRooflineWithTheSameRates) {
   }
 }
 
+TEST(CalibratedPredictor, PricesARunOfDecodeStepsExactlyAsEachStepAlone) {
+  const CalibratedPredictor p(tiny_model(), WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(),
+                              calibrated());
+  // Fewer sequences than threads, as many, more (the calibrated attention's three regimes).
+  for (const int64_t seqs : {1, 4, 9, 64}) {
+    EXPECT_TRUE(testing::prices_each_step_alike(p, testing::decode_run(seqs, 40, 60)));
+  }
+}
+
 TEST(CalibratedPredictor, SaysItsKindAndSource) {
   const CalibratedPredictor p(tiny_model(), WeightFormat::kBf16, KvFormat::kBf16, cpu_deployment(),
                               calibrated());

@@ -9,6 +9,7 @@
 
 #include "model/op_graph.h"
 #include "model/roofline.h"
+#include "predictor_fixtures.h"
 #include "test_util.h"
 
 namespace llmcap::model {
@@ -90,6 +91,24 @@ TEST(LayerKinds, GroupsIdenticalLayersWithTheirCounts) {
   ASSERT_EQ(g.size(), 2u);
   EXPECT_EQ(g[0].num_layers, 21);
   EXPECT_EQ(g[1].num_layers, 21);
+}
+
+TEST(RooflinePredictor, PricesADescribedModelsDecodeRunExactlyAsEachStepAlone) {
+  // MoE with MLA (DeepSeek-V3), sliding-window layers crossing their window during the run
+  // (Gemma 2: 4,096 tokens), expert parallelism.
+  for (const char* name : {"deepseek-v3", "gemma-2-9b", "gpt-oss-20b"}) {
+    const RooflinePredictor p = bf16_predictor(family(name));
+    for (const int64_t seqs : {1, 24}) {
+      EXPECT_TRUE(testing::prices_each_step_alike(p, testing::decode_run(seqs, 4080, 40))) << name;
+    }
+  }
+  Deployment ep = device();
+  ep.tp_degree = 8;
+  ep.link_bandwidth_bytes_per_s = 4.5e11;
+  ep.expert_parallel = true;
+  const RooflinePredictor p(family("deepseek-v3"), WeightFormat::kBf16, KvFormat::kBf16, ep,
+                            default_efficiency(DeviceKind::kGpu));
+  EXPECT_TRUE(testing::prices_each_step_alike(p, testing::decode_run(32, 900, 40)));
 }
 
 TEST(LayerOpGraphMoe, MoeLayerHasRouterExpertsAndSharedExperts) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/input_error.h"
+#include "predictor_fixtures.h"
 #include "test_util.h"
 
 namespace llmcap::model {
@@ -225,6 +226,28 @@ TEST(RooflinePredictor, MonotonicInBatchAndContext) {
     const double t = p.step_time_s(prefill(tokens));
     EXPECT_GT(t, previous) << "prefill " << tokens;
     previous = t;
+  }
+}
+
+TEST(RooflinePredictor, PricesARunOfDecodeStepsExactlyAsEachStepAlone) {
+  const ModelSpec m = load("llama-3.1-8b");
+  Deployment tp2 = device(3.35e12, 9.89e14);
+  tp2.tp_degree = 2;
+  tp2.link_bandwidth_bytes_per_s = 4.5e11;
+  for (const Deployment& d : {device(3.35e12, 9.89e14), tp2}) {
+    const RooflinePredictor p(m, WeightFormat::kBf16, KvFormat::kBf16, d,
+                              efficiency(0.8, 0.6, 2e-3));
+    for (const int64_t seqs : {1, 7, 64}) {
+      EXPECT_TRUE(testing::prices_each_step_alike(p, testing::decode_run(seqs, 300, 50)));
+      EXPECT_TRUE(testing::prices_each_step_alike(p, testing::decode_run(seqs, 300, 20, 3)));
+    }
+    // Not a run (a prefill among them, or the batch size changing): each priced alone all
+    // the same.
+    std::vector<BatchShape> mixed = testing::decode_run(4, 100, 5);
+    mixed.insert(mixed.begin() + 2, prefill(64));
+    mixed.push_back(decode(9, 80));
+    EXPECT_TRUE(testing::prices_each_step_alike(p, mixed));
+    EXPECT_TRUE(testing::prices_each_step_alike(p, {}));
   }
 }
 

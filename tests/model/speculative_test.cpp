@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/roofline.h"
+#include "predictor_fixtures.h"
 #include "test_util.h"
 
 namespace llmcap::model {
@@ -97,6 +98,17 @@ TEST(SpeculativePredictor, PromptLookupDraftingCostsNothing) {
   EXPECT_DOUBLE_EQ(p.step_time_s(b), target->step_time_s(b));
   EXPECT_DOUBLE_EQ(p.draft_time_s(b), 0.0);
   EXPECT_THROW(SpeculativePredictor(target, nullptr, 0), std::invalid_argument);
+}
+
+TEST(SpeculativePredictor, PricesARunOfDecodeStepsExactlyAsEachStepAlone) {
+  // An MTP-style head of the target's last layer drafting 2 tokens, both priced by the roofline.
+  const ModelSpec m = llama8b();
+  auto target = std::make_shared<RooflinePredictor>(h100_like(m));
+  auto draft = std::make_shared<RooflinePredictor>(h100_like(draft_head_spec(m, 1)));
+  const SpeculativePredictor p(target, draft, 2);
+  for (const int64_t seqs : {1, 16}) {
+    EXPECT_TRUE(testing::prices_each_step_alike(p, testing::decode_run(seqs, 500, 30, 2)));
+  }
 }
 
 TEST(SpeculativeVerification, EachDraftTokenIsALogitRowAndAQueryOfItsSequence) {
