@@ -118,7 +118,7 @@ struct RooflinePredictor::Impl {
   /// The one group of a dense ModelSpec (step_time_s's fast path); nullptr for a described one.
   const LayerGroup* dense = nullptr;
   /// The dense group's operators whose cost reads the context (attention: pairs, KV tokens or
-  /// one call per sequence); step_times_s prices the others once per run of decode steps.
+  /// one call per sequence); a decode run's pricer (RunPricer) prices the others once per run.
   std::vector<std::size_t> dense_context_ops;
   OpCost lm_head_fixed;              ///< LM-head part: applies when L > 0 (per-token terms in L)
   OpCost per_step_tokens;            ///< embedding + final norm, per new token
@@ -575,13 +575,17 @@ double RooflinePredictor::step_time_s(const BatchShape& batch) const {
 
 namespace {
 
-/// Whether `b` is a decode-only batch that differs from `first` at most in its decode context
-/// and its drafts' attention pairs: every term but the context-reading
-/// operators' is then the same (BatchTerms' tokens, decode sequences, flop scale, logits).
-bool same_but_context(const BatchShape& first, const BatchShape& b) {
+bool decode_only(const BatchShape& b) {
   return b.num_prefill_seqs == 0 && b.num_prefill_tokens == 0 &&
          b.num_prefill_attention_pairs == 0 && b.num_prefill_cached_tokens == 0 &&
-         b.num_prefill_seqs_completing == 0 && b.num_decode_seqs == first.num_decode_seqs &&
+         b.num_prefill_seqs_completing == 0;
+}
+
+/// Whether `b` is a decode-only batch that differs from `first` (also one) at most in its
+/// decode context and its drafts' attention pairs: every term but the context-reading
+/// operators' is then the same (BatchTerms' tokens, decode sequences, flop scale, logits).
+bool same_but_context(const BatchShape& first, const BatchShape& b) {
+  return decode_only(b) && b.num_decode_seqs == first.num_decode_seqs &&
          b.num_decode_draft_tokens == first.num_decode_draft_tokens;
 }
 
@@ -598,7 +602,7 @@ class RooflinePredictor::RunPricer final : public DecodeRunPricer {
   void start(const BatchShape& first) override {
     const Impl& impl = *owner_.impl_;
     first_ = first;
-    run_ = impl.dense != nullptr && !first.empty() && same_but_context(first, first);
+    run_ = impl.dense != nullptr && !first.empty() && decode_only(first);
     if (!run_) return;
     const LayerGroup& group = *impl.dense;
     OpTime scratch;

@@ -78,7 +78,7 @@ class StepTimePredictor {
 };
 
 /// DecodeRunPricer of a predictor that shares no work between a run's steps: each priced
-/// alone (StepTimePredictor's default, and a wrapper's way to its base's pricer).
+/// alone (StepTimePredictor's default).
 class EachStepPricer final : public DecodeRunPricer {
  public:
   explicit EachStepPricer(const StepTimePredictor& predictor) : predictor_(predictor) {}

@@ -430,7 +430,7 @@ SimTime Engine::run_decodes_ahead(Replica& replica, model::BatchShape& shape, Si
     }
     if (run_steps_.empty()) break;
     std::size_t j = 0;
-    double rounded_s = 0;  // the last step time rounded, and its rounding (equal times: once)
+    double rounded_s = -1;  // the last step time checked and rounded (-1: none yet)
     SimTime step;
     for (; j < run_steps_.size() && end < next_arrival_; ++j) {
       emit_decode_tokens(replica, end);  // no finish: nothing else of on_step_done applies

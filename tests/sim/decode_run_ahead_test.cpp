@@ -147,6 +147,25 @@ INSTANTIATE_TEST_SUITE_P(
              feature_name(std::get<1>(info.param));
     });
 
+TEST(DecodeRunAheadDeathTest, AStepOfNoTimeInARunIsCaught) {
+  // 10 ms for the prefill and the first decode step (context 101, composed by an event), 0 s
+  // for every later one: the decode run's first priced step is 0 s, and the run goes on to
+  // the request's last token, so only the run's own check can catch it.
+  class ZeroLaterPredictor final : public model::StepTimePredictor {
+   public:
+    double step_time_s(const model::BatchShape& b) const override {
+      return b.num_prefill_tokens == 0 && b.num_decode_context_tokens > 101 ? 0.0 : 0.01;
+    }
+  };
+  Workload w;
+  w.open_loop = {RequestSpec{SimTime::Zero(), 100, 200}};
+  FleetConfig fleet;
+  fleet.num_replicas = 1;
+  fleet.serving.num_kv_blocks = 100;
+  const ZeroLaterPredictor predictor;
+  EXPECT_DEATH(simulate(w, fleet, predictor, 1), "invariant violated");
+}
+
 TEST(DecodeRunAhead, IsOffWhereOutsideEventsCouldReachAReplica) {
   // A time series, a front-end latency or a closed loop: every step goes through events.
   const Workload w = session_workload();
