@@ -143,7 +143,7 @@ PlanRun make_plan_run(const plan::Scenario& scenario, const model::Catalog& base
          !plan::engine_id(scenario, model::DeviceKind::kCpu, catalog).empty() ||
          !scenario.fitted_engines.empty()) &&
         !catalog.data_dir().empty()) {
-      measured = published_step_time_errors(catalog, catalog.data_dir());
+      measured = published_step_time_errors(catalog, catalog.data_dir(), plan_options.num_threads);
       analysis_options.measured_errors = &measured;
     }
     run.analysis = plan::analyse(scenario, catalog, run.result, analysis_options);

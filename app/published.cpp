@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/json_reader.h"
+#include "base/parallel_for.h"
 #include "base/stats.h"
 #include "base/text.h"
 #include "model/calibrated_predictor.h"
@@ -334,8 +335,11 @@ std::vector<PublishedPrediction> predict_published(const PublishedSet& set,
                                                    const std::filesystem::path& data_dir,
                                                    const PublishedOptions& options) {
   const uint64_t seed = options.seed;
+  // Every row's model and engine first, in order (the first bad row is the one named); then
+  // the simulations, each row's own, in parallel.
   std::map<std::string, model::ModelSpec> specs;
-  std::vector<PublishedPrediction> out;
+  std::vector<const model::ModelSpec*> row_specs;
+  std::vector<const model::EngineProfile*> row_engines;
   for (const PublishedRow& row : set.rows) {
     auto it = specs.find(row.model);
     if (it == specs.end()) {
@@ -347,7 +351,7 @@ std::vector<PublishedPrediction> predict_published(const PublishedSet& set,
       }
       it = specs.emplace(row.model, model::load_model_spec(path)).first;
     }
-    const model::ModelSpec& spec = it->second;
+    row_specs.push_back(&it->second);
     const model::HardwareSpec& hw = catalog.hardware(row.hardware, "published row " + row.id);
     const model::EngineProfile* engine = nullptr;
     if (options.use_engines) {
@@ -360,14 +364,19 @@ std::vector<PublishedPrediction> predict_published(const PublishedSet& set,
                 std::string(model::to_string(engine->kind)) + ")");
       }
     }
-    PublishedPrediction p;
+    row_engines.push_back(engine);
+  }
+  std::vector<PublishedPrediction> out(set.rows.size());
+  base::parallel_for(set.rows.size(), options.num_threads, [&](size_t i) {
+    const PublishedRow& row = set.rows[i];
+    PublishedPrediction& p = out[i];
     p.row = &row;
-    const PublishedSimulation sim = simulate_published_row(row, spec, catalog, engine, seed);
+    const PublishedSimulation sim =
+        simulate_published_row(row, *row_specs[i], catalog, row_engines[i], seed);
     p.predicted = figure_of(row, sim.result);
     p.predictor = sim.predictor;
     p.error = base::relative_error(p.predicted, row.published);
-    out.push_back(std::move(p));
-  }
+  });
   return out;
 }
 
@@ -432,16 +441,23 @@ std::vector<PublishedTarget> published_targets(
 }
 
 plan::MeasuredStepTimeErrors published_step_time_errors(const model::Catalog& catalog,
-                                                        const std::filesystem::path& data_dir) {
+                                                        const std::filesystem::path& data_dir,
+                                                        int num_threads) {
   plan::MeasuredStepTimeErrors out;
   const std::filesystem::path file = data_dir / "validation" / "published.json";
   if (!std::filesystem::exists(file)) return out;
-  const PublishedSet set = read_published(file, catalog);
-  const std::vector<PublishedPrediction> predictions = predict_published(set, catalog, data_dir);
+  PublishedSet set = read_published(file, catalog);
+  // Only the held-out step-time rows are used: the others are not simulated.
+  std::erase_if(set.rows, [](const PublishedRow& row) {
+    return row.split != "held_out" || row.metric == "throughput";
+  });
+  PublishedOptions options;
+  options.num_threads = num_threads;
+  const std::vector<PublishedPrediction> predictions =
+      predict_published(set, catalog, data_dir, options);
   // |error| of the held-out step-time rows, by engine and by device kind.
   std::map<std::string, std::vector<double>> by_engine, by_kind;
   for (const PublishedPrediction& p : predictions) {
-    if (p.row->split != "held_out" || p.row->metric == "throughput") continue;
     by_engine[p.row->engine].push_back(p.error);
     by_kind[p.row->device_kind].push_back(p.error);
   }

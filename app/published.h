@@ -110,6 +110,9 @@ struct PublishedOptions {
   /// default_efficiency and the simulator's default engine limits for every row (the predictor
   /// before engine profiles, kept for comparison).
   bool use_engines = true;
+  /// Threads the rows' simulations run on (0: one per hardware thread); the predictions are
+  /// the same on any number.
+  int num_threads = 0;
 };
 
 std::vector<PublishedPrediction> predict_published(const PublishedSet& set,
@@ -172,10 +175,11 @@ std::vector<PublishedTarget> published_targets(const std::vector<PublishedPredic
 /// device kind, when there are at least kMinErrorRows of them; else over the held-out TPOT and
 /// TTFT rows of every engine of that kind (and the source says so); none when the kind has
 /// fewer than kMinErrorRows either. Empty when `<data_dir>/validation/published.json` is
-/// absent. Runs predict_published over the file (about half a second). Throws as
-/// read_published and predict_published.
+/// absent. Runs predict_published over those rows of the file only (on `num_threads`, 0: one
+/// per hardware thread). Throws as read_published and predict_published.
 plan::MeasuredStepTimeErrors published_step_time_errors(const model::Catalog& catalog,
-                                                        const std::filesystem::path& data_dir);
+                                                        const std::filesystem::path& data_dir,
+                                                        int num_threads = 0);
 /// Fewest held-out rows a measured step-time error is taken from.
 inline constexpr int64_t kMinErrorRows = 3;
 

@@ -149,6 +149,26 @@ TEST_F(Published, SameSeedSameFigures) {
   EXPECT_EQ(predict(rows)[0].predicted, predict(rows)[0].predicted);
 }
 
+TEST_F(Published, RowsPredictedInParallelComeBackInOrderWithTheSerialFigures) {
+  const std::string rows = row("a", R"("request_rate_per_s": 20)", "ttft", "p99", 800, 100) + "," +
+                           row("b", R"("batch": 4)", "tpot", "mean", 500, 50) + "," +
+                           row("c", R"("concurrency": 8)", "throughput", "total", 1000, 100);
+  set_ = read_published(dir_.write("p.json", document(rows)), catalog_);
+  PublishedOptions serial;
+  serial.num_threads = 1;
+  PublishedOptions parallel;
+  parallel.num_threads = 3;
+  const auto one = predict_published(set_, catalog_, testing::data_dir(), serial);
+  const auto three = predict_published(set_, catalog_, testing::data_dir(), parallel);
+  ASSERT_EQ(one.size(), 3u);
+  ASSERT_EQ(three.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(three[i].row, &set_.rows[i]);
+    EXPECT_EQ(three[i].predicted, one[i].predicted) << set_.rows[i].id;
+    EXPECT_EQ(three[i].predictor, one[i].predictor) << set_.rows[i].id;
+  }
+}
+
 TEST_F(Published, SummaryGivesMedianP90ShareWithin25AndWorstFactor) {
   const auto p = predict(row("a", R"("batch": 1)", "tpot", "mean", 128, 16) + "," +
                          row("b", R"("batch": 1)", "tpot", "mean", 128, 16));
