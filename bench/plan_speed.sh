@@ -4,9 +4,10 @@
 #    stored in a fresh results database, wall time of the whole command; and with
 #    --no-analysis;
 #  - `llmcap-gui --bench-slider` on the default scenario (under xvfb-run when there is no
-#    display; skipped when the GUI was not built): after a cold run at 1.0x, six slider moves
-#    (1.1, 1.25, 1.5, 1.2, 0.8, 1.0), each timed from the release to the first feasible row and
-#    to the last row.
+#    display; skipped when the GUI was not built): after a cold run at 1.0x, eight slider moves:
+#    five to loads not visited before (1.1, 1.25, 1.5, 1.2, 0.8), then three back to loads visited
+#    (1.0, the cold run's, 1.25 and 1.1: the window's shared simulations answer them), each
+#    timed from the release to the first feasible row and to the last row.
 # Rounds interleave the three (the machine's speed drifts); prints every figure, then medians.
 # Usage: bench/plan_speed.sh [ROUNDS]   (default 3; LLMCAP_BUILD_DIR as scripts/test)
 set -euo pipefail
@@ -38,8 +39,10 @@ for round in $(seq 1 "$rounds"); do
   echo "$lean" >>"$work/lean.txt"
   echo "round $round: plan ${full} s, plan --no-analysis ${lean} s"
   if [ ${#run_gui[@]} -gt 0 ]; then
-    "${run_gui[@]}" --scenario "$scenario" --no-store --bench-slider 1.1,1.25,1.5,1.2,0.8,1.0 \
-      2>/dev/null | grep '^what-if' | tail -n +2 | tee -a "$work/slider.txt" | sed 's/^/  /'
+    "${run_gui[@]}" --scenario "$scenario" --no-store --bench-slider 1.1,1.25,1.5,1.2,0.8,1.0,1.25,1.1 \
+      2>/dev/null | grep '^what-if' | tail -n +2 >"$work/moves.txt"
+    head -n 5 "$work/moves.txt" | tee -a "$work/slider.txt" | sed 's/^/  /'
+    tail -n +6 "$work/moves.txt" | tee -a "$work/revisit.txt" | sed 's/^/  revisited: /'
   fi
 done
 
@@ -52,16 +55,21 @@ def floats(name):
 print(f"median of {len(floats('full.txt'))} rounds:")
 print(f"  default plan, analyses included: {statistics.median(floats('full.txt')):.2f} s")
 print(f"  default plan, --no-analysis:     {statistics.median(floats('lean.txt')):.2f} s")
-try:
-    lines = open(f"{work}/slider.txt").read().splitlines()
-except FileNotFoundError:
-    lines = []
-if lines:
+def moves(name, what):
+    try:
+        lines = open(f"{work}/{name}").read().splitlines()
+    except FileNotFoundError:
+        return False
+    if not lines:
+        return False
     feasible = [float(re.search(r"first feasible row ([0-9.]+) s", l).group(1)) for l in lines]
     last = [float(re.search(r"last row ([0-9.]+) s", l).group(1)) for l in lines]
-    print(f"  slider move ({len(lines)} moves): first feasible row {statistics.median(feasible):.2f} s, "
+    print(f"  {what} ({len(lines)} moves): first feasible row {statistics.median(feasible):.2f} s, "
           f"last row {statistics.median(last):.2f} s (max {max(last):.2f} s; "
           f"{sum(x < 1 for x in last)} of {len(last)} under 1 s)")
+    return True
+if moves("slider.txt", "slider move to a new load"):
+    moves("revisit.txt", "slider move back to a load seen")
 else:
     print("  slider: not measured (no llmcap-gui built)")
 PY

@@ -46,6 +46,7 @@
 #include "model/input_error.h"
 #include "model/model_spec.h"
 #include "plan/candidates.h"
+#include "plan/sim_cache.h"
 #include "sim/input_error.h"
 
 namespace llmcap::gui {
@@ -407,6 +408,7 @@ void MainWindow::build_ui() {
   connect(calibration_, &CalibrationView::planProfileChanged, this,
           [this](std::shared_ptr<const model::CalibrationProfile> p) {
             calibration_profile_ = std::move(p);
+            simulations_ = plan::make_shared_simulations();
             audit_->set_profile(calibration_profile_);
           });
 }
@@ -670,6 +672,7 @@ void MainWindow::request_what_if(ScenarioPanel::Field field) {
   input.catalog = catalog;
   input.calibration = calibration_profile_;
   input.full_run = false;
+  input.simulations = shared_simulations();
   input.previous_sizes = last_sizes_;
   input.previous_usd_per_hour = last_costs_;
   input.previous_load_multiplier = last_sizes_load_;
@@ -701,6 +704,7 @@ bool MainWindow::run_full(bool analysis) {
   input.catalog = catalog;
   input.calibration = calibration_profile_;
   input.full_run = true;
+  input.simulations = shared_simulations();
   input.analysis = analysis;
   input.load_multiplier = draft_.load_multiplier();
   input.num_threads = options_.num_threads;
@@ -709,6 +713,16 @@ bool MainWindow::run_full(bool analysis) {
   charts_->set_slo(scenario->slo.ttft_s, scenario->slo.tpot_s);
   controller_->submit(std::move(input));
   return true;
+}
+
+std::shared_ptr<plan::SharedSimulations> MainWindow::shared_simulations() {
+  // A context's simulations are a few kilobytes of metrics each; a window's what-ifs rarely
+  // reach this many loads, SLOs and scenarios.
+  constexpr size_t kMaxSharedContexts = 256;
+  if (simulations_->num_contexts() > kMaxSharedContexts) {
+    simulations_ = plan::make_shared_simulations();
+  }
+  return simulations_;
 }
 
 VerdictBasis MainWindow::verdict_basis() const {

@@ -165,6 +165,12 @@ class MainWindow : public QMainWindow {
   ScenarioDraft submitted_draft_;  ///< the draft of the run in progress
   ScenarioDraft ran_draft_;        ///< the draft of the last answer shown (empty: none)
   std::shared_ptr<const model::CalibrationProfile> calibration_profile_;
+  /// The simulations of this window's runs (full and what-if), by context: a what-if of a load,
+  /// SLO or scenario seen before reuses them (plan::SharedSimulations). A new one when the
+  /// calibration profile changes (its address is part of the context) or past
+  /// kMaxSharedContexts contexts (memory).
+  std::shared_ptr<plan::SharedSimulations> simulations_ = plan::make_shared_simulations();
+  std::shared_ptr<plan::SharedSimulations> shared_simulations();
   std::map<std::string, int64_t> last_sizes_;  ///< warm start
   std::map<std::string, double> last_costs_;   ///< search order of the next what-if run
   double last_sizes_load_ = 1.0;

@@ -103,6 +103,7 @@ PlanOutcome PlanWorker::run_full(const PlanInput& input) {
     options.plan.num_threads = input.num_threads;
     options.plan.observer = &observer;
     options.plan.calibration = input.calibration.get();
+    options.plan.shared_simulations = input.simulations;
     options.analysis = input.analysis;
     app::PlanRun run = app::make_plan_run(input.scenario, *input.catalog, options);
     const nlohmann::json& results =
@@ -130,6 +131,7 @@ PlanOutcome PlanWorker::run_what_if(const PlanInput& input) {
     plan::WhatIfOptions options;
     options.plan.num_threads = input.num_threads;
     options.plan.calibration = input.calibration.get();
+    options.plan.shared_simulations = input.simulations;
     options.plan.cancel = [this, generation = input.generation] { return stale(generation); };
     options.warm_start.sizes = input.previous_sizes;
     options.warm_start.usd_per_hour = input.previous_usd_per_hour;

@@ -41,6 +41,9 @@ struct PlanInput {
   std::string scenario_text;  ///< the scenario as planned (JSON), for the results database
   std::shared_ptr<const model::Catalog> catalog;
   std::shared_ptr<const model::CalibrationProfile> calibration;  ///< may be null
+  /// Simulations shared with the window's earlier runs (plan::PlanOptions::shared_simulations);
+  /// null: the run keeps its own.
+  std::shared_ptr<plan::SharedSimulations> simulations;
   /// Full run: app::make_plan_run (with the analyses when `analysis`), giving the run
   /// document (docs/run-document.md) for the charts, the results database and reports.
   /// What-if run: rows only, through plan::plan_what_if, each type's fleet-size search

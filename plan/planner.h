@@ -199,8 +199,10 @@ struct PlanOptions {
   /// Shared with other planning runs of the same scenario and catalog (an analysis's
   /// replans, its configuration search): each run keeps its simulations there, under a
   /// fingerprint of its workload, SLOs, step-time scale and ITL choice, and reuses those of
-  /// another with the same fingerprint. Null: each run keeps its own. Holding one across
-  /// edits of a model file or catalog is not allowed (they are not in the fingerprint).
+  /// another with the same fingerprint. Null: each run keeps its own. A model file rewritten
+  /// is another context (its size and write time are in the fingerprint); holding one across
+  /// edits of the catalog is not allowed (the catalog is not in the fingerprint). The GUI
+  /// holds one per window (docs/gui.md).
   std::shared_ptr<SharedSimulations> shared_simulations;
 };
 

@@ -2,6 +2,8 @@
 
 #include <cstring>
 #include <exception>
+#include <filesystem>
+#include <system_error>
 #include <type_traits>
 #include <utility>
 
@@ -29,6 +31,21 @@ class KeyWriter {
  private:
   std::string key_;
 };
+
+/// A model file's size and last write time (none for an empty path or a missing file): a file
+/// rewritten while a SharedSimulations is held (the GUI keeps one per window) is another context.
+void add_file_stamp(KeyWriter& k, const std::filesystem::path& file) {
+  std::error_code error;
+  if (file.empty() || !std::filesystem::is_regular_file(file, error)) {
+    k.add(int64_t{-1});
+    return;
+  }
+  std::error_code size_error, time_error;
+  const auto size = std::filesystem::file_size(file, size_error);
+  const auto written = std::filesystem::last_write_time(file, time_error);
+  k.add(static_cast<int64_t>(size_error ? 0 : size))
+      .add(static_cast<int64_t>(time_error ? 0 : written.time_since_epoch().count()));
+}
 
 }  // namespace
 
@@ -110,10 +127,12 @@ std::string context_fingerprint(const Scenario& scenario, const model::ModelSpec
   if (workload.closed_loop) return "";
   KeyWriter k;
   k.add(scenario.model_config.string()).add(model.id).add(model.num_params());
+  add_file_stamp(k, scenario.model_config);
   k.add(scenario.kv_format).add(scenario.seed).add(step_time_scale).add(record_itl);
   // The draft that prices speculative decoding (the serving key has k and the rates).
   const SpeculativeSpec& spec = scenario.speculative;
   k.add(spec.on()).add(spec.method).add(spec.draft_layers).add(spec.draft_model_config.string());
+  add_file_stamp(k, spec.draft_model_config);
   k.add(reinterpret_cast<uintptr_t>(calibration));
   k.add(class_slos.size());
   for (const sim::Slo& slo : class_slos) k.add(slo.ttft_s).add(slo.tpot_s);
@@ -157,6 +176,18 @@ detail::SimulationCache& SharedSimulations::for_context(const std::string& finge
   std::unique_ptr<detail::SimulationCache>& cache = caches_[fingerprint];
   if (cache == nullptr) cache = std::make_unique<detail::SimulationCache>();
   return *cache;
+}
+
+size_t SharedSimulations::num_contexts() const {
+  const std::lock_guard lock(mutex_);
+  return caches_.size();
+}
+
+int64_t SharedSimulations::num_run() const {
+  const std::lock_guard lock(mutex_);
+  int64_t n = 0;
+  for (const auto& [fingerprint, cache] : caches_) n += cache->num_run();
+  return n;
 }
 
 std::shared_ptr<SharedSimulations> make_shared_simulations() {

@@ -51,9 +51,10 @@ class SimulationCache {
 };
 
 /// A fingerprint of what a planning context's simulations share: the model (its config path,
-/// id and size), KV format, seed, the workload (every request's arrival, lengths and class),
-/// the SLOs of each class, the step-time scale, the ITL choice and the calibration profile
-/// used. Empty for a closed loop (not shared).
+/// the file's size and last write time, id and size; the draft model's path and file the same), KV
+/// format, seed, the workload (every request's arrival, lengths and class), the SLOs of each class,
+/// the step-time scale, the ITL choice and the calibration profile used. Empty for a closed loop
+/// (not shared).
 std::string context_fingerprint(const Scenario& scenario, const model::ModelSpec& model,
                                 const sim::Workload& workload,
                                 const std::vector<sim::Slo>& class_slos, double step_time_scale,
@@ -68,9 +69,13 @@ class SharedSimulations {
  public:
   /// The cache of the context with `fingerprint` (made on first use; lives as long as this).
   detail::SimulationCache& for_context(const std::string& fingerprint);
+  /// Contexts kept so far (the GUI starts a new SharedSimulations past a bound).
+  size_t num_contexts() const;
+  /// Distinct simulations run and kept over every context.
+  int64_t num_run() const;
 
  private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<detail::SimulationCache>> caches_;
 };
 

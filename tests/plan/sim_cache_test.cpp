@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -185,6 +189,28 @@ TEST(SharedSimulations, ContextsShareOnlyWhenWorkloadSlosAndOptionsAgree) {
   EXPECT_NE(fingerprint(sc, 1.0, false), base);
 }
 
+TEST(SharedSimulations, AModelFileRewrittenIsAnotherContext) {
+  const model::Catalog catalog = family_catalog();
+  llmcap::testing::TempDir dir;
+  std::ifstream in(llmcap::testing::data_dir() / "models" / "llama-3.1-8b.json", std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Scenario sc = family_scenario();
+  sc.model_config = dir.write("model.json", text);
+  const auto fingerprint = [&] {
+    const PlanSession session(sc, catalog, PlanOptions{});
+    return detail::context_fingerprint(sc, session.model(), session.workload(), sc.class_slos(),
+                                       1.0, true, nullptr);
+  };
+  const std::string before = fingerprint();
+  EXPECT_EQ(fingerprint(), before);
+  // The same model, its file written again a second later (a user's edit while the GUI holds
+  // its simulations): the id and size alone would not tell.
+  dir.write("model.json", text + "\n");
+  std::filesystem::last_write_time(
+      sc.model_config, std::filesystem::last_write_time(sc.model_config) + std::chrono::seconds(1));
+  EXPECT_NE(fingerprint(), before);
+}
+
 TEST(SharedSimulations, PlansSharingThemGiveTheRowsOfPlansThatDoNot) {
   const model::Catalog catalog = family_catalog();
   Scenario sc = family_scenario();
@@ -208,6 +234,7 @@ TEST(SharedSimulations, PlansSharingThemGiveTheRowsOfPlansThatDoNot) {
       EXPECT_EQ(got.rows[i].metrics.tpot.p99_s, want.rows[i].metrics.tpot.p99_s);
     }
   }
+  EXPECT_EQ(shared.shared_simulations->num_contexts(), 2u);  // sc and busier
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "plan/candidates.h"
+#include "plan/sim_cache.h"
 #include "synthetic_catalog.h"
 #include "test_util.h"
 
@@ -133,6 +134,33 @@ TEST(WhatIf, GivenConfigurationsReplaceTheScenariosOwnPerType) {
     if (row.instance_type != "gpu-big") continue;
     EXPECT_EQ(row.num_instances, expected.num_instances);
     EXPECT_EQ(row.metrics.tpot.p99_s, expected.metrics.tpot.p99_s);
+  }
+}
+
+TEST(WhatIf, ARevisitedLoadReusesTheSimulationsItSharesAndGivesTheSameRows) {
+  // The GUI holds one SharedSimulations per window: a slider moved back to a load it visited
+  // before answers from the simulations of that visit.
+  const model::Catalog catalog = test_catalog();
+  WhatIfOptions options;
+  options.plan.num_threads = 2;
+  options.plan.shared_simulations = make_shared_simulations();
+  options.load_multiplier = 1.5;
+  const Scenario busier = test_scenario(1.5);
+  const WhatIfResult first = plan_what_if(busier, catalog, options);
+  const int64_t run_once = options.plan.shared_simulations->num_run();
+  ASSERT_GT(run_once, 0);
+  options.load_multiplier = 1.2;
+  (void)plan_what_if(test_scenario(1.2), catalog, options);  // another load in between
+  const int64_t run_twice = options.plan.shared_simulations->num_run();
+  EXPECT_GT(run_twice, run_once);
+  options.load_multiplier = 1.5;
+  const WhatIfResult again = plan_what_if(busier, catalog, options);
+  EXPECT_EQ(options.plan.shared_simulations->num_run(), run_twice);  // no new simulation
+  ASSERT_EQ(again.rows.size(), first.rows.size());
+  for (size_t i = 0; i < again.rows.size(); ++i) {
+    EXPECT_EQ(again.rows[i].num_instances, first.rows[i].num_instances);
+    EXPECT_EQ(again.rows[i].metrics.ttft.p99_s, first.rows[i].metrics.ttft.p99_s);
+    EXPECT_EQ(again.rows[i].metrics.tpot.p99_s, first.rows[i].metrics.tpot.p99_s);
   }
 }
 
