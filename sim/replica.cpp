@@ -591,4 +591,92 @@ void Engine::emit_decode_tokens(Replica& replica, SimTime now) {
   num_tokens_in_chunks_ += emitted - replica.num_decoders;
 }
 
+/// Whether the step just composed starts a decode run (run_decodes_ahead): only decodes, an
+/// empty queue, no partial prefill and no sliding-window layers (whose growth is not
+/// computed ahead).
+bool Engine::can_run_ahead(const Replica& replica, const model::BatchShape& shape) const {
+  return run_ahead_ && shape.num_prefill_seqs == 0 && replica.waiting.empty() &&
+         replica.prefilling.empty() && !replica.kv.windowed && replica.step_load_s == 0;
+}
+
+/// Decode run-ahead (SimOptions::decode_run_ahead). While its queue is empty and every
+/// running sequence decodes, every batching policy composes a replica's step alike
+/// (schedule_decodes only), and only an arrival can change the replica from outside (in an
+/// open loop without front-end latency, on unified replicas). So each step in flight that
+/// ends before the next arrival, brings no sequence to its last token and is followed by a
+/// step whose blocks are free (no preemption) is ended, and the next one composed, here
+/// rather than by events: on_step_done and on_schedule would do the same at that instant,
+/// and other replicas' events in between touch nothing of this replica. The steps that may
+/// follow are planned in chunks (as far as no finish and the free blocks allow, and about as
+/// many as fit before the next arrival at the last step's time), then run while the arrival
+/// has not come, each priced by the replica's DecodeRunPricer. `step_s`: the time of the step
+/// in flight. Returns the end of the step left in flight, whose kStepDone the caller
+/// schedules.
+SimTime Engine::run_decodes_ahead(Replica& replica, model::BatchShape& shape, SimTime end,
+                                  double step_s) {
+  // Fixed through the run: the decoders (no join, finish or preemption), hence the shape's
+  // sequence and draft counts, and the counter of the next finish (a stale entry ends the run
+  // too; the event path pops it).
+  const int64_t finish_step =
+      replica.finishes.empty() ? INT64_MAX : replica.finishes.top().finish_step;
+  constexpr int64_t kMaxChunk = 512;
+  bool started = false;
+  while (end < next_arrival_) {
+    const int64_t step_ns = SimTime::Seconds(step_s).ns();
+    const int64_t fit = next_arrival_ == SimTime::Max() || step_ns <= 0
+                            ? kMaxChunk
+                            : (next_arrival_ - end).ns() / step_ns + 1;
+    const int64_t want = std::min(fit, kMaxChunk);
+    // The steps that may follow the one in flight, from the counter, pass and free blocks
+    // after it; units_needed(replica, k, advance) with the phase kept as k grows.
+    run_steps_.clear();
+    int64_t k = replica.num_decode_steps + replica.step_advance;
+    int64_t pass = replica.num_decode_passes + 1;
+    int64_t free = replica.kv.num_free_blocks;
+    const int64_t block = replica.kv.block_size_tokens;
+    int64_t phase = needing_phase(replica, k);
+    while (static_cast<int64_t>(run_steps_.size()) < want && finish_step > k) {
+      const int64_t advance = replica.decode_advance(pass);
+      int64_t needed = 0;
+      for (int64_t a = 0; a < advance; ++a) {
+        needed += replica.phase_counts.get(phase);
+        phase = phase == 0 ? block - 1 : phase - 1;
+      }
+      if (needed > free) break;  // that step preempts
+      free -= needed;
+      run_steps_.push_back({needed, advance});
+      k += advance;
+      ++pass;
+    }
+    if (run_steps_.empty()) break;
+    std::size_t j = 0;
+    double rounded_s = -1;  // the last step time checked and rounded (-1: none yet)
+    SimTime step;
+    for (; j < run_steps_.size() && end < next_arrival_; ++j) {
+      emit_decode_tokens(replica, end);  // no finish: nothing else of on_step_done applies
+      // As schedule_decodes: its blocks, its advance, its context.
+      take_blocks(replica, run_steps_[j].needed);
+      replica.step_advance = run_steps_[j].advance;
+      set_decode_context(replica, replica.decode_context_tokens, shape);
+      if (!started) {
+        replica.run_pricer->start(shape);
+        started = true;
+      }
+      step_s = replica.run_pricer->step_time_s(shape);
+      if (step_s != rounded_s) {
+        LLMCAP_SIM_CHECK(std::isfinite(step_s) && step_s > 0);
+        rounded_s = step_s;
+        step = SimTime::Seconds(step_s);
+      }
+      end = end + step;
+    }
+    result_.num_steps += static_cast<int64_t>(j);
+    result_.num_steps_run_ahead += static_cast<int64_t>(j);
+    work_since_poll_ += static_cast<int64_t>(j);  // steps run ahead count as events (cancel)
+    if (j < run_steps_.size()) break;             // the next arrival comes first
+  }
+  drop_stale_gaps(replica);  // once: queries ask about gaps from a decoder's join on
+  return end;
+}
+
 }  // namespace llmcap::sim
