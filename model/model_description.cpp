@@ -339,7 +339,7 @@ void read_deepseek(const Fields& f, ModelDescription& d) {
   const int64_t first_dense = f.non_negative_int_or("first_k_dense_replace", 0);
   const int64_t freq = f.positive_int_or("moe_layer_freq", 1);
   const MlpSpec dense = dense_mlp(f.positive_int("intermediate_size"), true, false);
-  f.non_negative_int_or("num_nextn_predict_layers", 0);  // read (and excluded: MTP)
+  d.num_mtp_layers = f.non_negative_int_or("num_nextn_predict_layers", 0);  // excluded from layers
   for (int64_t i = 0; i < L; ++i) {
     d.layers.push_back({a, i >= first_dense && i % freq == 0 ? moe : dense});
   }

@@ -90,12 +90,16 @@ struct ModelDescription {
   int64_t hidden_size = 0;
   int64_t vocab_size = 0;
   int64_t max_position_embeddings = 0;
-  bool tie_word_embeddings = false;      ///< the LM head is the embedding matrix (counted once)
-  int64_t num_learned_positions = 0;     ///< rows of a learned position table (OPT: max + 2)
-  bool lm_head_bias = false;             ///< GPT-J
-  bool layer_norm_bias = false;          ///< LayerNorm (weight + bias) instead of RMSNorm
-  int64_t num_norms_per_layer = 2;       ///< Gemma-2/3: 4; GPT-J, Falcon-7B: 1
-  std::vector<LayerSpec> layers;         ///< decoder layers (MTP layers excluded)
+  bool tie_word_embeddings = false;   ///< the LM head is the embedding matrix (counted once)
+  int64_t num_learned_positions = 0;  ///< rows of a learned position table (OPT: max + 2)
+  bool lm_head_bias = false;          ///< GPT-J
+  bool layer_norm_bias = false;       ///< LayerNorm (weight + bias) instead of RMSNorm
+  int64_t num_norms_per_layer = 2;    ///< Gemma-2/3: 4; GPT-J, Falcon-7B: 1
+  std::vector<LayerSpec> layers;      ///< decoder layers (MTP layers excluded)
+  /// Multi-token-prediction modules after the decoder layers (DeepSeek-V3's
+  /// num_nextn_predict_layers: 1): not in `layers` nor the parameter counts; a scenario's
+  /// speculative method "mtp" needs at least one.
+  int64_t num_mtp_layers = 0;
   std::vector<std::string> fields_read;  ///< config fields read, in reading order, dotted
 
   /// Total parameters: embeddings (a tied LM head once), learned positions, all layers

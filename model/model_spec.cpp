@@ -116,6 +116,8 @@ int64_t ModelSpec::num_layer_matrix_params() const {
   return num_layers * per_layer;
 }
 
+int64_t ModelSpec::num_mtp_layers() const { return description ? description->num_mtp_layers : 0; }
+
 int64_t ModelSpec::num_params() const {
   if (description) return description->num_params();
   return num_embedding_matrices(*this) * vocab_size * hidden_size + num_layer_matrix_params() +

@@ -43,6 +43,9 @@ struct ModelSpec {
   std::string source;  ///< "source" key of the file (where the config came from)
   /// Per-layer description (architecture kDescribed only), shared and immutable.
   std::shared_ptr<const ModelDescription> description;
+  /// Multi-token-prediction modules the model was trained with (ModelDescription::
+  /// num_mtp_layers; 0 for a dense config, whose architectures have none).
+  int64_t num_mtp_layers() const;
 
   /// Parameters in the transformer layers' weight matrices (QKV, output projection, MLP),
   /// the ones streamed from memory once per step: excludes embeddings, norms and biases.

@@ -38,10 +38,30 @@ using detail::summarize_workload;
 
 namespace {
 
-/// A draft model (serving.speculative) must share the model's vocabulary (a proxy for its
+/// Speculative decoding (serving.speculative) against the model: "mtp" runs the model's own
+/// multi-token-prediction modules, so it needs a model trained with them, at least
+/// draft_layers of them; a draft model must share the model's vocabulary (a proxy for its
 /// tokenizer: drafts are verified token by token) and be smaller than it.
-void check_draft_model(const Scenario& scenario, const model::ModelSpec& model) {
+void check_speculative_model(const Scenario& scenario, const model::ModelSpec& model) {
   const SpeculativeSpec& spec = scenario.speculative;
+  if (spec.on() && spec.method == SpeculativeSpec::Method::kMtp) {
+    const int64_t have = model.num_mtp_layers();
+    if (have == 0) {
+      throw InputError::refused_field(
+          scenario.file.string(), "serving.speculative.method",
+          "\"mtp\": \"" + model.id +
+              "\" has no multi-token-prediction layers (num_nextn_predict_layers of its "
+              "config.json is 0 or absent); expected \"eagle\", \"draft_model\" or \"ngram\" "
+              "for it, or a model trained with MTP layers (DeepSeek-V3)");
+    }
+    if (spec.draft_layers > have) {
+      throw InputError::refused_field(scenario.file.string(), "serving.speculative.draft_layers",
+                                      std::to_string(spec.draft_layers) + ": \"" + model.id +
+                                          "\" has " + std::to_string(have) +
+                                          " multi-token-prediction layer" + (have == 1 ? "" : "s") +
+                                          " (num_nextn_predict_layers); expected at most that");
+    }
+  }
   if (!spec.on() || spec.method != SpeculativeSpec::Method::kDraftModel || !spec.draft_model) {
     return;
   }
@@ -90,7 +110,7 @@ model::ModelSpec load_scenario_model(const Scenario& scenario) {
   for (const model::WeightFormat f : scenario.search.weight_formats) {
     model::check_weight_format(model, f, file + ": field \"search.weight_formats\"");
   }
-  check_draft_model(scenario, model);
+  check_speculative_model(scenario, model);
   return model;
 }
 

@@ -107,24 +107,47 @@ void speculate(Scenario& s, SpeculativeSpec::Method method, std::vector<double> 
   s.serving.speculative = s.speculative.config;
 }
 
-TEST(PlanSpeculative, AnMtpHeadCutsTheTpotByAboutTheTokensPerStep) {
+TEST(PlanSpeculative, AOneLayerDraftHeadCutsTheTpotByAboutTheTokensPerStep) {
   // At batch 1 a decode step of an 8B model streams its 16.1 GB of weights; verifying 2 drafts
   // adds little. Each of the 2 draft passes streams the head's layer (0.44 GB) and the LM head
   // (1.05 GB), under 10% of the weights. With 2.3 tokens per step TPOT falls to between
   // 1.05 / 2.3 and 1.2 / 2.3 of the plain step's.
   const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
   Scenario plain = low_load("aws-p5.4xlarge");
-  Scenario mtp = plain;
-  speculate(mtp, SpeculativeSpec::Method::kMtp, {0.8, 0.5});
+  Scenario head = plain;
+  speculate(head, SpeculativeSpec::Method::kEagle, {0.8, 0.5});
   const PlanRow a = plan(plain, catalog).rows.at(0);
-  const PlanRow b = plan(mtp, catalog).rows.at(0);
+  const PlanRow b = plan(head, catalog).rows.at(0);
   ASSERT_TRUE(a.infeasible_reason.empty()) << a.infeasible_reason;
   ASSERT_TRUE(b.infeasible_reason.empty()) << b.infeasible_reason;
   EXPECT_LT(b.tpot_floor_s, a.tpot_floor_s * 1.2 / 2.3);
   EXPECT_GT(b.tpot_floor_s, a.tpot_floor_s * 1.05 / 2.3);
   EXPECT_LT(b.metrics.tpot.p50_s, 0.6 * a.metrics.tpot.p50_s);
-  EXPECT_THAT(b.predictor, HasSubstr("speculative decoding: mtp, 2 draft tokens, 2.3 tokens per "
-                                     "step"));
+  EXPECT_THAT(b.predictor, HasSubstr("speculative decoding: eagle, 2 draft tokens, 2.3 tokens "
+                                     "per step"));
+}
+
+TEST(PlanSpeculative, MtpNeedsAModelTrainedWithMtpLayers) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  Scenario s = low_load("aws-p5.48xlarge");
+  speculate(s, SpeculativeSpec::Method::kMtp, {0.8});
+  // Llama-3.1-8B has none: refused before any simulation, naming the alternatives.
+  EXPECT_THAT(llmcap::testing::error_message<InputError>(
+                  [&] { (void)PlanSession(s, catalog, PlanOptions{}); }),
+              HasSubstr("speculative.json: field \"serving.speculative.method\": \"mtp\": "
+                        "\"llama-3.1-8b\" has no multi-token-prediction layers "
+                        "(num_nextn_predict_layers of its config.json is 0 or absent); expected "
+                        "\"eagle\", \"draft_model\" or \"ngram\" for it"));
+  // DeepSeek-V3 has one (num_nextn_predict_layers: 1): a one-layer head is its own, two are not.
+  s.model_config = llmcap::testing::data_dir() / "models" / "families" / "deepseek-v3.json";
+  s.weight_format = model::WeightFormat::kFp8;
+  EXPECT_NO_THROW((void)PlanSession(s, catalog, PlanOptions{}));
+  s.speculative.draft_layers = 2;
+  EXPECT_THAT(llmcap::testing::error_message<InputError>(
+                  [&] { (void)PlanSession(s, catalog, PlanOptions{}); }),
+              HasSubstr("field \"serving.speculative.draft_layers\": 2: \"deepseek-v3\" has 1 "
+                        "multi-token-prediction layer (num_nextn_predict_layers); expected at most "
+                        "that"));
 }
 
 TEST(PlanSpeculative, ADraftThatLeavesNoKvCacheMakesTheTypeInfeasible) {
