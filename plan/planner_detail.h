@@ -143,6 +143,19 @@ int chosen_tp(const Scenario& sc, const std::string& instance_id);
 
 /// One candidate's row (plan()'s search per type; PlanOptions::warm_start_sizes as
 /// `start_sizes`).
+/// The order to search n instance types in on num_threads threads so that the threads finish
+/// together (plan() and run_search use it): the longest search first, estimated by the
+/// replicas of the type's lower-bound fleet (fleet_lower_bound of prepare(i), plan/search.h:
+/// a simulation costs in steps, and at a given load the steps grow with the replicas; 0 for a
+/// type that does not deploy or whose floors rule it out, which runs no simulation). Types
+/// whose first probe has one simulation key (alike types, plan/sim_cache.h) share their
+/// simulations: the first of each key comes in that order, the others after every first, so
+/// that no thread waits for a simulation another is running. Only the order of work changes,
+/// never a row. Index order (prepare not called) with one thread.
+std::vector<size_t> longest_first(size_t n, int num_threads, const sim::Workload& workload,
+                                  const std::vector<sim::Slo>& class_slos,
+                                  const std::function<PreparedType(size_t)>& prepare);
+
 PlanRow plan_one(const Context& ctx, const model::InstanceType& instance,
                  const std::map<std::string, int64_t>& start_sizes);
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -15,7 +16,9 @@
 #include "model/input_error.h"
 #include "plan/analysis.h"
 #include "plan/candidates.h"
+#include "plan/planner_detail.h"
 #include "plan/scenario.h"
+#include "plan/sim_cache.h"
 #include "plan/spec_parsers.h"
 #include "sim/input_error.h"
 
@@ -255,8 +258,12 @@ double min_seconds_per_token(const model::StepTimePredictor& p, int64_t t_max) {
 }  // namespace
 
 FleetBound fleet_lower_bound(const PlanSession& session, const PreparedType& type) {
+  return fleet_lower_bound(session.workload(), session.scenario().class_slos(), type);
+}
+
+FleetBound fleet_lower_bound(const sim::Workload& w, const std::vector<sim::Slo>& slos,
+                             const PreparedType& type) {
   FleetBound bound;
-  const sim::Workload& w = session.workload();
   if (w.closed_loop || w.open_loop.empty() || !type.ready() || type.predictor == nullptr) {
     return bound;
   }
@@ -277,7 +284,6 @@ FleetBound fleet_lower_bound(const PlanSession& session, const PreparedType& typ
     // Decode steps: one token per running sequence, at most max_num_seqs.
     bound.decode_s_per_token = min_seconds_per_token(*type.predictor, serving.max_num_seqs);
   }
-  const std::vector<sim::Slo> slos = session.scenario().class_slos();
   const size_t num_classes = slos.size();
   std::vector<std::vector<double>> work(num_classes);
   std::vector<int64_t> num_multi(num_classes, 0);  // requests with >= 2 output tokens
@@ -464,7 +470,15 @@ SearchResult run_search(const Scenario& scenario, const model::Catalog& catalog,
   const PlanSession session(scenario, catalog, options);
   SearchResult result;
   result.types.resize(candidates.size());
-  base::parallel_for(candidates.size(), options.num_threads, [&](size_t i) {
+  // The most replicas of the scenario's own configuration first: a type's configurations are
+  // searched together, and their fleets scale with that one's.
+  const std::vector<size_t> order = detail::longest_first(
+      candidates.size(), options.num_threads, session.workload(), session.scenario().class_slos(),
+      [&](size_t i) {
+        return session.prepare(*candidates[i], session.default_choice(candidates[i]->id));
+      });
+  base::parallel_for(candidates.size(), options.num_threads, [&](size_t k) {
+    const size_t i = order[k];
     result.types[i] = search_type(session, *candidates[i], options);
   });
   for (const TypeSearchResult& t : result.types) {
@@ -585,4 +599,34 @@ std::vector<size_t> pareto_frontier(const std::vector<CostLatencyPoint>& points)
   return frontier;
 }
 
+namespace detail {
+
+std::vector<size_t> longest_first(size_t n, int num_threads, const sim::Workload& workload,
+                                  const std::vector<sim::Slo>& class_slos,
+                                  const std::function<PreparedType(size_t)>& prepare) {
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (num_threads == 1) return order;
+  std::vector<int64_t> replicas(n, 0);
+  std::vector<std::string> keys(n);
+  base::parallel_for(n, num_threads, [&](size_t i) {
+    PreparedType t = prepare(i);
+    if (!t.ready() || t.predictor == nullptr) return;
+    replicas[i] = fleet_lower_bound(workload, class_slos, t).num_instances *
+                  std::max(1, t.deployment.num_replicas);
+    t.fleet.num_replicas = replicas[i];
+    keys[i] = simulation_key(t.deployment, t.efficiency, t.choice.weight_format, t.fleet,
+                             replicas[i], false);
+  });
+  std::set<std::string> seen;
+  std::vector<bool> repeat(n, false);
+  for (size_t i = 0; i < n; ++i) repeat[i] = !keys[i].empty() && !seen.insert(keys[i]).second;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (repeat[a] != repeat[b]) return !repeat[a];
+    return replicas[a] > replicas[b];
+  });
+  return order;
+}
+
+}  // namespace detail
 }  // namespace llmcap::plan

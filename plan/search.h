@@ -38,6 +38,9 @@ struct FleetBound {
   double horizon_s = 0;  ///< first arrival to the latest deadline of an SLO-meeting request
 };
 FleetBound fleet_lower_bound(const PlanSession& session, const PreparedType& type);
+/// The same for workload `w` judged by `class_slos` (Scenario::class_slos()).
+FleetBound fleet_lower_bound(const sim::Workload& w, const std::vector<sim::Slo>& class_slos,
+                             const PreparedType& type);
 
 /// One configuration of one instance type, tried or pruned.
 struct ConfigResult {

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -17,6 +18,8 @@
 
 #include "plan/analysis.h"
 #include "plan/planner.h"
+#include "plan/planner_detail.h"
+#include "plan/search.h"
 #include "synthetic_catalog.h"
 #include "test_util.h"
 
@@ -165,6 +168,32 @@ TEST(SimulationKey, APlanOfAlikeTypesGivesTheRowsOfPlanningEachAlone) {
   };
   EXPECT_EQ(size_of("one"), size_of("one-big-host"));
   EXPECT_EQ(size_of("four"), (size_of("one") + 3) / 4);
+}
+
+TEST(LongestFirst, LargestLowerBoundFleetsFirstAndAlikeTypesAfterEveryFirst) {
+  const model::Catalog catalog = family_catalog();
+  // A load that takes several replicas of "g" (the lower bound is the work over the horizon).
+  const Scenario sc = testing::poisson_llama_scenario(400.0, 4000);
+  const PlanSession session(sc, catalog, PlanOptions{});
+  const std::vector<std::string> ids = {"one", "one-big-host", "four", "fast"};
+  const auto prepare = [&](size_t i) {
+    return session.prepare(catalog.instance(ids[i], "test"), session.default_choice(ids[i]));
+  };
+  const auto replicas = [&](size_t i) {
+    const PreparedType t = prepare(i);
+    return fleet_lower_bound(session, t).num_instances * t.deployment.num_replicas;
+  };
+  // "four" rounds the bound up to whole instances of 4 replicas; "fast" differs from "one" in
+  // bandwidth only, which the bound (at the largest batches) does not see: equal, index order.
+  ASSERT_EQ(replicas(0), 7);
+  ASSERT_EQ(replicas(2), 8);
+  ASSERT_EQ(replicas(3), 7);
+  // "one-big-host" is "one" on a bigger host, the same simulations: after every first.
+  EXPECT_EQ(detail::longest_first(ids.size(), 2, session.workload(), sc.class_slos(), prepare),
+            (std::vector<size_t>{2, 0, 3, 1}));
+  // One thread: index order, nothing prepared.
+  EXPECT_EQ(detail::longest_first(ids.size(), 1, session.workload(), sc.class_slos(), {}),
+            (std::vector<size_t>{0, 1, 2, 3}));
 }
 
 TEST(SharedSimulations, ContextsShareOnlyWhenWorkloadSlosAndOptionsAgree) {
