@@ -320,18 +320,18 @@ PlanResult plan(const Scenario& scenario, const model::Catalog& catalog,
         std::mutex observer_mutex;
         size_t num_done = 0;
         // Index order for a tensor-parallel search (each degree would need its own estimate).
-        const std::vector<size_t> order =
-            scenario.tensor_parallel.mode == TensorParallelSpec::Mode::kSearch
-                ? detail::longest_first(candidates.size(), 1, ctx.workload, ctx.class_slos, {})
-                : detail::longest_first(candidates.size(), options.num_threads, ctx.workload,
-                                        ctx.class_slos, [&](size_t i) -> PreparedType {
-                                          const model::InstanceType& instance = *candidates[i];
-                                          return prepare_candidate(
-                                              ctx, instance,
-                                              {chosen_tp(scenario, instance.id),
-                                               weight_format_for(scenario, instance.kind),
-                                               serving_for(scenario, instance, catalog)});
-                                        });
+        const int order_threads = scenario.tensor_parallel.mode == TensorParallelSpec::Mode::kSearch
+                                      ? 1
+                                      : options.num_threads;
+        const std::vector<size_t> order = detail::longest_first(
+            candidates.size(), order_threads, ctx.workload, ctx.class_slos,
+            [&](size_t i) -> PreparedType {
+              const model::InstanceType& instance = *candidates[i];
+              return prepare_candidate(
+                  ctx, instance,
+                  {chosen_tp(scenario, instance.id), weight_format_for(scenario, instance.kind),
+                   serving_for(scenario, instance, catalog)});
+            });
         base::parallel_for(candidates.size(), options.num_threads, [&](size_t k) {
           ctx.check_cancel();
           const size_t i = order[k];
