@@ -1,5 +1,5 @@
 // Process-wide memory allocator settings for the programs that run many simulations in one
-// process (the CLI, the GUI, the benchmarks).
+// process (the CLI and the GUI call it in main()).
 #pragma once
 
 namespace llmcap::base {

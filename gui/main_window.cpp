@@ -716,8 +716,8 @@ bool MainWindow::run_full(bool analysis) {
 }
 
 std::shared_ptr<plan::SharedSimulations> MainWindow::shared_simulations() {
-  // A context's simulations are a few kilobytes of metrics each; a window's what-ifs rarely
-  // reach this many loads, SLOs and scenarios.
+  // A context keeps each simulation's metrics (no per-request records); a bound on contexts
+  // bounds that memory in a long session of many loads, SLOs and scenarios.
   constexpr size_t kMaxSharedContexts = 256;
   if (simulations_->num_contexts() > kMaxSharedContexts) {
     simulations_ = plan::make_shared_simulations();
