@@ -156,6 +156,7 @@ class Engine {
     int64_t advance;
   };
   std::vector<RunStep> run_steps_;
+  std::vector<std::pair<int64_t, int64_t>> gap_entries_;  ///< run_decodes_ahead(): GapMax's
   std::vector<int64_t> ids_scratch_;
   void take_blocks(Replica& replica, int64_t num_blocks);
   void insert_prefilled_units(Replica& replica, Sequence& seq);

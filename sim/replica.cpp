@@ -652,12 +652,10 @@ SimTime Engine::run_decodes_ahead(Replica& replica, model::BatchShape& shape, Si
     std::size_t j = 0;
     double rounded_s = -1;  // the last step time checked and rounded (-1: none yet)
     SimTime step;
-    for (; j < run_steps_.size() && end < next_arrival_; ++j) {
-      emit_decode_tokens(replica, end);  // no finish: nothing else of on_step_done applies
-      // As schedule_decodes: its blocks, its advance, its context.
-      take_blocks(replica, run_steps_[j].needed);
-      replica.step_advance = run_steps_[j].advance;
-      set_decode_context(replica, replica.decode_context_tokens, shape);
+    const auto price = [&](const RunStep& planned, int64_t context_tokens) {
+      // As schedule_decodes: its blocks (taken below), its advance, its context.
+      replica.step_advance = planned.advance;
+      set_decode_context(replica, context_tokens, shape);
       if (!started) {
         replica.run_pricer->start(shape);
         started = true;
@@ -669,6 +667,60 @@ SimTime Engine::run_decodes_ahead(Replica& replica, model::BatchShape& shape, Si
         step = SimTime::Seconds(step_s);
       }
       end = end + step;
+    };
+    if (!replica.new_decoders.empty()) {
+      // The step composed by the event path may end decoders' first gaps: emitted as
+      // on_step_done does. No later step of the run has new decoders.
+      emit_decode_tokens(replica, end);  // no finish: nothing else of on_step_done applies
+      take_blocks(replica, run_steps_[0].needed);
+      price(run_steps_[0], replica.decode_context_tokens);
+      j = 1;
+    }
+    // The other steps' emissions, as emit_decode_tokens would make them (every decoder old,
+    // none finishing), applied once for the chunk: the counter, pass, context and token
+    // counts, the blocks taken (nothing reads the cache meanwhile, and taking blocks only
+    // evicts, in LRU order, until the free blocks cover the evictable ones) and the gaps,
+    // whose GapMax entries are kept as GapMax::push keeps them.
+    const int64_t num_decoders = replica.num_decoders;
+    const std::size_t first = j;
+    int64_t counter = replica.num_decode_steps;
+    int64_t advance = replica.step_advance;
+    int64_t context_tokens = replica.decode_context_tokens;
+    int64_t blocks = 0;
+    int64_t emitted = 0;
+    SimTime last_end = replica.last_decode_end;
+    const bool first_pass = replica.num_decode_passes == 0;
+    gap_entries_.clear();
+    for (; j < run_steps_.size() && end < next_arrival_; ++j) {
+      const int64_t gap_ns = (end - last_end).ns();
+      if (options_.record_itl_ns) {
+        result_.itl_ns.insert(result_.itl_ns.end(), static_cast<size_t>(num_decoders), gap_ns);
+      }
+      if (options_.record_itl_runs) add_gap_run(gap_ns, num_decoders);
+      if (j > first || !first_pass) {
+        while (!gap_entries_.empty() && gap_entries_.back().second <= gap_ns) {
+          gap_entries_.pop_back();
+        }
+        gap_entries_.emplace_back(counter, gap_ns);
+      }
+      counter += advance;
+      context_tokens += num_decoders * advance;
+      emitted += num_decoders * advance;
+      last_end = end;
+      blocks += run_steps_[j].needed;
+      advance = run_steps_[j].advance;
+      price(run_steps_[j], context_tokens);
+    }
+    const auto num_emits = static_cast<int64_t>(j - first);
+    if (num_emits > 0) {
+      for (const auto& [k, gap_ns] : gap_entries_) replica.gaps.push(k, gap_ns);
+      replica.num_decode_steps = counter;
+      replica.num_decode_passes += num_emits;
+      replica.last_decode_end = last_end;
+      replica.decode_context_tokens = context_tokens;
+      num_emitted_tokens_ += emitted;
+      num_tokens_in_chunks_ += emitted - num_decoders * num_emits;
+      take_blocks(replica, blocks);
     }
     result_.num_steps += static_cast<int64_t>(j);
     result_.num_steps_run_ahead += static_cast<int64_t>(j);
