@@ -687,7 +687,6 @@ SimTime Engine::run_decodes_ahead(Replica& replica, model::BatchShape& shape, Si
     int64_t advance = replica.step_advance;
     int64_t context_tokens = replica.decode_context_tokens;
     int64_t blocks = 0;
-    int64_t emitted = 0;
     SimTime last_end = replica.last_decode_end;
     const bool first_pass = replica.num_decode_passes == 0;
     gap_entries_.clear();
@@ -705,7 +704,6 @@ SimTime Engine::run_decodes_ahead(Replica& replica, model::BatchShape& shape, Si
       }
       counter += advance;
       context_tokens += num_decoders * advance;
-      emitted += num_decoders * advance;
       last_end = end;
       blocks += run_steps_[j].needed;
       advance = run_steps_[j].advance;
@@ -713,6 +711,7 @@ SimTime Engine::run_decodes_ahead(Replica& replica, model::BatchShape& shape, Si
     }
     const auto num_emits = static_cast<int64_t>(j - first);
     if (num_emits > 0) {
+      const int64_t emitted = context_tokens - replica.decode_context_tokens;
       for (const auto& [k, gap_ns] : gap_entries_) replica.gaps.push(k, gap_ns);
       replica.num_decode_steps = counter;
       replica.num_decode_passes += num_emits;
