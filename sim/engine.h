@@ -150,13 +150,7 @@ class Engine {
   int64_t cached_prefix_tokens(const Replica& replica, const Sequence& seq);
   void order_by_prefix(Replica& replica);
   std::vector<std::pair<int64_t, int64_t>> order_scratch_;  ///< order_by_prefix()
-  /// run_decodes_ahead(): a chunk's planned steps (blocks taken, advance).
-  struct RunStep {
-    int64_t needed;
-    int64_t advance;
-  };
-  std::vector<RunStep> run_steps_;
-  std::vector<std::pair<int64_t, int64_t>> gap_entries_;  ///< run_decodes_ahead(): GapMax's
+  std::vector<std::pair<int64_t, int64_t>> gap_entries_;    ///< run_decodes_ahead(): GapMax's
   std::vector<int64_t> ids_scratch_;
   void take_blocks(Replica& replica, int64_t num_blocks);
   void insert_prefilled_units(Replica& replica, Sequence& seq);

@@ -606,12 +606,9 @@ bool Engine::can_run_ahead(const Replica& replica, const model::BatchShape& shap
 /// ends before the next arrival, brings no sequence to its last token and is followed by a
 /// step whose blocks are free (no preemption) is ended, and the next one composed, here
 /// rather than by events: on_step_done and on_schedule would do the same at that instant,
-/// and other replicas' events in between touch nothing of this replica. The steps that may
-/// follow are planned in chunks (as far as no finish and the free blocks allow, and about as
-/// many as fit before the next arrival at the last step's time), then run while the arrival
-/// has not come, each priced by the replica's DecodeRunPricer. `step_s`: the time of the step
-/// in flight. Returns the end of the step left in flight, whose kStepDone the caller
-/// schedules.
+/// and other replicas' events in between touch nothing of this replica. Each step composed
+/// is priced by the replica's DecodeRunPricer. `step_s`: the time of the step in flight.
+/// Returns the end of the step left in flight, whose kStepDone the caller schedules.
 SimTime Engine::run_decodes_ahead(Replica& replica, model::BatchShape& shape, SimTime end,
                                   double step_s) {
   // Fixed through the run: the decoders (no join, finish or preemption), hence the shape's
@@ -619,114 +616,137 @@ SimTime Engine::run_decodes_ahead(Replica& replica, model::BatchShape& shape, Si
   // too; the event path pops it).
   const int64_t finish_step =
       replica.finishes.empty() ? INT64_MAX : replica.finishes.top().finish_step;
-  constexpr int64_t kMaxChunk = 512;
+  // The step that may follow the one in flight, from the counter `k`, pass and free blocks
+  // after it: units_needed(replica, k, advance) with the phase kept as k grows.
+  int64_t k = replica.num_decode_steps + replica.step_advance;
+  int64_t pass = replica.num_decode_passes + 1;
+  int64_t free = replica.kv.num_free_blocks;
+  const int64_t block = replica.kv.block_size_tokens;
+  int64_t phase = needing_phase(replica, k);
+  int64_t next_needed = 0;
+  int64_t next_advance = 0;
+  const bool one_token = replica.advance_scaled == Replica::kAdvanceScale;  // no speculation
+  const auto plan_next = [&] {
+    if (finish_step <= k) return false;
+    int64_t p = phase;
+    if (one_token) {
+      next_advance = 1;
+      next_needed = replica.phase_counts.get(p);
+      p = p == 0 ? block - 1 : p - 1;
+    } else {
+      next_advance = replica.decode_advance(pass);
+      next_needed = 0;
+      for (int64_t a = 0; a < next_advance; ++a) {
+        next_needed += replica.phase_counts.get(p);
+        p = p == 0 ? block - 1 : p - 1;
+      }
+    }
+    if (next_needed > free) return false;  // that step preempts
+    free -= next_needed;
+    phase = p;
+    k += next_advance;
+    ++pass;
+    return true;
+  };
   bool started = false;
-  while (end < next_arrival_) {
-    const int64_t step_ns = SimTime::Seconds(step_s).ns();
-    const int64_t fit = next_arrival_ == SimTime::Max() || step_ns <= 0
-                            ? kMaxChunk
-                            : (next_arrival_ - end).ns() / step_ns + 1;
-    const int64_t want = std::min(fit, kMaxChunk);
-    // The steps that may follow the one in flight, from the counter, pass and free blocks
-    // after it; units_needed(replica, k, advance) with the phase kept as k grows.
-    run_steps_.clear();
-    int64_t k = replica.num_decode_steps + replica.step_advance;
-    int64_t pass = replica.num_decode_passes + 1;
-    int64_t free = replica.kv.num_free_blocks;
-    const int64_t block = replica.kv.block_size_tokens;
-    int64_t phase = needing_phase(replica, k);
-    while (static_cast<int64_t>(run_steps_.size()) < want && finish_step > k) {
-      const int64_t advance = replica.decode_advance(pass);
-      int64_t needed = 0;
-      for (int64_t a = 0; a < advance; ++a) {
-        needed += replica.phase_counts.get(phase);
-        phase = phase == 0 ? block - 1 : phase - 1;
-      }
-      if (needed > free) break;  // that step preempts
-      free -= needed;
-      run_steps_.push_back({needed, advance});
-      k += advance;
-      ++pass;
+  double rounded_s = -1;  // the last step time checked and rounded (-1: none yet)
+  SimTime step;
+  int64_t num_priced = 0;
+  const auto price = [&](int64_t advance, int64_t context_tokens) {
+    // As schedule_decodes: its blocks (taken below), its advance, its context.
+    replica.step_advance = advance;
+    set_decode_context(replica, context_tokens, shape);
+    if (!started) {
+      replica.run_pricer->start(shape);
+      started = true;
     }
-    if (run_steps_.empty()) break;
-    std::size_t j = 0;
-    double rounded_s = -1;  // the last step time checked and rounded (-1: none yet)
-    SimTime step;
-    const auto price = [&](const RunStep& planned, int64_t context_tokens) {
-      // As schedule_decodes: its blocks (taken below), its advance, its context.
-      replica.step_advance = planned.advance;
-      set_decode_context(replica, context_tokens, shape);
-      if (!started) {
-        replica.run_pricer->start(shape);
-        started = true;
-      }
-      step_s = replica.run_pricer->step_time_s(shape);
-      if (step_s != rounded_s) {
-        LLMCAP_SIM_CHECK(std::isfinite(step_s) && step_s > 0);
-        rounded_s = step_s;
-        step = SimTime::Seconds(step_s);
-      }
-      end = end + step;
-    };
-    if (!replica.new_decoders.empty()) {
-      // The step composed by the event path may end decoders' first gaps: emitted as
-      // on_step_done does. No later step of the run has new decoders.
+    step_s = replica.run_pricer->step_time_s(shape);
+    if (step_s != rounded_s) {
+      LLMCAP_SIM_CHECK(std::isfinite(step_s) && step_s > 0);
+      rounded_s = step_s;
+      step = SimTime::Seconds(step_s);
+    }
+    end = end + step;
+    ++num_priced;
+  };
+  bool go = end < next_arrival_;
+  if (go && !replica.new_decoders.empty()) {
+    // The step composed by the event path may end decoders' first gaps: emitted as
+    // on_step_done does. No later step of the run has new decoders.
+    go = plan_next();
+    if (go) {
       emit_decode_tokens(replica, end);  // no finish: nothing else of on_step_done applies
-      take_blocks(replica, run_steps_[0].needed);
-      price(run_steps_[0], replica.decode_context_tokens);
-      j = 1;
+      take_blocks(replica, next_needed);
+      price(next_advance, replica.decode_context_tokens);
     }
-    // The other steps' emissions, as emit_decode_tokens would make them (every decoder old,
-    // none finishing), applied once for the chunk: the counter, pass, context and token
-    // counts, the blocks taken (nothing reads the cache meanwhile, and taking blocks only
-    // evicts, in LRU order, until the free blocks cover the evictable ones) and the gaps,
-    // whose GapMax entries are kept as GapMax::push keeps them.
-    const int64_t num_decoders = replica.num_decoders;
-    const std::size_t first = j;
-    int64_t counter = replica.num_decode_steps;
-    int64_t advance = replica.step_advance;
-    int64_t context_tokens = replica.decode_context_tokens;
-    int64_t blocks = 0;
-    SimTime last_end = replica.last_decode_end;
-    const bool first_pass = replica.num_decode_passes == 0;
-    gap_entries_.clear();
-    for (; j < run_steps_.size() && end < next_arrival_; ++j) {
-      const int64_t gap_ns = (end - last_end).ns();
-      if (options_.record_itl_ns) {
-        result_.itl_ns.insert(result_.itl_ns.end(), static_cast<size_t>(num_decoders), gap_ns);
-      }
-      if (options_.record_itl_runs) add_gap_run(gap_ns, num_decoders);
-      if (j > first || !first_pass) {
-        while (!gap_entries_.empty() && gap_entries_.back().second <= gap_ns) {
-          gap_entries_.pop_back();
-        }
-        gap_entries_.emplace_back(counter, gap_ns);
-      }
-      counter += advance;
-      context_tokens += num_decoders * advance;
-      last_end = end;
-      blocks += run_steps_[j].needed;
-      advance = run_steps_[j].advance;
-      price(run_steps_[j], context_tokens);
-    }
-    const auto num_emits = static_cast<int64_t>(j - first);
-    if (num_emits > 0) {
-      const int64_t emitted = context_tokens - replica.decode_context_tokens;
-      for (const auto& [k, gap_ns] : gap_entries_) replica.gaps.push(k, gap_ns);
-      replica.num_decode_steps = counter;
-      replica.num_decode_passes += num_emits;
-      replica.last_decode_end = last_end;
-      replica.decode_context_tokens = context_tokens;
-      num_emitted_tokens_ += emitted;
-      num_tokens_in_chunks_ += emitted - num_decoders * num_emits;
-      take_blocks(replica, blocks);
-    }
-    result_.num_steps += static_cast<int64_t>(j);
-    result_.num_steps_run_ahead += static_cast<int64_t>(j);
-    work_since_poll_ += static_cast<int64_t>(j);  // steps run ahead count as events (cancel)
-    if (j < run_steps_.size()) break;             // the next arrival comes first
   }
-  drop_stale_gaps(replica);  // once: queries ask about gaps from a decoder's join on
+  // The other steps' emissions, as emit_decode_tokens would make them (every decoder old,
+  // none finishing), applied once for the run: the counter, pass, context and token counts,
+  // the blocks taken (nothing reads the cache meanwhile, and taking blocks only evicts, in LRU
+  // order, until the free blocks cover the evictable ones) and the gaps, whose GapMax entries
+  // are kept as GapMax::push keeps them.
+  const int64_t num_decoders = replica.num_decoders;
+  const bool record_itl_ns = options_.record_itl_ns;
+  const bool record_itl_runs = options_.record_itl_runs;
+  int64_t counter = replica.num_decode_steps;
+  int64_t advance = replica.step_advance;
+  int64_t context_tokens = replica.decode_context_tokens;
+  int64_t blocks = 0;
+  int64_t num_emits = 0;
+  SimTime last_end = replica.last_decode_end;
+  const bool first_pass = replica.num_decode_passes == 0;
+  gap_entries_.clear();
+  // The gaps come in runs of equal gaps (equal step times): each run is recorded once, as
+  // add_gap_run and GapMax::push would keep it step by step (the last entry of equal gaps).
+  int64_t run_gap_ns = -1;
+  int64_t run_count = 0;  // ITL gaps in the run
+  int64_t run_k = -1;     // the run's last GapMax entry's counter (-1: none)
+  const auto end_gap_run = [&] {
+    if (record_itl_runs && run_count > 0) add_gap_run(run_gap_ns, run_count);
+    if (run_k >= 0) {
+      while (!gap_entries_.empty() && gap_entries_.back().second <= run_gap_ns) {
+        gap_entries_.pop_back();
+      }
+      gap_entries_.emplace_back(run_k, run_gap_ns);
+    }
+  };
+  while (go && end < next_arrival_ && plan_next()) {
+    const int64_t gap_ns = (end - last_end).ns();
+    if (record_itl_ns) {
+      result_.itl_ns.insert(result_.itl_ns.end(), static_cast<size_t>(num_decoders), gap_ns);
+    }
+    if (gap_ns != run_gap_ns) {
+      end_gap_run();
+      run_gap_ns = gap_ns;
+      run_count = 0;
+      run_k = -1;
+    }
+    run_count += num_decoders;
+    if (num_emits > 0 || !first_pass) run_k = counter;
+    counter += advance;
+    context_tokens += num_decoders * advance;
+    last_end = end;
+    blocks += next_needed;
+    advance = next_advance;
+    ++num_emits;
+    price(advance, context_tokens);
+  }
+  end_gap_run();
+  if (num_emits > 0) {
+    const int64_t emitted = context_tokens - replica.decode_context_tokens;
+    for (const auto& [key, gap_ns] : gap_entries_) replica.gaps.push(key, gap_ns);
+    replica.num_decode_steps = counter;
+    replica.num_decode_passes += num_emits;
+    replica.last_decode_end = last_end;
+    replica.decode_context_tokens = context_tokens;
+    num_emitted_tokens_ += emitted;
+    num_tokens_in_chunks_ += emitted - num_decoders * num_emits;
+    take_blocks(replica, blocks);
+  }
+  result_.num_steps += num_priced;
+  result_.num_steps_run_ahead += num_priced;
+  work_since_poll_ += num_priced;  // steps run ahead count as events (cancel)
+  drop_stale_gaps(replica);        // once: queries ask about gaps from a decoder's join on
   return end;
 }
 
