@@ -164,6 +164,7 @@ std::span<const uint64_t> Engine::unit_keys(const Sequence& seq, int64_t num_uni
     const int64_t want = std::max(num_units, (prefill_tokens(seq) + unit_tokens - 1) / unit_tokens);
     const int64_t per_unit = unit_tokens / seq.prefix.block_tokens;
     keys.clear();
+    keys.reserve(static_cast<size_t>(want * per_unit));  // one allocation, not one per doubling
     append_prefix_keys(seq.prefix, seq.num_prompt_tokens, want * per_unit, keys);
     if (per_unit > 1) {
       for (int64_t u = 0; u < want; ++u) keys[u] = keys[(u + 1) * per_unit - 1];
@@ -291,6 +292,7 @@ void Engine::insert_prefilled_units(Replica& replica, Sequence& seq) {
   PrefixCache& cache = *replica.prefix_cache;
   const int64_t unit_blocks = seq.unit_tokens / replica.kv.block_size_tokens;
   const std::span<const uint64_t> keys = unit_keys(seq, done, seq.unit_tokens);
+  seq.units.reserve(seq.unit_keys.size());  // the whole prefill's units (one allocation)
   for (int64_t u = first; u < done; ++u) {
     const uint64_t key = keys[static_cast<size_t>(u)];
     seq.units.push_back(cache.find(key) >= 0 ? -1 : insert_gpu_unit(replica, key, unit_blocks, 1));
