@@ -107,7 +107,7 @@ int32_t PrefixCache::KeyIndex::find(uint64_t key) const {
 
 bool PrefixCache::KeyIndex::insert(uint64_t key, int32_t value) {
   LLMCAP_SIM_CHECK(value >= 0);
-  if (2 * (size_ + 1) > static_cast<int64_t>(slots_.size())) grow();
+  if (8 * (size_ + 1) > static_cast<int64_t>(slots_.size())) grow();
   const size_t mask = slots_.size() - 1;
   for (size_t i = home(key);; i = (i + 1) & mask) {
     Slot& slot = slots_[i];
