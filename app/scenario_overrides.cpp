@@ -82,4 +82,24 @@ std::string apply_scenario_overrides(const std::string& text, const std::string&
   return doc.dump(2);
 }
 
+std::string override_of_field(const std::vector<std::string>& overrides,
+                              const std::string& field_path) {
+  if (field_path.empty()) return "";
+  // "a.b[2].c" -> "a.b.2.c": the dotted form the keys use.
+  std::string dotted;
+  for (const char c : field_path) {
+    if (c == '[') {
+      dotted += '.';
+    } else if (c != ']') {
+      dotted += c;
+    }
+  }
+  for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) {
+    const std::string key = it->substr(0, it->find('='));
+    if (key.empty() || dotted.compare(0, key.size(), key) != 0) continue;
+    if (dotted.size() == key.size() || dotted[key.size()] == '.') return *it;
+  }
+  return "";
+}
+
 }  // namespace llmcap::app

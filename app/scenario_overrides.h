@@ -19,4 +19,12 @@ namespace llmcap::app {
 std::string apply_scenario_overrides(const std::string& text, const std::string& file,
                                      const std::vector<std::string>& overrides);
 
+/// The override among `overrides` ("key=value") that set the field `field_path` (as a
+/// scenario's errors name it: "workload.classes[0].rate_per_s") or a field around it (its key
+/// that path or a part of it: "slo" for "slo.p50"); the last such, as the last applied wins.
+/// Empty when none did (the field is the file's own) or `field_path` is empty. Lets a front
+/// end say that a refused value came from `--set`, not from the file.
+std::string override_of_field(const std::vector<std::string>& overrides,
+                              const std::string& field_path);
+
 }  // namespace llmcap::app

@@ -8,6 +8,7 @@
 #include "app/plan_run.h"
 #include "app/run_store.h"
 #include "app/scenario_overrides.h"
+#include "base/error.h"
 #include "base/json_reader.h"
 #include "base/text.h"
 #include "cli/cli.h"
@@ -134,7 +135,18 @@ int run_plan_command(const PlanArgs& a, const std::string& data_dir,
     scenario_text = app::apply_scenario_overrides(scenario_text, a.scenario, a.overrides);
   }
   const size_t width = output_width(a.width);  // a bad --width is refused before any work
-  plan::Scenario scenario = plan::load_scenario_text(scenario_text, a.scenario, data_dir);
+  plan::Scenario scenario = [&] {
+    try {
+      return plan::load_scenario_text(scenario_text, a.scenario, data_dir);
+    } catch (const base::InputError& e) {
+      // A value refused where --set put it: the message says so ("FILE: --set KEY=VALUE: ...").
+      const std::string blamed = app::override_of_field(a.overrides, e.field_path());
+      if (blamed.empty()) throw;
+      std::string reason = e.what();
+      if (reason.starts_with(a.scenario + ": ")) reason.erase(0, a.scenario.size() + 2);
+      throw base::InputError(a.scenario + ": --set " + base::printable(blamed) + ": " + reason);
+    }
+  }();
   if (a.load_multiplier != 1.0) scenario = plan::with_load_multiplier(scenario, a.load_multiplier);
   scenario.max_requests = a.max_requests;
   check_plan_outputs(a, scenario, data_dir);

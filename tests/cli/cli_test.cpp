@@ -119,6 +119,22 @@ TEST(CliPlan, BadSetOverridesNameTheOverride) {
                                    "from 0 to 1, got \"5\""));
 }
 
+TEST(CliPlan, AValueRefusedWhereSetPutItNamesTheOverride) {
+  const CliRun bad = run_cli(
+      {"plan", small_scenario(), "--quiet", "--no-store", "--set", "serving.max_num_seqs=abc"});
+  EXPECT_EQ(bad.code, kExitBadInput);
+  EXPECT_THAT(bad.err, HasSubstr("small.json: --set serving.max_num_seqs=abc: field "
+                                 "\"serving.max_num_seqs\": expected a positive integer, got "
+                                 "\"abc\""));
+  // A field set twice takes the last value; the refused one names its own override.
+  const CliRun own = run_cli({"plan", small_scenario(), "--quiet", "--no-store", "--set",
+                              "serving.max_num_seqs=abc", "--set", "serving.max_num_seqs=8",
+                              "--set", "serving.block_size_tokens=0"});
+  EXPECT_EQ(own.code, kExitBadInput);
+  EXPECT_THAT(own.err, HasSubstr("--set serving.block_size_tokens=0: field "
+                                 "\"serving.block_size_tokens\""));
+}
+
 TEST(CliPlan, LoadMultiplierPlansForThatMultipleOfTheLoad) {
   const CliRun once = run_cli({"plan", small_scenario(), "--quiet", "--no-store", "--no-analysis"});
   const CliRun twice = run_cli({"plan", small_scenario(), "--quiet", "--no-store", "--no-analysis",
