@@ -111,7 +111,7 @@ class Engine {
   void on_schedule(SimTime now, int64_t r);
   void on_step_done(SimTime now, int64_t r);
   bool can_run_ahead(const Replica& replica, const model::BatchShape& shape) const;
-  SimTime run_decodes_ahead(Replica& replica, model::BatchShape& shape, SimTime end, double step_s);
+  SimTime run_decodes_ahead(Replica& replica, model::BatchShape& shape, SimTime end);
   void emit_decode_tokens(Replica& replica, SimTime now);
   void emit_prefill_tokens(Replica& replica, SimTime now);
   void finish(Replica& replica, int64_t id, SimTime now);

@@ -367,7 +367,7 @@ void Engine::on_schedule(SimTime now, int64_t r) {
     series.set(WindowRecorder::kKvUsed, now, replica.kv.num_used_blocks());
   }
   SimTime end = now + SimTime::Seconds(step_s);
-  if (can_run_ahead(replica, shape)) end = run_decodes_ahead(replica, shape, end, step_s);
+  if (can_run_ahead(replica, shape)) end = run_decodes_ahead(replica, shape, end);
   events_.schedule(end, Phase::kStepComplete, EventKind::kStepDone, r);
 }
 
