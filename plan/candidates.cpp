@@ -4,6 +4,8 @@
 #include <string>
 
 #include "base/error.h"
+#include "base/text.h"
+#include "model/input_error.h"
 
 namespace llmcap::plan {
 
@@ -43,5 +45,59 @@ std::vector<const model::InstanceType*> resolve_candidates(const Scenario& scena
   }
   return candidates;
 }
+
+namespace detail {
+
+void check_kv_offload(const Scenario& sc, const model::Catalog& catalog) {
+  if (sc.kv_offload_bytes <= 0) return;
+  const std::string field = "serving.kv_offload_bytes";
+  const auto too_large = [&](const model::InstanceType& instance, bool every_candidate) {
+    return InputError::refused_field(
+        sc.file.string(), field,
+        base::describe(static_cast<double>(sc.kv_offload_bytes)) + " bytes (" +
+            base::gb(static_cast<double>(sc.kv_offload_bytes)) +
+            ") are more than the host memory of " +
+            (every_candidate ? "every GPU candidate (the largest: instance \"" : "instance \"") +
+            instance.id + "\" (" + base::gb(static_cast<double>(instance.memory_bytes)) +
+            ", memory_bytes in " + (catalog.data_dir() / "instances" / "instances.json").string() +
+            ")" + (every_candidate ? ")" : "") + "; expected at most that");
+  };
+  const auto check_host_link = [&](const model::InstanceType& instance) {
+    const model::HardwareSpec& gpu = catalog.hardware(instance.gpu_id, instance.id);
+    if (!(gpu.host_link_bandwidth_bytes_per_s > 0)) {
+      throw InputError::refused_field(sc.file.string(), field,
+                                      "GPU \"" + gpu.id + "\" of instance \"" + instance.id +
+                                          "\" has no host_link in " +
+                                          (catalog.data_dir() / "hardware" / "gpus.json").string() +
+                                          "; expected its host link bandwidth to price the loads");
+    }
+  };
+  // A fleet group's type is the scenario's choice: refused when its host is too small.
+  if (sc.fleet) {
+    for (const FleetGroupSpec& g : sc.fleet->groups) {
+      const model::InstanceType& instance =
+          catalog.instance(g.instance, sc.file.string() + ": " + g.field);
+      if (instance.kind != model::DeviceKind::kGpu) continue;
+      if (sc.kv_offload_bytes > instance.memory_bytes) throw too_large(instance, false);
+      check_host_link(instance);
+    }
+    return;
+  }
+  // Candidates: a type whose host is too small is an infeasible row (make_candidate); refused
+  // only when that is every GPU candidate (the tier then applies nowhere).
+  const model::InstanceType* largest = nullptr;
+  int num_gpu = 0;
+  bool any_fits = false;
+  for (const model::InstanceType* instance : resolve_candidates(sc, catalog)) {
+    if (instance->kind != model::DeviceKind::kGpu) continue;
+    ++num_gpu;
+    check_host_link(*instance);
+    any_fits = any_fits || sc.kv_offload_bytes <= instance->memory_bytes;
+    if (largest == nullptr || instance->memory_bytes > largest->memory_bytes) largest = instance;
+  }
+  if (largest != nullptr && !any_fits) throw too_large(*largest, num_gpu > 1);
+}
+
+}  // namespace detail
 
 }  // namespace llmcap::plan

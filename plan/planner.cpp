@@ -419,6 +419,16 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
       engine != nullptr
           ? model::engine_efficiency(*engine, model::default_efficiency(instance.kind))
           : model::default_efficiency(instance.kind);
+  if (instance.kind == model::DeviceKind::kGpu && sc.kv_offload_bytes > instance.memory_bytes) {
+    // check_kv_offload refused the scenario if no GPU candidate's host had that much.
+    row.infeasible_reason = "its host memory (" +
+                            base::gb(static_cast<double>(instance.memory_bytes)) +
+                            ") is less than the KV offload tier (serving.kv_offload_bytes, " +
+                            base::gb(static_cast<double>(sc.kv_offload_bytes)) + ")";
+    row.tp_degree = tp_degree;
+    row.configuration = config_label(c.choice);
+    return c;
+  }
   try {
     c.deployment = deployment_for_tp(instance, ctx.catalog, ctx.model, weight_format, sc.kv_format,
                                      efficiency, tp_degree);
@@ -523,38 +533,6 @@ void check_engines(const Scenario& sc, const model::Catalog& catalog) {
                                       "\"" + id + "\" is an engine for " +
                                           std::string(model::to_string(e->kind)) + ", not " +
                                           std::string(model::to_string(kind)));
-    }
-  }
-}
-
-void check_kv_offload(const Scenario& sc, const model::Catalog& catalog) {
-  if (sc.kv_offload_bytes <= 0) return;
-  std::vector<const model::InstanceType*> instances = resolve_candidates(sc, catalog);
-  if (sc.fleet) {
-    for (const FleetGroupSpec& g : sc.fleet->groups) {
-      instances.push_back(&catalog.instance(g.instance, sc.file.string() + ": " + g.field));
-    }
-  }
-  const std::string field = "serving.kv_offload_bytes";
-  for (const model::InstanceType* instance : instances) {
-    if (instance->kind != model::DeviceKind::kGpu) continue;
-    if (sc.kv_offload_bytes > instance->memory_bytes) {
-      throw InputError::refused_field(
-          sc.file.string(), field,
-          base::describe(static_cast<double>(sc.kv_offload_bytes)) + " bytes (" +
-              base::gb(static_cast<double>(sc.kv_offload_bytes)) +
-              ") are more than the host memory of instance \"" + instance->id + "\" (" +
-              base::gb(static_cast<double>(instance->memory_bytes)) + ", memory_bytes in " +
-              (catalog.data_dir() / "instances" / "instances.json").string() +
-              "); expected at most that");
-    }
-    const model::HardwareSpec& gpu = catalog.hardware(instance->gpu_id, instance->id);
-    if (!(gpu.host_link_bandwidth_bytes_per_s > 0)) {
-      throw InputError::refused_field(sc.file.string(), field,
-                                      "GPU \"" + gpu.id + "\" of instance \"" + instance->id +
-                                          "\" has no host_link in " +
-                                          (catalog.data_dir() / "hardware" / "gpus.json").string() +
-                                          "; expected its host link bandwidth to price the loads");
     }
   }
 }

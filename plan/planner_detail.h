@@ -13,6 +13,7 @@
 #include "model/hardware.h"
 #include "model/model_spec.h"
 #include "model/step_time.h"
+#include "plan/candidates.h"
 #include "plan/planner.h"
 #include "plan/scenario.h"
 #include "plan/sim_cache.h"
@@ -168,13 +169,6 @@ void check_fixed_tp(const Scenario& sc, const model::Catalog& catalog,
 /// ones) or one of the other device kind: `<file>: field "engine.gpu": unknown engine "x";
 /// known: ...` / `... "vllm-cpu" is an engine for cpu, not gpu`.
 void check_engines(const Scenario& sc, const model::Catalog& catalog);
-
-/// Refuses, before any simulation, a "serving.kv_offload_bytes" above the memory_bytes of a GPU
-/// instance the scenario may use (its candidates, or its fleet's groups), or for a GPU whose
-/// record has no host_link: `<file>: field "serving.kv_offload_bytes": 3e+11 bytes are more
-/// than the host memory of instance "aws-g6.xlarge" (17179869184 bytes, memory_bytes in
-/// <data>/instances/instances.json); expected at most that`.
-void check_kv_offload(const Scenario& sc, const model::Catalog& catalog);
 
 /// The scenario's fleet made ready: one candidate per group, and the simulator's groups.
 struct GivenFleet {

@@ -225,8 +225,9 @@ struct Scenario {
   bool expert_parallel = false;
   /// "serving.kv_offload_bytes" (default 0: off): host memory of each GPU instance given to
   /// KV offload (sim::KvOffloadConfig), split evenly over the instance's replicas; ignored on
-  /// CPU instances (their KV is in host memory already) and where prefix caching is off. The
-  /// planner refuses a value above a GPU candidate's memory_bytes (check_kv_offload).
+  /// CPU instances (their KV is in host memory already) and where prefix caching is off. A
+  /// GPU candidate whose memory_bytes are less is an infeasible row; the planner refuses a
+  /// value above every GPU candidate's, or a given fleet's type's (check_kv_offload).
   int64_t kv_offload_bytes = 0;
   /// "serving.speculative" (also copied into serving.speculative, so every replica has it).
   SpeculativeSpec speculative;

@@ -1,6 +1,7 @@
 // "serving.kv_offload_bytes": a host tier behind each GPU replica's prefix cache, sized from
 // the instance's host memory and priced over its GPUs' host links; a tier larger than the
-// host's memory refused before any simulation.
+// host's memory makes that type's row infeasible, and is refused before any simulation when
+// no GPU candidate's host has that much (or a given fleet's type does not).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -78,6 +79,37 @@ TEST(PlanKvOffload, ATierLargerThanTheHostMemoryIsRefusedNamingFieldValueAndLimi
                         "(17.18 GB, memory_bytes in "));
   EXPECT_THAT(message, HasSubstr("instances.json); expected at most that"));
   EXPECT_EQ(message.find('\n'), std::string::npos);  // one line
+}
+
+TEST(PlanKvOffload, ATypeWhoseHostIsTooSmallIsAnInfeasibleRowTheOthersArePlanned) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  Scenario s = conversations();
+  s.candidates = {"aws-g6.xlarge", "aws-g6.2xlarge"};  // 16 and 32 GiB of host memory
+  s.kv_offload_bytes = 24 * kGiB;
+  const PlanResult result = plan(s, catalog);
+  ASSERT_EQ(result.rows.size(), 2u);
+  const PlanRow& small =
+      result.rows[0].instance_type == "aws-g6.xlarge" ? result.rows[0] : result.rows[1];
+  const PlanRow& large = &small == &result.rows[0] ? result.rows[1] : result.rows[0];
+  EXPECT_FALSE(small.feasible);
+  EXPECT_EQ(small.infeasible_reason,
+            "its host memory (17.18 GB) is less than the KV offload tier "
+            "(serving.kv_offload_bytes, 25.77 GB)");
+  EXPECT_TRUE(large.feasible) << large.infeasible_reason;
+  EXPECT_GT(large.metrics.num_kv_offload_loaded_tokens, 0);
+}
+
+TEST(PlanKvOffload, ATierLargerThanEveryCandidatesHostIsRefusedNamingTheLargest) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  Scenario s = conversations();
+  s.candidates = {"aws-g6.xlarge", "aws-g6.2xlarge"};
+  s.kv_offload_bytes = 100'000'000'000;
+  const std::string message = llmcap::testing::error_message<InputError>([&] { plan(s, catalog); });
+  EXPECT_THAT(message, HasSubstr("offload-scenario.json: field \"serving.kv_offload_bytes\": "
+                                 "1e+11 bytes (100 GB) are more than the host memory of every GPU "
+                                 "candidate (the largest: instance \"aws-g6.2xlarge\" (34.36 "
+                                 "GB, memory_bytes in "));
+  EXPECT_THAT(message, HasSubstr("instances.json)); expected at most that"));
 }
 
 }  // namespace
