@@ -419,16 +419,6 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
       engine != nullptr
           ? model::engine_efficiency(*engine, model::default_efficiency(instance.kind))
           : model::default_efficiency(instance.kind);
-  if (instance.kind == model::DeviceKind::kGpu && sc.kv_offload_bytes > instance.memory_bytes) {
-    // check_kv_offload refused the scenario if no GPU candidate's host had that much.
-    row.infeasible_reason = "its host memory (" +
-                            base::gb(static_cast<double>(instance.memory_bytes)) +
-                            ") is less than the KV offload tier (serving.kv_offload_bytes, " +
-                            base::gb(static_cast<double>(sc.kv_offload_bytes)) + ")";
-    row.tp_degree = tp_degree;
-    row.configuration = config_label(c.choice);
-    return c;
-  }
   try {
     c.deployment = deployment_for_tp(instance, ctx.catalog, ctx.model, weight_format, sc.kv_format,
                                      efficiency, tp_degree);
@@ -502,6 +492,16 @@ Candidate make_candidate(const Context& ctx, const model::InstanceType& instance
   c.fleet.serving.kv_offload =
       kv_offload_for(sc, instance, ctx.catalog, c.deployment, c.fleet.serving,
                      kv_unit_bytes * serving.block_size_tokens);
+  if (c.fleet.serving.kv_offload.num_host_blocks > 0 &&
+      sc.kv_offload_bytes > instance.memory_bytes) {
+    // A tier this type uses and its host cannot hold (check_kv_offload refused the scenario
+    // if no GPU candidate's host had that much).
+    row.infeasible_reason = "its host memory (" +
+                            base::gb(static_cast<double>(instance.memory_bytes)) +
+                            ") is less than the KV offload tier (serving.kv_offload_bytes, " +
+                            base::gb(static_cast<double>(sc.kv_offload_bytes)) + ")";
+    return c;
+  }
 
   model::BatchShape decode1;
   decode1.num_decode_seqs = 1;

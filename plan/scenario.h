@@ -226,7 +226,7 @@ struct Scenario {
   /// "serving.kv_offload_bytes" (default 0: off): host memory of each GPU instance given to
   /// KV offload (sim::KvOffloadConfig), split evenly over the instance's replicas; ignored on
   /// CPU instances (their KV is in host memory already) and where prefix caching is off. A
-  /// GPU candidate whose memory_bytes are less is an infeasible row; the planner refuses a
+  /// GPU candidate using it whose memory_bytes are less is an infeasible row; the planner refuses a
   /// value above every GPU candidate's, or a given fleet's type's (check_kv_offload).
   int64_t kv_offload_bytes = 0;
   /// "serving.speculative" (also copied into serving.speculative, so every replica has it).

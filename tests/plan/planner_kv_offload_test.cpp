@@ -99,6 +99,18 @@ TEST(PlanKvOffload, ATypeWhoseHostIsTooSmallIsAnInfeasibleRowTheOthersArePlanned
   EXPECT_GT(large.metrics.num_kv_offload_loaded_tokens, 0);
 }
 
+TEST(PlanKvOffload, WithoutPrefixCachingTheTierIsIgnoredAndNoHostIsTooSmall) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  Scenario s = conversations();
+  s.serving.prefix_caching = false;
+  s.candidates = {"aws-g6.xlarge", "aws-g6.2xlarge"};
+  s.kv_offload_bytes = 24 * kGiB;
+  for (const PlanRow& row : plan(s, catalog).rows) {
+    EXPECT_TRUE(row.feasible) << row.instance_type << ": " << row.infeasible_reason;
+    EXPECT_EQ(row.metrics.num_kv_offload_loaded_tokens, 0);
+  }
+}
+
 TEST(PlanKvOffload, ATierLargerThanEveryCandidatesHostIsRefusedNamingTheLargest) {
   const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
   Scenario s = conversations();
