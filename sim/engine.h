@@ -150,8 +150,8 @@ class Engine {
   int64_t cached_prefix_tokens(const Replica& replica, const Sequence& seq);
   void order_by_prefix(Replica& replica);
   std::vector<std::pair<int64_t, int64_t>> order_scratch_;  ///< order_by_prefix()
-  std::vector<std::pair<int64_t, int64_t>>
-      gap_entries_;  ///< run_decodes_ahead(): a run's GapMax entries
+  /// run_decodes_ahead(): a run's GapMax entries, pushed to the replica's at its end.
+  std::vector<std::pair<int64_t, int64_t>> gap_entries_;
   std::vector<int64_t> ids_scratch_;
   void take_blocks(Replica& replica, int64_t num_blocks);
   void insert_prefilled_units(Replica& replica, Sequence& seq);
