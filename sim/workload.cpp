@@ -442,9 +442,11 @@ class OpenLoopSessions {
     turns_.start(session);
     SimTime arrival = start;
     while (!session.done()) {
-      RequestSpec spec = turns_.next_turn(session, lengths[draws.index(lengths.size())]);
-      spec.arrival = arrival;
-      requests_.push_back(spec);
+      std::optional<RequestSpec> spec =
+          turns_.next_turn(session, lengths[draws.index(lengths.size())]);
+      if (!spec) break;  // the conversation outgrew the model's context
+      spec->arrival = arrival;
+      requests_.push_back(*spec);
       pending_.push(arrival.ns());
       if (session.done()) break;
       const double think_s = think_.exponential(think_time_s_);
@@ -586,6 +588,21 @@ std::vector<RequestSpec> merge_client_classes(
     }
     total += classes[c].size();
   }
+  // Each trace's hash ids in a namespace of its contents (see the header): one salted copy
+  // per pool, shared by every request that read it.
+  std::vector<std::pair<const std::vector<uint64_t>*, std::shared_ptr<const std::vector<uint64_t>>>>
+      salted;
+  const auto namespaced = [&](const std::shared_ptr<const std::vector<uint64_t>>& pool) {
+    for (const auto& [from, to] : salted) {
+      if (from == pool.get()) return to;
+    }
+    uint64_t salt = prefix_chain(kTraceNamespaceSalt, pool->size());
+    for (const uint64_t id : *pool) salt = prefix_chain(salt, id);
+    auto copy = std::make_shared<std::vector<uint64_t>>(*pool);
+    for (uint64_t& id : *copy) id = prefix_chain(salt, id);
+    salted.emplace_back(pool.get(), copy);
+    return std::shared_ptr<const std::vector<uint64_t>>(std::move(copy));
+  };
   // Concatenate in class order, then a stable sort by arrival: ties keep class order, then
   // the order within the class.
   std::vector<RequestSpec> merged;
@@ -593,6 +610,7 @@ std::vector<RequestSpec> merge_client_classes(
   for (size_t c = 0; c < classes.size(); ++c) {
     for (RequestSpec r : classes[c]) {
       r.client_class = static_cast<int32_t>(c);
+      if (r.prefix.hashes != nullptr) r.prefix.hashes = namespaced(r.prefix.hashes);
       merged.push_back(r);
     }
   }

@@ -175,7 +175,17 @@ std::vector<RequestSpec> generate_arrivals(const ArrivalOptions& options,
 /// ids, which follow arrival order with ties in input order) is fixed by the inputs. Each
 /// class's list must be sorted by arrival (as load_trace and generate_arrivals return them);
 /// throws InputError ("classes[c]: arrivals not sorted at request i") otherwise.
+///
+/// A trace's block hash ids (PrefixIdentity::hashes, e.g. a Mooncake trace's, which number
+/// each file's blocks from 0) mean something only within their trace, so each pool of them is
+/// replaced by a copy in a namespace of its contents: id -> prefix_chain(salt, id), salt a
+/// chain of kTraceNamespaceSalt, the pool's size and its ids in order. Two classes that read
+/// different traces then share no block, while two that read the same trace (equal pools)
+/// still do; within a class nothing changes (equal ids stay equal, distinct ones distinct).
 std::vector<RequestSpec> merge_client_classes(const std::vector<std::vector<RequestSpec>>& classes);
+
+/// Salt of merge_client_classes' hash namespaces.
+inline constexpr uint64_t kTraceNamespaceSalt = 0x3c6ef372fe94f82bULL;
 
 /// A closed-loop population: each of num_users sends a request, waits for its last token,
 /// thinks for an exponentially distributed time (mean think_time_s) and sends the next, until

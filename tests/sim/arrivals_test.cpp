@@ -5,12 +5,15 @@
 
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <numbers>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/input_error.h"
+#include "sim/prefix_keys.h"
 #include "sim/random.h"
 #include "sim/workload.h"
 #include "test_util.h"
@@ -380,6 +383,60 @@ TEST(MergeClientClassesTest, GeneratedClassesKeepTheirOwnArrivals) {
   }
   EXPECT_EQ(ia, a.size());
   EXPECT_EQ(ib, b.size());
+}
+
+/// Requests of a trace whose rows hash blocks of 4 tokens: rows[i] = (arrival s, hash ids).
+std::vector<RequestSpec> hashed_trace(
+    const std::vector<std::pair<double, std::vector<uint64_t>>>& rows) {
+  auto pool = std::make_shared<std::vector<uint64_t>>();
+  std::vector<RequestSpec> requests;
+  for (const auto& [arrival_s, ids] : rows) {
+    RequestSpec r = at_s(arrival_s, 4 * static_cast<int64_t>(ids.size()));
+    r.prefix.begin = static_cast<int64_t>(pool->size());
+    r.prefix.count = static_cast<int32_t>(ids.size());
+    r.prefix.block_tokens = 4;
+    r.prefix.stream = 1000 + requests.size();
+    pool->insert(pool->end(), ids.begin(), ids.end());
+    requests.push_back(r);
+  }
+  for (RequestSpec& r : requests) r.prefix.hashes = pool;
+  return requests;
+}
+
+std::vector<uint64_t> keys_of(const RequestSpec& r) {
+  std::vector<uint64_t> keys;
+  append_prefix_keys(r.prefix, r.num_prompt_tokens, r.prefix.count, keys);
+  return keys;
+}
+
+TEST(MergeClientClassesTest, TwoTracesShareNoBlockThoughTheirHashIdsMatch) {
+  // Both traces number their blocks from 0, as Mooncake's files do: their id 0 is not one block.
+  const auto a = hashed_trace({{0, {0, 1}}, {1, {0, 2}}});
+  const auto b = hashed_trace({{0.5, {0, 1}}, {2, {3}}});
+  const auto merged = merge_client_classes({a, b});
+  ASSERT_EQ(merged.size(), 4u);
+  ASSERT_EQ(merged[1].client_class, 1);
+  // Before the merge, a's first request and b's first look like one prompt.
+  EXPECT_EQ(keys_of(a[0]), keys_of(b[0]));
+  // After it, they share nothing; within class 0, both requests still share block 0.
+  EXPECT_NE(keys_of(merged[0])[0], keys_of(merged[1])[0]);
+  EXPECT_NE(keys_of(merged[0])[1], keys_of(merged[1])[1]);
+  EXPECT_EQ(keys_of(merged[0])[0], keys_of(merged[2])[0]);
+  EXPECT_NE(keys_of(merged[0])[1], keys_of(merged[2])[1]);
+  // One pool per trace after the merge, as before it.
+  EXPECT_EQ(merged[0].prefix.hashes, merged[2].prefix.hashes);
+  EXPECT_NE(merged[0].prefix.hashes, merged[1].prefix.hashes);
+  EXPECT_EQ(merged[1].prefix.begin, b[0].prefix.begin);
+}
+
+TEST(MergeClientClassesTest, TwoClassesOfOneTraceStillShareItsBlocks) {
+  const auto a = hashed_trace({{0, {0, 1}}, {1, {0, 2}}});
+  const auto b = hashed_trace({{0, {0, 1}}, {1, {0, 2}}});  // the same file, read twice
+  const auto merged = merge_client_classes({a, b, {at_s(3, 8)}});
+  ASSERT_EQ(merged.size(), 5u);
+  EXPECT_EQ(keys_of(merged[0]), keys_of(merged[1]));
+  EXPECT_EQ(keys_of(merged[2]), keys_of(merged[3]));
+  EXPECT_EQ(merged[4].prefix.hashes, nullptr);
 }
 
 TEST(MergeClientClassesTest, UnsortedClassIsRefused) {
