@@ -146,8 +146,9 @@ void check_request_count(const Scenario& scenario, double requests, const std::s
 /// The scenario's workload (load_workload), refused before anything is drawn or simulated
 /// when it has more than scenario.max_requests requests (check_request_count), and after it is
 /// read when it yields no request at all (a window, a duration or a rate that leaves none):
-/// InputErrors naming the field, rather than a plan for nothing.
-sim::Workload load_checked_workload(const Scenario& scenario) {
+/// InputErrors naming the field, rather than a plan for nothing. Multi-turn sessions end their
+/// conversations where a turn would outgrow the model's context (max_position_embeddings).
+sim::Workload load_checked_workload(const Scenario& scenario, const model::ModelSpec& model) {
   const WorkloadSpec& w = scenario.workload;
   const std::string count_field =
       !w.classes.empty()                     ? "workload.classes"
@@ -157,7 +158,8 @@ sim::Workload load_checked_workload(const Scenario& scenario) {
           ? "workload.num_requests"
           : "workload.duration_s";
   check_request_count(scenario, expected_requests(w), count_field);
-  sim::Workload workload = load_workload(scenario.workload, scenario.seed);
+  sim::Workload workload = load_workload(scenario.workload, scenario.seed,
+                                         std::max<int64_t>(model.max_position_embeddings, 0));
   check_request_count(scenario, static_cast<double>(workload.open_loop.size()), count_field);
   if (workload.closed_loop) {
     // A closed loop's request count follows from its latencies: the simulator stops it at
@@ -238,7 +240,7 @@ auto with_context(const Scenario& scenario, const model::Catalog& catalog,
   check_fixed_tp(scenario, catalog, model);
   check_engines(scenario, catalog);
   check_kv_offload(scenario, catalog);
-  sim::Workload workload = load_checked_workload(scenario);
+  sim::Workload workload = load_checked_workload(scenario, model);
   fit_context(scenario, model, workload);
   const WorkloadSummary summary = summarize_workload(workload, scenario.workload);
   const std::vector<sim::Slo> class_slos = scenario.class_slos();
@@ -373,7 +375,7 @@ PlanSession::PlanSession(const Scenario& scenario, const model::Catalog& catalog
   check_kv_offload(scenario, catalog);
   impl_ = std::unique_ptr<Impl>(new Impl{scenario, catalog, std::move(model), {}, {}, {}, {}, {}});
   Impl& m = *impl_;
-  m.workload = load_checked_workload(m.scenario);
+  m.workload = load_checked_workload(m.scenario, m.model);
   fit_context(m.scenario, m.model, m.workload);
   m.summary = summarize_workload(m.workload, m.scenario.workload);
   m.class_slos = m.scenario.class_slos();

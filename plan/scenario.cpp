@@ -745,13 +745,14 @@ std::vector<sim::Slo> Scenario::class_slos() const {
   return slos;
 }
 
-sim::Workload load_workload(const WorkloadSpec& spec, uint64_t seed) {
+sim::Workload load_workload(const WorkloadSpec& spec, uint64_t seed, int64_t context_tokens) {
   sim::Workload w;
   if (!spec.classes.empty()) {
     std::vector<std::vector<sim::RequestSpec>> per_class;
     for (size_t c = 0; c < spec.classes.size(); ++c) {
       per_class.push_back(
-          load_workload(spec.classes[c].workload, sim::substream_seed(seed, c)).open_loop);
+          load_workload(spec.classes[c].workload, sim::substream_seed(seed, c), context_tokens)
+              .open_loop);
     }
     w.open_loop = sim::merge_client_classes(per_class);
     return w;
@@ -773,6 +774,7 @@ sim::Workload load_workload(const WorkloadSpec& spec, uint64_t seed) {
       if (spec.duration_s > 0) options.duration_s = spec.duration_s;
       options.hourly_multipliers = spec.load_profile;
       options.sessions = spec.sessions;
+      if (options.sessions) options.sessions->max_context_tokens = context_tokens;
       w.open_loop = sim::generate_arrivals(options, sim::load_lengths(spec.path), seed);
       break;
     }
@@ -783,6 +785,7 @@ sim::Workload load_workload(const WorkloadSpec& spec, uint64_t seed) {
       c.duration_s = spec.duration_s;
       c.lengths = sim::load_lengths(spec.path);
       c.sessions = spec.sessions;
+      if (c.sessions) c.sessions->max_context_tokens = context_tokens;
       w.closed_loop = std::move(c);
       break;
     }

@@ -335,7 +335,9 @@ void check_scenario_files(const Scenario& scenario);
 /// Builds the simulator's workload from the spec: a trace, generated arrivals
 /// (sim::generate_arrivals with `seed`), a closed loop, or the merge of the classes' arrivals
 /// (class c drawn with sim::substream_seed(seed, c), so class 0 draws what it would alone).
+/// Multi-turn sessions end a conversation whose next turn would outgrow `context_tokens`
+/// (the model's context length; 0: no limit; sim::SessionOptions::max_context_tokens).
 /// Throws sim::InputError for a bad trace or length file.
-sim::Workload load_workload(const WorkloadSpec& spec, uint64_t seed);
+sim::Workload load_workload(const WorkloadSpec& spec, uint64_t seed, int64_t context_tokens = 0);
 
 }  // namespace llmcap::plan

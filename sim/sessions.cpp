@@ -44,6 +44,10 @@ void check_session_options(const SessionOptions& options, const std::string& con
     throw InputError(context + "new_tokens_per_turn: expected a number in [1, 1e7], got " +
                      number(tokens));
   }
+  if (options.max_context_tokens < 0) {
+    throw InputError(context + "max_context_tokens: expected a non-negative integer, got " +
+                     std::to_string(options.max_context_tokens));
+  }
   if (options.block_tokens < 1) {
     throw InputError(context + "block_tokens: expected a positive integer, got " +
                      std::to_string(options.block_tokens));
@@ -65,13 +69,18 @@ void SessionTurns::start(Session& session) {
   session.context_tokens = 0;
 }
 
-RequestSpec SessionTurns::next_turn(Session& session, const LengthSample& sample) {
+std::optional<RequestSpec> SessionTurns::next_turn(Session& session, const LengthSample& sample) {
   RequestSpec spec;
   spec.num_prompt_tokens =
       session.context_tokens == 0
           ? sample.num_prompt_tokens
           : session.context_tokens + messages_.geometric(options_.mean_new_tokens_per_turn);
   spec.num_output_tokens = sample.num_output_tokens;
+  if (session.context_tokens > 0 && options_.max_context_tokens > 0 &&
+      spec.num_prompt_tokens + spec.num_output_tokens > options_.max_context_tokens) {
+    session.turns_left = 0;  // the conversation outgrew the model's context
+    return std::nullopt;
+  }
   spec.prefix.block_tokens = options_.block_tokens;
   spec.prefix.stream = session.stream;
   session.context_tokens = spec.num_prompt_tokens + spec.num_output_tokens;

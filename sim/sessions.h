@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "sim/random.h"
@@ -46,6 +47,11 @@ struct SessionOptions {
   /// Tokens per keyed block of the turns' prefix identity, > 0 (mapped onto the engine's
   /// block size by the prefix cache). Default: vLLM's 16.
   int32_t block_tokens = kDefaultSessionBlockTokens;
+  /// The model's context length, tokens, >= 0 (0: no limit): a later turn whose prompt plus
+  /// output would exceed it ends its conversation instead (SessionTurns::next_turn), as a chat
+  /// front end asks its user to start a new chat. Set by the planner from the model, not a
+  /// scenario field.
+  int64_t max_context_tokens = 0;
 };
 
 /// Checks the options; throws InputError("<context><field>: expected ..., got <value>").
@@ -73,7 +79,10 @@ class SessionTurns {
   /// The next turn of `session` (not done; arrival left 0): the first turn has the sample's
   /// prompt and output; a later one the prompt context_tokens + a new message and the
   /// sample's output. Its prefix identity: {block_tokens, stream}, no hashes.
-  RequestSpec next_turn(Session& session, const LengthSample& sample);
+  /// A later turn whose prompt plus output would exceed options().max_context_tokens (> 0) is
+  /// not made: the conversation ends there (the session is done) and nullopt is returned. A
+  /// first turn is always made (the planner fits the length samples to the context).
+  std::optional<RequestSpec> next_turn(Session& session, const LengthSample& sample);
 
   const SessionOptions& options() const { return options_; }
 

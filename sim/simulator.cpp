@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -195,7 +196,12 @@ void Engine::schedule_user_request(int64_t user, SimTime time) {
   User& u = users_[user];
   if (session_turns_) {  // the next turn of its conversation, or the first of a new one
     if (u.session.done()) session_turns_->start(u.session);
-    u.next = session_turns_->next_turn(u.session, sample);
+    std::optional<RequestSpec> turn = session_turns_->next_turn(u.session, sample);
+    if (!turn) {  // the conversation outgrew the model's context: this request starts a new one
+      session_turns_->start(u.session);
+      turn = session_turns_->next_turn(u.session, sample);
+    }
+    u.next = *turn;
   } else {
     u.next = {SimTime::Zero(), sample.num_prompt_tokens, sample.num_output_tokens};
   }

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
 
@@ -106,6 +108,40 @@ TEST(ScenarioSessions, ReadsSessionsOfAClosedLoop) {
   EXPECT_DOUBLE_EQ(w.closed_loop->sessions->think_time_s, 8.0);
   EXPECT_DOUBLE_EQ(w.closed_loop->sessions->mean_new_tokens_per_turn, 20.0);
   EXPECT_EQ(w.closed_loop->sessions->block_tokens, 32);
+}
+
+TEST(ScenarioSessions, ConversationsEndWhereATurnWouldOutgrowTheModelsContext) {
+  TempDir dir;
+  dir.write("l.csv", "num_prefill_tokens,num_decode_tokens\n3000,1000\n");
+  const Scenario s = load_scenario(
+      dir.write("s.json", scenario(R"({"kind": "poisson", "lengths_path": "l.csv", "rate_per_s": 2,
+                             "num_requests": 100, "sessions": {"turns": "fixed", "mean_turns": 3,
+                             "think_time_s": 5, "new_tokens_per_turn": 1}})")));
+  // No context given: three turns of 4,000, 5,001 and 6,002 tokens per conversation.
+  int64_t longest = 0;
+  for (const sim::RequestSpec& r : load_workload(s.workload, s.seed).open_loop) {
+    longest = std::max(longest, r.num_prompt_tokens + r.num_output_tokens);
+  }
+  EXPECT_EQ(longest, 6002);
+  // A 5,500-token context: the third turn is not sent; every request fits.
+  const sim::Workload w = load_workload(s.workload, s.seed, 5500);
+  ASSERT_EQ(w.open_loop.size(), 100u);
+  std::set<uint64_t> streams;
+  for (const sim::RequestSpec& r : w.open_loop) {
+    EXPECT_LE(r.num_prompt_tokens + r.num_output_tokens, 5500);
+    streams.insert(r.prefix.stream);
+  }
+  EXPECT_GE(streams.size(), 50u);  // at most two turns a conversation
+  // A closed loop's sessions carry the limit to the simulator.
+  const Scenario closed = load_scenario(dir.write(
+      "c.json", scenario(R"({"kind": "closed_loop", "lengths_path": "l.csv", "num_users": 3,
+                             "think_time_s": 60, "duration_s": 100,
+                             "sessions": {"think_time_s": 8}})")));
+  EXPECT_EQ(
+      load_workload(closed.workload, closed.seed, 5500).closed_loop->sessions->max_context_tokens,
+      5500);
+  EXPECT_EQ(load_workload(closed.workload, closed.seed).closed_loop->sessions->max_context_tokens,
+            0);
 }
 
 TEST(ScenarioPrefixWorkloadErrors, EachBadFieldIsNamed) {

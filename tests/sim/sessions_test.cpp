@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -51,9 +52,9 @@ TEST(SessionTurnsTest, EachTurnExtendsThePreviousPromptOutputAndNewMessage) {
   Session session;
   turns.start(session);
   EXPECT_EQ(session.turns_left, 3);
-  const RequestSpec t1 = turns.next_turn(session, {100, 10});
-  const RequestSpec t2 = turns.next_turn(session, {999, 20});  // only its output is used
-  const RequestSpec t3 = turns.next_turn(session, {999, 5});
+  const RequestSpec t1 = *turns.next_turn(session, {100, 10});
+  const RequestSpec t2 = *turns.next_turn(session, {999, 20});  // only its output is used
+  const RequestSpec t3 = *turns.next_turn(session, {999, 5});
   EXPECT_TRUE(session.done());
   EXPECT_EQ(t1.num_prompt_tokens, 100);
   EXPECT_EQ(t1.num_output_tokens, 10);
@@ -71,6 +72,24 @@ TEST(SessionTurnsTest, EachTurnExtendsThePreviousPromptOutputAndNewMessage) {
   EXPECT_NE(next.stream, session.stream);
 }
 
+TEST(SessionTurnsTest, ATurnThatWouldOutgrowTheContextEndsTheConversation) {
+  SessionOptions options = fixed_turns(5, 10);
+  options.max_context_tokens = 250;
+  SessionTurns turns(options, 7);
+  Session session;
+  turns.start(session);
+  EXPECT_EQ(turns.next_turn(session, {100, 10})->num_prompt_tokens, 100);
+  // 100 + 10 + 1 prompt + 139 output = 250 tokens: fits exactly.
+  EXPECT_EQ(turns.next_turn(session, {1, 139})->num_prompt_tokens, 111);
+  EXPECT_EQ(session.turns_left, 3);
+  // 250 + 1 prompt + 1 output: over the context, so the conversation ends here.
+  EXPECT_FALSE(turns.next_turn(session, {1, 1}).has_value());
+  EXPECT_TRUE(session.done());
+  // A first turn is made whatever its length (the planner fits the samples to the context).
+  turns.start(session);
+  EXPECT_EQ(turns.next_turn(session, {300, 10})->num_prompt_tokens, 300);
+}
+
 TEST(SessionTurnsTest, NewMessagesAverageTheirMean) {
   SessionOptions options = fixed_turns(2, 0);
   options.mean_new_tokens_per_turn = 69.5;  // LMSYS-Chat-1M's mean user prompt
@@ -81,8 +100,8 @@ TEST(SessionTurnsTest, NewMessagesAverageTheirMean) {
   for (int i = 0; i < kSessions; ++i) {
     Session s;
     turns.start(s);
-    const RequestSpec first = turns.next_turn(s, {50, 50});
-    sum += static_cast<double>(turns.next_turn(s, {1, 1}).num_prompt_tokens -
+    const RequestSpec first = *turns.next_turn(s, {50, 50});
+    sum += static_cast<double>(turns.next_turn(s, {1, 1})->num_prompt_tokens -
                                first.num_prompt_tokens - first.num_output_tokens);
   }
   EXPECT_NEAR(sum / kSessions, 69.5, kTolerance);
@@ -170,6 +189,31 @@ TEST(SessionArrivalsTest, GeometricTurnsAverageTheMeanAndKeepTheRequestRate) {
   EXPECT_NEAR(static_cast<double>(requests.size()) / 4000 / 10, 1.0, kRateTolerance);
 }
 
+TEST(SessionArrivalsTest, NoTurnOutgrowsTheContextSessionsEndInstead) {
+  SessionOptions options = fixed_turns(20, 30);
+  options.mean_new_tokens_per_turn = 50;
+  const std::vector<LengthSample> lengths = {{200, 100}, {1000, 300}};
+  ArrivalOptions o = session_arrivals(options, 2000);
+  const auto unlimited = generate_arrivals(o, lengths, 3);
+  constexpr int64_t kContext = 4096;
+  int64_t longest = 0;
+  for (const RequestSpec& r : unlimited) {
+    longest = std::max(longest, r.num_prompt_tokens + r.num_output_tokens);
+  }
+  ASSERT_GT(longest, kContext);  // without the limit, 20 turns outgrow 4,096 tokens
+  o.sessions->max_context_tokens = kContext;
+  const auto limited = generate_arrivals(o, lengths, 3);
+  ASSERT_EQ(limited.size(), 2000u);
+  int64_t ended_early = 0;
+  for (const auto& [stream, turns] : by_session(limited)) {
+    for (const RequestSpec& r : turns) {
+      EXPECT_LE(r.num_prompt_tokens + r.num_output_tokens, kContext);
+    }
+    ended_early += turns.size() < 20 && turns.back().arrival < limited.back().arrival;
+  }
+  EXPECT_GT(ended_early, 10);
+}
+
 TEST(SessionArrivalsTest, BadSessionOptionsAreNamed) {
   auto message = [](SessionOptions s) {
     return llmcap::testing::error_message<InputError>([&] {
@@ -223,6 +267,36 @@ TEST(ClosedLoopSessionsTest, EachUserExtendsItsConversationAfterTheAnswer) {
     EXPECT_EQ(again.requests[i].arrival, result.requests[i].arrival);
     EXPECT_EQ(again.requests[i].num_prompt_tokens, result.requests[i].num_prompt_tokens);
   }
+}
+
+TEST(ClosedLoopSessionsTest, ATurnThatWouldOutgrowTheContextStartsANewConversation) {
+  // Fixed 50-turn sessions growing 401 tokens a turn (a 1-token message, 400 output) outgrow a
+  // 4,096-token context at their ninth turn: the user's request starts a new conversation.
+  const testing::RecordingPredictor predictor(0.01, 0.0001);
+  SessionOptions sessions = fixed_turns(50, 1.0);
+  sessions.max_context_tokens = 4096;
+  Workload w;
+  w.closed_loop = ClosedLoopWorkload{.num_users = 3,
+                                     .think_time_s = 3.0,
+                                     .duration_s = 100.0,
+                                     .lengths = {{600, 400}},
+                                     .sessions = sessions};
+  const FleetConfig fleet = testing::one_replica(BatchingPolicy::kContinuous, 16, 10000);
+  const SimResult result = simulate(w, fleet, predictor, 4);
+  ASSERT_GT(result.requests.size(), 30u);
+  int64_t first_turns = 0;
+  for (const RequestRecord& r : result.requests) {
+    EXPECT_LE(r.num_prompt_tokens + r.num_output_tokens, 4096);
+    first_turns += r.num_prompt_tokens == 600;
+  }
+  // Eight turns per conversation (1,000, 1,401, ..., 3,807 tokens), fewer in the last one a
+  // user has when the run ends: at least one request in eight is a first turn.
+  EXPECT_GE(first_turns, static_cast<int64_t>(result.requests.size()) / 8);
+  int64_t longest_prompt = 0;
+  for (const RequestRecord& r : result.requests) {
+    longest_prompt = std::max(longest_prompt, r.num_prompt_tokens);
+  }
+  EXPECT_EQ(longest_prompt, 3407);  // the eighth turn's
 }
 
 TEST(ClosedLoopSessionsTest, BadSessionOptionsAreRefused) {
