@@ -104,7 +104,7 @@ std::string plan_to_json(const plan::Scenario& sc, const plan::PlanResult& resul
         {"instance_type", r.instance_type},
         {"provider", r.provider},
         {"instance_name", r.instance_name},
-        {"device_kind", model::to_string(r.device_kind)},
+        {"device_kind", plan::row_kind_name(r)},
         {"hardware", r.hardware_name},
         {"feasible", r.feasible},
         {"num_instances", r.feasible ? json(r.num_instances) : json(nullptr)},
@@ -187,7 +187,7 @@ std::string plan_to_csv(const plan::PlanResult& result) {
   }
   o << "\n";
   for (const auto& r : result.rows) {
-    o << base::csv_cell(r.instance_type) << ',' << model::to_string(r.device_kind) << ','
+    o << base::csv_cell(r.instance_type) << ',' << plan::row_kind_name(r) << ','
       << (r.feasible ? "true" : "false") << ',';
     if (r.feasible) {
       o << r.num_instances << ',' << r.usd_per_hour << ',' << r.usd_per_million_output_tokens << ','

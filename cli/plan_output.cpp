@@ -64,6 +64,31 @@ std::string hardware_essentials(const std::string& hardware_name) {
   return s;
 }
 
+std::string fleet_hardware_essentials(const std::string& hardware_name) {
+  std::string out;
+  size_t start = 0;
+  int depth = 0;
+  for (size_t i = 0; i <= hardware_name.size(); ++i) {
+    const bool end = i == hardware_name.size();
+    if (!end && hardware_name[i] == '(') ++depth;
+    if (!end && hardware_name[i] == ')') --depth;
+    if (!end && !(depth == 0 && hardware_name.compare(i, 3, " + ") == 0)) continue;
+    const std::string part = hardware_name.substr(start, i - start);
+    const size_t x = part.find(" x (");
+    const bool counted =
+        x != std::string::npos && x > 0 && part.back() == ')' &&
+        std::all_of(part.begin(), part.begin() + static_cast<std::ptrdiff_t>(x),
+                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    out += (out.empty() ? "" : " + ") +
+           (counted ? part.substr(0, x) + "x (" +
+                          hardware_essentials(part.substr(x + 4, part.size() - x - 5)) + ")"
+                    : hardware_essentials(part));
+    start = i + 3;
+    i += 2;
+  }
+  return out;
+}
+
 namespace {
 
 std::string pad(const std::string& s, size_t width, bool right = false) {
@@ -259,17 +284,13 @@ static std::string sessions_text(const plan::WorkloadSpec& w) {
   return text.str();
 }
 
-void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, std::ostream& out,
-                      const TextOptions& options) {
+namespace {
+
+/// The lines above the table: scenario and model, engines, workload (and its classes), SLO.
+void print_plan_preamble(const plan::Scenario& sc, const plan::PlanResult& result,
+                         std::ostream& out) {
   const auto& w = result.workload;
-  // With a configuration search each row is its type's cheapest configuration: the hardware
-  // cell starts with its weight format and degree (row_hardware).
   const bool searched = sc.search.enabled;
-  const auto row_hardware = [&](const plan::PlanRow& r) {
-    const std::string hardware = hardware_essentials(r.hardware_name);
-    // The format first: a narrow column cuts the end of the hardware's name instead.
-    return searched && r.feasible ? format_and_degree(r.configuration) + ", " + hardware : hardware;
-  };
   out << "Scenario " << base::printable(sc.name) << ": " << base::printable(result.model_id) << " ("
       << fixed_decimals(static_cast<double>(result.model_num_params) / 1e9, 2)
       << " billion parameters, "
@@ -317,22 +338,47 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
   } else {
     out << "SLO: " << slo_text(sc.slo) << ". Prices: USD, on-demand unless marked *.\n\n";
   }
+}
+
+}  // namespace
+
+void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, std::ostream& out,
+                      const TextOptions& options) {
+  // With a configuration search each row is its type's cheapest configuration: the hardware
+  // cell starts with its weight format and degree (row_hardware).
+  const bool searched = sc.search.enabled;
+  const auto row_hardware = [&](const plan::PlanRow& r) {
+    const std::string hardware = r.groups.empty() ? hardware_essentials(r.hardware_name)
+                                                  : fleet_hardware_essentials(r.hardware_name);
+    // The format first: a narrow column cuts the end of the hardware's name instead.
+    return searched && r.feasible ? format_and_degree(r.configuration) + ", " + hardware : hardware;
+  };
+  print_plan_preamble(sc, result, out);
 
   // Columns: instance type, kind, hardware, then the figures; the hardware column (its
   // essentials, hardware_essentials) takes what the width leaves (at least kMinHardware), and
   // "USD/M out" (also in the TCO lines) goes when even that does not fit.
   constexpr size_t kMinHardware = 16;
-  size_t id_width = 15;
+  constexpr size_t kMinId = 15;
+  size_t id_width = kMinId;
   size_t hw_full = 10;
+  size_t kind_width = 5;  // "gpu", "cpu"; "mixed" for a given fleet of both
   for (const auto& r : result.rows) {
     id_width = std::max(id_width, display_width(base::printable(r.instance_type)) + 2);
     hw_full = std::max(hw_full, display_width(row_hardware(r)) + 2);
+    kind_width = std::max(kind_width, plan::row_kind_name(r).size() + 1);
   }
   constexpr size_t kLatency = 11;  // "0.08/0.41", "28.3/38.9"
   const size_t figures = 6 + 10 + 11 + 2 * kLatency;
+  // A given fleet's id ("fleet: 2 x aws-g6e.xlarge + 1 x ...") is cut to what the narrowest
+  // table leaves it; its groups are listed in full below its row.
+  const size_t min_rest = kind_width + figures - 11 + kMinHardware;
+  if (id_width + min_rest > options.width) {
+    id_width = std::max(kMinId, options.width > min_rest ? options.width - min_rest : 0);
+  }
   bool per_token = true;  // "USD/M out", dropped first (the TCO lines carry it)
   bool per_year = true;   // "USD/year", dropped next (the TCO lines carry it)
-  size_t fixed_width = id_width + 5 + figures + 10;
+  size_t fixed_width = id_width + kind_width + figures + 10;
   if (fixed_width + std::max(kMinHardware, hw_full) > options.width) {  // hardware whole first
     per_token = false;
     fixed_width -= 10;
@@ -344,7 +390,7 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
   const size_t hw_width =
       std::min(hw_full, options.width > fixed_width + kMinHardware ? options.width - fixed_width
                                                                    : kMinHardware);
-  out << pad("instance type", id_width) << pad("kind", 5) << pad("hardware", hw_width)
+  out << pad("instance type", id_width) << pad("kind", kind_width) << pad("hardware", hw_width)
       << pad("count", 6, true) << pad("USD/hour", 10, true)
       << (per_token ? pad("USD/M out", 10, true) : "")
       << (per_year ? pad("USD/year", 11, true) : "") << pad("TTFT s", kLatency, true)
@@ -362,8 +408,9 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
   };
   for (const auto* r : sorted_rows(result)) {
     const std::string hardware = ellipsize(row_hardware(*r), hw_width - 2);
-    out << pad(base::printable(r->instance_type), id_width)
-        << pad(std::string(model::to_string(r->device_kind)), 5)
+    const std::string id = ellipsize(base::printable(r->instance_type), id_width - 2);
+    out << pad(id, id_width + id.size() - display_width(id))
+        << pad(plan::row_kind_name(*r), kind_width)
         << pad(hardware, hw_width + hardware.size() - display_width(hardware));
     if (r->feasible) {
       out << pad(std::to_string(r->num_instances), 6, true)
@@ -380,7 +427,7 @@ void print_plan_table(const plan::Scenario& sc, const plan::PlanResult& result, 
           << "\n";
       print_class_lines(*r, out);
     } else {
-      const size_t used = id_width + 5 + hw_width + 14;
+      const size_t used = id_width + kind_width + hw_width + 14;
       out << "  infeasible: "
           << reason_text(r->infeasible_reason, options.width > used ? options.width - used : 0)
           << "\n";

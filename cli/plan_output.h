@@ -44,6 +44,11 @@ void print_answer(const plan::Answer& answer, std::ostream& out, size_t width = 
 /// Platinum 8488C (AWS custom), 32 vCPU" -> "Xeon 8488C, 32 vCPU".
 std::string hardware_essentials(const std::string& hardware_name);
 
+/// A given fleet's hardware name ("2 x (1 x NVIDIA L40S) + 1 x (Intel Xeon 6975P-C (AWS
+/// custom, Granite Rapids), 384 vCPU)") with each group's hardware cut to its essentials:
+/// "2x (1x L40S) + 1x (Xeon 6975P-C, 384 vCPU)".
+std::string fleet_hardware_essentials(const std::string& hardware_name);
+
 /// `v` with `decimals` digits after the point, e.g. (5.576, 2) -> "5.58".
 std::string fixed_decimals(double v, int decimals);
 

@@ -28,7 +28,7 @@ std::string engines_summary(const std::vector<ResultRow>& rows) {
 ResultRow to_result_row(const plan::PlanRow& row, const plan::TcoRow* tco) {
   ResultRow r;
   r.instance_type = row.instance_type;
-  r.device_kind = std::string(model::to_string(row.device_kind));
+  r.device_kind = plan::row_kind_name(row);
   r.state = ResultRow::State::kDone;
   r.feasible = row.feasible;
   r.num_instances = row.num_instances;

@@ -32,7 +32,7 @@ std::string kind_title(const std::string& kind) { return kind == "cpu" ? "CPU" :
 AnswerOption to_option(const Option& o) {
   AnswerOption a;
   a.instance_type = o.row->instance_type;
-  a.device_kind = kind_name(o.row->device_kind);
+  a.device_kind = row_kind_name(*o.row);
   a.hardware_name = o.row->hardware_name;
   a.num_instances = o.row->num_instances;
   a.num_instances_billed = o.tco->num_instances_billed;

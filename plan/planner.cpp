@@ -671,6 +671,7 @@ GivenFleet prepare_fleet(const Context& ctx) {
     GroupRow gr;
     gr.field = g.field;
     gr.instance_type = instance.id;
+    gr.device_kind = instance.kind;
     gr.role = sim::replica_role_name(g.role);
     gr.num_instances = g.count;
     gr.tp_degree = c.row.tp_degree;
@@ -754,6 +755,13 @@ bool meets_class_slos(const FleetEvaluation& fleet, const std::vector<sim::Slo>&
     }
   }
   return true;
+}
+
+std::string row_kind_name(const PlanRow& row) {
+  for (const GroupRow& g : row.groups) {
+    if (g.device_kind != row.groups.front().device_kind) return "mixed";
+  }
+  return std::string(model::to_string(row.device_kind));
 }
 
 }  // namespace llmcap::plan

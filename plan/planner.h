@@ -47,9 +47,10 @@ struct TpOptionRow {
 
 /// One group of a given fleet (Scenario::fleet), as deployed.
 struct GroupRow {
-  std::string field;          ///< e.g. "fleet.decode[0]"
-  std::string instance_type;  ///< catalog id
-  std::string role;           ///< "unified", "prefill" or "decode"
+  std::string field;                                        ///< e.g. "fleet.decode[0]"
+  std::string instance_type;                                ///< catalog id
+  model::DeviceKind device_kind = model::DeviceKind::kCpu;  ///< the instance type's
+  std::string role;                                         ///< "unified", "prefill" or "decode"
   int64_t num_instances = 0;
   int64_t tp_degree = 0;
   int64_t num_replicas_per_instance = 0;
@@ -122,6 +123,10 @@ struct PlanRow {
   int64_t num_kv_transfers = 0;   ///< a given disaggregated fleet: KV caches moved
   int64_t kv_transfer_bytes = 0;  ///< and their bytes
 };
+
+/// The row's kind as shown and written (the run document's "device_kind"): "cpu" or "gpu", or
+/// "mixed" for a given fleet whose groups have both.
+std::string row_kind_name(const PlanRow& row);
 
 /// Facts about the requests of one client class (or of the whole workload).
 struct ClassWorkloadSummary {

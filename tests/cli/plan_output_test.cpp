@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "app/plan_output.h"
+#include "cli/text_layout.h"
 #include "test_util.h"
 
 namespace llmcap::cli {
@@ -77,6 +78,81 @@ TEST(HardwareEssentials, DropsVendorWordsAndNotes) {
   EXPECT_EQ(hardware_essentials("AMD EPYC 9R14 (AWS custom, Genoa), 16 vCPU"),
             "EPYC 9R14, 16 vCPU");
   EXPECT_EQ(hardware_essentials("1 x NVIDIA A10G (AWS variant)"), "1x A10G");
+}
+
+TEST(HardwareEssentials, AGivenFleetKeepsEachGroupsEssentials) {
+  EXPECT_EQ(
+      fleet_hardware_essentials("2 x (1 x NVIDIA L40S) + 1 x (Intel Xeon 6975P-C (AWS custom, "
+                                "Granite Rapids), 384 vCPU)"),
+      "2x (1x L40S) + 1x (Xeon 6975P-C, 384 vCPU)");
+  EXPECT_EQ(fleet_hardware_essentials("3 x (8 x NVIDIA H100 SXM5 80GB)"), "3x (8x H100 SXM5 80GB)");
+}
+
+/// A given fleet of a GPU type and a CPU type, infeasible.
+plan::PlanRow mixed_fleet_row() {
+  plan::PlanRow row;
+  row.instance_type = "fleet: 2 x aws-g6e.xlarge + 1 x aws-m8i.96xlarge";
+  row.device_kind = model::DeviceKind::kGpu;
+  row.hardware_name =
+      "2 x (1 x NVIDIA L40S) + 1 x (Intel Xeon 6975P-C (AWS custom, Granite Rapids), 384 vCPU)";
+  row.infeasible_reason = "the given fleet (USD 24.04/hour) misses the SLO: p99 TTFT 31.5 s";
+  plan::GroupRow gpu;
+  gpu.field = "fleet.groups[0]";
+  gpu.instance_type = "aws-g6e.xlarge";
+  gpu.device_kind = model::DeviceKind::kGpu;
+  gpu.role = "unified";
+  gpu.num_instances = 2;
+  plan::GroupRow cpu = gpu;
+  cpu.field = "fleet.groups[1]";
+  cpu.instance_type = "aws-m8i.96xlarge";
+  cpu.device_kind = model::DeviceKind::kCpu;
+  cpu.num_instances = 1;
+  row.groups = {gpu, cpu};
+  return row;
+}
+
+TEST(PrintPlanTable, AMixedFleetsRowFitsTheWidthAndSaysMixed) {
+  plan::Scenario s;
+  s.name = "x";
+  plan::PlanResult r;
+  r.model_id = "m";
+  r.rows = {mixed_fleet_row()};
+  for (const size_t width : {80, 100, 120}) {
+    std::ostringstream out;
+    print_plan_table(s, r, out, {width, false});
+    // The table's lines (its header, rule and row; the prose around it is wrapped by the
+    // caller) fit the width.
+    std::istringstream lines(out.str());
+    int table_lines = 0;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("instance type", 0) == 0 || line.rfind("      ", 0) == 0 ||
+          line.rfind("---", 0) == 0 || line.rfind("fleet: 2 x aws-g6", 0) == 0) {
+        ++table_lines;
+        EXPECT_LE(display_width(line), width) << width << ": " << line;
+      }
+      if (line.rfind("fleet: 2 x aws-g6", 0) == 0) {
+        EXPECT_THAT(line, HasSubstr(" mixed 2x (1x L40S)"));
+        EXPECT_THAT(line, HasSubstr("infeasible: the given fleet"));
+      }
+    }
+    EXPECT_EQ(table_lines, 4) << out.str();
+  }
+  // The groups, listed below the row, carry the whole id.
+  std::ostringstream wide;
+  print_plan_table(s, r, wide, {160, false});
+  EXPECT_THAT(wide.str(), HasSubstr("fleet: 2 x aws-g6e.xlarge + 1 x aws-m8i.96xlarge  mixed"));
+}
+
+TEST(PlanToJson, AMixedFleetsKindIsMixedAGpuOnlyFleetsGpu) {
+  plan::Scenario s;
+  s.name = "x";
+  plan::PlanResult r;
+  r.rows = {mixed_fleet_row()};
+  EXPECT_EQ(nlohmann::json::parse(plan_to_json(s, r)).at("results").at(0).at("device_kind"),
+            "mixed");
+  r.rows[0].groups[1].device_kind = model::DeviceKind::kGpu;
+  EXPECT_EQ(nlohmann::json::parse(plan_to_json(s, r)).at("results").at(0).at("device_kind"), "gpu");
+  EXPECT_THAT(plan_to_csv(r), HasSubstr(",gpu,false,"));
 }
 
 TEST(PrintPlanTable, CutsAReasonToItsFirstClauseUnlessVerbose) {
