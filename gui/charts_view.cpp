@@ -86,6 +86,9 @@ ChartsView::ChartsView(ResultsModel* results, QWidget* parent)
     small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.8));
     categories->setLabelsFont(small);
     categories->setTruncateLabels(false);  // instance ids are the point of this chart
+    // No line between two types' bars: with every catalog type (89) they were a grey fill
+    // of their own, and drawing them took most of a repaint's time (docs/gui.md).
+    categories->setGridLineVisible(false);
     auto* values = new QValueAxis(chart);
     values->setLabelFormat("%.0f");
     chart->addAxis(categories, Qt::AlignLeft);

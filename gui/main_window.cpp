@@ -53,6 +53,9 @@ namespace llmcap::gui {
 namespace {
 
 constexpr int kMaxRecentFiles = 8;
+/// At most this often, rows of a run in progress reach the table and charts (MainWindow::
+/// pending_rows_): each update re-sorts the table and rebuilds the bar chart of every type.
+constexpr int kRowBatchIntervalMs = 150;
 
 /// "; engines: GPU vllm, CPU llama.cpp" for the status line after a run ("" without rows).
 QString engines_note(const std::vector<ResultRow>& rows) {
@@ -135,6 +138,10 @@ MainWindow::MainWindow(Options options, Language* language, QWidget* parent)
     : QMainWindow(parent), options_(std::move(options)), language_(language) {
   controller_ = new PlanController(this);
   results_ = new ResultsModel(this);
+  row_timer_ = new QTimer(this);
+  row_timer_->setSingleShot(true);
+  row_timer_->setInterval(kRowBatchIntervalMs);
+  connect(row_timer_, &QTimer::timeout, this, &MainWindow::flush_rows);
   connect(controller_, &PlanController::rowReady, this, &MainWindow::on_row_ready);
   connect(controller_, &PlanController::finished, this, &MainWindow::on_finished);
   build_ui();
@@ -741,6 +748,8 @@ void MainWindow::submit(bool full_run, bool analysis) {
   submitted_basis_ = verdict_basis();
   first_row_seen_ = false;
   first_feasible_seen_ = false;
+  row_timer_->stop();
+  pending_rows_.clear();  // a superseded run's
   // The rows to expect, in candidate order as the planner resolves them (the table keeps old
   // figures greyed until then). A candidate the catalog lacks fails the run with the
   // planner's own error, so no rows are expected then.
@@ -765,23 +774,39 @@ void MainWindow::submit(bool full_run, bool analysis) {
 }
 
 void MainWindow::on_row_ready(const RowUpdate& update) {
+  bool at_once = false;  // the run's first row and first feasible row show without delay
   if (!first_row_seen_) {
     first_row_seen_ = true;
+    at_once = true;
     first_row_s_ =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - requested_at_).count();
   }
   if (!first_feasible_seen_ && update.row.feasible) {
     first_feasible_seen_ = true;
+    at_once = true;
     first_feasible_row_s_ =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - requested_at_).count();
   }
-  results_->set_row(update.row);
+  pending_rows_.push_back(update.row);
+  if (at_once) {
+    flush_rows();
+  } else if (!row_timer_->isActive()) {
+    row_timer_->start();
+  }
   progress_->setRange(0, static_cast<int>(update.num_total));
   progress_->setValue(static_cast<int>(update.num_done));
 }
 
+void MainWindow::flush_rows() {
+  row_timer_->stop();
+  if (pending_rows_.empty()) return;
+  results_->set_rows(pending_rows_);
+  pending_rows_.clear();
+}
+
 void MainWindow::on_finished(const PlanOutcome& outcome) {
   if (outcome.cancelled) return;
+  flush_rows();  // the last rows are shown before the run counts as done
   const double last_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - requested_at_).count();
   if (!outcome.ok) {
@@ -802,7 +827,7 @@ void MainWindow::on_finished(const PlanOutcome& outcome) {
     emit runFinished(false, outcome.full_run);
     return;
   }
-  for (const ResultRow& r : outcome.rows) results_->set_row(r);
+  results_->set_rows(outcome.rows);
   if (outcome.answer) {
     answer_card_->show_answer(*outcome.answer, outcome.full_run, outcome.used_choices);
   }

@@ -4,6 +4,7 @@
 
 #include <QMainWindow>
 #include <QString>
+#include <QTimer>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gui/language.h"
 #include "gui/plan_worker.h"
@@ -146,6 +148,8 @@ class MainWindow : public QMainWindow {
   void submit(bool full_run, bool analysis);
   void request_what_if(ScenarioPanel::Field field);
   void on_row_ready(const RowUpdate& update);
+  /// Applies the rows on_row_ready held back (pending_rows_) in one model update.
+  void flush_rows();
   void on_finished(const PlanOutcome& outcome);
   void sync_what_if_controls();
   /// The current draft's VerdictBasis (with the current calibration profile).
@@ -195,6 +199,11 @@ class MainWindow : public QMainWindow {
   double first_row_s_ = 0;
   bool first_feasible_seen_ = false;
   double first_feasible_row_s_ = 0;
+  /// Rows of the run in progress not yet in the results model: after its first row and its
+  /// first feasible row (shown at once), rows are applied at most every kRowBatchInterval
+  /// (row_timer_), as each model update re-sorts the table and rebuilds the charts.
+  std::vector<ResultRow> pending_rows_;
+  QTimer* row_timer_;
   bool current_full_ = false;
   bool updating_controls_ = false;
 

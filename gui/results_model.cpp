@@ -215,6 +215,22 @@ void ResultsModel::set_row(const ResultRow& row) {
   emit dataChanged(index(i, 0), index(i, kNumColumns - 1));
 }
 
+void ResultsModel::set_rows(const std::vector<ResultRow>& rows) {
+  int first = -1;
+  int last = -1;
+  for (const ResultRow& row : rows) {
+    const int i = find(row.instance_type);
+    if (i < 0) {
+      set_row(row);
+      continue;
+    }
+    rows_[static_cast<size_t>(i)] = row;
+    first = first < 0 ? i : std::min(first, i);
+    last = std::max(last, i);
+  }
+  if (first >= 0) emit dataChanged(index(first, 0), index(last, kNumColumns - 1));
+}
+
 void ResultsModel::clear() {
   beginResetModel();
   rows_.clear();

@@ -93,6 +93,9 @@ class ResultsModel : public QAbstractTableModel {
              const std::vector<std::string>& device_kinds);
   /// Replaces the row of row.instance_type (appends it when unknown).
   void set_row(const ResultRow& row);
+  /// set_row for each of `rows`, with one dataChanged over the rows replaced (so views, sort
+  /// proxies and charts update once rather than once per row).
+  void set_rows(const std::vector<ResultRow>& rows);
   /// Removes every row.
   void clear();
   /// Stale rows become done again: a run that failed leaves the last good answer shown.

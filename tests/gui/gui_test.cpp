@@ -201,6 +201,43 @@ TEST(ResultsModel, SortsInfeasibleRowsAfterFeasibleOnes) {
   EXPECT_EQ(proxy.index(2, ResultsModel::kReason).data().toString(), "weights do not fit");
 }
 
+TEST(ResultsModel, SetRowsReplacesEachRowWithOneChangeSignal) {
+  ResultsModel model(nullptr);
+  model.begin({"a", "b", "c", "d"}, {"gpu", "cpu", "gpu", "cpu"});
+  int changes = 0;
+  int first_row = -1, last_row = -1;
+  QObject::connect(&model, &QAbstractItemModel::dataChanged,
+                   [&](const QModelIndex& top_left, const QModelIndex& bottom_right) {
+                     ++changes;
+                     first_row = top_left.row();
+                     last_row = bottom_right.row();
+                   });
+  ResultRow b;
+  b.instance_type = "b";
+  b.state = ResultRow::State::kDone;
+  b.feasible = true;
+  b.num_instances = 2;
+  b.usd_per_hour = 7;
+  ResultRow c = b;
+  c.instance_type = "c";
+  c.num_instances = 5;
+  model.set_rows({c, b});
+  EXPECT_EQ(changes, 1);
+  EXPECT_EQ(first_row, 1);
+  EXPECT_EQ(last_row, 2);
+  EXPECT_EQ(model.rows()[1].num_instances, 2);
+  EXPECT_EQ(model.rows()[2].num_instances, 5);
+  EXPECT_EQ(model.rows()[0].state, ResultRow::State::kPending);
+  // A type the model lacks is appended, as set_row does.
+  ResultRow e = b;
+  e.instance_type = "e";
+  model.set_rows({e});
+  ASSERT_EQ(model.rowCount(), 5);
+  EXPECT_EQ(model.rows()[4].instance_type, "e");
+  model.set_rows({});
+  EXPECT_EQ(changes, 1);
+}
+
 TEST(ResultsModel, TheDeviceTooltipSaysWhichPredictorTheFiguresAssume) {
   plan::PlanRow row;
   row.instance_type = "a";
