@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -16,6 +18,7 @@
 #include "base/parallel_for.h"
 #include "plan/candidates.h"
 #include "plan/search.h"
+#include "plan/sim_cache.h"
 
 namespace llmcap::plan {
 namespace {
@@ -146,43 +149,69 @@ WhatIfResult plan_what_if(const Scenario& sc, const model::Catalog& catalog,
   };
   std::stable_sort(largest_first.begin(), largest_first.end(),
                    [&](size_t a, size_t b) { return previous_size(a) > previous_size(b); });
-  std::vector<std::atomic<bool>> claimed(n);
+  // Types whose replicas deploy alike, as many to an instance, run the same simulations for
+  // the same fleet size (g5.xlarge and g5.8xlarge): one walk searches all of such a group, one
+  // after the other, the first simulating and the rest reading the shared simulations. Split
+  // over two walks, one would wait for the simulation the other is running.
+  std::vector<size_t> group_of(n);
+  std::vector<std::vector<size_t>> members;  // in cheapest-first order
+  {
+    std::map<std::string, size_t> group_by_key;
+    for (const size_t i : queue) {
+      const PreparedType& t = prepared[i];
+      std::string key = detail::simulation_key(t.deployment, t.efficiency, t.choice.weight_format,
+                                               t.fleet, 0, false);
+      if (!key.empty()) key.append("|").append(std::to_string(t.deployment.num_replicas));
+      const auto [it, added] = key.empty()
+                                   ? std::pair{group_by_key.end(), true}
+                                   : group_by_key.try_emplace(std::move(key), members.size());
+      if (added) members.emplace_back();
+      group_of[i] = key.empty() || added ? members.size() - 1 : it->second;
+      members[group_of[i]].push_back(i);
+    }
+  }
+  std::vector<std::atomic<bool>> claimed(members.size());
+  auto search_type = [&](size_t i) {
+    const PreparedType& type = prepared[i];
+    SizeSearch search;
+    search.lower_bound = std::max<int64_t>(1, fleet_lower_bound(session, type).num_instances);
+    const auto prev = warm.sizes.find(types[i]->id);
+    if (prev != warm.sizes.end() && prev->second > 0) {
+      // The previous size scaled by the load change, to the nearest integer: a small
+      // change keeps it, and the search then needs the size and the one below it.
+      const int64_t guess = std::llround(static_cast<double>(prev->second) * scale);
+      // The previous answer was the smallest passing size, so every smaller one failed;
+      // under a load no lower and an SLO no looser they fail again.
+      if (carry_failures) search.lower_bound = std::max(search.lower_bound, prev->second);
+      search.start = std::max(search.lower_bound, guess);
+      search.first_step = 1;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    const PlanRow row = session.search_size(type, search);
+    if (options.trace) {
+      char line[512];
+      std::snprintf(line, sizeof line,
+                    "%s: start %lld, lower bound %lld -> %lld instances, %lld simulations, "
+                    "%.3f s",
+                    types[i]->id.c_str(), static_cast<long long>(search.start),
+                    static_cast<long long>(search.lower_bound),
+                    static_cast<long long>(row.num_instances),
+                    static_cast<long long>(row.num_simulations), seconds_since(t0));
+      options.trace(line);
+    }
+    finish_row(i, row);
+  };
   auto work = [&](const std::vector<size_t>& order) {
-    for (const size_t i : order) {
-      if (cancelled() || failed.load()) return;
-      if (claimed[i].exchange(true)) continue;
-      try {
-        const PreparedType& type = prepared[i];
-        SizeSearch search;
-        search.lower_bound = std::max<int64_t>(1, fleet_lower_bound(session, type).num_instances);
-        const auto prev = warm.sizes.find(types[i]->id);
-        if (prev != warm.sizes.end() && prev->second > 0) {
-          // The previous size scaled by the load change, to the nearest integer: a small
-          // change keeps it, and the search then needs the size and the one below it.
-          const int64_t guess = std::llround(static_cast<double>(prev->second) * scale);
-          // The previous answer was the smallest passing size, so every smaller one failed;
-          // under a load no lower and an SLO no looser they fail again.
-          if (carry_failures) search.lower_bound = std::max(search.lower_bound, prev->second);
-          search.start = std::max(search.lower_bound, guess);
-          search.first_step = 1;
+    for (const size_t first : order) {
+      if (claimed[group_of[first]].exchange(true)) continue;
+      for (const size_t i : members[group_of[first]]) {
+        if (cancelled() || failed.load()) return;
+        try {
+          search_type(i);
+        } catch (...) {
+          failed = true;  // the other walks stop; parallel_for rethrows the first failure
+          throw;
         }
-        const auto t0 = std::chrono::steady_clock::now();
-        const PlanRow row = session.search_size(type, search);
-        if (options.trace) {
-          char line[512];
-          std::snprintf(line, sizeof line,
-                        "%s: start %lld, lower bound %lld -> %lld instances, %lld simulations, "
-                        "%.3f s",
-                        types[i]->id.c_str(), static_cast<long long>(search.start),
-                        static_cast<long long>(search.lower_bound),
-                        static_cast<long long>(row.num_instances),
-                        static_cast<long long>(row.num_simulations), seconds_since(t0));
-          options.trace(line);
-        }
-        finish_row(i, row);
-      } catch (...) {
-        failed = true;  // the other walks stop; parallel_for rethrows the first failure
-        throw;
       }
     }
   };

@@ -93,15 +93,16 @@ bool what_if_applies(const Scenario& scenario);
 /// its floors checked first (rows ruled out are reported at once), then the ready types'
 /// fleet sizes are searched, cheapest previous cost first on one thread and largest previous
 /// fleet first on a second (up to options.plan.num_threads threads claim types from these two
-/// orders), each search starting at the previous size scaled by load_multiplier /
-/// warm_start.load_multiplier (rounded to nearest) and stepping 1, 2, 4, ... from it, with the
-/// proved lower bound of plan/search.h; when failures_carry_over(warm_start.basis, basis),
-/// sizes below the previous size are known to fail and are not simulated. Rows carry their
-/// TCO (compute_tco), but for types without the scenario's price model (price_model_not_offered:
-/// no TCO). Otherwise plan() runs as a whole with options.plan (rows without TCO).
-/// Fleet sizes equal plan()'s under the monotonicity plan() assumes. Throws what plan(),
-/// resolve_tco (before any simulation) and compute_tco throw for bad input; a cancelled run
-/// returns with `cancelled` set instead of throwing.
+/// orders; a thread claims a type with every type whose replicas deploy alike, as many to an
+/// instance, and searches them one after the other), each search starting at the previous size
+/// scaled by load_multiplier / warm_start.load_multiplier (rounded to nearest) and stepping 1, 2,
+/// 4, ... from it, with the proved lower bound of plan/search.h; when
+/// failures_carry_over(warm_start.basis, basis), sizes below the previous size are known to fail
+/// and are not simulated. Rows carry their TCO (compute_tco), but for types without the scenario's
+/// price model (price_model_not_offered: no TCO). Otherwise plan() runs as a whole with
+/// options.plan (rows without TCO). Fleet sizes equal plan()'s under the monotonicity plan()
+/// assumes. Throws what plan(), resolve_tco (before any simulation) and compute_tco throw for bad
+/// input; a cancelled run returns with `cancelled` set instead of throwing.
 WhatIfResult plan_what_if(const Scenario& scenario, const model::Catalog& catalog,
                           const WhatIfOptions& options);
 
