@@ -75,6 +75,35 @@ bool failures_carry_over(const VerdictBasis& previous, const VerdictBasis& curre
          current.ttft_p99_s <= previous.ttft_p99_s && current.tpot_p99_s <= previous.tpot_p99_s;
 }
 
+namespace {
+
+/// The groups of `queue`'s types (indices into `prepared`, kept in queue order within a group)
+/// whose replicas deploy alike, as many to an instance: their simulations are the same for
+/// every fleet size (detail::simulation_key without the replica count, and the replicas per
+/// instance). A type whose simulations are not shared is a group of its own. Sets group_of[i].
+std::vector<std::vector<size_t>> alike_groups(const std::vector<size_t>& queue,
+                                              const std::vector<PreparedType>& prepared,
+                                              std::vector<size_t>& group_of) {
+  std::vector<std::vector<size_t>> members;
+  std::map<std::string, size_t> group_by_key;
+  for (const size_t i : queue) {
+    const PreparedType& t = prepared[i];
+    std::string key = detail::simulation_key(t.deployment, t.efficiency, t.choice.weight_format,
+                                             t.fleet, 0, false);
+    size_t group = members.size();
+    if (!key.empty()) {
+      key.append("|").append(std::to_string(t.deployment.num_replicas));
+      group = group_by_key.try_emplace(std::move(key), members.size()).first->second;
+    }
+    if (group == members.size()) members.emplace_back();
+    group_of[i] = group;
+    members[group].push_back(i);
+  }
+  return members;
+}
+
+}  // namespace
+
 bool what_if_applies(const Scenario& scenario) {
   return !scenario.fleet && scenario.tensor_parallel.mode != TensorParallelSpec::Mode::kSearch;
 }
@@ -154,22 +183,7 @@ WhatIfResult plan_what_if(const Scenario& sc, const model::Catalog& catalog,
   // after the other, the first simulating and the rest reading the shared simulations. Split
   // over two walks, one would wait for the simulation the other is running.
   std::vector<size_t> group_of(n);
-  std::vector<std::vector<size_t>> members;  // in cheapest-first order
-  {
-    std::map<std::string, size_t> group_by_key;
-    for (const size_t i : queue) {
-      const PreparedType& t = prepared[i];
-      std::string key = detail::simulation_key(t.deployment, t.efficiency, t.choice.weight_format,
-                                               t.fleet, 0, false);
-      if (!key.empty()) key.append("|").append(std::to_string(t.deployment.num_replicas));
-      const auto [it, added] = key.empty()
-                                   ? std::pair{group_by_key.end(), true}
-                                   : group_by_key.try_emplace(std::move(key), members.size());
-      if (added) members.emplace_back();
-      group_of[i] = key.empty() || added ? members.size() - 1 : it->second;
-      members[group_of[i]].push_back(i);
-    }
-  }
+  const std::vector<std::vector<size_t>> members = alike_groups(queue, prepared, group_of);
   std::vector<std::atomic<bool>> claimed(members.size());
   auto search_type = [&](size_t i) {
     const PreparedType& type = prepared[i];
