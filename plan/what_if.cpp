@@ -191,9 +191,13 @@ WhatIfResult plan_what_if(const Scenario& sc, const model::Catalog& catalog,
     search.lower_bound = std::max<int64_t>(1, fleet_lower_bound(session, type).num_instances);
     const auto prev = warm.sizes.find(types[i]->id);
     if (prev != warm.sizes.end() && prev->second > 0) {
-      // The previous size scaled by the load change, to the nearest integer: a small
-      // change keeps it, and the search then needs the size and the one below it.
-      const int64_t guess = std::llround(static_cast<double>(prev->second) * scale);
+      // The previous size scaled by the load change, rounded down: a small change keeps it,
+      // and the search then needs the size and the one below it. Down, as the scaled size
+      // overestimates a grown load's fleet (a larger fleet multiplexes its requests better)
+      // and a size that fails stops early (SimOptions::stop_at_certain_p99_miss) where one
+      // that passes runs to the end: starting at or below the answer costs less.
+      const auto guess =
+          static_cast<int64_t>(std::floor(static_cast<double>(prev->second) * scale));
       // The previous answer was the smallest passing size, so every smaller one failed;
       // under a load no lower and an SLO no looser they fail again.
       if (carry_failures) search.lower_bound = std::max(search.lower_bound, prev->second);

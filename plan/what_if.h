@@ -95,7 +95,7 @@ bool what_if_applies(const Scenario& scenario);
 /// fleet first on a second (up to options.plan.num_threads threads claim types from these two
 /// orders; a thread claims a type with every type whose replicas deploy alike, as many to an
 /// instance, and searches them one after the other), each search starting at the previous size
-/// scaled by load_multiplier / warm_start.load_multiplier (rounded to nearest) and stepping 1, 2,
+/// scaled by load_multiplier / warm_start.load_multiplier (rounded down) and stepping 1, 2,
 /// 4, ... from it, with the proved lower bound of plan/search.h; when
 /// failures_carry_over(warm_start.basis, basis), sizes below the previous size are known to fail
 /// and are not simulated. Rows carry their TCO (compute_tco), but for types without the scenario's
