@@ -72,24 +72,29 @@ void check_kv_offload(const Scenario& sc, const model::Catalog& catalog) {
                                           "; expected its host link bandwidth to price the loads");
     }
   };
-  // A fleet group's type is the scenario's choice: refused when its host is too small.
+  // A fleet group's type is the scenario's choice: refused when its host is too small for a
+  // tier it would use (on a GPU, with prefix caching: kv_offload_for).
   if (sc.fleet) {
     for (const FleetGroupSpec& g : sc.fleet->groups) {
       const model::InstanceType& instance =
           catalog.instance(g.instance, sc.file.string() + ": " + g.field);
-      if (instance.kind != model::DeviceKind::kGpu) continue;
+      if (instance.kind != model::DeviceKind::kGpu || !g.serving.prefix_caching) continue;
       if (sc.kv_offload_bytes > instance.memory_bytes) throw too_large(instance, false);
       check_host_link(instance);
     }
     return;
   }
   // Candidates: a type whose host is too small is an infeasible row (make_candidate); refused
-  // only when that is every GPU candidate (the tier then applies nowhere).
+  // only when that is every GPU candidate that would use the tier (prefix caching on, as its
+  // engine or the scenario sets it): the tier then applies nowhere.
   const model::InstanceType* largest = nullptr;
   int num_gpu = 0;
   bool any_fits = false;
   for (const model::InstanceType* instance : resolve_candidates(sc, catalog)) {
-    if (instance->kind != model::DeviceKind::kGpu) continue;
+    if (instance->kind != model::DeviceKind::kGpu ||
+        !serving_for(sc, *instance, catalog).prefix_caching) {
+      continue;
+    }
     ++num_gpu;
     check_host_link(*instance);
     any_fits = any_fits || sc.kv_offload_bytes <= instance->memory_bytes;

@@ -111,6 +111,33 @@ TEST(PlanKvOffload, WithoutPrefixCachingTheTierIsIgnoredAndNoHostIsTooSmall) {
   }
 }
 
+TEST(PlanKvOffload, WithoutPrefixCachingNoHostIsHeldToATierNoneWouldUse) {
+  const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
+  Scenario s = conversations();
+  s.serving.prefix_caching = false;
+  s.kv_offload_bytes = 100'000'000'000;  // more than every candidate's host memory
+  s.candidates = {"aws-g6.xlarge", "aws-g6.2xlarge"};
+  for (const PlanRow& row : plan(s, catalog).rows) {
+    EXPECT_TRUE(row.feasible) << row.instance_type << ": " << row.infeasible_reason;
+  }
+  // A given fleet's group likewise.
+  FleetGroupSpec group;
+  group.field = "fleet.groups[0]";
+  group.instance = "aws-g6.xlarge";
+  group.count = 1;
+  group.serving = s.serving;
+  s.fleet = FleetSpec{};
+  s.fleet->groups = {group};
+  s.candidates.clear();
+  const PlanResult fleet = plan(s, catalog);
+  ASSERT_EQ(fleet.rows.size(), 1u);
+  EXPECT_EQ(fleet.rows[0].metrics.num_kv_offload_loaded_tokens, 0);
+  // With prefix caching the same group is refused.
+  s.fleet->groups[0].serving.prefix_caching = true;
+  EXPECT_THAT(llmcap::testing::error_message<InputError>([&] { plan(s, catalog); }),
+              HasSubstr("are more than the host memory of instance \"aws-g6.xlarge\""));
+}
+
 TEST(PlanKvOffload, ATierLargerThanEveryCandidatesHostIsRefusedNamingTheLargest) {
   const model::Catalog catalog = model::Catalog::load(llmcap::testing::data_dir());
   Scenario s = conversations();
