@@ -47,9 +47,9 @@ std::string summarize_plan_document(const json& document) {
     std::transform(upper.begin(), upper.end(), upper.begin(), ::toupper);
     parts += (parts.empty() ? "" : "; ") + std::string("cheapest ") + upper + ": ";
     parts += best == nullptr ? "none feasible"
-                             : std::to_string(best->value("num_instances", int64_t{0})) + " x " +
-                                   string_or(*best, "instance_type") + ", " +
-                                   fixed(number_or(*best, "usd_per_hour", 0), 2) + " USD/h";
+                             : base::sized_fleet(best->value("num_instances", int64_t{0}),
+                                                 string_or(*best, "instance_type")) +
+                                   ", " + fixed(number_or(*best, "usd_per_hour", 0), 2) + " USD/h";
   }
   if (parts.empty() || parts.find(" x ") == std::string::npos) {
     return "no feasible fleet among " + std::to_string(rows.size()) + " instance type" +

@@ -252,4 +252,12 @@ std::string csv_cell(std::string_view text, bool always_quote) {
   return out + "\"";
 }
 
+std::string sized_fleet(int64_t num_instances, const std::string& instance_type) {
+  const std::string count = std::to_string(num_instances);
+  if (instance_type.rfind("fleet: ", 0) == 0) {
+    return instance_type + " (" + count + (num_instances == 1 ? " instance)" : " instances)");
+  }
+  return count + " x " + instance_type;
+}
+
 }  // namespace llmcap::base

@@ -31,6 +31,11 @@ std::string grouped(double v, int decimals);
 /// more without cents ("USD 32,605").
 std::string money(const std::string& currency, double amount, bool whole_from_thousand = false);
 
+/// A fleet of `num_instances` instances of `instance_type`: "3 x aws-g6e.xlarge". A given
+/// fleet's id (a plan row's "fleet: 1 x a prefill + 2 x b decode", which "3 x fleet: ..." would
+/// make read as three such fleets) gives "fleet: 1 x a prefill + 2 x b decode (3 instances)".
+std::string sized_fleet(int64_t num_instances, const std::string& instance_type);
+
 /// `v` with `digits` (>= 1) significant digits, never in exponent form, trailing zeros after
 /// the point dropped: printf %g's text wherever %g would not use an exponent, a whole number
 /// from 10^(digits-1) and with thousands separators from 10^digits up: (0.06134, 3) ->

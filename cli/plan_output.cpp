@@ -466,10 +466,11 @@ void print_answer(const plan::Answer& a, std::ostream& out, size_t width) {
     return;
   }
   const plan::AnswerOption& r = a.recommended;
-  out << wrap_line("Answer: " + std::to_string(r.num_instances) + " x " +
-                       base::printable(r.instance_type) + " (" + base::printable(r.hardware_name) +
-                       ")" + (r.from_search ? ", the search's best" : ""),
-                   width, 8)
+  out << wrap_line(
+             "Answer: " + base::printable(base::sized_fleet(r.num_instances, r.instance_type)) +
+                 " (" + base::printable(r.hardware_name) + ")" +
+                 (r.from_search ? ", the search's best" : ""),
+             width, 8)
       << "\n";
   line("config", r.configuration);
   std::string cost = base::money(a.currency, r.cost_per_hour) + "/hour (" + r.price_model + "), " +
@@ -492,7 +493,7 @@ void print_answer(const plan::Answer& a, std::ostream& out, size_t width) {
   line("binding", a.binding_text);
   if (a.runner_up) {
     const plan::AnswerOption& u = *a.runner_up;
-    line("runner-up", std::to_string(u.num_instances) + " x " + u.instance_type + " at " +
+    line("runner-up", base::sized_fleet(u.num_instances, u.instance_type) + " at " +
                           base::money(a.currency, u.cost_per_hour) + "/hour (" +
                           fixed_decimals(u.cost_per_hour / r.cost_per_hour, 2) + " times)" +
                           (u.configuration != r.configuration ? ", " + u.configuration : ""));

@@ -112,9 +112,15 @@ void AnswerCard::render() {
     html = tr("<b>Answer:</b> %1").arg(q(a.headline));
   } else {
     const plan::AnswerOption& r = a.recommended;
-    html = tr("<b>Answer: %1 × %2</b> (%3), %4")
-               .arg(r.num_instances)
-               .arg(q(r.instance_type), q(r.hardware_name), q(r.configuration));
+    if (r.instance_type.rfind("fleet: ", 0) == 0) {  // a given fleet: its groups, its size
+      html = tr("<b>Answer:</b> %1")
+                 .arg("<b>" + q(base::sized_fleet(r.num_instances, r.instance_type)) + "</b> (" +
+                      q(r.hardware_name) + "), " + q(r.configuration));
+    } else {
+      html = tr("<b>Answer: %1 × %2</b> (%3), %4")
+                 .arg(r.num_instances)
+                 .arg(q(r.instance_type), q(r.hardware_name), q(r.configuration));
+    }
     html += "<br>" + tr("%1/hour (%2), %3/month, %4/year")
                          .arg(money(a.currency, r.cost_per_hour), q(r.price_model),
                               money(a.currency, a.cost_per_month, true),

@@ -48,7 +48,7 @@ AnswerOption to_option(const Option& o) {
 
 /// "2 x aws-g6e.xlarge at USD 3.72/hour".
 std::string fleet_text(const AnswerOption& o, const std::string& currency) {
-  return std::to_string(o.num_instances) + " x " + o.instance_type + " at " +
+  return base::sized_fleet(o.num_instances, o.instance_type) + " at " +
          base::money(currency, o.cost_per_hour) + "/hour";
 }
 
@@ -167,9 +167,9 @@ std::vector<Option> ranked_options(const PlanResult& result, const Analysis* ana
 
 std::string headline(const Answer& a) {
   const AnswerOption& r = a.recommended;
-  std::string h = std::to_string(r.num_instances) + " x " + r.instance_type + " (" +
-                  r.hardware_name + ", " + r.configuration + ") at " +
-                  base::money(a.currency, r.cost_per_hour) + "/hour " + r.price_model + ", " +
+  std::string h = base::sized_fleet(r.num_instances, r.instance_type) + " (" + r.hardware_name +
+                  ", " + r.configuration + ") at " + base::money(a.currency, r.cost_per_hour) +
+                  "/hour " + r.price_model + ", " +
                   base::money(a.currency, a.cost_per_month, true) + "/month, " +
                   base::money(a.currency, r.cost_per_year, true) + "/year";
   if (a.has_range) {

@@ -292,9 +292,9 @@ std::vector<const Row*> ranked(const std::vector<Row>& rows) {
 
 /// "2 x aws-g6e.xlarge at CNY 26.71/hour" for an answer option.
 std::string answer_fleet_text(const Node& o, const std::string& currency) {
-  return fixed(o.number("num_instances").value_or(0), 0) + " x " +
-         o.text("instance_type").value_or("?") + " at " +
-         base::money(currency, o.number("cost_per_hour").value_or(0)) + "/hour";
+  return base::sized_fleet(static_cast<int64_t>(o.number("num_instances").value_or(0)),
+                           o.text("instance_type").value_or("?")) +
+         " at " + base::money(currency, o.number("cost_per_hour").value_or(0)) + "/hour";
 }
 
 /// The run's answer (docs/run-document.md, "answer"): page 1 of every report.
@@ -307,9 +307,9 @@ std::optional<Section> answer_section(const Node& doc) {
   Table t = key_value_table("answer", "Answer", "Summary");
   if (a->flag("feasible").value_or(false)) {
     add_kv(t, "Recommended fleet",
-           fixed(a->number("num_instances").value_or(0), 0) + " x " +
-               a->text("instance_type").value_or("?") + " (" +
-               a->text("hardware_name").value_or("?") + ")");
+           base::sized_fleet(static_cast<int64_t>(a->number("num_instances").value_or(0)),
+                             a->text("instance_type").value_or("?")) +
+               " (" + a->text("hardware_name").value_or("?") + ")");
     add_kv(
         t, "Configuration",
         a->text("configuration").value_or("") +
@@ -1034,7 +1034,8 @@ std::string recommendation_from_results(const Node& doc, const std::vector<Row>&
     }
   }
   auto describe = [&ranges](const Row& r) {
-    std::string s = fixed(r.num_instances.value_or(0), 0) + " x " + r.instance_type;
+    std::string s =
+        base::sized_fleet(static_cast<int64_t>(r.num_instances.value_or(0)), r.instance_type);
     if (!r.hardware.empty()) s += " (" + r.hardware + ")";
     s += " at USD " + fixed(*r.usd_per_hour, 2) + " per hour";
     if (r.annual_usd) {

@@ -42,6 +42,13 @@ TEST(TextTest, GroupedSeparatesThousandsAndKeepsDecimals) {
   EXPECT_EQ(grouped(-0.001, 2), "0.00");  // no negative zero
 }
 
+TEST(TextTest, SizedFleetCountsAGivenFleetsInstancesAfterItsGroups) {
+  EXPECT_EQ(sized_fleet(3, "aws-g6e.xlarge"), "3 x aws-g6e.xlarge");
+  EXPECT_EQ(sized_fleet(3, "fleet: 1 x a prefill + 2 x b decode"),
+            "fleet: 1 x a prefill + 2 x b decode (3 instances)");
+  EXPECT_EQ(sized_fleet(1, "fleet: 1 x a"), "fleet: 1 x a (1 instance)");
+}
+
 TEST(TextTest, MoneyNamesTheCurrencyAndDropsCentsOnlyWhenAsked) {
   EXPECT_EQ(money("USD", 3.72), "USD 3.72");
   EXPECT_EQ(money("CNY", 26934.1), "CNY 26,934.10");
