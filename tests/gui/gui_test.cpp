@@ -173,15 +173,21 @@ TEST(ScenarioDraft, SaveAsElsewhereKeepsRelativePathsPointingAtTheSameFiles) {
   EXPECT_NEAR(moved.workload.rate_multiplier, 2.0, kTolerance);
 }
 
+/// A finished, feasible row of `instance_type`: `num_instances` instances at `usd_per_hour`.
+ResultRow done_row(const std::string& instance_type, int64_t num_instances, double usd_per_hour) {
+  ResultRow r;
+  r.instance_type = instance_type;
+  r.state = ResultRow::State::kDone;
+  r.feasible = true;
+  r.num_instances = num_instances;
+  r.usd_per_hour = usd_per_hour;
+  return r;
+}
+
 TEST(ResultsModel, SortsInfeasibleRowsAfterFeasibleOnes) {
   ResultsModel model(nullptr);
   model.begin({"a", "b", "c"}, {"gpu", "cpu", "gpu"});
-  ResultRow a;
-  a.instance_type = "a";
-  a.state = ResultRow::State::kDone;
-  a.feasible = true;
-  a.num_instances = 3;
-  a.usd_per_hour = 9;
+  const ResultRow a = done_row("a", 3, 9);
   ResultRow b = a;
   b.instance_type = "b";
   b.feasible = false;
@@ -212,15 +218,8 @@ TEST(ResultsModel, SetRowsReplacesEachRowWithOneChangeSignal) {
                      first_row = top_left.row();
                      last_row = bottom_right.row();
                    });
-  ResultRow b;
-  b.instance_type = "b";
-  b.state = ResultRow::State::kDone;
-  b.feasible = true;
-  b.num_instances = 2;
-  b.usd_per_hour = 7;
-  ResultRow c = b;
-  c.instance_type = "c";
-  c.num_instances = 5;
+  const ResultRow b = done_row("b", 2, 7);
+  const ResultRow c = done_row("c", 5, 7);
   model.set_rows({c, b});
   EXPECT_EQ(changes, 1);
   EXPECT_EQ(first_row, 1);
@@ -229,9 +228,7 @@ TEST(ResultsModel, SetRowsReplacesEachRowWithOneChangeSignal) {
   EXPECT_EQ(model.rows()[2].num_instances, 5);
   EXPECT_EQ(model.rows()[0].state, ResultRow::State::kPending);
   // A type the model lacks is appended, as set_row does.
-  ResultRow e = b;
-  e.instance_type = "e";
-  model.set_rows({e});
+  model.set_rows({done_row("e", 2, 7)});
   ASSERT_EQ(model.rowCount(), 5);
   EXPECT_EQ(model.rows()[4].instance_type, "e");
   model.set_rows({});
