@@ -238,6 +238,10 @@ TEST(SessionArrivalsTest, BadSessionOptionsAreNamed) {
   s = {};
   s.block_tokens = 0;
   EXPECT_EQ(message(s), "arrivals: sessions.block_tokens: expected a positive integer, got 0");
+  s = {};
+  s.max_context_tokens = -1;
+  EXPECT_EQ(message(s),
+            "arrivals: sessions.max_context_tokens: expected a non-negative integer, got -1");
 }
 
 TEST(ClosedLoopSessionsTest, EachUserExtendsItsConversationAfterTheAnswer) {
