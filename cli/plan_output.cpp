@@ -225,7 +225,11 @@ void print_engines(const plan::Scenario& sc, const plan::PlanResult& result, std
   // The engines the rows were priced with (the scenario's, else each kind's default).
   std::set<std::string> gpu, cpu;
   for (const plan::PlanRow& row : result.rows) {
-    if (!row.deployment_rule.empty() || row.feasible) {
+    for (const plan::GroupRow& g : row.groups) {  // a given fleet: each group's own
+      (g.device_kind == model::DeviceKind::kGpu ? gpu : cpu)
+          .insert(g.engine.empty() ? "none" : g.engine);
+    }
+    if (row.groups.empty() && (!row.deployment_rule.empty() || row.feasible)) {
       (row.device_kind == model::DeviceKind::kGpu ? gpu : cpu)
           .insert(row.engine.empty() ? "none" : row.engine);
     }

@@ -683,6 +683,7 @@ GivenFleet prepare_fleet(const Context& ctx) {
     gr.ttft_floor_s = c.row.ttft_floor_s;
     gr.deployment_rule = c.deployment.rule;
     gr.predictor = c.row.predictor;
+    gr.engine = c.row.engine;
     row.groups.push_back(std::move(gr));
     f.fleet.groups.push_back(std::move(rg));
     f.groups.push_back(std::move(c));

@@ -62,6 +62,7 @@ struct GroupRow {
   double ttft_floor_s = 0;  ///< roofline prefill of the workload's p99 prompt alone
   std::string deployment_rule;
   std::string predictor;
+  std::string engine;  ///< the engine profile that priced it (docs/engines.md); "" for none
 };
 
 /// The answer for one instance type, or for a given fleet (Scenario::fleet).

@@ -143,6 +143,19 @@ TEST(PrintPlanTable, AMixedFleetsRowFitsTheWidthAndSaysMixed) {
   EXPECT_THAT(wide.str(), HasSubstr("fleet: 2 x aws-g6e.xlarge + 1 x aws-m8i.96xlarge  mixed"));
 }
 
+TEST(PrintPlanTable, AGivenFleetsEnginesAreItsGroups) {
+  plan::Scenario s;
+  s.name = "x";
+  plan::PlanResult r;
+  r.model_id = "m";
+  r.rows = {mixed_fleet_row()};
+  r.rows[0].groups[0].engine = "vllm";
+  r.rows[0].groups[1].engine = "llama.cpp";
+  std::ostringstream out;
+  print_plan_table(s, r, out, {200, false});
+  EXPECT_THAT(out.str(), HasSubstr("Engines (docs/engines.md): GPU vllm; CPU llama.cpp"));
+}
+
 TEST(PlanToJson, AMixedFleetsKindIsMixedAGpuOnlyFleetsGpu) {
   plan::Scenario s;
   s.name = "x";
