@@ -111,12 +111,23 @@ plan::PlanRow mixed_fleet_row() {
   return row;
 }
 
-TEST(PrintPlanTable, AMixedFleetsRowFitsTheWidthAndSaysMixed) {
-  plan::Scenario s;
-  s.name = "x";
+/// A plan of model "m" whose one row is mixed_fleet_row().
+plan::PlanResult mixed_fleet_result() {
   plan::PlanResult r;
   r.model_id = "m";
   r.rows = {mixed_fleet_row()};
+  return r;
+}
+
+plan::Scenario named_x() {
+  plan::Scenario s;
+  s.name = "x";
+  return s;
+}
+
+TEST(PrintPlanTable, AMixedFleetsRowFitsTheWidthAndSaysMixed) {
+  const plan::Scenario s = named_x();
+  const plan::PlanResult r = mixed_fleet_result();
   for (const size_t width : {80, 100, 120}) {
     std::ostringstream out;
     print_plan_table(s, r, out, {width, false});
@@ -144,23 +155,17 @@ TEST(PrintPlanTable, AMixedFleetsRowFitsTheWidthAndSaysMixed) {
 }
 
 TEST(PrintPlanTable, AGivenFleetsEnginesAreItsGroups) {
-  plan::Scenario s;
-  s.name = "x";
-  plan::PlanResult r;
-  r.model_id = "m";
-  r.rows = {mixed_fleet_row()};
+  plan::PlanResult r = mixed_fleet_result();
   r.rows[0].groups[0].engine = "vllm";
   r.rows[0].groups[1].engine = "llama.cpp";
   std::ostringstream out;
-  print_plan_table(s, r, out, {200, false});
+  print_plan_table(named_x(), r, out, {200, false});
   EXPECT_THAT(out.str(), HasSubstr("Engines (docs/engines.md): GPU vllm; CPU llama.cpp"));
 }
 
 TEST(PlanToJson, AMixedFleetsKindIsMixedAGpuOnlyFleetsGpu) {
-  plan::Scenario s;
-  s.name = "x";
-  plan::PlanResult r;
-  r.rows = {mixed_fleet_row()};
+  const plan::Scenario s = named_x();
+  plan::PlanResult r = mixed_fleet_result();
   EXPECT_EQ(nlohmann::json::parse(plan_to_json(s, r)).at("results").at(0).at("device_kind"),
             "mixed");
   r.rows[0].groups[1].device_kind = model::DeviceKind::kGpu;
