@@ -252,9 +252,11 @@ std::string csv_cell(std::string_view text, bool always_quote) {
   return out + "\"";
 }
 
+bool is_given_fleet_id(const std::string& id) { return id.rfind(kGivenFleetPrefix, 0) == 0; }
+
 std::string sized_fleet(int64_t num_instances, const std::string& instance_type) {
   const std::string count = std::to_string(num_instances);
-  if (instance_type.rfind("fleet: ", 0) == 0) {
+  if (is_given_fleet_id(instance_type)) {
     return instance_type + " (" + count + (num_instances == 1 ? " instance)" : " instances)");
   }
   return count + " x " + instance_type;

@@ -31,6 +31,12 @@ std::string grouped(double v, int decimals);
 /// more without cents ("USD 32,605").
 std::string money(const std::string& currency, double amount, bool whole_from_thousand = false);
 
+/// Whether `id` is a given fleet's row id ("fleet: 2 x a + 1 x b", plan's PlanRow::groups
+/// non-empty) rather than one instance type's.
+bool is_given_fleet_id(const std::string& id);
+/// The prefix of a given fleet's row id.
+inline constexpr const char* kGivenFleetPrefix = "fleet: ";
+
 /// A fleet of `num_instances` instances of `instance_type`: "3 x aws-g6e.xlarge". A given
 /// fleet's id (a plan row's "fleet: 1 x a prefill + 2 x b decode", which "3 x fleet: ..." would
 /// make read as three such fleets) gives "fleet: 1 x a prefill + 2 x b decode (3 instances)".

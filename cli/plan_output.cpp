@@ -547,10 +547,8 @@ void print_run_summary(const app::PlanRun& run, std::ostream& out) {
     const size_t best = order.front();
     const plan::PlanRow& best_row = run.result.rows[best];
     out << "  Cheapest under " << run.tco[best].price_model << ": "
-        << (best_row.groups.empty()
-                ? std::to_string(run.tco[best].num_instances) + " x " + best_row.instance_type
-                : best_row.instance_type)
-        << ", USD " << fixed_decimals(run.tco[best].usd_per_hour, 2) << "/hour\n";
+        << base::sized_fleet(run.tco[best].num_instances, best_row.instance_type) << ", USD "
+        << fixed_decimals(run.tco[best].usd_per_hour, 2) << "/hour\n";
   }
   if (!run.tco_not_offered.empty()) {
     out << "Not offered under " << run.tco_price_model << " (no TCO; left out of the cheapest):";

@@ -112,7 +112,7 @@ void AnswerCard::render() {
     html = tr("<b>Answer:</b> %1").arg(q(a.headline));
   } else {
     const plan::AnswerOption& r = a.recommended;
-    if (r.instance_type.rfind("fleet: ", 0) == 0) {  // a given fleet: its groups, its size
+    if (base::is_given_fleet_id(r.instance_type)) {  // a given fleet: its groups, its size
       html = tr("<b>Answer:</b> %1")
                  .arg("<b>" + q(base::sized_fleet(r.num_instances, r.instance_type)) + "</b> (" +
                       q(r.hardware_name) + "), " + q(r.configuration));

@@ -688,7 +688,7 @@ GivenFleet prepare_fleet(const Context& ctx) {
     f.fleet.groups.push_back(std::move(rg));
     f.groups.push_back(std::move(c));
   }
-  row.instance_type = "fleet: " + description;
+  row.instance_type = base::kGivenFleetPrefix + description;
   row.instance_name = spec.disaggregated ? "disaggregated fleet" : "mixed fleet";
   for (const std::string& p : providers) row.provider += (row.provider.empty() ? "" : ", ") + p;
   for (const std::string& p : predictors) {

@@ -47,6 +47,8 @@ TEST(TextTest, SizedFleetCountsAGivenFleetsInstancesAfterItsGroups) {
   EXPECT_EQ(sized_fleet(3, "fleet: 1 x a prefill + 2 x b decode"),
             "fleet: 1 x a prefill + 2 x b decode (3 instances)");
   EXPECT_EQ(sized_fleet(1, "fleet: 1 x a"), "fleet: 1 x a (1 instance)");
+  EXPECT_TRUE(is_given_fleet_id("fleet: 1 x a"));
+  EXPECT_FALSE(is_given_fleet_id("aws-fleet: x"));
 }
 
 TEST(TextTest, MoneyNamesTheCurrencyAndDropsCentsOnlyWhenAsked) {
